@@ -1,0 +1,63 @@
+"""`context-inspector` entry point: open the app, or run a headless subcommand.
+
+Every failure the user can cause (a missing path, a file that is no session) ends in one line on stderr and exit
+status 2; nothing the user does should show a traceback. Set CONTEXT_INSPECTOR_DEBUG=1 to see one for a real bug.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+
+from inspector import __version__
+from inspector.core.model import LoadError
+
+SUBCOMMANDS = {
+    "report": "print what a session's context holds (table or --json)",
+    "compact": "preview or apply a compaction strategy to a session",
+    "prompt": "assemble the agent's system prompt and show its sections",
+    "run": "run one agent turn headless",
+}
+
+
+class UsageError(Exception):
+    """Bad arguments or options: reported in one line, exit status 2."""
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="context-inspector",
+        description="See what is really in an LLM agent's context window. "
+        "With no subcommand, open PATH (a session file or Claude Code project directory) in the app.",
+    )
+    parser.add_argument("--version", action="version", version=f"context-inspector {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="{open," + ",".join(SUBCOMMANDS) + "}")
+    for name, help_text in {"open": "open a session in the app (the default)", **SUBCOMMANDS}.items():
+        module = importlib.import_module(f"inspector.commands.{name}")
+        module.add_arguments(sub.add_parser(name, help=help_text, description=help_text))
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or (argv[0] not in SUBCOMMANDS and argv[0] not in ("open", "-h", "--help", "--version")):
+        argv.insert(0, "open")
+    args = _parser().parse_args(argv)
+    module = importlib.import_module(f"inspector.commands.{args.command}")
+    try:
+        return module.run(args)
+    except (LoadError, UsageError) as exc:
+        print(f"context-inspector: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 0
+    except Exception as exc:  # a bug: one line, unless the user asked for the traceback
+        if os.environ.get("CONTEXT_INSPECTOR_DEBUG"):
+            raise
+        print(f"context-inspector: internal error: {type(exc).__name__}: {exc} "
+              "(set CONTEXT_INSPECTOR_DEBUG=1 for a traceback)", file=sys.stderr)
+        return 1

@@ -1,0 +1,224 @@
+"""The one typed model every session format loads into.
+
+Loaders build these objects; token accounting, compaction plans and the views only read them. Messages are kept in
+Anthropic Messages-API shape (role user/assistant, a list of blocks) whatever the source format, so the rest of the
+code handles one shape. Bulky bookkeeping from the source file (progress lines, `toolUseResult` copies, snapshots) is
+never kept: a message records where it came from (line numbers and byte offset) so its raw lines can be re-read on
+demand instead.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field, replace
+from typing import Any, Iterator, Literal
+
+Format = Literal["claude-code", "codex", "anthropic-request", "openai-chat", "neutral"]
+FORMATS: tuple[str, ...] = ("claude-code", "codex", "anthropic-request", "openai-chat", "neutral")
+
+# Block types of the Messages API, plus "unknown" for anything a future format version adds.
+BlockType = Literal[
+    "text", "thinking", "redacted_thinking", "tool_use", "tool_result", "image", "document", "unknown"
+]
+
+# What a message is, beyond its role.
+#   prompt: something the user typed;  assistant: model output;  tool_result: a user message carrying results;
+#   meta: injected by the harness (caveats, command output, reminders, attachments);
+#   compact_summary: the summary that replaces history after a compaction;  summary_ack: the assistant's
+#   acknowledgement that follows it in the reference design;  system: a system message (OpenAI/neutral formats).
+MessageKind = Literal["prompt", "assistant", "tool_result", "meta", "compact_summary", "summary_ack", "system"]
+
+
+@dataclass(slots=True)
+class Block:
+    """One content block. `text` holds text/thinking text, a tool_result's string content, or a redacted blob.
+
+    tool_use: `tool_id`, `tool_name`, `input`.  tool_result: `tool_id` (the tool_use it answers), `text` and/or
+    `content` (nested blocks when the result was a list), `is_error`.  image/document: `media` (media type) and
+    `size` (bytes of base64 data, which is not kept).  unknown: `raw` holds the original dict.
+    """
+
+    type: BlockType
+    text: str = ""
+    tool_id: str | None = None
+    tool_name: str | None = None
+    input: Any = None
+    is_error: bool = False
+    content: list[Block] | None = None
+    media: str | None = None
+    size: int = 0
+    raw: dict | None = None
+
+    def all_text(self) -> str:
+        """Every piece of text the model sees in this block, nested results included (tool_use: the JSON input)."""
+        if self.type == "tool_use":
+            return (self.tool_name or "") + json.dumps(self.input, ensure_ascii=False, default=str)
+        if self.content:
+            return self.text + "".join(b.all_text() for b in self.content)
+        return self.text
+
+    def to_api(self) -> dict:
+        """The Messages-API dict for this block (image/document data is not kept, so it is left out)."""
+        if self.type in ("text",):
+            return {"type": "text", "text": self.text}
+        if self.type == "thinking":
+            return {"type": "thinking", "thinking": self.text, "signature": ""}
+        if self.type == "redacted_thinking":
+            return {"type": "redacted_thinking", "data": self.text}
+        if self.type == "tool_use":
+            return {"type": "tool_use", "id": self.tool_id, "name": self.tool_name, "input": self.input}
+        if self.type == "tool_result":
+            d: dict[str, Any] = {"type": "tool_result", "tool_use_id": self.tool_id}
+            d["content"] = [b.to_api() for b in self.content] if self.content is not None else self.text
+            if self.is_error:
+                d["is_error"] = True
+            return d
+        if self.type in ("image", "document"):
+            return {"type": self.type, "source": {"type": "base64", "media_type": self.media, "data": ""}}
+        return dict(self.raw or {"type": "unknown"})
+
+
+@dataclass(slots=True)
+class Message:
+    """One message of the conversation, in source order after branch resolution.
+
+    `lines` are the 1-based source lines it was built from (several for a Claude Code response split over lines);
+    `offset` is the byte offset of the first of them. `response_id` links an assistant message to its Request.
+    """
+
+    role: Literal["user", "assistant", "system"]
+    kind: MessageKind
+    blocks: list[Block]
+    uuid: str | None = None
+    parent_uuid: str | None = None
+    lines: tuple[int, ...] = ()
+    offset: int | None = None
+    timestamp: str | None = None
+    model: str | None = None
+    response_id: str | None = None
+
+    @property
+    def tool_names(self) -> list[str]:
+        return [b.tool_name for b in self.blocks if b.type == "tool_use" and b.tool_name]
+
+    def tool_uses(self) -> Iterator[Block]:
+        return (b for b in self.blocks if b.type == "tool_use")
+
+    def tool_results(self) -> Iterator[Block]:
+        return (b for b in self.blocks if b.type == "tool_result")
+
+    def text(self) -> str:
+        """All text of the message, blocks joined by blank lines (for search and previews)."""
+        return "\n\n".join(b.all_text() for b in self.blocks)
+
+    def to_api(self) -> dict:
+        return {"role": self.role, "content": [b.to_api() for b in self.blocks]}
+
+    def copy_with(self, **changes: Any) -> Message:
+        return replace(self, **changes)
+
+
+@dataclass(slots=True)
+class Request:
+    """One API response with its usage, counted once however many lines the source split it over.
+
+    The request saw `messages[seen_start:seen_end]` (half-open; the message it produced is at `seen_end`).
+    """
+
+    id: str
+    model: str | None
+    input_tokens: int
+    cache_creation: int
+    cache_read: int
+    output_tokens: int
+    message_index: int
+    seen_start: int = 0
+    seen_end: int = 0
+    line: int | None = None
+    timestamp: str | None = None
+
+    @property
+    def measured_context(self) -> int:
+        """What the window held for this request: input + cache creation + cache read."""
+        return self.input_tokens + self.cache_creation + self.cache_read
+
+
+@dataclass(slots=True)
+class Compaction:
+    """A compaction recorded in the session. `index` is the first message after the boundary (the summary, for a
+    full compaction). `kind` is "compact" (history replaced by a summary) or "microcompact" (tool results cleared).
+    """
+
+    kind: Literal["compact", "microcompact"]
+    index: int
+    trigger: str | None = None
+    pre_tokens: int | None = None
+    tokens_saved: int | None = None
+    cleared_tool_ids: tuple[str, ...] = ()
+    line: int | None = None
+    timestamp: str | None = None
+
+
+@dataclass(slots=True)
+class LoadWarning:
+    """Something the loader skipped or doubted, with the source line it concerns (None: the file as a whole)."""
+
+    line: int | None
+    message: str
+
+
+@dataclass(slots=True)
+class ToolSchema:
+    name: str
+    description: str = ""
+    input_schema: dict = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class Session:
+    """A loaded conversation. `messages` holds the whole active branch, history before a compaction included;
+    the model's current context is `messages[context_start:]` (see `context_start`).
+
+    `system` is the recorded system prompt (Anthropic requests; Codex instructions) or None where the format does not
+    record it (Claude Code). `window` is a context window the source states itself (Codex), else None.
+    """
+
+    source: str
+    format: Format
+    messages: list[Message] = field(default_factory=list)
+    requests: list[Request] = field(default_factory=list)
+    compactions: list[Compaction] = field(default_factory=list)
+    warnings: list[LoadWarning] = field(default_factory=list)
+    subagents: list[str] = field(default_factory=list)
+    models: list[str] = field(default_factory=list)
+    cwd: str | None = None
+    session_id: str | None = None
+    version: str | None = None
+    system: str | None = None
+    tools: list[ToolSchema] = field(default_factory=list)
+    window: int | None = None
+
+    @property
+    def context_start(self) -> int:
+        """Index of the first message in the current context: just after the last full compaction, else 0."""
+        starts = [c.index for c in self.compactions if c.kind == "compact"]
+        return max(starts) if starts else 0
+
+    @property
+    def context(self) -> list[Message]:
+        return self.messages[self.context_start:]
+
+    def request_for(self, message: Message) -> Request | None:
+        if message.response_id is None:
+            return None
+        for r in self.requests:
+            if r.id == message.response_id:
+                return r
+        return None
+
+    def copy_with(self, **changes: Any) -> Session:
+        return replace(self, **changes)
+
+
+class LoadError(Exception):
+    """A session that cannot be loaded at all: the message is one line naming the path and what is wrong."""

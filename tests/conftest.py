@@ -1,0 +1,15 @@
+"""Shared test fixtures: paths to the real Claude Code corpus (copied from ../shared/corpus, see corpus/SOURCES.md)."""
+
+from pathlib import Path
+
+import pytest
+
+TESTS = Path(__file__).parent
+CORPUS = TESTS / "corpus"
+FIXTURES = TESTS / "fixtures"
+ROOT = TESTS.parent
+
+
+@pytest.fixture
+def corpus() -> Path:
+    return CORPUS
