@@ -13,3 +13,6 @@ ROOT = TESTS.parent
 @pytest.fixture
 def corpus() -> Path:
     return CORPUS
+
+
+from mock_api import mock_api  # noqa: E402,F401  (the reusable Messages-API server fixture, tests/mock_api/)

@@ -1,0 +1,182 @@
+"""Scripted answers for the mock Messages API: what the server sends back for one request.
+
+Each builder returns a small object the server renders exactly as the real API would: a `Reply` as an SSE stream
+(message_start, content_block_start/delta/stop per block, message_delta with usage and stop_reason, message_stop)
+or as one JSON message, an `ApiError` as the API's error JSON with its status, a `Drop` as a stream cut off
+mid-way. Anything callable may stand in for a response: it receives the recorded request and returns one, so a
+test can answer differently depending on what the client sent (a summary request, say).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+
+@dataclass
+class Reply:
+    """One assistant message. `blocks` are Messages-API content blocks (see `text`, `thinking`, `tool_use`).
+
+    `input_tokens` None: the server's deterministic count of the request (`count_tokens`). `output_tokens` None:
+    one token per four characters of output. `delay` seconds pass between SSE events; when `gate` is given the
+    stream pauses after its first content delta until the gate is set (for cancellation tests).
+    """
+
+    blocks: list[dict]
+    stop_reason: str = "end_turn"
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    cache_creation_input_tokens: int = 0
+    cache_read_input_tokens: int = 0
+    model: str | None = None
+    delay: float = 0.0
+    gate: threading.Event | None = None
+
+
+@dataclass
+class ApiError:
+    """An HTTP error with the API's error body `{"type": "error", "error": {"type", "message"}}`.
+
+    `retry_after_ms` goes out as the `retry-after-ms` header, which the SDK obeys, so retry tests stay fast.
+    """
+
+    status: int
+    type: str
+    message: str
+    retry_after_ms: int | None = 1
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class Drop:
+    """A streamed `reply` cut off after `after_events` SSE events: the connection closes without ending the chunked
+    body, as when a network link drops. `error_event` instead sends an SSE `error` event (the API's mid-stream
+    overload) and ends the stream properly."""
+
+    reply: Reply
+    after_events: int = 3
+    error_event: dict | None = None
+
+
+Response = Reply | ApiError | Drop
+Responder = Callable[[Any], Response]
+
+
+def text_block(text: str) -> dict:
+    return {"type": "text", "text": text}
+
+
+def thinking_block(thinking: str, signature: str = "sig-mock") -> dict:
+    return {"type": "thinking", "thinking": thinking, "signature": signature}
+
+
+def tool_use_block(name: str, input: dict, id: str | None = None) -> dict:
+    return {"type": "tool_use", "id": id or f"toolu_mock_{name}_{_next_id()}", "name": name, "input": input}
+
+
+def text(message: str, **kw: Any) -> Reply:
+    """A plain text answer that ends the turn."""
+    return Reply([text_block(message)], **kw)
+
+
+def tool_calls(*calls: tuple[str, dict], preamble: str | None = None, **kw: Any) -> Reply:
+    """An answer calling tools: `tool_calls(("read_file", {"path": "a"}), ("bash", {"command": "ls"}))`."""
+    blocks = [text_block(preamble)] if preamble else []
+    blocks += [tool_use_block(name, args) for name, args in calls]
+    return Reply(blocks, stop_reason="tool_use", **kw)
+
+
+def overloaded(message: str = "Overloaded") -> ApiError:
+    return ApiError(529, "overloaded_error", message)
+
+
+def rate_limited(message: str = "Rate limited") -> ApiError:
+    return ApiError(429, "rate_limit_error", message)
+
+
+def invalid_request(message: str) -> ApiError:
+    return ApiError(400, "invalid_request_error", message, retry_after_ms=None)
+
+
+def dropped(reply: Reply | None = None, after_events: int = 3) -> Drop:
+    return Drop(reply or text("This answer never arrives whole " * 4), after_events=after_events)
+
+
+def overloaded_mid_stream(reply: Reply | None = None, after_events: int = 3) -> Drop:
+    error = {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
+    return Drop(reply or text("Half an answer " * 4), after_events=after_events, error_event=error)
+
+
+_counter = 0
+_lock = threading.Lock()
+
+
+def _next_id() -> int:
+    global _counter
+    with _lock:
+        _counter += 1
+        return _counter
+
+
+def chunks(s: str, size: int) -> list[str]:
+    return [s[i:i + size] for i in range(0, len(s), size)] or [""]
+
+
+def sse_events(reply: Reply, message_id: str, model: str, input_tokens: int) -> list[tuple[str, dict]]:
+    """The (event name, data) pairs the API streams for `reply`, in order."""
+    usage = {
+        "input_tokens": input_tokens,
+        "cache_creation_input_tokens": reply.cache_creation_input_tokens,
+        "cache_read_input_tokens": reply.cache_read_input_tokens,
+        "output_tokens": 1,
+    }
+    events: list[tuple[str, dict]] = [("message_start", {"type": "message_start", "message": {
+        "id": message_id, "type": "message", "role": "assistant", "model": model, "content": [],
+        "stop_reason": None, "stop_sequence": None, "usage": usage}})]
+    events.append(("ping", {"type": "ping"}))
+    for index, block in enumerate(reply.blocks):
+        kind = block["type"]
+        if kind == "text":
+            start, deltas = {"type": "text", "text": ""}, [
+                {"type": "text_delta", "text": c} for c in chunks(block["text"], 16)]
+        elif kind == "thinking":
+            start = {"type": "thinking", "thinking": "", "signature": ""}
+            deltas = [{"type": "thinking_delta", "thinking": c} for c in chunks(block["thinking"], 16)]
+            deltas.append({"type": "signature_delta", "signature": block.get("signature", "sig-mock")})
+        elif kind == "tool_use":
+            start = {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}
+            deltas = [{"type": "input_json_delta", "partial_json": c}
+                      for c in chunks(json.dumps(block["input"]), 12)]
+        else:  # redacted_thinking and anything else arrive whole in the start event
+            start, deltas = block, []
+        events.append(("content_block_start", {"type": "content_block_start", "index": index,
+                                               "content_block": start}))
+        events += [("content_block_delta", {"type": "content_block_delta", "index": index, "delta": d})
+                   for d in deltas]
+        events.append(("content_block_stop", {"type": "content_block_stop", "index": index}))
+    events.append(("message_delta", {"type": "message_delta",
+                                     "delta": {"stop_reason": reply.stop_reason, "stop_sequence": None},
+                                     "usage": {"output_tokens": output_tokens(reply)}}))
+    events.append(("message_stop", {"type": "message_stop"}))
+    return events
+
+
+def message_json(reply: Reply, message_id: str, model: str, input_tokens: int) -> dict:
+    """The non-streaming response body for `reply`."""
+    return {
+        "id": message_id, "type": "message", "role": "assistant", "model": model, "content": reply.blocks,
+        "stop_reason": reply.stop_reason, "stop_sequence": None,
+        "usage": {"input_tokens": input_tokens,
+                  "cache_creation_input_tokens": reply.cache_creation_input_tokens,
+                  "cache_read_input_tokens": reply.cache_read_input_tokens,
+                  "output_tokens": output_tokens(reply)},
+    }
+
+
+def output_tokens(reply: Reply) -> int:
+    if reply.output_tokens is not None:
+        return reply.output_tokens
+    chars = sum(len(json.dumps(b, ensure_ascii=False)) for b in reply.blocks)
+    return max(1, -(-chars // 4))

@@ -1,0 +1,117 @@
+"""The mock Messages-API server, driven by the real anthropic SDK: streaming, JSON, errors, retries, drops."""
+
+import threading
+
+import anthropic
+import httpx2
+import pytest
+
+from mock_api import MockAnthropicServer, count_tokens, responses as r
+
+MODEL = "claude-sonnet-4-6"
+USER = [{"role": "user", "content": "hello"}]
+
+
+def stream_final(client, **kw):
+    with client.messages.stream(model=MODEL, max_tokens=100, messages=USER, **kw) as stream:
+        events = list(stream)
+        return events, stream.get_final_message()
+
+
+def test_streams_text_with_usage_and_records_the_request(mock_api):
+    mock_api.add(r.text("Hello there, this is longer than one chunk.", output_tokens=11))
+    events, message = stream_final(mock_api.client(), system="be brief")
+    assert message.content[0].text == "Hello there, this is longer than one chunk."
+    assert message.stop_reason == "end_turn"
+    assert message.usage.output_tokens == 11
+    req = mock_api.message_requests[0]
+    assert message.usage.input_tokens == count_tokens(req.body)
+    assert req.streamed and req.body["system"] == "be brief" and req.messages == USER
+    assert "sk-ant-mock-0123456789" in req.headers["authorization"]
+    kinds = [e.type for e in events]
+    assert kinds[0] == "message_start" and kinds[-1] == "message_stop"
+    assert kinds.count("text") >= 2  # several text deltas
+
+
+def test_streams_thinking_and_tool_use_input_json(mock_api):
+    reply = r.Reply([r.thinking_block("Let me think about it at length."),
+                     r.tool_use_block("read_file", {"path": "src/main.py", "limit": 20}, id="toolu_1")],
+                    stop_reason="tool_use")
+    mock_api.add(reply)
+    events, message = stream_final(mock_api.client())
+    thinking, tool = message.content
+    assert thinking.type == "thinking" and thinking.thinking == "Let me think about it at length."
+    assert thinking.signature == "sig-mock"
+    assert (tool.id, tool.name, tool.input) == ("toolu_1", "read_file", {"path": "src/main.py", "limit": 20})
+    assert message.stop_reason == "tool_use"
+    assert sum(1 for e in events if e.type == "input_json") >= 2
+
+
+def test_non_streaming_json(mock_api):
+    mock_api.add(r.text("plain", input_tokens=42, output_tokens=3))
+    message = mock_api.client().messages.create(model=MODEL, max_tokens=10, messages=USER)
+    assert message.content[0].text == "plain"
+    assert (message.usage.input_tokens, message.usage.output_tokens) == (42, 3)
+    assert message.model == MODEL and not mock_api.message_requests[0].streamed
+
+
+def test_count_tokens_is_deterministic(mock_api):
+    client = mock_api.client()
+    small = client.messages.count_tokens(model=MODEL, messages=USER).input_tokens
+    big = client.messages.count_tokens(model=MODEL, messages=[{"role": "user", "content": "x" * 400}]).input_tokens
+    assert small == count_tokens({"messages": USER}) == 7 + 3 + 2
+    assert big - small == 100 - 2
+    assert mock_api.requests[-1].path == "/v1/messages/count_tokens"
+
+
+def test_529_is_retried_by_the_sdk_then_succeeds(mock_api):
+    mock_api.add(r.overloaded(), r.overloaded(), r.text("finally"))
+    _, message = stream_final(mock_api.client(max_retries=2))
+    assert message.content[0].text == "finally"
+    assert len(mock_api.message_requests) == 3
+
+
+def test_errors_past_the_retries_reach_the_client(mock_api):
+    mock_api.add(r.overloaded(), r.overloaded())
+    with pytest.raises(anthropic.APIStatusError) as info:
+        stream_final(mock_api.client(max_retries=1))
+    assert info.value.status_code == 529
+    mock_api.add(r.invalid_request("prompt is too long"))
+    with pytest.raises(anthropic.BadRequestError, match="prompt is too long"):
+        stream_final(mock_api.client())
+
+
+def test_dropped_stream_raises_a_transport_error(mock_api):
+    mock_api.add(r.dropped(after_events=4))
+    with pytest.raises(httpx2.HTTPError):
+        stream_final(mock_api.client())
+
+
+def test_error_event_mid_stream(mock_api):
+    mock_api.add(r.overloaded_mid_stream())
+    with pytest.raises(anthropic.APIStatusError, match="Overloaded"):
+        stream_final(mock_api.client())
+
+
+def test_unscripted_request_fails_fast_and_clearly(mock_api):
+    with pytest.raises(anthropic.InternalServerError, match="no scripted response"):
+        stream_final(mock_api.client())
+    assert len(mock_api.message_requests) == 1  # x-should-retry: false
+
+
+def test_callable_responses_see_the_request(mock_api):
+    mock_api.add(lambda req: r.text(f"you said {req.messages[-1]['content']}"))
+    _, message = stream_final(mock_api.client())
+    assert message.content[0].text == "you said hello"
+    assert mock_api.pending == 0
+
+
+def test_gate_holds_the_stream_until_released():
+    gate = threading.Event()
+    with MockAnthropicServer() as server:
+        server.add(r.text("abcdefghijklmnopqrstuvwxyz" * 2, gate=gate))
+        with server.client().messages.stream(model=MODEL, max_tokens=10, messages=USER) as stream:
+            first = next(e for e in stream if e.type == "text")
+            assert first.text == "abcdefghijklmnop"
+            gate.set()
+            assert stream.get_final_message().content[0].text == "abcdefghijklmnopqrstuvwxyz" * 2
