@@ -99,7 +99,8 @@ class MockAnthropicServer:
         server = self
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler_class(server))
         self._httpd.daemon_threads = True
-        self._thread = threading.Thread(target=self._httpd.serve_forever, name="mock-anthropic", daemon=True)
+        self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.05,), name="mock-anthropic",
+                                        daemon=True)
 
     @property
     def url(self) -> str:
