@@ -1,0 +1,94 @@
+"""CLAUDE.md discovery: which instruction files an agent started in a directory would load, in load order.
+
+Order follows Claude Code: the user's own file first (`~/.claude/CLAUDE.md`, or `$CLAUDE_CONFIG_DIR/CLAUDE.md`),
+then for every directory from the repository root down to the working directory its `CLAUDE.md`,
+`.claude/CLAUDE.md` and `CLAUDE.local.md`. Files nearer the working directory come later, so they read as the more
+specific instructions. Outside any repository only the working directory itself is searched.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from inspector.core.prompt.environment import find_repo_root
+
+MAX_BYTES = 1_000_000  # a larger "instruction file" is a mistake: read this much and say so
+
+Scope = Literal["user", "project", "local"]
+SCOPE_LABEL = {
+    "user": "user instructions, for every project",
+    "project": "project instructions, checked into the codebase",
+    "local": "private project instructions, not checked in",
+}
+
+
+@dataclass(slots=True)
+class InstructionFile:
+    path: Path
+    scope: Scope
+    text: str
+    first_line: int = 1  # line of the file where `text` starts (leading blank lines are dropped)
+    truncated: bool = False
+
+    def display(self, cwd: Path) -> str:
+        """The path as a user thinks of it: relative to the working directory when below it, `~` for home."""
+        for base, prefix in ((cwd, ""), (Path.home(), "~/")):
+            try:
+                return prefix + str(self.path.relative_to(base))
+            except ValueError:
+                continue
+        return str(self.path)
+
+
+def user_dir() -> Path:
+    configured = os.environ.get("CLAUDE_CONFIG_DIR")
+    return Path(configured).expanduser() if configured else Path.home() / ".claude"
+
+
+def candidates(cwd: Path) -> list[tuple[Path, Scope]]:
+    """Every path that would be read, existing or not, in load order."""
+    cwd = cwd.resolve()
+    root = find_repo_root(cwd) or cwd
+    chain = [cwd, *cwd.parents]
+    directories = list(reversed(chain[: chain.index(root) + 1]))
+    found: list[tuple[Path, Scope]] = [(user_dir() / "CLAUDE.md", "user")]
+    for directory in directories:
+        found += [(directory / "CLAUDE.md", "project"), (directory / ".claude" / "CLAUDE.md", "project"),
+                  (directory / "CLAUDE.local.md", "local")]
+    return found
+
+
+def discover(cwd: Path) -> tuple[list[InstructionFile], list[str]]:
+    """The instruction files that exist under `cwd`'s chain, and one note per file that could not be used."""
+    files: list[InstructionFile] = []
+    notes: list[str] = []
+    seen: set[Path] = set()
+    for path, scope in candidates(cwd):
+        try:
+            real = path.resolve()
+            if real in seen or not path.is_file():
+                continue
+            seen.add(real)
+            text, first_line, truncated = read_capped(path)
+        except OSError as exc:
+            notes.append(f"{path}: skipped, cannot be read ({exc.strerror or exc})")
+            continue
+        if not text:
+            notes.append(f"{path}: skipped, the file is empty")
+            continue
+        if truncated:
+            notes.append(f"{path}: only the first {MAX_BYTES:,} bytes were read")
+        files.append(InstructionFile(path, scope, text, first_line, truncated))
+    return files, notes
+
+
+def read_capped(path: Path) -> tuple[str, int, bool]:
+    """At most MAX_BYTES of a text file, stripped: (text, the file line where it starts, whether it was cut)."""
+    with path.open("rb") as handle:
+        data = handle.read(MAX_BYTES + 1)
+    raw = data[:MAX_BYTES].decode("utf-8", "replace")
+    first_line = raw[: len(raw) - len(raw.lstrip())].count("\n") + 1
+    return raw.strip(), first_line, len(data) > MAX_BYTES

@@ -1,0 +1,151 @@
+"""Runtime facts for the prompt's environment section: OS, shell, working directory, date, git state.
+
+Gathered fresh for every prompt and never cached, because the agent loop rebuilds the prompt per session and the
+working tree changes under it. Git is asked with optional locks off (`GIT_OPTIONAL_LOCKS=0`), so building a prompt
+never writes to the repository, and every git call has a timeout: a missing git, a directory outside any repository
+or a hung filesystem gives a one-line explanation in the prompt instead of an error.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import subprocess
+import sys
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+GIT_TIMEOUT = 2.0  # seconds per git call
+STATUS_LINES = 30  # changed paths shown before "... and N more"
+RECENT_COMMITS = 5
+
+
+@dataclass(slots=True)
+class GitInfo:
+    """Git state of a directory. `error` explains why the rest is missing (not a repository, no git, timeout)."""
+
+    root: Path | None = None
+    branch: str = ""
+    status: list[str] | None = None
+    status_more: int = 0
+    commits: list[str] | None = None
+    error: str = ""
+
+    def render(self) -> str:
+        """The git block of the prompt: never empty, whatever went wrong."""
+        if self.error:
+            return f"Git: {self.error}"
+        lines = [f"Git repository: {self.root}", f"Current branch: {self.branch}"]
+        if self.status:
+            lines.append("Status (uncommitted changes):")
+            lines += [f"  {s}" for s in self.status]
+            if self.status_more:
+                lines.append(f"  ... and {self.status_more} more")
+        else:
+            lines.append("Status: clean")
+        if self.commits:
+            lines.append("Recent commits:")
+            lines += [f"  {c}" for c in self.commits]
+        else:
+            lines.append("Recent commits: none yet")
+        return "\n".join(lines)
+
+
+@dataclass(slots=True)
+class Environment:
+    cwd: Path
+    os: str
+    shell: str
+    platform: str
+    date: str
+
+    def values(self) -> dict[str, str]:
+        """The template's inline placeholders and their values."""
+        return {"cwd": str(self.cwd), "os": self.os, "shell": self.shell, "platform": self.platform,
+                "date": self.date}
+
+
+def describe_os() -> str:
+    system = platform.system() or sys.platform
+    if system == "Darwin":
+        return f"macOS {platform.mac_ver()[0] or platform.release()}".strip()
+    if system == "Linux":
+        try:
+            name = platform.freedesktop_os_release().get("PRETTY_NAME", "")
+        except OSError:
+            name = ""
+        return f"Linux {platform.release()}" + (f" ({name})" if name else "")
+    return f"{system} {platform.release()}".strip()
+
+
+def describe_shell() -> str:
+    shell = os.environ.get("SHELL") or (os.environ.get("COMSPEC") if os.name == "nt" else "")
+    return shell or "unknown (SHELL is not set)"
+
+
+def format_date(now: datetime) -> str:
+    """`2026-11-29 (Sunday)`: the weekday spelled out, since models get it wrong from a bare date."""
+    return f"{now:%Y-%m-%d} ({now:%A})"
+
+
+def environment(cwd: Path, now: datetime | None = None) -> Environment:
+    now = now or datetime.now().astimezone()
+    return Environment(cwd=cwd, os=describe_os(), shell=describe_shell(),
+                       platform=f"{sys.platform} ({platform.machine() or 'unknown machine'})",
+                       date=format_date(now))
+
+
+def _git(cwd: Path, *args: str) -> str:
+    env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
+    result = subprocess.run(["git", "-C", str(cwd), *args], capture_output=True, env=env, timeout=GIT_TIMEOUT,
+                            stdin=subprocess.DEVNULL)
+    if result.returncode != 0:
+        message = result.stderr.decode("utf-8", "replace").strip().splitlines()
+        raise subprocess.CalledProcessError(result.returncode, args, stderr=message[0] if message else "")
+    return result.stdout.decode("utf-8", "replace")
+
+
+def git_info(cwd: Path) -> GitInfo:
+    """Branch, status and recent commits of the repository holding `cwd`, in two git calls."""
+    try:
+        status = _git(cwd, "status", "--porcelain=v1", "--branch", "--untracked-files=normal").splitlines()
+    except FileNotFoundError:
+        return GitInfo(error="not available (git is not installed)")
+    except subprocess.TimeoutExpired:
+        return GitInfo(error=f"no answer from git within {GIT_TIMEOUT:g} s")
+    except subprocess.CalledProcessError as exc:
+        if "not a git repository" in str(exc.stderr):
+            return GitInfo(error="not a git repository")
+        return GitInfo(error=f"git status failed: {exc.stderr or 'exit status ' + str(exc.returncode)}")
+    except OSError as exc:
+        return GitInfo(error=f"git could not run: {exc.strerror or exc}")
+    info = GitInfo(root=find_repo_root(cwd) or cwd)
+    head, changes = (status[0], status[1:]) if status and status[0].startswith("## ") else ("", status)
+    info.branch = _branch(head[3:])
+    info.status, info.status_more = changes[:STATUS_LINES], max(0, len(changes) - STATUS_LINES)
+    try:
+        info.commits = _git(cwd, "log", f"-n{RECENT_COMMITS}", "--format=%h %s").splitlines()
+    except (subprocess.SubprocessError, OSError):
+        info.commits = []  # a repository with no commits yet
+    return info
+
+
+def _branch(head: str) -> str:
+    """Branch from `git status --branch`'s header: `main...origin/main [ahead 1]`, `No commits yet on main`,
+    `HEAD (no branch)`."""
+    if head.startswith("No commits yet on "):
+        return head.removeprefix("No commits yet on ") + " (no commits yet)"
+    if head.startswith("HEAD (no branch)"):
+        return "detached HEAD"
+    branch, _, rest = head.partition("...")
+    tracking = rest.partition(" ")[2]
+    return branch + (f" {tracking}" if tracking else "") if branch else "unknown"
+
+
+def find_repo_root(start: Path) -> Path | None:
+    """The nearest directory at or above `start` holding `.git` (a directory, or a file for worktrees)."""
+    for directory in (start, *start.parents):
+        if (directory / ".git").exists():
+            return directory
+    return None
