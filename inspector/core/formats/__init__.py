@@ -1,0 +1,85 @@
+"""Load any supported session file (or a Claude Code project directory) into a Session.
+
+`load(path)` resolves the path, refuses what is no session with a one-line LoadError naming it, detects the format
+from the content and runs that format's loader. Loaders report per-line problems as LoadWarnings and never estimate
+tokens: they only record what the file says.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Callable
+
+from inspector.core.formats.detect import detect
+from inspector.core.formats.jsonl import Progress, read_jsonl
+from inspector.core.model import LoadError, Session
+
+__all__ = ["load", "detect", "resolve", "subagent_files", "Progress"]
+
+BINARY_PROBE = 8192
+
+
+def load(path: str | os.PathLike[str], progress: Progress | None = None) -> Session:
+    """The session at `path`. `progress(bytes_done, bytes_total)` is called every ~0.1 s while a large file reads."""
+    file = resolve(path)
+    fmt = detect(file)
+    loader: Callable[[Path, Progress | None], Session] = _LOADERS[fmt]
+    return loader(file, progress)
+
+
+def resolve(path: str | os.PathLike[str]) -> Path:
+    """The session file `path` names: itself, or for a directory (a Claude Code project directory) its newest
+    `*.jsonl` session by modification time. LoadError for anything that cannot be a readable session."""
+    p = Path(path).expanduser()
+    if not p.exists():
+        raise LoadError(f"{p}: no such file or directory")
+    if p.is_dir():
+        try:
+            candidates = [c for c in p.iterdir() if c.suffix == ".jsonl" and c.is_file()
+                          and not c.name.startswith("agent-") and c.stat().st_size > 0]
+        except OSError as exc:
+            raise LoadError(f"{p}: cannot list directory ({exc.strerror or exc})") from None
+        if not candidates:
+            raise LoadError(f"{p}: directory holds no session (*.jsonl) file")
+        p = max(candidates, key=lambda c: (c.stat().st_mtime, c.name))
+    if not p.is_file():
+        raise LoadError(f"{p}: not a regular file")
+    try:
+        with open(p, "rb") as f:
+            head = f.read(BINARY_PROBE)
+    except OSError as exc:
+        raise LoadError(f"{p}: cannot read ({exc.strerror or exc})") from None
+    if b"\0" in head:
+        raise LoadError(f"{p}: binary file, not a session")
+    return p
+
+
+def subagent_files(session_file: Path) -> list[str]:
+    """Subagent windows of a Claude Code session: `<session-id>/subagents/*.jsonl`, and the older layout's
+    `agent-*.jsonl` files beside the session whose lines name this session's id."""
+    found = sorted(str(f) for f in (session_file.parent / session_file.stem / "subagents").glob("*.jsonl"))
+    if not session_file.name.startswith("agent-"):
+        needle = f'"sessionId":"{session_file.stem}"'.encode()
+        for f in sorted(session_file.parent.glob("agent-*.jsonl")):
+            try:
+                with open(f, "rb") as fh:
+                    head = fh.read(BINARY_PROBE)
+            except OSError:
+                continue
+            if needle in head.replace(b'": "', b'":"'):
+                found.append(str(f))
+    return found
+
+
+def _load_claude_code(path: Path, progress: Progress | None) -> Session:
+    from inspector.core.formats.claude_code import ClaudeCodeLoader
+
+    loader = ClaudeCodeLoader(str(path), subagent_files(path))
+    read_jsonl(path, loader.feed, loader.warn, progress)
+    return loader.build()
+
+
+_LOADERS: dict[str, Callable[[Path, Progress | None], Session]] = {
+    "claude-code": _load_claude_code,
+}

@@ -1,0 +1,54 @@
+"""Messages-API content (a string or a list of block dicts) to typed Blocks: shared by every loader whose content is
+Anthropic-shaped (Claude Code, Anthropic requests, neutral).
+
+Image and document data is base64 the views never show: only its media type and size are kept.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from inspector.core.model import Block
+
+
+def blocks_from_content(content: Any) -> list[Block]:
+    """Typed blocks for a message's `content`; anything unrecognised becomes an `unknown` block keeping its dict."""
+    if content is None:
+        return []
+    if isinstance(content, str):
+        return [Block("text", content)]
+    if isinstance(content, dict):
+        content = [content]
+    if not isinstance(content, list):
+        return [Block("text", str(content))]
+    return [block_from_dict(b) if isinstance(b, dict) else Block("text", str(b)) for b in content]
+
+
+def block_from_dict(b: dict) -> Block:
+    kind = b.get("type")
+    if kind == "text":
+        return Block("text", _str(b.get("text")))
+    if kind == "thinking":
+        return Block("thinking", _str(b.get("thinking")))
+    if kind == "redacted_thinking":
+        return Block("redacted_thinking", _str(b.get("data")))
+    if kind == "tool_use":
+        return Block("tool_use", tool_id=b.get("id"), tool_name=b.get("name"), input=b.get("input", {}))
+    if kind == "tool_result":
+        inner = b.get("content")
+        if isinstance(inner, list):
+            return Block("tool_result", tool_id=b.get("tool_use_id"), content=blocks_from_content(inner),
+                         is_error=bool(b.get("is_error")))
+        return Block("tool_result", _str(inner), tool_id=b.get("tool_use_id"), is_error=bool(b.get("is_error")))
+    if kind in ("image", "document"):
+        source = b.get("source") if isinstance(b.get("source"), dict) else {}
+        data = source.get("data")
+        text = ""
+        if kind == "document" and source.get("type") == "text":  # plain-text documents carry their text inline
+            text, data = _str(data), None
+        return Block(kind, text, media=source.get("media_type"), size=len(data) if isinstance(data, str) else 0)
+    return Block("unknown", raw=b)
+
+
+def _str(value: Any) -> str:
+    return value if isinstance(value, str) else ("" if value is None else str(value))

@@ -1,0 +1,128 @@
+"""Which format a file holds, decided by its content (never its name), and whether it is JSONL or one JSON document.
+
+A JSONL file is classified by its first lines that parse (a corrupt first line does not hide the format); a file
+whose first line does not parse but which starts like JSON is read as one (pretty-printed) document.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from inspector.core.index import LineIndex
+from inspector.core.model import Format, LoadError
+
+PROBE_LINES = 20
+CODEX_TYPES = frozenset({"session_meta", "response_item", "event_msg", "turn_context", "compacted"})
+CLAUDE_TYPES = frozenset({"user", "assistant", "system", "summary", "file-history-snapshot", "queue-operation",
+                          "progress", "attachment"})
+ANTHROPIC_BLOCKS = frozenset({"tool_use", "tool_result", "thinking", "redacted_thinking", "image", "document"})
+NEUTRAL_KEYS = frozenset({"event", "kind", "usage"})
+
+
+def classify_line(obj: Any) -> Format | None:
+    """The format one JSONL line belongs to, or None when the line alone does not tell."""
+    if not isinstance(obj, dict):
+        return None
+    kind = obj.get("type")
+    if kind in CODEX_TYPES and "payload" in obj:
+        return "codex"
+    if kind in CLAUDE_TYPES and ("uuid" in obj or "sessionId" in obj or "messageId" in obj or "leafUuid" in obj):
+        return "claude-code"
+    if "event" in obj or ("role" in obj and "type" not in obj):
+        return "neutral"
+    if isinstance(obj.get("messages"), list):
+        return classify_conversation(obj)
+    return None
+
+
+def classify_document(doc: Any) -> Format | None:
+    """The format of a whole JSON document (an object or an array)."""
+    if isinstance(doc, dict):
+        if isinstance(doc.get("messages"), list):
+            return classify_conversation(doc)
+        return classify_line(doc)
+    if isinstance(doc, list) and doc and all(isinstance(x, dict) for x in doc):
+        if all(isinstance(x.get("messages"), list) for x in doc):
+            return classify_conversation(doc[-1])
+        if all("role" in x or "event" in x for x in doc):
+            return "neutral" if _neutral_only(doc) else "openai-chat"
+    return None
+
+
+def classify_conversation(obj: dict) -> Format:
+    """`{"messages": [...]}`: neutral when it uses keys only neutral has, OpenAI when it uses OpenAI's roles or
+    tool calls, an Anthropic request when it uses its top-level keys or blocks, else OpenAI (the plainer reading)."""
+    messages = [m for m in obj["messages"] if isinstance(m, dict)]
+    if _neutral_only(messages) or any(k in obj for k in ("event", "session")):
+        return "neutral"
+    tools = obj.get("tools") if isinstance(obj.get("tools"), list) else []
+    if any(m.get("role") in ("system", "tool") or "tool_calls" in m for m in messages) or any(
+            isinstance(t, dict) and "function" in t for t in tools):
+        return "openai-chat"
+    if any(k in obj for k in ("system", "max_tokens", "thinking", "anthropic_version")) or any(
+            isinstance(t, dict) and "input_schema" in t for t in tools) or any(
+            isinstance(b, dict) and b.get("type") in ANTHROPIC_BLOCKS
+            for m in messages if isinstance(m.get("content"), list) for b in m["content"]):
+        return "anthropic-request"
+    return "openai-chat"
+
+
+def _neutral_only(messages: list[dict]) -> bool:
+    for m in messages:
+        if NEUTRAL_KEYS & m.keys():
+            return True
+        if m.get("role") == "tool" and isinstance(m.get("content"), list):
+            return True
+        calls = m.get("tool_calls")
+        if isinstance(calls, list) and any(isinstance(c, dict) and "input" in c for c in calls):
+            return True
+        if m.get("role") in ("user", "assistant") and isinstance(m.get("content"), list) and any(
+                isinstance(b, dict) and b.get("type") in ANTHROPIC_BLOCKS for b in m["content"]) and any(
+                x.get("role") == "tool" or "tool_calls" in x for x in messages):
+            return True
+    return False
+
+
+def detect(path: str | Path) -> Format:
+    """The format of the file at `path`; LoadError naming it when the content is no known format."""
+    index = LineIndex(path, chunk_size=1 << 16)
+    first = b""
+    tried = 0
+    document = False
+    for _line_no, _offset, raw in index.read_new():
+        text = raw.strip()
+        if not text:
+            continue
+        first = first or text[:1]
+        tried += 1
+        try:
+            obj = json.loads(text)
+        except ValueError:
+            if tried == 1 and first in (b"{", b"["):
+                document = True  # maybe one pretty-printed document
+                break
+        else:
+            fmt = classify_document(obj) if isinstance(obj, list) else classify_line(obj)
+            if fmt is not None:
+                return fmt
+        if tried >= PROBE_LINES:
+            break
+    else:
+        text = index.tail().strip()
+        if text and not tried:
+            first = text[:1]
+            document = first in (b"{", b"[")
+    if document:
+        try:
+            with open(path, "rb") as f:
+                fmt = classify_document(json.load(f))
+        except ValueError as exc:
+            raise LoadError(f"{path}: not valid JSON or JSONL ({exc})") from None
+        if fmt is not None:
+            return fmt
+    if not first:
+        raise LoadError(f"{path}: empty file, no session in it")
+    raise LoadError(f"{path}: not a recognised session format (Claude Code, Codex, Anthropic request, "
+                    "OpenAI chat or neutral)")

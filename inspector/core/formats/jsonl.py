@@ -1,0 +1,61 @@
+"""Read a JSONL session line by line through the line index, feeding each parsed object to a loader.
+
+A corrupt line becomes a warning with its line number and reading goes on. An unterminated last line is fed only
+when it is complete JSON (a file merely missing its final newline); otherwise it is a write in progress and is held
+back silently. Progress is reported in time-boxed batches, so a caller's UI updates a few times a second whatever the
+line sizes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from typing import Any, Callable
+
+from inspector.core.index import LineIndex
+
+Progress = Callable[[int, int], None]
+Feed = Callable[[int, int, Any], None]
+Warn = Callable[[int | None, str], None]
+
+PROGRESS_EVERY = 0.1  # seconds
+
+
+def read_jsonl(path: str | os.PathLike[str], feed: Feed, warn: Warn, progress: Progress | None = None,
+               index: LineIndex | None = None) -> LineIndex:
+    """Feed `(line_no, offset, obj)` for every line of `path` from where `index` stopped; return the index."""
+    index = index or LineIndex(path)
+    total = os.path.getsize(index.path)
+    loads = json.loads
+    clock = time.monotonic
+    next_report = clock() + PROGRESS_EVERY
+    for line_no, offset, raw in index.read_new():
+        if not raw or raw.isspace():
+            continue
+        try:
+            obj = loads(raw)
+        except ValueError as exc:
+            warn(line_no, f"corrupt line skipped ({_reason(exc)})")
+            continue
+        feed(line_no, offset, obj)
+        if progress is not None and clock() >= next_report:
+            progress(index.end, total)
+            next_report = clock() + PROGRESS_EVERY
+    tail = index.tail()
+    if tail.strip():
+        try:
+            obj = loads(tail)
+        except ValueError:
+            pass  # an unfinished write: held back until its newline arrives
+        else:
+            feed(len(index) + 1, index.end, obj)
+    if progress is not None:
+        progress(total, total)
+    return index
+
+
+def _reason(exc: ValueError) -> str:
+    if isinstance(exc, json.JSONDecodeError):
+        return f"{exc.msg} at column {exc.colno}"
+    return str(exc).splitlines()[0] if str(exc) else type(exc).__name__

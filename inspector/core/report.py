@@ -1,0 +1,95 @@
+"""The `report` of a session as a plain dict (what `report --json` prints) and as readable text.
+
+The dict's keys are a contract (docs/report-json.md): later versions add keys, never rename or remove them.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from inspector.core.model import Session
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def report_dict(session: Session) -> dict[str, Any]:
+    """The JSON report: exactly the schema in docs/report-json.md."""
+    return {
+        "path": session.source,
+        "format": session.format,
+        "models": list(session.models),
+        "messages": [{"index": i, "role": m.role, "kind": m.kind, "line": m.lines[0] if m.lines else None}
+                     for i, m in enumerate(session.messages)],
+        "requests": [{"id": r.id, "model": r.model, "measured_context": r.measured_context,
+                      "output_tokens": r.output_tokens} for r in session.requests],
+        "compactions": [{"trigger": c.trigger, "pre_tokens": c.pre_tokens, "index": c.index}
+                        for c in session.compactions if c.kind == "compact"],
+        "warnings": [{"line": w.line, "message": w.message} for w in session.warnings],
+        "subagents": list(session.subagents),
+    }
+
+
+def safe(text: object) -> str:
+    """Session-provided text made inert for a terminal: control characters (escape sequences) shown as `?`."""
+    return _CONTROL.sub("?", str(text))
+
+
+def report_text(session: Session) -> str:
+    """A readable summary: the session, its requests as a table, compactions, warnings and subagent files."""
+    out: list[str] = []
+    kinds: dict[str, int] = {}
+    for m in session.messages:
+        kinds[m.kind] = kinds.get(m.kind, 0) + 1
+    start = session.context_start
+    head = [
+        ("session", session.source),
+        ("format", session.format + (f" (version {session.version})" if session.version else "")),
+        ("models", ", ".join(session.models) or "-"),
+    ]
+    if session.cwd:
+        head.append(("cwd", session.cwd))
+    if session.window:
+        head.append(("window", f"{session.window:,} tokens (stated by the session)"))
+    head.append(("messages", f"{len(session.messages):,} ("
+                 + ", ".join(f"{n:,} {k}" for k, n in sorted(kinds.items(), key=lambda kv: -kv[1])) + ")"
+                 if session.messages else "0"))
+    if start:
+        head.append(("context", f"messages {start:,}-{len(session.messages) - 1:,} "
+                                f"({len(session.messages) - start:,} since the last compaction)"))
+    if session.system is not None:
+        head.append(("system", f"{len(session.system):,} characters recorded"))
+    if session.tools:
+        head.append(("tools", f"{len(session.tools)} recorded"))
+    if session.requests:
+        first, last = session.requests[0], session.requests[-1]
+        peak = max(session.requests, key=lambda r: r.measured_context)
+        head.append(("requests", f"{len(session.requests):,}; context {first.measured_context:,} first, "
+                                 f"{last.measured_context:,} last, {peak.measured_context:,} peak (measured)"))
+    else:
+        head.append(("requests", "none with recorded usage"))
+    out += [f"{k:<9} {safe(v)}" for k, v in head]
+
+    if session.requests:
+        out += ["", "Requests (measured context = input + cache creation + cache read)",
+                f"{'#':>5} {'line':>7} {'msg':>6}  {'context':>9} {'output':>7}  model"]
+        for i, r in enumerate(session.requests):
+            out.append(f"{i + 1:>5} {r.line or '-':>7} {r.message_index:>6}  {r.measured_context:>9,} "
+                       f"{r.output_tokens:>7,}  {safe(r.model or '-')}")
+    if session.compactions:
+        out += ["", "Compactions"]
+        for c in session.compactions:
+            detail = f"trigger {c.trigger or '-'}, {c.pre_tokens:,} tokens before" if c.pre_tokens is not None \
+                else f"trigger {c.trigger or '-'}"
+            if c.kind == "microcompact":
+                detail += f", {len(c.cleared_tool_ids)} tool results cleared"
+            out.append(f"  {c.kind:<12} at message {c.index:,}" + (f" (line {c.line})" if c.line else "")
+                       + f": {safe(detail)}")
+    if session.warnings:
+        out += ["", f"Warnings ({len(session.warnings)})"]
+        out += [f"  line {w.line}: {safe(w.message)}" if w.line else f"  {safe(w.message)}"
+                for w in session.warnings]
+    if session.subagents:
+        out += ["", f"Subagent windows ({len(session.subagents)})"]
+        out += [f"  {safe(p)}" for p in session.subagents]
+    return "\n".join(out) + "\n"
