@@ -1,0 +1,27 @@
+"""Compaction engine: every strategy is a Plan you can look at before `apply` turns it into a new Session.
+
+plan.py (rows, apply), micro.py (snip, clear, clear_tool_uses), split.py (find_split_point), summary.py (prompts,
+request, answer parser), provider.py (the summary call's protocol), pipeline.py (maybe_compact, circuit breaker),
+pairing.py (orphan checker), diff.py (structural diff, text rendering), replay.py (what-if over a recorded session).
+"""
+
+from inspector.core.compaction.diff import Diff, diff_sessions, inert, render_diff, render_plan
+from inspector.core.compaction.micro import (ClearSettings, ContextEditSettings, SnipSettings, plan_clear,
+                                             plan_clear_tool_uses, plan_snip)
+from inspector.core.compaction.pairing import Orphan, find_orphans
+from inspector.core.compaction.pipeline import (STRATEGIES, CircuitBreaker, CompactionOutcome, CompactionPolicy,
+                                                Compactor, maybe_compact, plan_strategy)
+from inspector.core.compaction.plan import Estimates, Plan, Row, apply
+from inspector.core.compaction.provider import SummaryError, SummaryProvider
+from inspector.core.compaction.split import find_split_point
+from inspector.core.compaction.summary import (PendingSummary, SummarySettings, complete_summary,
+                                               parse_summary_answer, plan_summary, run_summary)
+
+__all__ = [
+    "STRATEGIES", "CircuitBreaker", "ClearSettings", "CompactionOutcome", "CompactionPolicy", "Compactor",
+    "ContextEditSettings", "Diff", "Estimates", "Orphan", "PendingSummary", "Plan", "Row", "SnipSettings",
+    "SummaryError", "SummaryProvider", "SummarySettings", "apply", "complete_summary", "diff_sessions",
+    "find_orphans", "find_split_point", "inert", "maybe_compact", "parse_summary_answer", "plan_clear",
+    "plan_clear_tool_uses", "plan_snip", "plan_strategy", "plan_summary", "render_diff", "render_plan",
+    "run_summary",
+]

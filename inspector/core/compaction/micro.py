@@ -1,0 +1,190 @@
+"""Microcompaction: shrink old tool results (and optionally tool inputs) without any model call.
+
+Three strategies, each a plan over the current context:
+- `snip` (the reference design): old results longer than `max_chars` keep their first half and last quarter of
+  max_chars around a `[... N chars snipped ...]` marker.
+- `clear` (Claude Code): results of a set of tools, all but the `keep_recent` newest, become a fixed marker.
+- `clear_tool_uses` (the Messages API's context editing, done client side): above `trigger` tokens, every tool use
+  but the `keep` newest loses its result (and optionally its input), unless that frees less than `clear_at_least`.
+Blocks keep their tool ids, so tool_use/tool_result pairing is never broken.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from inspector.core.compaction.plan import Estimates, Fate, Plan, estimates_for, microcompact_plan
+from inspector.core.estimators import Estimator
+from inspector.core.model import Block, Message, Session
+
+CLEARABLE_TOOLS: tuple[str, ...] = ("Read", "Bash", "Grep", "Glob", "WebSearch", "WebFetch", "Edit", "Write")
+CLEARED_MARKER = "[Old tool result content cleared]"
+# The API's own placeholder text is not published; this one says what happened.
+CONTEXT_EDIT_PLACEHOLDER = "[Tool result cleared by context editing]"
+
+
+@dataclass(frozen=True, slots=True)
+class SnipSettings:
+    preserve_last_n: int = 6
+    max_chars: int = 2000
+
+
+@dataclass(frozen=True, slots=True)
+class ClearSettings:
+    tools: tuple[str, ...] = CLEARABLE_TOOLS
+    keep_recent: int = 5
+
+
+@dataclass(frozen=True, slots=True)
+class ContextEditSettings:
+    """`clear_tool_inputs`: True clears every cleared use's input, a tuple of names only those tools' inputs."""
+
+    trigger: int = 100_000
+    keep: int = 3
+    clear_at_least: int = 0
+    exclude_tools: tuple[str, ...] = ()
+    clear_tool_inputs: bool | tuple[str, ...] = False
+    placeholder: str = CONTEXT_EDIT_PLACEHOLDER
+
+
+def result_text(block: Block) -> str:
+    """The text a tool_result holds, nested text blocks included."""
+    if block.content is None:
+        return block.text
+    return block.text + "".join(b.text for b in block.content if b.type == "text")
+
+
+def with_result_text(block: Block, text: str, keep_media: bool) -> Block:
+    """A copy of a tool_result holding `text` instead of its text; images/documents stay when `keep_media`."""
+    media = [b for b in block.content or () if b.type != "text"] if keep_media else []
+    if media:
+        return replace(block, text="", content=[Block("text", text=text), *media])
+    return replace(block, text=text, content=None)
+
+
+def snip_text(text: str, max_chars: int) -> str | None:
+    """The reference design's cut: first max_chars//2 and last max_chars//4 characters around a marker naming how
+    many were removed; None when the text is short enough or the cut would not make it shorter."""
+    if len(text) <= max_chars:
+        return None
+    head, tail = text[: max_chars // 2], text[len(text) - max_chars // 4:] if max_chars >= 4 else ""
+    removed = len(text) - len(head) - len(tail)
+    snipped = f"{head}\n[... {removed} chars snipped ...]\n{tail}"
+    return snipped if len(snipped) < len(text) else None
+
+
+def _edited(message: Message, blocks: dict[int, Block]) -> Message:
+    return replace(message, blocks=[blocks.get(j, b) for j, b in enumerate(message.blocks)])
+
+
+Changes = dict[int, dict[int, Block]]  # message index -> block index -> new block
+
+
+def _plan(strategy: str, session: Session, settings: object, estimates: Estimates, changes: Changes, fate: Fate,
+          protected_from: int, cleared: list[str], what: str, note: str = "") -> Plan:
+    replacements = {}
+    for i, blocks in changes.items():
+        replacements[i] = (_edited(session.messages[i], blocks), f"{len(blocks)} {what}")
+    return microcompact_plan(strategy, session, settings, estimates, replacements, fate, protected_from,
+                             tuple(cleared), note)
+
+
+def plan_snip(session: Session, settings: SnipSettings = SnipSettings(),
+              estimates: Estimates | Estimator | str | None = None) -> Plan:
+    """Snip long tool results older than the last `preserve_last_n` messages (those stay byte-identical)."""
+    est = estimates_for(estimates)
+    messages = session.messages
+    start = session.context_start
+    cutoff = max(start, len(messages) - max(settings.preserve_last_n, 0))
+    changes: Changes = {}
+    snipped_ids: list[str] = []
+    for i in range(start, cutoff):
+        for j, block in enumerate(messages[i].blocks):
+            if block.type != "tool_result":
+                continue
+            new_text = snip_text(result_text(block), settings.max_chars)
+            if new_text is not None:
+                changes.setdefault(i, {})[j] = with_result_text(block, new_text, keep_media=True)
+                snipped_ids.append(block.tool_id or "")
+    return _plan("snip", session, settings, est, changes, "snipped", cutoff, snipped_ids, "result(s) snipped")
+
+
+def tool_names(messages: list[Message]) -> dict[str, str]:
+    """tool_use id -> tool name, for the tool_use blocks in `messages`."""
+    return {b.tool_id: b.tool_name or "" for m in messages for b in m.blocks if b.type == "tool_use" and b.tool_id}
+
+
+def plan_clear(session: Session, settings: ClearSettings = ClearSettings(),
+               estimates: Estimates | Estimator | str | None = None) -> Plan:
+    """Replace the results of `settings.tools`, all but the `keep_recent` newest, with Claude Code's marker."""
+    est = estimates_for(estimates)
+    messages = session.messages
+    start = session.context_start
+    names = tool_names(messages[start:])
+    wanted = set(settings.tools)
+    eligible: list[tuple[int, int, Block]] = [
+        (i, j, b)
+        for i in range(start, len(messages))
+        for j, b in enumerate(messages[i].blocks)
+        if b.type == "tool_result" and names.get(b.tool_id or "") in wanted and result_text(b) != CLEARED_MARKER
+    ]
+    keep = max(settings.keep_recent, 0)
+    to_clear = eligible[: len(eligible) - keep] if keep else eligible
+    protected = eligible[len(to_clear)][0] + 1 if len(to_clear) < len(eligible) else len(messages)
+    if not to_clear:
+        protected = start
+    changes: Changes = {}
+    cleared: list[str] = []
+    for i, j, block in to_clear:
+        if len(result_text(block)) > len(CLEARED_MARKER) or block.content:
+            changes.setdefault(i, {})[j] = with_result_text(block, CLEARED_MARKER, keep_media=False)
+            cleared.append(block.tool_id or "")
+    return _plan("clear", session, settings, est, changes, "cleared", protected, cleared, "result(s) cleared")
+
+
+def plan_clear_tool_uses(session: Session, settings: ContextEditSettings = ContextEditSettings(),
+                         estimates: Estimates | Estimator | str | None = None,
+                         context_tokens: int | None = None) -> Plan:
+    """The Messages API's `clear_tool_uses_20250919`, planned locally.
+
+    `context_tokens` is the figure compared with `trigger` (a measured one when the caller has it); by default the
+    estimated size of the current context.
+    """
+    est = estimates_for(estimates)
+    messages = session.messages
+    start = session.context_start
+    size = est.total(messages[start:]) if context_tokens is None else context_tokens
+    if size < settings.trigger:
+        return _plan("clear_tool_uses", session, settings, est, {}, "cleared", start, [], "",
+                     note=f"context {size:,} tokens is below the trigger {settings.trigger:,}: nothing cleared")
+    excluded = set(settings.exclude_tools)
+    uses = [(i, j, b) for i in range(start, len(messages)) for j, b in enumerate(messages[i].blocks)
+            if b.type == "tool_use" and b.tool_name not in excluded]
+    results = {b.tool_id: (i, j, b) for i in range(start, len(messages)) for j, b in enumerate(messages[i].blocks)
+               if b.type == "tool_result"}
+    keep = max(settings.keep, 0)
+    to_clear = uses[: len(uses) - keep] if keep else uses
+    inputs = settings.clear_tool_inputs
+    changes: Changes = {}
+    cleared: list[str] = []
+    for i, j, use in to_clear:
+        hit = results.get(use.tool_id)
+        changed = False
+        if hit is not None:
+            ri, rj, result = hit
+            if len(result_text(result)) > len(settings.placeholder) or result.content:
+                changes.setdefault(ri, {})[rj] = with_result_text(result, settings.placeholder, keep_media=False)
+                changed = True
+        if (inputs is True or (isinstance(inputs, tuple) and use.tool_name in inputs)) and use.input not in ({}, None):
+            changes.setdefault(i, {})[j] = replace(use, input={})
+            changed = True
+        if changed:
+            cleared.append(use.tool_id or "")
+    touched = [i for i in changes]
+    protected = max(touched) + 1 if touched else start
+    plan = _plan("clear_tool_uses", session, settings, est, changes, "cleared", protected, cleared, "block(s) cleared")
+    if plan.saved < settings.clear_at_least:
+        return _plan("clear_tool_uses", session, settings, est, {}, "cleared", start, [], "",
+                     note=f"would free {plan.saved:,} tokens, less than clear_at_least {settings.clear_at_least:,}:"
+                          " nothing cleared")
+    return plan

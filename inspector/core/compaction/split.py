@@ -1,0 +1,82 @@
+"""Where to cut the context for a summary: old part summarized, recent part kept verbatim.
+
+The reference design walks back from the end until the recent part holds `keep_ratio` of the tokens. A cut there
+may fall between a tool_use and its tool_result, or inside one API response written as several messages; the API
+rejects the first and the second splits one model turn. So the cut moves to the nearest safe point.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from inspector.core.compaction.plan import Estimates
+from inspector.core.model import Message
+
+
+def unsafe_cuts(messages: Sequence[Message]) -> list[bool]:
+    """unsafe[i] is True when cutting before messages[i] would separate a tool_use from its result or split a
+    response. Computed in one pass with a difference array: a pair at (u, r) forbids every cut in (u, r]."""
+    n = len(messages)
+    diff = [0] * (n + 2)
+    use_at: dict[str, int] = {}
+    first_of_response: dict[str, int] = {}
+    for i, m in enumerate(messages):
+        if m.response_id is not None:
+            first = first_of_response.setdefault(m.response_id, i)
+            if first < i:
+                diff[first + 1] += 1
+                diff[i + 1] -= 1
+        for b in m.blocks:
+            if b.type == "tool_use" and b.tool_id:
+                use_at.setdefault(b.tool_id, i)
+            elif b.type == "tool_result" and b.tool_id in use_at:
+                u = use_at[b.tool_id]
+                if u < i:
+                    diff[u + 1] += 1
+                    diff[i + 1] -= 1
+    unsafe, running = [], 0
+    for i in range(n + 1):
+        running += diff[i]
+        unsafe.append(running > 0)
+    return unsafe
+
+
+def find_split_point(messages: Sequence[Message], keep_ratio: float = 0.3,
+                     estimates: Estimates | None = None) -> int:
+    """Index of the first kept message: messages[:i] are summarized, messages[i:] kept.
+
+    Starts from the reference design's point (the recent part reaches keep_ratio of the estimated tokens), then
+    takes the nearest earlier cut that is safe and starts the recent part with a user message (so the summary's
+    acknowledgement is followed by a user turn), else the nearest earlier safe cut, else the nearest later one.
+    keep_ratio 0 summarizes everything. Returns 0 when nothing can be summarized.
+    """
+    n = len(messages)
+    if n == 0:
+        return 0
+    est = estimates or Estimates()
+    if keep_ratio <= 0:
+        target = n
+    else:
+        tokens = [est.message(m) for m in messages]
+        goal = int(sum(tokens) * keep_ratio)
+        running, target = 0, 0
+        for i in range(n - 1, -1, -1):
+            running += tokens[i]
+            if running >= goal:
+                target = i
+                break
+    unsafe = unsafe_cuts(messages)
+    fallback = None
+    for i in range(target, 0, -1):
+        if unsafe[i]:
+            continue
+        if i == n or messages[i].role == "user":
+            return i
+        if fallback is None:
+            fallback = i
+    if fallback is not None:
+        return fallback
+    for i in range(max(target, 1), n + 1):
+        if not unsafe[i]:
+            return i
+    return 0
