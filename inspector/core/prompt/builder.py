@@ -108,7 +108,7 @@ def assemble(cwd: Path | str | None = None, template: Path | str | None = None, 
     notes: list[str] = []
     blocks: dict[str, Callable[[], list[Section]]] = {
         "git": lambda: [Section("Git", git_info(cwd).render(), "git")],
-        "claude_md": lambda: _claude_md_sections(cwd, notes),
+        "claude_md": lambda: claude_md_sections(cwd, notes),
         "memory": lambda: _memory_sections(memory_path, notes),
     }
     values = environment(cwd, now).values()
@@ -164,7 +164,8 @@ def _file_section(title: str, heading: str, body: str, first_line: int, source: 
     return Section(title, f"{heading}{SEPARATOR}{body}", source, path=str(path), lines=lines)
 
 
-def _claude_md_sections(cwd: Path, notes: list[str]) -> list[Section]:
+def claude_md_sections(cwd: Path, notes: list[str]) -> list[Section]:
+    """One section per CLAUDE.md file found for `cwd`; what was skipped (or that none exist) goes to `notes`."""
     files, skipped = discover(cwd)
     notes += skipped
     if not files:

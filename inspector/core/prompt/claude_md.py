@@ -33,14 +33,18 @@ class InstructionFile:
     first_line: int = 1  # line of the file where `text` starts (leading blank lines are dropped)
     truncated: bool = False
 
-    def display(self, cwd: Path) -> str:
-        """The path as a user thinks of it: relative to the working directory when below it, `~` for home."""
-        for base, prefix in ((cwd, ""), (Path.home(), "~/")):
-            try:
-                return prefix + str(self.path.relative_to(base))
-            except ValueError:
-                continue
-        return str(self.path)
+    def display(self, base: Path) -> str:
+        return short_path(self.path, base)
+
+
+def short_path(path: Path, base: Path) -> str:
+    """A path as a user thinks of it: relative to `base` when below it, else from `~` when below home."""
+    for root, prefix in ((base, ""), (Path.home(), "~/")):
+        try:
+            return prefix + str(path.relative_to(root))
+        except ValueError:
+            continue
+    return str(path)
 
 
 def user_dir() -> Path:

@@ -33,22 +33,22 @@ class GitInfo:
     error: str = ""
 
     def render(self) -> str:
-        """The git block of the prompt: never empty, whatever went wrong."""
+        """The git block of the prompt, as list items that continue the environment's list; never empty."""
         if self.error:
-            return f"Git: {self.error}"
-        lines = [f"Git repository: {self.root}", f"Current branch: {self.branch}"]
+            return f"- Git: {self.error}"
+        lines = [f"- Git repository: {self.root}", f"- Git branch: {self.branch}"]
         if self.status:
-            lines.append("Status (uncommitted changes):")
-            lines += [f"  {s}" for s in self.status]
+            lines.append("- Git status (uncommitted changes):")
+            lines += [f"    {s}" for s in self.status]
             if self.status_more:
-                lines.append(f"  ... and {self.status_more} more")
+                lines.append(f"    ... and {self.status_more} more")
         else:
-            lines.append("Status: clean")
+            lines.append("- Git status: clean")
         if self.commits:
-            lines.append("Recent commits:")
-            lines += [f"  {c}" for c in self.commits]
+            lines.append("- Recent commits:")
+            lines += [f"    {c}" for c in self.commits]
         else:
-            lines.append("Recent commits: none yet")
+            lines.append("- Recent commits: none yet")
         return "\n".join(lines)
 
 
