@@ -80,6 +80,13 @@ def _load_claude_code(path: Path, progress: Progress | None) -> Session:
     return loader.build()
 
 
+def _load_neutral(path: Path, progress: Progress | None) -> Session:
+    from inspector.core.formats.neutral import load_neutral
+
+    return load_neutral(path, progress)
+
+
 _LOADERS: dict[str, Callable[[Path, Progress | None], Session]] = {
     "claude-code": _load_claude_code,
+    "neutral": _load_neutral,
 }

@@ -52,3 +52,16 @@ def block_from_dict(b: dict) -> Block:
 
 def _str(value: Any) -> str:
     return value if isinstance(value, str) else ("" if value is None else str(value))
+
+
+def as_int(value: Any) -> int:
+    """A token count from a file: ints only (a bool or a string is no count), else 0."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def opt_int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def opt_str(value: Any) -> str | None:
+    return value if isinstance(value, str) else None

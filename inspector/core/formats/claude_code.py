@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from inspector.core.formats.blocks import blocks_from_content
+from inspector.core.formats.blocks import as_int, blocks_from_content, opt_int, opt_str
 from inspector.core.model import Block, Compaction, LoadWarning, Message, Request, Session
 
 CLEARED = "[Old tool result content cleared]"
@@ -137,8 +137,8 @@ class ClaudeCodeLoader:
             rec.model = message.get("model") if isinstance(message.get("model"), str) else None
             usage = message.get("usage")
             if isinstance(usage, dict) and rec.model != SYNTHETIC_MODEL:
-                rec.usage = (_int(usage.get("input_tokens")), _int(usage.get("cache_creation_input_tokens")),
-                             _int(usage.get("cache_read_input_tokens")), _int(usage.get("output_tokens")))
+                rec.usage = (as_int(usage.get("input_tokens")), as_int(usage.get("cache_creation_input_tokens")),
+                             as_int(usage.get("cache_read_input_tokens")), as_int(usage.get("output_tokens")))
             return rec
         if kind == "system" and obj.get("subtype") in ("compact_boundary", "microcompact_boundary"):
             compact = obj["subtype"] == "compact_boundary"
@@ -225,14 +225,14 @@ def _assemble(session: Session, records: list[_Record]) -> None:
             meta = rec.meta or {}
             if rec.kind == "compact":
                 context_start = len(messages)
-                compactions.append(Compaction("compact", len(messages), trigger=_opt_str(meta.get("trigger")),
-                                              pre_tokens=_opt_int(meta.get("preTokens")), line=rec.line,
+                compactions.append(Compaction("compact", len(messages), trigger=opt_str(meta.get("trigger")),
+                                              pre_tokens=opt_int(meta.get("preTokens")), line=rec.line,
                                               timestamp=rec.timestamp))
             else:
                 ids = tuple(i for i in meta.get("compactedToolIds") or () if isinstance(i, str))
-                compactions.append(Compaction("microcompact", len(messages), trigger=_opt_str(meta.get("trigger")),
-                                              pre_tokens=_opt_int(meta.get("preTokens")),
-                                              tokens_saved=_opt_int(meta.get("tokensSaved")),
+                compactions.append(Compaction("microcompact", len(messages), trigger=opt_str(meta.get("trigger")),
+                                              pre_tokens=opt_int(meta.get("preTokens")),
+                                              tokens_saved=opt_int(meta.get("tokensSaved")),
                                               cleared_tool_ids=ids, line=rec.line, timestamp=rec.timestamp))
                 _clear_results(messages, set(ids))
             continue
@@ -287,15 +287,3 @@ def _user_kind(obj: dict, blocks: list[Block]) -> str:
     if blocks and blocks[0].type == "text" and blocks[0].text.lstrip().startswith(META_PREFIXES):
         return "meta"
     return "prompt"
-
-
-def _int(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
-
-
-def _opt_int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def _opt_str(value: Any) -> str | None:
-    return value if isinstance(value, str) else None

@@ -55,6 +55,18 @@ def read_jsonl(path: str | os.PathLike[str], feed: Feed, warn: Warn, progress: P
     return index
 
 
+def first_object(path: str | os.PathLike[str]) -> Any:
+    """The first non-blank line of `path` parsed as JSON, or None when it does not parse (say, a pretty-printed
+    document whose first line is just `{`). Reads only that line."""
+    for _line_no, _offset, raw in LineIndex(path, chunk_size=1 << 16).read_new():
+        if raw.strip():
+            try:
+                return json.loads(raw)
+            except ValueError:
+                return None
+    return None
+
+
 def _reason(exc: ValueError) -> str:
     if isinstance(exc, json.JSONDecodeError):
         return f"{exc.msg} at column {exc.colno}"
