@@ -46,9 +46,9 @@ def find_split_point(messages: Sequence[Message], keep_ratio: float = 0.3,
     """Index of the first kept message: messages[:i] are summarized, messages[i:] kept.
 
     Starts from the reference design's point (the recent part reaches keep_ratio of the estimated tokens), then
-    takes the nearest earlier cut that is safe and starts the recent part with a user message (so the summary's
-    acknowledgement is followed by a user turn), else the nearest earlier safe cut, else the nearest later one.
-    keep_ratio 0 summarizes everything. Returns 0 when nothing can be summarized.
+    takes the nearest safe cut at or before it (keeping a little more), else the nearest one after it. The recent
+    part may then start with an assistant message; the API joins it with the acknowledgement into one turn.
+    keep_ratio 0 summarizes everything. Returns 0 only for an empty list.
     """
     n = len(messages)
     if n == 0:
@@ -66,16 +66,9 @@ def find_split_point(messages: Sequence[Message], keep_ratio: float = 0.3,
                 target = i
                 break
     unsafe = unsafe_cuts(messages)
-    fallback = None
     for i in range(target, 0, -1):
-        if unsafe[i]:
-            continue
-        if i == n or messages[i].role == "user":
+        if not unsafe[i]:
             return i
-        if fallback is None:
-            fallback = i
-    if fallback is not None:
-        return fallback
     for i in range(max(target, 1), n + 1):
         if not unsafe[i]:
             return i
