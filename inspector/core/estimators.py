@@ -2,14 +2,30 @@
 
 An estimator answers "how many tokens would this message (or text) take?" without the API. Token accounting
 (`tokens.py`) mixes these with measured usage; compaction plans and prompt sections use them for hypothetical states.
+
+    chars35     the reference design: every string / 3.5
+    blocks      Claude Code's block-aware estimate (chars / 4, images 2,000, the total x 4/3)
+    script      separate ratios per kind of text (prose, code, JSON, CJK, other scripts, symbols) plus the
+                structural tokens of messages and tool blocks
+    calibrated  `script` with its ratios fitted on the session's own measured requests (see calibration.py)
+    exact       the API's own count (`messages.count_tokens`) of a whole state, one call per state
+
+`script` and `calibrated` work on a feature vector per block (characters of each kind, counts of structures) so
+that fitting and re-scoring are dot products: features are computed once per message, ratios change freely.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
-from typing import Iterable
+import os
+from typing import Any, Iterable, Sequence
 
 from inspector.core.model import Block, Message
+
+
+class EstimatorUnavailable(ValueError):
+    """An estimator that cannot run here (the `exact` one without an API key): the message says what to do."""
 
 
 class Estimator:
@@ -21,10 +37,18 @@ class Estimator:
         raise NotImplementedError
 
     def blocks(self, blocks: Iterable[Block]) -> int:
-        return sum(self.text(b.all_text()) for b in blocks)
+        return sum(self.text(_block_text(b)) for b in blocks)
 
     def message(self, message: Message) -> int:
         return self.blocks(message.blocks)
+
+
+def _block_text(block: Block) -> str:
+    """`Block.all_text`, tolerant of malformed blocks (None text, odd nested items, unserialisable input)."""
+    try:
+        return block.all_text() or ""
+    except (TypeError, ValueError, AttributeError, RecursionError):
+        return str(block.text or "")
 
 
 def _strings(value: object) -> Iterable[str]:
@@ -48,7 +72,13 @@ class Chars35(Estimator):
         return int(len(text) / 3.5)
 
     def blocks(self, blocks: Iterable[Block]) -> int:
-        return int(sum(len(s) for b in blocks for s in _strings(b.to_api())) / 3.5)
+        total = 0
+        for b in blocks:
+            try:
+                total += sum(len(s) for s in _strings(b.to_api()))
+            except (TypeError, ValueError, AttributeError, RecursionError):
+                total += len(_block_text(b))
+        return int(total / 3.5)
 
 
 class BlockAware(Estimator):
@@ -67,18 +97,292 @@ class BlockAware(Estimator):
         if block.type in ("image", "document"):
             return self.FIXED_MEDIA * 3 / 4  # so the 4/3 factor leaves it at FIXED_MEDIA
         if block.type == "tool_use":
-            return len((block.tool_name or "") + json.dumps(block.input, ensure_ascii=False, default=str)) / 4
-        if block.content:
-            return len(block.text) / 4 + sum(self._chars_or_fixed(b) for b in block.content)
-        return len(block.text) / 4
+            return len(_block_text(block)) / 4
+        nested = block.content if isinstance(block.content, list) else []
+        return len(str(block.text or "")) / 4 + sum(
+            self._chars_or_fixed(b) for b in nested if isinstance(b, Block))
 
 
-ESTIMATORS: dict[str, type[Estimator]] = {"chars35": Chars35, "blocks": BlockAware}
+# ---------------------------------------------------------------------------------------------------------------
+# Features: what `script` and `calibrated` score.
+
+FEATURES: tuple[str, ...] = (
+    "prose", "code", "json", "cjk", "other_script", "symbol", "media", "tool_use", "tool_result", "message")
+N_FEATURES = len(FEATURES)
+PROSE, CODE, JSON_, CJK, OTHER, SYMBOL, MEDIA, TOOL_USE, TOOL_RESULT, MESSAGE = range(N_FEATURES)
+
+# Tokens per unit of each feature: the `script` estimator. Where each figure comes from:
+#   prose        1/4.0  the published rule of thumb for English (4 characters a token); ../shared/FORMATS.md §6 uses
+#                       it as the baseline the other figures are measured against.
+#   code         1/3.1  FORMATS.md §6: 4 chars/token under-counts code by ~30% -> 4 / 1.3 characters a token.
+#   json         1/2.5  FORMATS.md §6: 4 chars/token under-counts JSON by ~60% -> 4 / 1.6.
+#   cjk          1/1.6  FORMATS.md §6: under-counts CJK text by 60-150%; the upper end, 4 / 2.5 characters a token
+#                       (a CJK character is rarely merged with its neighbours).
+#   other_script 1/2.0  Cyrillic, Greek, Arabic, Hebrew, Indic, Thai...: between CJK and Latin; no published figure
+#                       for Claude, so a stated assumption that `calibrated` corrects where usage exists.
+#   symbol       1.0    non-ASCII punctuation, arrows, box drawing, emoji: byte-level BPE gives each at least one
+#                       token (Claude Code's Read output carries a "→" on every line).
+#   media        2000   Claude Code's fixed figure for an image or document (the `blocks` estimator).
+#   tool_use 25, tool_result 15, message 5: the structural tokens the API adds when it renders a tool call (its
+#                       name and parameter tags), a tool result's wrapper and a turn's role markers. Read off the
+#                       smallest growths between consecutive requests in a Claude Code transcript (a one-line Bash
+#                       call and its empty result grow the window by ~105 tokens for ~105 characters).
+SCRIPT_RATIOS: tuple[float, ...] = (1 / 4.0, 1 / 3.1, 1 / 2.5, 1 / 1.6, 1 / 2.0, 1.0, 2000.0, 25.0, 15.0, 5.0)
+
+# A block whose ASCII punctuation is at least this share of its characters is code (prose runs at 2-5%, code and
+# terminal output at 10-30%).
+CODE_PUNCT_SHARE = 0.08
+
+_ASCII_PUNCT = bytes(c for c in range(33, 127) if not chr(c).isalnum())
+_NOT_PUNCT = bytes(c for c in range(256) if c not in _ASCII_PUNCT)
+
+
+def _lead_table() -> bytes:
+    """Map every UTF-8 byte to its script class, by lead byte: continuation and ASCII bytes to '.', else
+    l (Latin supplements, U+0080-027F), o (other scripts U+0280-1FFF), s (symbols U+2000-2FFF and U+E000-FFFF),
+    c (CJK and Hangul U+3000-DFFF), e (four-byte: emoji and rare ideographs)."""
+    table = bytearray(b"." * 256)
+    for b in range(0xC2, 0xCA):
+        table[b] = ord("l")
+    for b in range(0xCA, 0xE2):
+        table[b] = ord("o")
+    table[0xE2] = ord("s")
+    for b in range(0xE3, 0xEE):
+        table[b] = ord("c")
+    table[0xEE] = table[0xEF] = ord("s")
+    for b in range(0xF0, 0xF5):
+        table[b] = ord("e")
+    return bytes(table)
+
+
+_LEADS = _lead_table()
+
+
+def text_features(text: str, out: list[float], as_json: bool = False) -> None:
+    """Add the character features of `text` to `out`. Fast on large strings: C-level encode/translate/count only."""
+    if not text:
+        return
+    n = len(text)
+    latin = n
+    if not text.isascii():
+        leads = text.encode("utf-8", "surrogatepass").translate(_LEADS)
+        cjk = leads.count(b"c")
+        other = leads.count(b"o")
+        symbol = leads.count(b"s") + 2 * leads.count(b"e")
+        out[CJK] += cjk
+        out[OTHER] += other
+        out[SYMBOL] += symbol
+        latin = n - cjk - other - leads.count(b"s") - leads.count(b"e")
+        raw = text.encode("utf-8", "surrogatepass")
+    else:
+        raw = text.encode("ascii")
+    if as_json:
+        out[JSON_] += latin
+        return
+    punct = len(raw.translate(None, _NOT_PUNCT))
+    out[CODE if punct >= CODE_PUNCT_SHARE * n else PROSE] += latin
+
+
+def block_features(block: Block, out: list[float]) -> None:
+    """Add one block's features to `out`: its text by kind, plus the structure it carries."""
+    kind = block.type
+    if kind == "tool_use":
+        out[TOOL_USE] += 1
+        text_features(_block_text(block), out, as_json=True)
+    elif kind in ("image", "document"):
+        out[MEDIA] += 1
+    elif kind == "tool_result":
+        out[TOOL_RESULT] += 1
+        text_features(str(block.text or ""), out)
+        for nested in block.content if isinstance(block.content, list) else ():
+            if isinstance(nested, Block):
+                block_features(nested, out)
+    elif kind == "unknown":
+        text_features(json.dumps(block.raw, ensure_ascii=False, default=str) if block.raw else "", out, True)
+    else:
+        text_features(str(block.text or ""), out)
+
+
+def message_features(message: Message) -> list[float]:
+    out = [0.0] * N_FEATURES
+    out[MESSAGE] = 1.0
+    for block in message.blocks:
+        block_features(block, out)
+    return out
+
+
+def dot(ratios: Sequence[float], features: Sequence[float]) -> float:
+    return sum(r * f for r, f in zip(ratios, features))
+
+
+class FeatureEstimator(Estimator):
+    """Tokens = ratios . features. `script` uses the cited SCRIPT_RATIOS; `calibrated` swaps in fitted ones."""
+
+    name = "script"
+
+    def __init__(self, ratios: Sequence[float] = SCRIPT_RATIOS) -> None:
+        self.ratios = tuple(ratios)
+
+    def text(self, text: str) -> int:
+        out = [0.0] * N_FEATURES
+        text_features(text, out)
+        return int(dot(self.ratios, out))
+
+    def blocks(self, blocks: Iterable[Block]) -> int:
+        out = [0.0] * N_FEATURES
+        for block in blocks:
+            block_features(block, out)
+        return int(dot(self.ratios, out))
+
+    def message(self, message: Message) -> int:
+        return int(dot(self.ratios, message_features(message)))
+
+    def features(self, features: Sequence[float]) -> int:
+        return int(dot(self.ratios, features))
+
+
+class Script(FeatureEstimator):
+    name = "script"
+
+
+class Calibrated(FeatureEstimator):
+    """`script` with ratios fitted on a session's measured requests (calibration.py); alone it is `script`.
+
+    `per_model` holds one fit per model: tokenizers differ between model generations, so a model switch in a
+    session switches ratios. `ratios` (what `text`/`blocks`/`message` use) are those of `model`.
+    """
+
+    name = "calibrated"
+
+    def __init__(self, per_model: dict[str, Sequence[float]] | None = None, model: str | None = None) -> None:
+        self.per_model = {k: tuple(v) for k, v in (per_model or {}).items()}
+        self.model = model
+        super().__init__(self.per_model.get(model or "", SCRIPT_RATIOS))
+
+    def for_model(self, model: str | None) -> tuple[float, ...]:
+        return self.per_model.get(model or "", self.ratios)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# exact: the API's count of a whole state.
+
+DEFAULT_COUNT_MODEL = "claude-sonnet-4-5"
+_COUNT_CACHE: dict[str, int] = {}
+
+
+class Exact(Estimator):
+    """The API's own figure, through the official SDK's `messages.count_tokens`.
+
+    Every call carries fixed overhead (the request framing), so sums of per-section calls over-count: `state`
+    counts a whole request in one call (cached by a hash of its content) and is the only method that calls the API.
+    `text`, `blocks` and `message` scale the `fallback` estimator by the ratio the last `state` call measured, so
+    sections of that state add up to its exact total instead of each paying the overhead.
+    """
+
+    name = "exact"
+
+    def __init__(self, fallback: Estimator | None = None, model: str | None = None, client: Any = None) -> None:
+        if client is None:
+            if not os.environ.get("ANTHROPIC_API_KEY"):
+                raise EstimatorUnavailable(
+                    "the exact estimator asks the API (messages.count_tokens) and needs ANTHROPIC_API_KEY in the "
+                    "environment; set it, or choose --estimator calibrated/script")
+            import anthropic  # the official SDK reads ANTHROPIC_API_KEY and ANTHROPIC_BASE_URL itself
+
+            client = anthropic.Anthropic()
+        self.client = client
+        self.fallback = fallback or Script()
+        self.model = model or os.environ.get("ANTHROPIC_MODEL") or DEFAULT_COUNT_MODEL
+        self.scale = 1.0
+        self.calls = 0
+
+    def state(self, messages: Sequence[Message], system: str | None = None, tools: Sequence[Any] = (),
+              model: str | None = None) -> int:
+        """Exact tokens of a whole request (messages, system prompt, tool schemas): one API call, cached."""
+        body: dict[str, Any] = {"model": _api_model(model or self.model), "messages": _api_messages(messages)}
+        if system:
+            body["system"] = system
+        if tools:
+            body["tools"] = [{"name": t.name, "description": t.description,
+                              "input_schema": t.input_schema or {"type": "object"}} for t in tools]
+        key = hashlib.sha256(json.dumps(body, sort_keys=True, default=str).encode()).hexdigest()
+        if key not in _COUNT_CACHE:
+            _COUNT_CACHE[key] = self._count(body)
+        total = _COUNT_CACHE[key]
+        guess = sum(self.fallback.message(m) for m in messages)
+        if guess > 0:
+            self.scale = total / guess
+        return total
+
+    def _count(self, body: dict) -> int:
+        import anthropic
+
+        self.calls += 1
+        try:
+            return self.client.messages.count_tokens(**body).input_tokens
+        except anthropic.BadRequestError:
+            # A state the API refuses as a request (an unpaired tool call after an edit, say) still has a size:
+            # count it with tool blocks flattened to text.
+            body = {**body, "messages": _flatten_tools(body["messages"])}
+            return self.client.messages.count_tokens(**body).input_tokens
+        except anthropic.APIError as exc:
+            raise EstimatorUnavailable(f"the exact estimator could not reach the API: {exc}") from None
+
+    def text(self, text: str) -> int:
+        return int(self.fallback.text(text) * self.scale)
+
+    def blocks(self, blocks: Iterable[Block]) -> int:
+        return int(self.fallback.blocks(blocks) * self.scale)
+
+    def message(self, message: Message) -> int:
+        return int(self.fallback.message(message) * self.scale)
+
+
+def _api_model(model: str) -> str:
+    return model.replace("[1m]", "")
+
+
+def _api_messages(messages: Sequence[Message]) -> list[dict]:
+    """Messages as count_tokens accepts them: thinking as text (transcripts keep no valid signature), system
+    messages as user text, media without its data (not kept) as a placeholder, a user turn first."""
+    out: list[dict] = []
+    for m in messages:
+        content = []
+        for b in m.blocks:
+            if b.type in ("thinking", "redacted_thinking"):
+                if b.text:
+                    content.append({"type": "text", "text": b.text})
+            elif b.type in ("image", "document", "unknown"):
+                content.append({"type": "text", "text": f"[{b.type}]"})
+            else:
+                content.append(b.to_api())
+        if not content:
+            content = [{"type": "text", "text": "."}]
+        out.append({"role": "assistant" if m.role == "assistant" else "user", "content": content})
+    if not out or out[0]["role"] != "user":
+        out.insert(0, {"role": "user", "content": [{"type": "text", "text": "."}]})
+    return out
+
+
+def _flatten_tools(messages: list[dict]) -> list[dict]:
+    def flat(block: dict) -> dict:
+        if block.get("type") in ("tool_use", "tool_result"):
+            return {"type": "text", "text": json.dumps(block, ensure_ascii=False, default=str)}
+        return block
+
+    return [{**m, "content": [flat(b) for b in m["content"]]} for m in messages]
+
+
+ESTIMATORS: dict[str, type[Estimator]] = {
+    "chars35": Chars35, "blocks": BlockAware, "script": Script, "calibrated": Calibrated, "exact": Exact}
 
 
 def get_estimator(name: str = "chars35") -> Estimator:
-    """An estimator by name; raises ValueError naming the choices for an unknown one."""
+    """An estimator by name; raises ValueError naming the choices for an unknown one, EstimatorUnavailable (a
+    ValueError) for `exact` without an API key. `calibrated` comes unfitted here (it is `script` until
+    `inspector.core.calibration.calibrate(session)` fits it); accounting fits it itself."""
     try:
-        return ESTIMATORS[name]()
+        cls = ESTIMATORS[name]
     except KeyError:
         raise ValueError(f"unknown estimator {name!r}; choose from {', '.join(sorted(ESTIMATORS))}") from None
+    return cls()

@@ -1,0 +1,114 @@
+"""Fitting the `script` ratios on a session's own measured requests: the `calibrated` estimator.
+
+Each growth between two consecutive requests of one window (same model, nothing unrecorded in between) is an
+observation: measured growth ~ sum over groups of multiplier x the `script` tokens of that group in the messages
+added. The multipliers are a Bayesian ridge fit toward 1 (the cited script ratios): with no data they are the
+script ratios, a few large observations move them, and small noisy ones barely do. One fit per model, since
+tokenizers differ between model generations.
+
+The fit is incremental (normal equations accumulated per observation), so accounting can score every request with
+the ratios known *before* it: the calibrated figure for request k never uses request k's own usage, or any later.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from inspector.core.estimators import (
+    CJK, CODE, JSON_, MEDIA, MESSAGE, N_FEATURES, OTHER, PROSE, SCRIPT_RATIOS, SYMBOL, TOOL_RESULT, TOOL_USE,
+    Calibrated)
+
+GROUP_NAMES: tuple[str, ...] = ("prose", "code", "json", "scripts", "media", "structure")
+_GROUP_OF = {PROSE: 0, CODE: 1, JSON_: 2, CJK: 3, OTHER: 3, SYMBOL: 3, MEDIA: 4, TOOL_USE: 5, TOOL_RESULT: 5,
+             MESSAGE: 5}
+N_GROUPS = len(GROUP_NAMES)
+
+PRIOR_SD = 0.3          # how far a multiplier may plausibly sit from 1 before any data (tokenizers differ ~1.5x)
+NOISE_SHARE = 0.01      # an observation's noise: 5% of its size ...
+NOISE_FLOOR = 20.0      # ... plus 20 tokens (reminders and wrappers the transcript does not record)
+REFIT_EVERY = 8         # after the first 32 observations of a model, solve again every 8 (the fit moves slowly)
+
+
+def group_tokens(features: Sequence[float]) -> list[float]:
+    """The `script` tokens of each group in a feature vector."""
+    out = [0.0] * N_GROUPS
+    for i in range(N_FEATURES):
+        out[_GROUP_OF[i]] += SCRIPT_RATIOS[i] * features[i]
+    return out
+
+
+class _ModelFit:
+    __slots__ = ("m", "v", "n", "mult", "solved_at")
+
+    def __init__(self) -> None:
+        prior = 1 / PRIOR_SD ** 2
+        self.m = [[prior if i == j else 0.0 for j in range(N_GROUPS)] for i in range(N_GROUPS)]
+        self.v = [prior] * N_GROUPS
+        self.n = 0
+        self.mult = [1.0] * N_GROUPS
+        self.solved_at = 0
+
+    def add(self, x: list[float], y: float) -> None:
+        sd = NOISE_SHARE * sum(x) + NOISE_FLOOR
+        w = 1 / (sd * sd)
+        for i in range(N_GROUPS):
+            if x[i]:
+                wx = w * x[i]
+                row = self.m[i]
+                for j in range(N_GROUPS):
+                    row[j] += wx * x[j]
+                self.v[i] += wx * y
+        self.n += 1
+
+    def multipliers(self) -> list[float]:
+        if self.n != self.solved_at and (self.n <= 32 or self.n - self.solved_at >= REFIT_EVERY):
+            self.mult = [max(0.2, min(5.0, s)) for s in _solve(self.m, self.v)]
+            self.solved_at = self.n
+        return self.mult
+
+
+def _solve(m: list[list[float]], v: list[float]) -> list[float]:
+    """Solve m x = v (symmetric positive definite: the prior keeps it so) by Gaussian elimination."""
+    n = len(v)
+    a = [row[:] + [v[i]] for i, row in enumerate(m)]
+    for i in range(n):
+        p = max(range(i, n), key=lambda k: abs(a[k][i]))
+        a[i], a[p] = a[p], a[i]
+        for k in range(i + 1, n):
+            f = a[k][i] / a[i][i]
+            if f:
+                for j in range(i, n + 1):
+                    a[k][j] -= f * a[i][j]
+    x = [0.0] * n
+    for i in reversed(range(n)):
+        x[i] = (a[i][n] - sum(a[i][j] * x[j] for j in range(i + 1, n))) / a[i][i]
+    return x
+
+
+class Calibrator:
+    """Accumulates observations per model; `ratios(model)` are the feature ratios fitted so far."""
+
+    def __init__(self) -> None:
+        self.fits: dict[str, _ModelFit] = {}
+
+    def observe(self, model: str | None, features: Sequence[float], measured_growth: float) -> None:
+        x = group_tokens(features)
+        if sum(x) <= 0:
+            return
+        self.fits.setdefault(model or "", _ModelFit()).add(x, measured_growth)
+
+    def observations(self, model: str | None) -> int:
+        fit = self.fits.get(model or "")
+        return fit.n if fit else 0
+
+    def ratios(self, model: str | None) -> tuple[float, ...]:
+        fit = self.fits.get(model or "")
+        if fit is None or fit.n == 0:
+            return SCRIPT_RATIOS
+        mult = fit.multipliers()
+        return tuple(SCRIPT_RATIOS[i] * mult[_GROUP_OF[i]] for i in range(N_FEATURES))
+
+    def estimator(self, model: str | None = None) -> Calibrated:
+        """A `calibrated` estimator holding every model's current fit, answering for `model`."""
+        per_model = {name: self.ratios(name) for name, fit in self.fits.items() if fit.n}
+        return Calibrated(per_model, model)

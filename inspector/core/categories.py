@@ -1,0 +1,74 @@
+"""Categories for a `/context`-style breakdown of what fills the window.
+
+Keys are stable identifiers (the report's JSON and the app's stacked bar use them); `LABELS` are for display.
+Tool results are split per tool name as `tool_results:<name>`. Accounting (`tokens.py`) files every block under one
+of these; a message's `category` is the one holding most of its tokens.
+"""
+
+from __future__ import annotations
+
+from inspector.core.model import Block, Message
+
+SYSTEM_TOOLS = "system_tools"
+MEMORY = "memory"
+USER_PROMPTS = "user_prompts"
+INJECTED = "injected"
+ASSISTANT_TEXT = "assistant_text"
+THINKING = "thinking"
+TOOL_CALLS = "tool_calls"
+TOOL_RESULTS = "tool_results"
+COMPACTION_SUMMARY = "compaction_summary"
+MEDIA = "media"
+UNRECORDED = "unrecorded"
+FREE = "free"
+RESERVED = "reserved"
+
+LABELS: dict[str, str] = {
+    SYSTEM_TOOLS: "system prompt and tools",
+    MEMORY: "memory files",
+    USER_PROMPTS: "user prompts",
+    INJECTED: "injected by the harness",
+    ASSISTANT_TEXT: "assistant text",
+    THINKING: "thinking",
+    TOOL_CALLS: "tool calls",
+    TOOL_RESULTS: "tool results",
+    COMPACTION_SUMMARY: "compaction summary",
+    MEDIA: "images and documents",
+    UNRECORDED: "unrecorded (not in the transcript)",
+    FREE: "free",
+    RESERVED: "reserved (output and compaction buffer)",
+}
+
+# Markers of memory files (CLAUDE.md, AGENTS.md) in text the harness injects as a message.
+_MEMORY_MARKERS = ("Contents of ", "# claudeMd", "CLAUDE.md", "AGENTS.md")
+
+
+def label(category: str) -> str:
+    if category.startswith(TOOL_RESULTS + ":"):
+        return f"tool results: {category.split(':', 1)[1]}"
+    return LABELS.get(category, category)
+
+
+def tool_names(messages: list[Message]) -> dict[str, str]:
+    """tool_use id -> tool name, so results can be filed under the tool that produced them."""
+    return {b.tool_id: b.tool_name or "?" for m in messages for b in m.blocks
+            if b.type == "tool_use" and b.tool_id}
+
+
+def block_category(message: Message, block: Block, names: dict[str, str]) -> str:
+    if block.type in ("image", "document"):
+        return MEDIA
+    if message.kind == "compact_summary" or message.kind == "summary_ack":
+        return COMPACTION_SUMMARY
+    if block.type == "tool_use":
+        return TOOL_CALLS
+    if block.type == "tool_result":
+        return f"{TOOL_RESULTS}:{names.get(block.tool_id or '', '?')}"
+    if block.type in ("thinking", "redacted_thinking"):
+        return THINKING
+    if message.role == "assistant":
+        return ASSISTANT_TEXT
+    if message.kind in ("meta", "system"):
+        text = block.text or ""
+        return MEMORY if any(marker in text[:2000] for marker in _MEMORY_MARKERS) else INJECTED
+    return USER_PROMPTS
