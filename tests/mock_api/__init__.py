@@ -9,6 +9,6 @@
 
 from . import responses
 from .fixture import mock_api
-from .server import MockAnthropicServer, RecordedRequest, count_tokens
+from .server import MOCK_KEY, MockAnthropicServer, RecordedRequest, count_tokens
 
-__all__ = ["MockAnthropicServer", "RecordedRequest", "count_tokens", "mock_api", "responses"]
+__all__ = ["MOCK_KEY", "MockAnthropicServer", "RecordedRequest", "count_tokens", "mock_api", "responses"]

@@ -1,0 +1,184 @@
+"""The typed events the agent loop yields, in the order things happen.
+
+Consumers (the headless `run` command, the session writer, the app) read one stream. Every event is a plain
+dataclass that can cross threads as is: a Textual worker iterates the loop and posts each event to the UI.
+`PermissionAsked` is the one event that wants an answer: the consumer calls `reply(...)` before asking for the next
+event; an unanswered question counts as a denial. `to_dict()` gives the JSON shape of `run --json`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+from inspector.core.model import Message, Request
+
+
+class Decision(str, Enum):
+    ALLOW_ONCE = "allow_once"
+    ALLOW_SESSION = "allow_session"
+    DENY = "deny"
+
+
+@dataclass(slots=True)
+class Event:
+    """Base class: `kind` names the event in JSON output."""
+
+    kind = "event"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"event": self.kind, **_plain(self)}
+
+
+@dataclass(slots=True)
+class TextDelta(Event):
+    text: str
+    kind = "text"
+
+
+@dataclass(slots=True)
+class ThinkingDelta(Event):
+    text: str
+    kind = "thinking"
+
+
+@dataclass(slots=True)
+class ToolCall(Event):
+    """The model asked for a tool; it runs (or is refused) next."""
+
+    id: str
+    name: str
+    input: Any
+    kind = "tool_call"
+
+
+@dataclass(slots=True)
+class PermissionAsked(Event):
+    """A tool needs the user's consent. `scope` says what ALLOW_SESSION would cover ("write_file in /repo");
+    `directory` is set when the call reaches outside the working directory: the directory a session grant covers."""
+
+    tool_id: str
+    tool_name: str
+    input: Any
+    reason: str
+    scope: str
+    directory: str | None = None
+    decision: Decision | None = None
+    kind = "permission"
+
+    def reply(self, decision: Decision) -> None:
+        self.decision = decision
+
+
+@dataclass(slots=True)
+class ToolResult(Event):
+    id: str
+    name: str
+    content: str
+    is_error: bool = False
+    kind = "tool_result"
+
+
+@dataclass(slots=True)
+class Usage(Event):
+    """Measured usage of one API response: `context` = input + cache creation + cache read."""
+
+    request_id: str
+    model: str | None
+    input_tokens: int
+    cache_creation: int
+    cache_read: int
+    output_tokens: int
+    stop_reason: str | None
+    kind = "usage"
+
+    @property
+    def context(self) -> int:
+        return self.input_tokens + self.cache_creation + self.cache_read
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**Event.to_dict(self), "context": self.context}
+
+
+@dataclass(slots=True)
+class MessageAdded(Event):
+    """A message joined the conversation (the user prompt, an assistant response with its Request, tool results).
+
+    Views refresh on it; the session writer appends it to the file."""
+
+    message: Message
+    request: Request | None = None
+    kind = "message"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"event": self.kind, "role": self.message.role, "message_kind": self.message.kind,
+                "content": self.message.to_api()["content"]}
+
+
+@dataclass(slots=True)
+class CompactionStarted(Event):
+    tokens: int
+    threshold: int
+    kind = "compaction_started"
+
+
+@dataclass(slots=True)
+class CompactionFinished(Event):
+    """A compaction replaced the context. `record` is the compaction engine's result (a plan or its outcome), kept
+    for the writer and the views; `messages` are the new context's messages, to be written after the marker."""
+
+    strategy: str
+    tokens_before: int
+    tokens_after: int
+    record: Any = field(default=None, repr=False)
+    messages: list[Message] = field(default_factory=list, repr=False)
+    kind = "compaction_finished"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"event": self.kind, "strategy": self.strategy, "tokens_before": self.tokens_before,
+                "tokens_after": self.tokens_after}
+
+
+@dataclass(slots=True)
+class CompactionFailed(Event):
+    """A compaction attempt failed; `breaker_open` once consecutive failures have stopped auto-compaction."""
+
+    error: str
+    failures: int
+    breaker_open: bool
+    kind = "compaction_failed"
+
+
+@dataclass(slots=True)
+class Error(Event):
+    """The turn could not continue: an API error after the SDK's retries, a dropped stream, a bad request."""
+
+    message: str
+    error_type: str
+    status: int | None = None
+    kind = "error"
+
+
+@dataclass(slots=True)
+class TurnDone(Event):
+    """The last event of every run: `stop_reason` is the model's ("end_turn", "max_tokens"...), or "cancelled",
+    "error" or "max_iterations"."""
+
+    stop_reason: str
+    iterations: int
+    kind = "turn_done"
+
+
+def _plain(event: Event) -> dict[str, Any]:
+    out = {}
+    for name in event.__dataclass_fields__:
+        value = getattr(event, name)
+        out[name] = value.value if isinstance(value, Enum) else value
+    return out
+
+
+__all__ = [
+    "CompactionFailed", "CompactionFinished", "CompactionStarted", "Decision", "Error", "Event", "MessageAdded",
+    "PermissionAsked", "TextDelta", "ThinkingDelta", "ToolCall", "ToolResult", "TurnDone", "Usage",
+]

@@ -1,0 +1,166 @@
+"""The agent loop: one user turn as a generator of typed events.
+
+    append the user message
+    loop:  maybe compact  ->  stream the model  ->  run its tool calls  ->  append the results
+    until the model stops calling tools (or the turn is cancelled, fails, or hits max_iterations)
+
+`state` (an inspector.core.model.Session) is updated in place as the turn goes, so a view holding it sees the
+context grow; every change is also announced by a MessageAdded event, which is what the session writer records.
+Whatever happens, the history stays valid for the API: every tool_use gets its tool_result (an error result for a
+call that was denied, interrupted or never started), and a turn never ends on a dangling call. A run that starts
+on a history left broken (a crash, a closed generator) repairs it first.
+
+Cancel with `config.cancel.cancel()` from any thread: the open stream closes, a running command is killed, and the
+generator finishes with TurnDone("cancelled").
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Generator, Iterator
+from datetime import datetime, timezone
+
+from inspector.core.agent.config import AgentConfig
+from inspector.core.agent.events import (
+    Decision, Error, Event, MessageAdded, ToolCall, ToolResult, TurnDone, Usage,
+)
+from inspector.core.agent.permissions import denial_text
+from inspector.core.agent.provider import Cancelled, ModelRequest, ProviderError, Response
+from inspector.core.agent.tools import ToolContext, run_tool
+from inspector.core.model import Block, Message, Request, Session
+
+INTERRUPTED = "Interrupted by the user before this call finished."
+NOT_RUN = "Not run: the user cancelled the turn."
+
+
+def run(user_message: str, state: Session, config: AgentConfig, system_prompt: str) -> Iterator[Event]:
+    """Run one user turn on `state`; see the module docstring. The last event is always TurnDone."""
+    ctx = ToolContext(config.cwd, config.cancel, config.output_cap, config.bash_timeout)
+    yield from _repair(state)
+    yield _append(state, Message("user", "prompt", [Block("text", user_message)]))
+    iterations = 0
+    stop = "end_turn"
+    while True:
+        if config.cancel.cancelled:
+            stop = "cancelled"
+            break
+        if iterations >= config.max_iterations:
+            yield Error(f"stopped after {iterations} model calls in one turn (max_iterations)", "max_iterations")
+            stop = "max_iterations"
+            break
+        iterations += 1
+        try:
+            response = yield from config.provider.stream(_request(state, config, system_prompt), config.cancel)
+        except Cancelled as cancelled:
+            if cancelled.partial:
+                yield _append(state, Message("assistant", "assistant", cancelled.partial, model=config.model))
+            stop = "cancelled"
+            break
+        except ProviderError as exc:
+            yield Error(str(exc), exc.error_type, exc.status)
+            stop = "error"
+            break
+        request = _record(state, response)
+        yield Usage(response.id, response.model, response.input_tokens, response.cache_creation,
+                    response.cache_read, response.output_tokens, response.stop_reason)
+        yield MessageAdded(state.messages[-1], request)
+        calls = [b for b in response.blocks if b.type == "tool_use"]
+        if not calls:
+            stop = response.stop_reason or "end_turn"
+            break
+        yield from _run_calls(calls, state, config, ctx)
+        if config.cancel.cancelled:
+            stop = "cancelled"
+            break
+    yield TurnDone(stop, iterations)
+
+
+def _request(state: Session, config: AgentConfig, system_prompt: str) -> ModelRequest:
+    return ModelRequest(config.model, system_prompt, state.context, [t.schema() for t in config.tools],
+                        config.max_tokens, config.thinking_budget, config.prompt_cache)
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _append(state: Session, message: Message) -> MessageAdded:
+    message.uuid = message.uuid or uuid.uuid4().hex
+    message.parent_uuid = state.messages[-1].uuid if state.messages else None
+    message.timestamp = message.timestamp or _now()
+    state.messages.append(message)
+    return MessageAdded(message)
+
+
+def _record(state: Session, response: Response) -> Request:
+    """Append the response as an assistant message and its usage as a Request."""
+    seen_end = len(state.messages)
+    message = Message("assistant", "assistant", response.blocks, model=response.model, response_id=response.id)
+    _append(state, message)
+    request = Request(response.id, response.model, response.input_tokens, response.cache_creation,
+                      response.cache_read, response.output_tokens, message_index=seen_end,
+                      seen_start=state.context_start, seen_end=seen_end, timestamp=message.timestamp)
+    state.requests.append(request)
+    if response.model and response.model not in state.models:
+        state.models.append(response.model)
+    return request
+
+
+def _run_calls(calls: list[Block], state: Session, config: AgentConfig,
+               ctx: ToolContext) -> Generator[Event, None, None]:
+    """Run the calls in order and append one user message with all their results. If the generator is closed
+    part-way, the calls not answered yet get error results all the same (appended without an event)."""
+    results: list[Block] = []
+    try:
+        for call in calls:
+            text, is_error = yield from _run_call(call, config, ctx)
+            results.append(Block("tool_result", text, tool_id=call.tool_id, is_error=is_error))
+            yield ToolResult(call.tool_id or "", call.tool_name or "", text, is_error)
+    finally:
+        done = {b.tool_id for b in results}
+        results += [Block("tool_result", NOT_RUN, tool_id=c.tool_id, is_error=True)
+                    for c in calls if c.tool_id not in done]
+        added = _append(state, Message("user", "tool_result", results))
+    yield added
+
+
+def _run_call(call: Block, config: AgentConfig, ctx: ToolContext) -> Generator[Event, None, tuple[str, bool]]:
+    yield ToolCall(call.tool_id or "", call.tool_name or "", call.input)
+    tool = next((t for t in config.tools if t.name == call.tool_name), None)
+    if tool is None:
+        return f"Unknown tool {call.tool_name!r}; the tools are: {', '.join(t.name for t in config.tools)}", True
+    if config.cancel.cancelled:
+        return NOT_RUN, True
+    permissions = config.permissions
+    assert permissions is not None  # set by AgentConfig.__post_init__
+    asked = permissions.check(tool, call.input, ctx, call.tool_id or "")
+    if asked is not None:
+        if permissions.auto is None:
+            yield asked  # the consumer replies before resuming us
+            if config.cancel.cancelled:
+                return NOT_RUN, True
+        decision = permissions.decide(asked)
+        if permissions.auto is not None:
+            yield asked  # answered by policy: still shown, so the user sees what was decided on their behalf
+        if decision is Decision.DENY:
+            return denial_text(asked), True
+    text, is_error = run_tool(tool, call.input, ctx)
+    if config.cancel.cancelled and is_error:
+        return INTERRUPTED + ("\n" + text if text else ""), True
+    return text, is_error
+
+
+def _repair(state: Session) -> Iterator[Event]:
+    """Answer tool calls of the last response that a previous run left without results (a crash, a closed
+    generator), so the history is valid before the next user message joins it. The API reads consecutive user
+    messages as one turn, so the answers may follow a partial result message."""
+    context = state.context
+    last = next((i for i in range(len(context) - 1, -1, -1) if context[i].role == "assistant"), None)
+    if last is None:
+        return
+    answered = {b.tool_id for m in context[last + 1:] for b in m.tool_results()}
+    missing = [b for b in context[last].tool_uses() if b.tool_id not in answered]
+    if missing:
+        yield _append(state, Message("user", "tool_result", [
+            Block("tool_result", INTERRUPTED, tool_id=b.tool_id, is_error=True) for b in missing]))
+

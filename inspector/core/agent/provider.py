@@ -1,0 +1,230 @@
+"""The model behind the loop: the Messages API through the official `anthropic` SDK, streaming.
+
+Any Messages-compatible endpoint works (ANTHROPIC_BASE_URL). Retries of 429, 529 and 5xx are the SDK's own
+(`max_retries`); what is still failing after them becomes a ProviderError with one readable line, from which the
+API key is scrubbed. Cancelling closes the open stream from the cancelling thread, so the loop stops at once with
+what had arrived (`Cancelled.partial`).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Generator
+from dataclasses import dataclass
+from typing import Any
+
+import anthropic
+import httpx2
+
+from inspector.core.agent.cancel import Cancel
+from inspector.core.agent.events import Event, TextDelta, ThinkingDelta
+from inspector.core.model import Block, Message
+
+KEY_HELP = ("no API key: set ANTHROPIC_API_KEY (export ANTHROPIC_API_KEY=sk-ant-...); for another "
+            "Messages-compatible endpoint also set ANTHROPIC_BASE_URL (export ANTHROPIC_BASE_URL=https://...)")
+
+
+class MissingApiKey(Exception):
+    def __init__(self) -> None:
+        super().__init__(KEY_HELP)
+
+
+class ProviderError(Exception):
+    """The request failed for good. `error_type` is the API's (overloaded_error...) or ours (connection_error,
+    stream_error); `status` the HTTP status when there was one."""
+
+    def __init__(self, message: str, error_type: str, status: int | None = None) -> None:
+        super().__init__(message)
+        self.error_type = error_type
+        self.status = status
+
+
+class Cancelled(Exception):
+    """The stream was cancelled; `partial` holds the blocks that had arrived whole enough to keep."""
+
+    def __init__(self, partial: list[Block]) -> None:
+        super().__init__("cancelled")
+        self.partial = partial
+
+
+@dataclass(slots=True)
+class ModelRequest:
+    model: str
+    system: str
+    messages: list[Message]
+    tools: list[dict]
+    max_tokens: int
+    thinking_budget: int | None = None
+    cache: bool = True
+
+
+@dataclass(slots=True)
+class Response:
+    id: str
+    model: str
+    blocks: list[Block]
+    stop_reason: str | None
+    input_tokens: int
+    cache_creation: int
+    cache_read: int
+    output_tokens: int
+
+
+class AnthropicProvider:
+    """Streams one model response per call; also answers one-shot prompts (`complete`) for summaries."""
+
+    def __init__(self, api_key: str, base_url: str | None = None, max_retries: int = 2,
+                 timeout: float = 600.0) -> None:
+        self._key = api_key
+        self.base_url = base_url
+        self._client = anthropic.Anthropic(api_key=api_key, base_url=base_url, max_retries=max_retries,
+                                           timeout=timeout)
+
+    @classmethod
+    def from_env(cls, max_retries: int = 2) -> AnthropicProvider:
+        """Key and endpoint from ANTHROPIC_API_KEY / ANTHROPIC_BASE_URL; MissingApiKey (with how to set one)
+        when there is no key."""
+        key = os.environ.get("ANTHROPIC_API_KEY", "").strip()
+        if not key:
+            raise MissingApiKey()
+        return cls(key, os.environ.get("ANTHROPIC_BASE_URL") or None, max_retries=max_retries)
+
+    def __repr__(self) -> str:  # never the key
+        return f"AnthropicProvider(base_url={self.base_url!r})"
+
+    def stream(self, request: ModelRequest, cancel: Cancel) -> Generator[Event, None, Response]:
+        """Yield text and thinking deltas as they arrive; return the whole Response. Raises ProviderError or
+        Cancelled."""
+        params = _params(request)
+        try:
+            with self._client.messages.stream(**params) as stream:
+                unregister = cancel.on_cancel(stream.close)
+                try:
+                    for event in stream:
+                        if cancel.cancelled:
+                            break
+                        if event.type == "text":
+                            yield TextDelta(event.text)
+                        elif event.type == "thinking":
+                            yield ThinkingDelta(event.thinking)
+                except Exception:
+                    if not cancel.cancelled:
+                        raise
+                finally:
+                    unregister()
+                if cancel.cancelled:
+                    raise Cancelled(_partial(stream))
+                message = stream.get_final_message()
+        except Cancelled:
+            raise
+        except Exception as exc:
+            if cancel.cancelled:
+                raise Cancelled([]) from None
+            raise self._error(exc) from None
+        if message.stop_reason is None:
+            raise ProviderError("the response stream ended before the message was complete", "stream_error")
+        return _response(message)
+
+    def complete(self, model: str, system: str, messages: list[dict], max_tokens: int) -> Response:
+        """One non-streaming request: the summary of a compaction. Raises ProviderError."""
+        try:
+            kwargs: dict[str, Any] = {"system": system} if system else {}
+            message = self._client.messages.create(model=model, max_tokens=max_tokens, messages=messages,
+                                                   **kwargs)
+        except Exception as exc:
+            raise self._error(exc) from None
+        return _response(message)
+
+    def _error(self, exc: Exception) -> ProviderError:
+        if isinstance(exc, anthropic.APIStatusError):
+            body = exc.body if isinstance(exc.body, dict) else {}
+            error = body.get("error") if isinstance(body.get("error"), dict) else {}
+            kind = error.get("type") or type(exc).__name__
+            detail = error.get("message") or str(exc)
+            text = f"API error {exc.status_code} {kind}: {detail}"
+            return ProviderError(self._scrub(text), kind, exc.status_code)
+        if isinstance(exc, anthropic.APITimeoutError):
+            return ProviderError("the API did not answer in time (after the SDK's retries)", "timeout")
+        if isinstance(exc, anthropic.APIConnectionError):
+            cause = exc.__cause__ or exc
+            return ProviderError(self._scrub(f"could not reach {self._endpoint()}: {cause}"), "connection_error")
+        if isinstance(exc, httpx2.HTTPError):
+            return ProviderError(self._scrub(f"the response stream broke off: {exc}"), "stream_error")
+        return ProviderError(self._scrub(f"{type(exc).__name__}: {exc}"), "error")
+
+    def _endpoint(self) -> str:
+        return str(self._client.base_url)
+
+    def _scrub(self, text: str) -> str:
+        return text.replace(self._key, "[API key]") if self._key else text
+
+
+def _params(request: ModelRequest) -> dict[str, Any]:
+    params: dict[str, Any] = {
+        "model": request.model,
+        "max_tokens": request.max_tokens,
+        "messages": api_messages(request.messages),
+    }
+    if request.system:
+        params["system"] = request.system
+    if request.tools:
+        params["tools"] = request.tools
+    if request.thinking_budget:
+        params["thinking"] = {"type": "enabled", "budget_tokens": request.thinking_budget}
+    if request.cache:
+        params["cache_control"] = {"type": "ephemeral"}
+    return params
+
+
+def api_messages(messages: list[Message]) -> list[dict]:
+    """Messages-API params for the context. Thinking blocks go back only with their signature (the API refuses
+    others; ones loaded from a file have none); image/document data is not kept, so a note stands in for it."""
+    out = []
+    for m in messages:
+        content = [b for b in (_block_param(b) for b in m.blocks) if b is not None]
+        if content:
+            out.append({"role": "assistant" if m.role == "assistant" else "user", "content": content})
+    return out
+
+
+def _block_param(b: Block) -> dict | None:
+    if b.type == "thinking":
+        signature = (b.raw or {}).get("signature")
+        return {"type": "thinking", "thinking": b.text, "signature": signature} if signature else None
+    if b.type in ("image", "document"):
+        return {"type": "text", "text": f"[{b.type} ({b.media or 'unknown type'}) not kept in this session]"}
+    if b.type == "unknown":
+        return None
+    return b.to_api()
+
+
+def _block(content: Any) -> Block:
+    kind = content.type
+    if kind == "text":
+        return Block("text", content.text)
+    if kind == "thinking":
+        return Block("thinking", content.thinking, raw={"signature": content.signature})
+    if kind == "redacted_thinking":
+        return Block("redacted_thinking", content.data)
+    if kind == "tool_use":
+        return Block("tool_use", tool_id=content.id, tool_name=content.name, input=content.input)
+    return Block("unknown", raw=content.model_dump(mode="json"))
+
+
+def _response(message: Any) -> Response:
+    usage = message.usage
+    return Response(
+        id=message.id, model=message.model, blocks=[_block(c) for c in message.content],
+        stop_reason=message.stop_reason, input_tokens=usage.input_tokens or 0,
+        cache_creation=usage.cache_creation_input_tokens or 0, cache_read=usage.cache_read_input_tokens or 0,
+        output_tokens=usage.output_tokens or 0)
+
+
+def _partial(stream: Any) -> list[Block]:
+    """What a cancelled stream had produced that can stand in history: its text. Thinking is dropped (unsigned
+    until its block ends), and so are tool calls: their input may be cut short and they never ran."""
+    try:
+        snapshot = stream.current_message_snapshot
+    except AssertionError:  # cancelled before message_start arrived
+        return []
+    return [_block(c) for c in snapshot.content if c.type == "text" and c.text]
