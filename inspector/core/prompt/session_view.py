@@ -1,0 +1,81 @@
+"""The system prompt of a loaded session: what the source recorded, measured or lets us reconstruct.
+
+Formats differ in what they keep. Anthropic requests (and our own neutral sessions) record the system prompt and
+every tool schema; Codex records its instructions; Claude Code records neither, so its prefix (system prompt, tool
+schemas, CLAUDE.md, environment) is known only by size, measured from the first request's usage, and the CLAUDE.md
+files it would have loaded are re-read from disk when the session's working directory exists here, labelled
+"reconstructed" because they may have changed since.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from inspector.core.estimators import Estimator, get_estimator
+from inspector.core.model import Session
+from inspector.core.prompt.builder import Section, claude_md_sections
+from inspector.core.tokens import account
+
+
+@dataclass(slots=True)
+class SessionPrompt:
+    sections: list[Section]
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def tokens(self) -> int:
+        return sum(s.tokens for s in self.sections if s.kind != "reconstructed")
+
+
+def session_prompt(session: Session, estimator: str | Estimator = "chars35") -> SessionPrompt:
+    est = estimator if isinstance(estimator, Estimator) else get_estimator(estimator)
+    result = SessionPrompt([])
+    if session.system:
+        title = "Instructions" if session.format == "codex" else "System prompt"
+        result.sections.append(Section(title, session.system, "recorded", path=session.source, kind="recorded"))
+    for message in session.messages:
+        if message.kind == "system" and message.text():
+            result.sections.append(Section("System message", message.text(), "recorded", path=session.source,
+                                           lines=message.lines[:1], kind="recorded"))
+    for tool in session.tools:
+        schema = {"name": tool.name, "description": tool.description, "input_schema": tool.input_schema}
+        result.sections.append(Section(f"Tool: {tool.name}", json.dumps(schema, ensure_ascii=False, indent=1),
+                                       "recorded", est.text(json.dumps(schema, ensure_ascii=False)),
+                                       path=session.source, kind="recorded"))  # tokens as sent: compact JSON
+    if session.format == "claude-code":
+        _claude_code(session, result)
+    elif not result.sections:
+        result.notes.append(f"this {session.format} session records no system prompt")
+    elif session.format == "codex":
+        result.notes.append("Codex does not record its tool schemas")
+    for section in result.sections:
+        if section.kind != "measured" and not section.tokens:
+            section.tokens = est.text(section.text)
+    return result
+
+
+def _claude_code(session: Session, result: SessionPrompt) -> None:
+    accounting = account(session)
+    if accounting.prefix_measured:
+        result.sections.append(Section(
+            "Unrecorded prefix", "", "measured", accounting.prefix, path=session.source, kind="measured",
+            note="system prompt, tool schemas, CLAUDE.md and environment: not in the transcript; measured from "
+                 "usage as the context of the model's first request minus the estimate of the messages it saw"))
+    else:
+        result.notes.append("no request with usage: the unrecorded prefix cannot be measured")
+    if not session.cwd:
+        result.notes.append("the session records no working directory: CLAUDE.md files cannot be reconstructed")
+        return
+    cwd = Path(session.cwd)
+    if not cwd.is_dir():
+        result.notes.append(f"{cwd} does not exist on this machine: CLAUDE.md files cannot be reconstructed")
+        return
+    notes: list[str] = []
+    files = claude_md_sections(cwd, notes)
+    for section in files:
+        section.kind = "reconstructed"
+        section.note = "as the file reads now, which may differ from when the session ran"
+    result.sections += files
+    result.notes += notes
