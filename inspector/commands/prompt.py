@@ -1,0 +1,137 @@
+"""`context-inspector prompt`: the agent's system prompt, section by section, with sources, tokens and lint.
+
+With `--session PATH` it shows a loaded session's prompt instead: recorded, measured or reconstructed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from inspector.cli import UsageError
+from inspector.core.estimators import ESTIMATORS
+from inspector.core.formats import load
+from inspector.core.prompt.builder import Section, assemble
+from inspector.core.prompt.claude_md import short_path
+from inspector.core.prompt.lint import Finding, lint
+from inspector.core.prompt.session_view import session_prompt
+from inspector.core.prompt.template import TemplateError
+from inspector.core.report import safe
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--cwd", metavar="DIR", help="working directory to build the prompt for (default: here)")
+    parser.add_argument("--prompt-template", metavar="FILE",
+                        help="template file to build from (default: the built-in one; copy it from the path "
+                             "this command prints)")
+    memory = parser.add_mutually_exclusive_group()
+    memory.add_argument("--memory", metavar="FILE", help="memory file (default: the per-user one)")
+    memory.add_argument("--no-memory", action="store_true", help="leave persistent memory out")
+    parser.add_argument("--session", metavar="PATH",
+                        help="show the prompt of a session file instead: recorded, measured or reconstructed")
+    parser.add_argument("--estimator", choices=sorted(ESTIMATORS), default="chars35",
+                        help="token estimator (default: chars35)")
+    parser.add_argument("--lint", action="store_true",
+                        help="check the prompt; exit status 1 when there are findings")
+    output = parser.add_mutually_exclusive_group()
+    output.add_argument("--json", action="store_true",
+                        help="print one JSON object with `sections` (title, source, tokens, text) and `findings`")
+    output.add_argument("--text", action="store_true", help="print the assembled prompt itself, nothing else")
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.session:
+        if args.prompt_template or args.cwd or args.memory or args.no_memory:
+            raise UsageError("--session shows a recorded session's prompt: it takes no --cwd, --prompt-template "
+                             "or memory option")
+        return _run_session(args)
+    if args.cwd and not Path(args.cwd).expanduser().is_dir():
+        raise UsageError(f"{args.cwd}: --cwd is not a directory")
+    try:
+        prompt = assemble(args.cwd, args.prompt_template, False if args.no_memory else args.memory,
+                          estimator=args.estimator)
+    except TemplateError as exc:
+        raise UsageError(str(exc)) from None
+    findings = lint(prompt.sections)
+    if args.text:
+        sys.stdout.write(safe_text(prompt.text) + "\n")
+        return 0
+    if args.json:
+        data = {"template": str(prompt.template), "default_template": prompt.default_template,
+                "cwd": str(prompt.cwd), "memory": str(prompt.memory) if prompt.memory else None,
+                "estimator": prompt.estimator, "tokens": sum(s.tokens for s in prompt.sections),
+                "sections": [s.to_json() for s in prompt.sections], "findings": [f.to_json() for f in findings],
+                "notes": prompt.notes}
+        _json(data)
+    else:
+        template = f"{prompt.template}" + (" (built-in; copy it to edit)" if prompt.default_template else "")
+        memory = str(prompt.memory) if prompt.memory else "off"
+        head = [("Template", template), ("Working directory", str(prompt.cwd)), ("Memory", memory),
+                ("Tokens", f"estimated with {prompt.estimator}")]
+        _print(head, prompt.sections, prompt.notes, findings if args.lint else None, prompt.cwd)
+    return 1 if args.lint and findings else 0
+
+
+def _run_session(args: argparse.Namespace) -> int:
+    session = load(args.session)
+    view = session_prompt(session, args.estimator)
+    findings = lint(view.sections, recommended=False)
+    if args.text:
+        sys.stdout.write(safe_text("\n\n".join(s.text for s in view.sections if s.kind == "recorded")) + "\n")
+        return 0
+    if args.json:
+        _json({"session": session.source, "format": session.format, "estimator": args.estimator,
+               "tokens": view.tokens, "sections": [s.to_json() for s in view.sections],
+               "findings": [f.to_json() for f in findings], "notes": view.notes})
+    else:
+        head = [("Session", session.source), ("Format", session.format),
+                ("Tokens", f"estimated with {args.estimator} unless measured")]
+        _print(head, view.sections, view.notes, findings if args.lint else None, Path.cwd())
+    return 1 if args.lint and findings else 0
+
+
+def _json(data: dict) -> None:
+    json.dump(data, sys.stdout, ensure_ascii=True, indent=1)
+    sys.stdout.write("\n")
+
+
+def safe_text(text: str) -> str:
+    """Prompt text for a terminal: control characters shown as `?`, line breaks and tabs kept."""
+    return "\n".join("\t".join(safe(part) for part in line.split("\t")) for line in text.split("\n"))
+
+
+def _source(section: Section, cwd: Path) -> str:
+    shown = short_path(Path(section.source), cwd) if section.source == section.path else section.source
+    return shown + (f" ({section.kind})" if section.kind not in ("built", section.source) else "")
+
+
+def _print(head: list[tuple[str, str]], sections: list[Section], notes: list[str], findings: list[Finding] | None,
+           cwd: Path) -> None:
+    out = [f"{label + ':':<19}{safe(value)}" for label, value in head]
+    rows = [(str(i), safe(s.title), safe(_source(s, cwd)), f"{s.tokens:,}") for i, s in enumerate(sections, 1)]
+    total = sum(s.tokens for s in sections if s.kind != "reconstructed")
+    widths = [max([len(h)] + [len(r[c]) for r in rows]) for c, h in enumerate(("#", "Section", "Source", "Tokens"))]
+    widths[3] = max(widths[3], len(f"{total:,}"))
+    out.append("")
+    out.append(f"{'#':>{widths[0]}}  {'Section':<{widths[1]}}  {'Source':<{widths[2]}}  {'Tokens':>{widths[3]}}")
+    out += [f"{a:>{widths[0]}}  {b:<{widths[1]}}  {c:<{widths[2]}}  {d:>{widths[3]}}" for a, b, c, d in rows]
+    label = "Total" + (" (reconstructed files not included)" if any(s.kind == "reconstructed" for s in sections)
+                       else "")
+    out.append(f"{'':>{widths[0]}}  {label:<{widths[1] + widths[2] + 2}}  {total:>{widths[3]},}")
+    measured = [s for s in sections if s.note]
+    if measured:
+        out.append("")
+        out += [f"{safe(s.title)}: {safe(s.note)}" for s in measured]
+    if notes:
+        out.append("")
+        out += ["Notes:"] + [f"  {safe(n)}" for n in notes]
+    if findings is not None:
+        out.append("")
+        out.append(f"Lint: {len(findings)} finding{'s' if len(findings) != 1 else ''}" if findings else "Lint: clean")
+        for f in findings:
+            out.append(f"  {safe(f.location())}: {f.rule}: {safe(f.message)}")
+            if f.excerpt:
+                out.append(f"      > {safe(f.excerpt)}")
+    sys.stdout.write("\n".join(out) + "\n")
