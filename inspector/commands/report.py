@@ -6,8 +6,13 @@ import argparse
 import json
 import sys
 
+from inspector.cli import UsageError
+from inspector.core.estimators import ESTIMATORS
 from inspector.core.formats import load
-from inspector.core.report import report_dict, report_text
+from inspector.core.limits import POLICIES, window_info
+from inspector.core.report import report_dict, report_text, safe
+from inspector.core.token_report import add_token_keys, token_text
+from inspector.core.tokens import account
 
 PROGRESS_MIN_BYTES = 20 * 1024 * 1024
 
@@ -18,17 +23,32 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "(its newest session is read)")
     parser.add_argument("--json", action="store_true",
                         help="print one JSON object (schema: docs/report-json.md) instead of the table")
+    parser.add_argument("--estimator", choices=sorted(ESTIMATORS), default=None,
+                        help="how to estimate tokens without usage (default: calibrated when the session has usage, "
+                             "else script; exact needs ANTHROPIC_API_KEY)")
+    parser.add_argument("--policy", choices=POLICIES, default="claude-code",
+                        help="compaction thresholds to measure against (default: claude-code)")
+    parser.add_argument("--window", type=int, default=None, metavar="N",
+                        help="context window in tokens (default: the model's, or the one the session states)")
+    parser.add_argument("--messages", action="store_true", help="table form: list every message's tokens too")
 
 
 def run(args: argparse.Namespace) -> int:
     session = load(args.path, progress=_progress if sys.stderr.isatty() else None)
     if sys.stderr.isatty():
         sys.stderr.write("\r\x1b[K")
+    try:
+        accounting = account(session, getattr(args, "estimator", None))
+        info = window_info(session, getattr(args, "policy", "claude-code"), getattr(args, "window", None))
+    except ValueError as exc:  # an unknown policy, a bad window, `exact` without a key
+        raise UsageError(str(exc)) from None
     if args.json:
-        json.dump(report_dict(session), sys.stdout, ensure_ascii=True, separators=(",", ":"))
+        report = add_token_keys(report_dict(session), accounting, info)
+        json.dump(report, sys.stdout, ensure_ascii=True, separators=(",", ":"))
         sys.stdout.write("\n")
     else:
         sys.stdout.write(report_text(session))
+        sys.stdout.write(token_text(accounting, info, safe, getattr(args, "messages", False)))
     sys.stdout.flush()
     return 0
 

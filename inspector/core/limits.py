@@ -1,0 +1,212 @@
+"""Context windows, output reserve and the compaction policies that turn them into thresholds.
+
+Sources: ../shared/FORMATS.md §4. Claude models have 200,000 tokens (1,000,000 for `[1m]` ids, or when a session's
+usage shows more than 200k); Codex states its own window in the rollout; `--window N` overrides either.
+
+Policies (`--policy`):
+    reference    the reference agent design: compact above 70% of (window - output reserve)
+    claude-code  effective = window - min(max output, 20k); auto-compact at effective - 13k; warning from 20k below
+                 that; requests refused at effective - 3k. CLAUDE_AUTOCOMPACT_PCT_OVERRIDE=N lowers the
+                 auto-compact threshold to N% of effective (never raises it).
+    codex        90% of the stated window (which Codex already gives as 95% of the raw one)
+    custom       percentages of the effective window: warning_pct, autocompact_pct, blocking_pct
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+from inspector.core.model import Session
+
+CLAUDE_WINDOW = 200_000
+LONG_WINDOW = 1_000_000
+DEFAULT_WINDOW = 200_000
+CLAUDE_CODE_RESERVE_CAP = 20_000
+POLICIES: tuple[str, ...] = ("reference", "claude-code", "codex", "custom")
+OVERRIDE_ENV = "CLAUDE_AUTOCOMPACT_PCT_OVERRIDE"
+
+# Max output tokens per Claude model family (the Models overview), most specific first; the output reserve is
+# min(this, 20k) as in Claude Code.
+_MAX_OUTPUT: tuple[tuple[str, int], ...] = (
+    ("claude-3-5-", 8_192), ("claude-3-7-sonnet", 64_000), ("claude-3-", 4_096),
+    ("opus-4-5", 64_000), ("opus-4-6", 64_000), ("opus-4-1", 32_000), ("opus-4", 32_000),
+    ("sonnet-4", 64_000), ("haiku-4", 64_000),
+)
+DEFAULT_MAX_OUTPUT = 32_000
+
+
+def max_output(model: str | None) -> int:
+    name = (model or "").lower()
+    for key, value in _MAX_OUTPUT:
+        if key in name:
+            return value
+    return DEFAULT_MAX_OUTPUT
+
+
+def context_window(session: Session | None, model: str | None = None) -> int:
+    """The window of `model` (default: the session's current model) as the session shows it."""
+    if session is not None and session.window:
+        return session.window
+    if session is not None and model is None:
+        model = current_model(session)
+    if model and "[1m]" in model.lower():
+        return LONG_WINDOW
+    if session is not None and any(r.measured_context > CLAUDE_WINDOW for r in session.requests):
+        return LONG_WINDOW
+    return CLAUDE_WINDOW if (model is None or "claude" in model.lower()) else DEFAULT_WINDOW
+
+
+def current_model(session: Session) -> str | None:
+    for r in reversed(session.requests):
+        if r.model:
+            return r.model
+    return session.models[-1] if session.models else None
+
+
+@dataclass(slots=True)
+class Thresholds:
+    warning: int
+    autocompact: int
+    blocking: int
+
+    def to_dict(self) -> dict[str, int]:
+        return {"warning": self.warning, "autocompact": self.autocompact, "blocking": self.blocking}
+
+
+@dataclass(slots=True)
+class UsageState:
+    """Where a `used` figure stands: free = room left before auto-compaction; distance = threshold - used for each
+    threshold (negative once crossed)."""
+
+    used: int
+    free: int
+    percent: float
+    percent_of_effective: float
+    distance: dict[str, int]
+    crossed: list[str]
+
+    def to_dict(self) -> dict:
+        return {"used": self.used, "free": self.free, "percent": self.percent,
+                "percent_of_effective": self.percent_of_effective, "distance": self.distance,
+                "crossed": self.crossed}
+
+
+@dataclass(slots=True)
+class WindowInfo:
+    """A window and a policy's thresholds on it. `effective` is what the policy lets the conversation use
+    (the window less the output reserve); `notes` say where the figures came from (an override, the usage)."""
+
+    context_window: int
+    output_reserve: int
+    effective: int
+    policy: str
+    thresholds: Thresholds
+    model: str | None = None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def reserved(self) -> int:
+        """What the policy keeps out of reach: the window above the auto-compact threshold."""
+        return self.context_window - self.thresholds.autocompact
+
+    def state(self, used: int) -> UsageState:
+        t = self.thresholds.to_dict()
+        return UsageState(
+            used=used, free=max(0, self.thresholds.autocompact - used),
+            percent=round(used / self.context_window * 100, 2) if self.context_window else 0.0,
+            percent_of_effective=round(used / self.effective * 100, 2) if self.effective else 0.0,
+            distance={k: v - used for k, v in t.items()},
+            crossed=[k for k, v in t.items() if used >= v])
+
+    def to_dict(self) -> dict:
+        return {"context_window": self.context_window, "output_reserve": self.output_reserve,
+                "effective": self.effective, "policy": self.policy, "thresholds": self.thresholds.to_dict(),
+                "model": self.model, "notes": self.notes}
+
+
+def _pct(name: str, value: object, default: float) -> float:
+    if value is None:
+        return default
+    try:
+        pct = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a percentage, got {value!r}") from None
+    if not 0 < pct <= 100:
+        raise ValueError(f"{name} must be a percentage between 0 and 100, got {value!r}")
+    return pct
+
+
+def window_info(session: Session | None = None, policy: str = "claude-code", window: int | None = None,
+                model: str | None = None, output_reserve: int | None = None,
+                environ: dict[str, str] | None = None, **options: object) -> WindowInfo:
+    """The window, output reserve and thresholds of `policy` for the session's current model.
+
+    `window` overrides the window; `output_reserve` the reserve. Options: claude-code `autocompact_pct` (else
+    CLAUDE_AUTOCOMPACT_PCT_OVERRIDE from `environ`, default os.environ); reference `compact_pct` (70),
+    `warning_pct` (60); codex `compact_pct` (90); custom `warning_pct` (60), `autocompact_pct` (70),
+    `blocking_pct` (95). Raises ValueError for an unknown policy or a bad option.
+    """
+    if policy not in POLICIES:
+        raise ValueError(f"unknown policy {policy!r}; choose from {', '.join(POLICIES)}")
+    if window is not None and window <= 0:
+        raise ValueError(f"the window must be a positive number of tokens, got {window}")
+    known = {"reference": {"compact_pct", "warning_pct"}, "claude-code": {"autocompact_pct"},
+             "codex": {"compact_pct"}, "custom": {"warning_pct", "autocompact_pct", "blocking_pct"}}[policy]
+    unknown = set(options) - known
+    if unknown:
+        raise ValueError(f"policy {policy} takes no option {', '.join(sorted(unknown))}")
+    if model is None and session is not None:
+        model = current_model(session)
+    notes: list[str] = []
+    if window is not None:
+        size = window
+        notes.append("window set by --window")
+    else:
+        size = context_window(session, model)
+        if session is not None and session.window:
+            notes.append("window stated by the session")
+        elif size == LONG_WINDOW:
+            notes.append("1M window: [1m] model id or usage above 200k")
+    if policy == "codex":
+        reserve = output_reserve if output_reserve is not None else 0
+    else:
+        reserve = output_reserve if output_reserve is not None else min(max_output(model), CLAUDE_CODE_RESERVE_CAP)
+    reserve = max(0, min(reserve, size))
+    effective = size - reserve
+
+    if policy == "claude-code":
+        autocompact = effective - 13_000
+        env = os.environ if environ is None else environ
+        override = options.get("autocompact_pct")
+        if override is None and env.get(OVERRIDE_ENV):
+            try:
+                override = _pct(OVERRIDE_ENV, env[OVERRIDE_ENV], 100)
+            except ValueError:
+                notes.append(f"{OVERRIDE_ENV}={env[OVERRIDE_ENV]!r} ignored (not a percentage in 0-100)")
+                override = None
+        if override is not None:
+            lowered = int(effective * _pct("autocompact_pct", override, 100) / 100)
+            if lowered < autocompact:
+                autocompact = lowered
+                notes.append(f"auto-compact lowered to {float(override):g}% of effective")
+        thresholds = Thresholds(autocompact - 20_000, autocompact, effective - 3_000)
+    elif policy == "reference":
+        compact = _pct("compact_pct", options.get("compact_pct"), 70)
+        warning = _pct("warning_pct", options.get("warning_pct"), 60)
+        thresholds = Thresholds(int(effective * min(warning, compact) / 100), int(effective * compact / 100),
+                                effective)
+    elif policy == "codex":
+        compact = _pct("compact_pct", options.get("compact_pct"), 90)
+        thresholds = Thresholds(int(size * (compact - 10) / 100), int(size * compact / 100), size)
+    else:
+        w = _pct("warning_pct", options.get("warning_pct"), 60)
+        a = _pct("autocompact_pct", options.get("autocompact_pct"), 70)
+        b = _pct("blocking_pct", options.get("blocking_pct"), 95)
+        if not w <= a <= b:
+            raise ValueError(f"custom thresholds must rise: warning {w:g}% <= autocompact {a:g}% <= blocking {b:g}%")
+        thresholds = Thresholds(int(effective * w / 100), int(effective * a / 100), int(effective * b / 100))
+    thresholds.warning = max(0, thresholds.warning)
+    thresholds.autocompact = max(0, thresholds.autocompact)
+    thresholds.blocking = max(thresholds.autocompact, thresholds.blocking)
+    return WindowInfo(size, reserve, effective, policy, thresholds, model, notes)
