@@ -65,3 +65,20 @@ def sessions(draw: st.DrawFn, max_rounds: int = 14) -> Session:
             for i, body, err in zip(ids, bodies, errors):
                 messages.append(results((i, body), error=err))
     return Session("random", "neutral", messages)
+
+
+class RecordingProvider:
+    """An in-process SummaryProvider: streams a fixed answer in pieces and records what it was sent."""
+
+    def __init__(self, answer: str = "<analysis>notes</analysis>\n<summary>1. Primary Request and Intent:\n"
+                                      "   build it</summary>", fail: Exception | None = None) -> None:
+        self.answer, self.fail, self.calls = answer, fail, []
+
+    def summarize(self, system, messages, on_text=None):
+        self.calls.append((system, messages))
+        if self.fail:
+            raise self.fail
+        for k in range(0, len(self.answer), 7):
+            if on_text:
+                on_text(self.answer[k:k + 7])
+        return self.answer

@@ -3,7 +3,7 @@
 import json
 
 import pytest
-from compaction_sessions import call, prompt, results, tool_session
+from compaction_sessions import RecordingProvider, call, prompt, results, tool_session
 
 from inspector.core.compaction import (PendingSummary, SummaryError, SummarySettings, apply, complete_summary,
                                        find_orphans, find_split_point, parse_summary_answer, plan_summary,
@@ -14,23 +14,6 @@ from inspector.core.model import Block, Message, Session
 
 NINE = ["Primary Request and Intent", "Key Technical Concepts", "Files and Code Sections", "Errors and Fixes",
         "Problem Solving", "All User Messages", "Pending Tasks", "Current Work", "Optional Next Step"]
-
-
-class RecordingProvider:
-    """An in-process SummaryProvider: streams a fixed answer in pieces and records what it was sent."""
-
-    def __init__(self, answer: str = "<analysis>notes</analysis>\n<summary>1. Primary Request and Intent:\n"
-                                      "   build it</summary>", fail: Exception | None = None) -> None:
-        self.answer, self.fail, self.calls = answer, fail, []
-
-    def summarize(self, system, messages, on_text=None):
-        self.calls.append((system, messages))
-        if self.fail:
-            raise self.fail
-        for k in range(0, len(self.answer), 7):
-            if on_text:
-                on_text(self.answer[k:k + 7])
-        return self.answer
 
 
 def real_answer(corpus) -> str:

@@ -1,7 +1,8 @@
 """Structural diff of two sessions' contexts, and the text rendering the CLI prints for diffs and plans.
 
 Messages are matched by identity (uuid, else their source lines, else their content) with difflib, so a snipped
-message shows as changed, a summarized one as removed and the summary as added. Session text is printed inertly:
+message shows as changed, a summarized one as removed and the summary as added. Messages with no stable identity
+that differ but keep their shape (role, kind, block types and tool ids) at the same place count as changed. Session text is printed inertly:
 control characters are escaped, so a tool result can never move the cursor or recolour the terminal.
 """
 
@@ -26,6 +27,10 @@ def identity(message: Message) -> object:
     return ("content", message.role, json.dumps(message.to_api(), sort_keys=True, default=str))
 
 
+def _shape(message: Message) -> tuple:
+    return (message.role, message.kind, tuple((b.type, b.tool_id) for b in message.blocks))
+
+
 @dataclass(frozen=True, slots=True)
 class Diff(RowTotals):
     rows: list[Row]
@@ -39,8 +44,11 @@ def diff_sessions(a: Session, b: Session, estimates: Estimates | Estimator | str
     matcher = difflib.SequenceMatcher(None, [identity(m) for m in ma], [identity(m) for m in mb], autojunk=False)
     rows: list[Row] = []
     for op, i1, i2, j1, j2 in matcher.get_opcodes():
+        pairs = list(zip(range(i1, i2), range(j1, j2)))
+        if op == "replace" and i2 - i1 == j2 - j1 and all(_shape(ma[i]) == _shape(mb[j]) for i, j in pairs):
+            op = "equal"  # same shape, edited content: messages without a stable identity, edited in place
         if op == "equal":
-            for i, j in zip(range(i1, i2), range(j1, j2)):
+            for i, j in pairs:
                 x, y = ma[i], mb[j]
                 same = x is y or x.to_api() == y.to_api()
                 rows.append(Row("kept" if same else "changed", sa + i, sb + j, y.role, y.kind,
