@@ -130,7 +130,7 @@ PROSE, CODE, JSON_, CJK, OTHER, SYMBOL, MEDIA, TOOL_USE, TOOL_RESULT, MESSAGE = 
 SCRIPT_RATIOS: tuple[float, ...] = (1 / 4.0, 1 / 3.1, 1 / 2.5, 1 / 1.6, 1 / 2.0, 1.0, 2000.0, 25.0, 15.0, 5.0)
 
 # A block whose ASCII punctuation is at least this share of its characters is code (prose runs at 2-5%, code and
-# terminal output at 10-30%).
+# terminal output at 10-30%); below it, the block is that fraction code.
 CODE_PUNCT_SHARE = 0.08
 
 _ASCII_PUNCT = bytes(c for c in range(33, 127) if not chr(c).isalnum())
@@ -179,8 +179,11 @@ def text_features(text: str, out: list[float], as_json: bool = False) -> None:
     if as_json:
         out[JSON_] += latin
         return
-    punct = len(raw.translate(None, _NOT_PUNCT))
-    out[CODE if punct >= CODE_PUNCT_SHARE * n else PROSE] += latin
+    # The code share rises linearly with punctuation up to CODE_PUNCT_SHARE: continuous, so appending text never
+    # lowers an estimate (a hard switch would drop a block from code to prose ratios on one more letter).
+    code = latin * min(1.0, len(raw.translate(None, _NOT_PUNCT)) / (CODE_PUNCT_SHARE * n))
+    out[CODE] += code
+    out[PROSE] += latin - code
 
 
 def block_features(block: Block, out: list[float]) -> None:
