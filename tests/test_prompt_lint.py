@@ -103,3 +103,17 @@ def test_finding_json_has_section_and_line() -> None:
     finding = lint([section("Rules", "Retry 3 times.")], recommended=False)[0]
     assert finding.to_json() == {"rule": "deterministic", "message": finding.message, "section": "Rules",
                                  "line": 1, "path": "t.md", "file_line": 10, "excerpt": "Retry 3 times."}
+
+
+def test_every_copy_found_among_many_sentences() -> None:
+    import random
+
+    rng = random.Random(1)
+    vocabulary = [f"w{i}" for i in range(400)]
+    lines = [" ".join(rng.choice(vocabulary) for _ in range(rng.randint(6, 12))) + "." for _ in range(300)]
+    copies = {50: 3, 120: 77, 299: 200}
+    for at, original in copies.items():
+        lines[at] = lines[original].replace(".", "!")
+    findings = [f for f in lint([section("Big", "\n".join(lines))], recommended=False) if f.rule == "repeated"]
+    assert sorted((f.line, f.message.split(", line ")[1].split(":")[0]) for f in findings) == sorted(
+        (max(a, o) + 1, str(min(a, o) + 1)) for a, o in copies.items())

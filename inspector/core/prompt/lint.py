@@ -12,8 +12,10 @@ Runtime values (environment, git) and measured placeholders are not instructions
 
 from __future__ import annotations
 
+import bisect
+import math
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass
 from typing import Iterator
 
@@ -137,7 +139,7 @@ def _sentences(section: Section, block: list[tuple[int, str]]) -> Iterator[Sente
     for part in SENTENCE_END.split(text):
         if part.strip():
             at = text.index(part, position)
-            index = max(i for i, s in enumerate(starts) if s <= at)
+            index = bisect.bisect_right(starts, at) - 1
             yield Sentence(section, block[index][0], part.strip())
             position = at + len(part)
 
@@ -176,27 +178,27 @@ def _words(text: str) -> frozenset[str]:
 
 
 def _repeated(sentences: list[Sentence]) -> list[Finding]:
-    """Later copies of an earlier instruction, each pointing at the first copy; an inverted index keeps this near
-    linear for prompts of thousands of sentences."""
+    """Later copies of an earlier instruction, each pointing at the first copy. Prefix filtering (words ordered
+    rarest first; two sets with overlap >= NEAR must share one of each other's first few) keeps this fast on
+    prompts of thousands of sentences."""
+    words = [_words(s.text) for s in sentences]
+    frequency = Counter(w for ws in words for w in ws)
     findings: list[Finding] = []
     index: dict[str, list[int]] = defaultdict(list)
-    words = [_words(s.text) for s in sentences]
     for i, (sentence, mine) in enumerate(zip(sentences, words)):
         if len(mine) < MIN_WORDS:
             continue
-        shared: dict[int, int] = defaultdict(int)
-        for word in mine:
-            for j in index[word]:
-                shared[j] += 1
-        for j, common in sorted(shared.items()):
-            if common / len(mine | words[j]) >= NEAR:
-                first = sentences[j]
-                where = "this section" if first.section is sentence.section else f"'{first.section.title}'"
-                findings.append(_finding("repeated", f"repeats {where}, line {first.line}: "
-                                         f"'{_short(first.text)}'", sentence))
-                break
-        for word in mine:
-            index[word].append(i)
+        prefix = sorted(mine, key=lambda w: (frequency[w], w))[: len(mine) - math.ceil(NEAR * len(mine)) + 1]
+        candidates = sorted({j for word in prefix for j in index[word]})
+        first = next((sentences[j] for j in candidates if len(mine & words[j]) / len(mine | words[j]) >= NEAR),
+                     None)
+        if first is None:
+            for word in prefix:
+                index[word].append(i)
+            continue
+        where = "this section" if first.section is sentence.section else f"'{first.section.title}'"
+        findings.append(_finding("repeated", f"repeats {where}, line {first.line}: '{_short(first.text)}'",
+                                 sentence))
     return findings
 
 
