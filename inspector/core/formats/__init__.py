@@ -86,7 +86,30 @@ def _load_neutral(path: Path, progress: Progress | None) -> Session:
     return load_neutral(path, progress)
 
 
+def _load_codex(path: Path, progress: Progress | None) -> Session:
+    from inspector.core.formats.codex import CodexLoader
+
+    loader = CodexLoader(str(path))
+    read_jsonl(path, loader.feed, loader.warn, progress)
+    return loader.build()
+
+
+def _load_anthropic(path: Path, progress: Progress | None) -> Session:
+    from inspector.core.formats.conversations import load_conversation
+
+    return load_conversation(path, "anthropic-request", progress)
+
+
+def _load_openai(path: Path, progress: Progress | None) -> Session:
+    from inspector.core.formats.conversations import load_conversation
+
+    return load_conversation(path, "openai-chat", progress)
+
+
 _LOADERS: dict[str, Callable[[Path, Progress | None], Session]] = {
     "claude-code": _load_claude_code,
+    "codex": _load_codex,
+    "anthropic-request": _load_anthropic,
+    "openai-chat": _load_openai,
     "neutral": _load_neutral,
 }

@@ -284,6 +284,10 @@ def _user_kind(obj: dict, blocks: list[Block]) -> str:
         return "tool_result"
     if obj.get("isMeta") or obj.get("isVisibleInTranscriptOnly"):
         return "meta"
-    if blocks and blocks[0].type == "text" and blocks[0].text.lstrip().startswith(META_PREFIXES):
-        return "meta"
-    return "prompt"
+    return "meta" if injected(blocks) else "prompt"
+
+
+def injected(blocks: list[Block]) -> bool:
+    """True when every text block is harness-written (caveats, command wrappers, reminders): nothing typed."""
+    texts = [b.text for b in blocks if b.type == "text"]
+    return bool(texts) and all(t.lstrip().startswith(META_PREFIXES) for t in texts)

@@ -34,6 +34,9 @@ def classify_line(obj: Any) -> Format | None:
         return "neutral"
     if isinstance(obj.get("messages"), list):
         return classify_conversation(obj)
+    request = obj.get("request")
+    if isinstance(request, dict) and isinstance(request.get("messages"), list):  # a captured request/response pair
+        return classify_conversation(request)
     return None
 
 

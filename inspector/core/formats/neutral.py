@@ -115,7 +115,7 @@ class NeutralLoader:
         event = obj.get("event")
         if event == "session":
             s.cwd = opt_str(obj.get("cwd")) or s.cwd
-            s.system = _system_text(obj.get("system")) if obj.get("system") is not None else s.system
+            s.system = system_text(obj.get("system")) if obj.get("system") is not None else s.system
             s.tools = tools_from(obj.get("tools")) or s.tools
             self._header_model = opt_str(obj.get("model")) or self._header_model
             s.version = str(obj.get("version")) if obj.get("version") is not None else s.version
@@ -245,7 +245,7 @@ def tools_from(value: Any) -> list[ToolSchema]:
     return tools
 
 
-def _system_text(value: Any) -> str:
+def system_text(value: Any) -> str:
     """A system prompt given as a string or as text blocks (possibly with cache_control), as one string."""
     if isinstance(value, list):
         return "\n\n".join(b.get("text", "") if isinstance(b, dict) else str(b) for b in value)
