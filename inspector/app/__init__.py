@@ -1,0 +1,23 @@
+"""The full-screen app. `make_app` is the one way to build it: the CLI, the tests and the snapshots all call it."""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from inspector.app.app import InspectorApp
+    from inspector.app.figures import Settings
+    from inspector.core.model import Session
+
+
+def make_app(path: str | os.PathLike[str] | None = None, *, session: Session | None = None,
+             settings: Settings | None = None, home: bool = True) -> InspectorApp:
+    """The app for `path` (a session file; a directory lists its sessions; None opens the picker), or for an
+    already loaded `session`. `home=False` keeps ~/.claude and ~/.codex out of the picker (tests, snapshots)."""
+    from inspector.app.app import InspectorApp
+
+    return InspectorApp(path, session=session, settings=settings, home=home)
+
+
+__all__ = ["make_app"]

@@ -1,0 +1,64 @@
+"""The Textual application: screens for picking and inspecting sessions, app-wide keys and settings.
+
+Build it with `inspector.app.make_app` (the CLI, the tests and the snapshots all do), never directly.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from textual.app import App
+from textual.binding import Binding
+
+from inspector.app.commands import InspectorCommands
+from inspector.app.figures import Settings
+from inspector.app.screens.help import HelpScreen
+from inspector.app.screens.main import MainScreen
+from inspector.app.screens.picker import PickerScreen
+from inspector.core.model import Session
+
+
+class InspectorApp(App[None]):
+    TITLE = "context-inspector"
+    CSS_PATH = "app.tcss"
+    COMMANDS = App.COMMANDS | {InspectorCommands}
+    BINDINGS = [
+        Binding("q", "quit", "Quit", id="app.quit"),
+        Binding("f1,question_mark", "help", "Help", id="app.help"),
+        Binding("ctrl+o", "pick", "Sessions", id="app.pick"),
+    ]
+
+    def __init__(self, path: str | os.PathLike[str] | None = None, *, session: Session | None = None,
+                 settings: Settings | None = None, home: bool = True) -> None:
+        super().__init__()
+        self.path = Path(path) if path is not None else None
+        self.initial_session = session
+        self.settings = settings or Settings()
+        self.home = home
+
+    def on_mount(self) -> None:
+        if self.initial_session is not None:
+            self.push_screen(MainScreen(session=self.initial_session))
+        elif self.path is not None and self.path.is_dir():
+            self.push_screen(PickerScreen(self.path, home=self.home))
+        elif self.path is not None:
+            self.push_screen(MainScreen(self.path))
+        else:
+            self.push_screen(PickerScreen(home=self.home))
+
+    def open_session(self, path: Path) -> None:
+        """Open `path` on a fresh main screen, replacing any session screen already open."""
+        while len(self.screen_stack) > 1 and isinstance(self.screen, (MainScreen, PickerScreen)):
+            if isinstance(self.screen, PickerScreen) and len(self.screen_stack) == 2:
+                break
+            self.pop_screen()
+        self.push_screen(MainScreen(path))
+
+    def action_help(self) -> None:
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen(self.screen))
+
+    def action_pick(self) -> None:
+        if not isinstance(self.screen, PickerScreen):
+            self.push_screen(PickerScreen(home=self.home))

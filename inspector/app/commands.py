@@ -1,0 +1,65 @@
+"""The command palette's contextual commands: views, sorting, filters for the session's own tools, policies and
+estimators, the picker. Built from the current screen each time the palette opens, so they fit what is loaded."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from functools import partial
+from typing import Callable
+
+from textual.command import DiscoveryHit, Hit, Hits, Provider
+
+Command = tuple[str, Callable[[], object], str]
+
+
+class InspectorCommands(Provider):
+    def _commands(self) -> list[Command]:
+        from inspector.app.screens.main import MainScreen
+        from inspector.app.widgets.message_list import Filter, MessageList
+        from inspector.app.widgets.settings import estimator_names, policy_names
+
+        screen = self.screen
+        app = self.app
+        out: list[Command] = [("Open another session", app.action_pick, "the session picker"),  # type: ignore
+                              ("Help: keys", app.action_help, "every key, with its binding id")]  # type: ignore
+        if not isinstance(screen, MainScreen):
+            return out
+        lst = screen.query_one(MessageList)
+        out += [
+            ("View: messages", partial(screen.action_view, "messages"), "list and detail"),
+            ("View: prompt", partial(screen.action_view, "prompt"), "system prompt sections and lint"),
+            ("View: timeline", partial(screen.action_view, "timeline"), "context per request, forecast"),
+            ("Jump to the largest message", lst.action_largest, "among the rows shown"),
+            ("Sort by size" if not lst.by_size else "Sort by position", lst.action_toggle_sort, ""),
+            ("Settings", screen.action_settings, "policy, window, estimator, microcompaction"),
+            ("Clear filter", partial(screen.apply_filter, Filter()), ""),
+            ("Show load warnings", screen.action_warnings, ""),
+        ]
+        for kind, label in (("prompt", "user prompts"), ("assistant", "assistant messages"),
+                            ("tool_result", "tool results"), ("meta", "injected (meta) messages"),
+                            ("compact_summary", "compaction summaries")):
+            out.append((f"Filter: {label}", partial(screen.apply_filter, Filter(frozenset({kind}))), ""))
+        if screen.figures is not None:
+            for tool in sorted(set(screen.figures.tool_names.values())):
+                out.append((f"Filter: tool {tool}", partial(screen.apply_filter, Filter(tool=tool)),
+                            "its calls and results"))
+        for policy in policy_names():
+            out.append((f"Policy: {policy}", partial(self._set, screen, policy=policy), "thresholds"))
+        for name in estimator_names():
+            out.append((f"Estimator: {name}", partial(self._set, screen, estimator=name), "token estimates"))
+        return out
+
+    @staticmethod
+    def _set(screen, **changes: object) -> None:
+        screen.set_settings(replace(screen.settings, **changes))
+
+    async def discover(self) -> Hits:
+        for name, callback, help_text in self._commands():
+            yield DiscoveryHit(name, callback, help=help_text or None)
+
+    async def search(self, query: str) -> Hits:
+        matcher = self.matcher(query)
+        for name, callback, help_text in self._commands():
+            score = matcher.match(name)
+            if score > 0:
+                yield Hit(score, matcher.highlight(name), callback, help=help_text or None)

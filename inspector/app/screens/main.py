@@ -1,0 +1,310 @@
+"""The session screen: context bar on top, then views in tabs (messages with detail, prompt, timeline).
+
+It paints at once and loads in a thread worker that only posts messages (progress, the session, the figures);
+handlers here own the widgets. Settings changes re-run `compute` in an exclusive worker, so a quick run of changes
+never piles up. The tabs leave room for the compaction workbench and the agent view (later issues).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import replace
+from pathlib import Path
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import Screen
+from textual.widgets import Footer, Input, Label, ProgressBar, Static, TabbedContent, TabPane
+from textual.worker import get_current_worker
+
+from inspector.app.figures import Figures, Settings, compute
+from inspector.app.messages import FiguresReady, LoadFailed, Loaded, LoadProgress
+from inspector.app.text import human, plain, visible
+from inspector.app.widgets.context_bar import ContextBar
+from inspector.app.widgets.detail import DetailView
+from inspector.app.widgets.message_list import Filter, MessageList
+from inspector.app.widgets.prompt_view import PromptView
+from inspector.app.widgets.settings import SettingsPanel, estimator_names, policy_names
+from inspector.app.widgets.timeline import Timeline
+from inspector.core.model import Session
+
+VIEWS = ("messages", "prompt", "timeline")
+
+
+class Cancelled(Exception):
+    """Raised from the progress callback to stop a load whose worker was cancelled."""
+
+
+class MainScreen(Screen):
+    CSS_PATH = "main.tcss"
+    BINDINGS = [
+        Binding("1", "view('messages')", "Messages", id="view.messages"),
+        Binding("2", "view('prompt')", "Prompt", id="view.prompt"),
+        Binding("3", "view('timeline')", "Timeline", id="view.timeline"),
+        Binding("slash", "search", "Filter", id="list.search"),
+        Binding("escape", "escape", "Clear", show=False, id="main.escape"),
+        Binding("s", "settings", "Settings", id="main.settings"),
+        Binding("p", "cycle_policy", "Policy", id="main.policy"),
+        Binding("e", "cycle_estimator", "Estimator", id="main.estimator"),
+        Binding("d", "toggle_detail", "Detail", show=False, id="main.detail"),
+        Binding("W", "warnings", "Warnings", show=False, id="main.warnings"),
+        Binding("O", "open_other", "Open…", show=False, id="main.open"),
+    ]
+
+    def __init__(self, path: str | os.PathLike[str] | None = None, *, session: Session | None = None) -> None:
+        super().__init__()
+        self.path = Path(path) if path is not None else None
+        self.session: Session | None = session
+        self.figures: Figures | None = None
+        self.load_seconds: float | None = None
+
+    @property
+    def settings(self) -> Settings:
+        return self.app.settings  # type: ignore[attr-defined]
+
+    def compose(self) -> ComposeResult:
+        name = self.path.name if self.path else (self.session.source if self.session else "")
+        yield Static(plain(name), id="title")
+        yield ContextBar(id="bar")
+        with Vertical(id="loading"):
+            yield Label("Reading…", id="loading-label")
+            yield ProgressBar(total=100, show_eta=True, id="progress")
+        with TabbedContent(id="views", initial="messages"):
+            with TabPane("1 Messages", id="messages"):
+                with Horizontal():
+                    with Vertical(id="list-pane"):
+                        yield Static("", id="list-header")
+                        yield MessageList(id="list")
+                        yield Input(placeholder="filter: words, kind:user|assistant|tool|meta, tool:Bash  "
+                                                "(enter applies, esc clears)", id="filter")
+                    yield DetailView(id="detail")
+            with TabPane("2 Prompt", id="prompt"):
+                yield PromptView(id="prompt-view")
+            with TabPane("3 Timeline", id="timeline"):
+                yield Timeline(id="timeline-view")
+        yield SettingsPanel(self.settings, id="settings")
+        yield Static("", id="status")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#filter").display = False
+        self.query_one("#settings").display = False
+        self.query_one(MessageList).focus()
+        if self.session is not None:
+            self.query_one("#loading").display = False
+            self.recompute()
+        elif self.path is not None:
+            self.load()
+
+    # -- loading and computing (workers post; handlers below change widgets) ---------------------------------------
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="load")
+    def load(self) -> None:
+        from inspector.core.formats import load
+
+        worker = get_current_worker()
+        start = time.perf_counter()
+
+        def progress(done: int, total: int) -> None:
+            if worker.is_cancelled:
+                raise Cancelled
+            self.post_message(LoadProgress(done, total))
+
+        try:
+            assert self.path is not None
+            session = load(self.path, progress=progress)
+            self.post_message(Loaded(session, time.perf_counter() - start))
+            if not worker.is_cancelled:
+                self.post_message(FiguresReady(compute(session, self.settings)))
+        except Cancelled:
+            return
+        except Exception as exc:  # LoadError is the expected case; anything else must not kill the app either
+            self.post_message(LoadFailed(str(exc) if exc.args else type(exc).__name__))
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="figures")
+    def recompute(self) -> None:
+        assert self.session is not None
+        try:
+            self.post_message(FiguresReady(compute(self.session, self.settings)))
+        except Exception as exc:
+            self.post_message(LoadFailed(f"cannot compute figures: {exc}"))
+
+    @on(LoadProgress)
+    def _progress(self, event: LoadProgress) -> None:
+        bar = self.query_one(ProgressBar)
+        bar.update(total=max(1, event.total), progress=event.done)
+        self.query_one("#loading-label", Label).update(plain(
+            f"Reading {self.path.name if self.path else ''}: {event.done / 1e6:,.1f} of {event.total / 1e6:,.1f} MB"))
+
+    @on(Loaded)
+    def _loaded(self, event: Loaded) -> None:
+        self.session, self.load_seconds = event.session, event.seconds
+        self.query_one("#loading-label", Label).update(
+            f"Read {len(event.session.messages):,} messages in {event.seconds:.1f} s; computing figures…")
+        self.query_one(ProgressBar).update(total=100, progress=100)
+        if event.session.warnings:
+            w = event.session.warnings
+            self.notify(f"{len(w)} warning(s) while loading; first: line {w[0].line}: {visible(w[0].message)[:200]}"
+                        " (W lists them)", severity="warning", timeout=8, markup=False)
+
+    @on(FiguresReady)
+    def _figures(self, event: FiguresReady) -> None:
+        f = event.figures
+        first = self.figures is None or self.figures.session is not f.session
+        self.figures = f
+        self.query_one("#loading").display = False
+        self.query_one(ContextBar).show(f)
+        lst = self.query_one(MessageList)
+        lst.show(f)
+        if first and f.session.messages:
+            lst.action_last()
+        self.query_one("#list-header", Static).update(plain(lst.header(10_000)))
+        self.query_one(Timeline).show(f)
+        self.query_one(PromptView).show(f)
+        self._update_title()
+        self._show_detail()
+
+    @on(LoadFailed)
+    def _failed(self, event: LoadFailed) -> None:
+        self.query_one("#loading-label", Label).update(plain(f"Cannot open: {event.error}"))
+        self.query_one(ProgressBar).display = False
+        self.notify(visible(event.error), title="Cannot open", severity="error", timeout=10, markup=False)
+
+    def _update_title(self) -> None:
+        s = self.session
+        if s is None:
+            return
+        parts = [visible(Path(s.source).name), s.format, f"{len(s.messages):,} messages",
+                 f"{len(s.requests):,} requests"]
+        if s.compactions:
+            parts.append(f"{len(s.compactions)} compaction(s)")
+        if s.cwd:
+            parts.append(visible(s.cwd))
+        if self.load_seconds is not None:
+            parts.append(f"read in {self.load_seconds:.2f} s")
+        self.query_one("#title", Static).update(plain("  ·  ".join(parts)))
+
+    def set_settings(self, settings: Settings) -> None:
+        """Adopt new settings (from the panel, a key or the palette) and re-compute at once."""
+        self.app.settings = settings  # type: ignore[attr-defined]
+        self.query_one(SettingsPanel).sync(settings)
+        if self.session is not None:
+            self.recompute()
+
+    @on(SettingsPanel.Changed)
+    def _settings_changed(self, event: SettingsPanel.Changed) -> None:
+        self.app.settings = event.settings  # type: ignore[attr-defined]
+        if self.session is not None:
+            self.recompute()
+
+    # -- list and detail --------------------------------------------------------------------------------------------
+
+    @on(MessageList.Highlighted)
+    def _highlighted(self, event: MessageList.Highlighted) -> None:
+        self._show_detail(event.index, event.compaction)
+
+    def _show_detail(self, index: int | None = None, compaction: int | None = None) -> None:
+        if self.figures is None:
+            return
+        if index is None and compaction is None:
+            lst = self.query_one(MessageList)
+            index = lst.current_index
+            if index is None and 0 <= lst.cursor < len(lst.rows):
+                compaction = -1 - lst.rows[lst.cursor]
+        self.query_one(DetailView).show_message(self.figures, index, compaction)
+
+    @on(MessageList.RowsChanged)
+    def _rows_changed(self, event: MessageList.RowsChanged) -> None:
+        status = f"{event.shown:,} of {event.total:,} messages shown"
+        if event.description:
+            status += f"  ·  {visible(event.description)}"
+        if self.session and self.session.warnings:
+            status += f"  ·  {len(self.session.warnings)} load warning(s) (W)"
+        self.query_one("#status", Static).update(plain(status))
+
+    def action_search(self) -> None:
+        self.action_view("messages")
+        box = self.query_one("#filter", Input)
+        box.display = True
+        box.focus()
+
+    @on(Input.Submitted, "#filter")
+    def _filter(self, event: Input.Submitted) -> None:
+        self.apply_filter(Filter.parse(event.value))
+        self.query_one(MessageList).focus()
+
+    def apply_filter(self, flt: Filter) -> None:
+        lst = self.query_one(MessageList)
+        lst.set_filter(flt)
+        box = self.query_one("#filter", Input)
+        box.display = flt.active
+        if not flt.active:
+            box.value = ""
+
+    def action_escape(self) -> None:
+        panel = self.query_one(SettingsPanel)
+        if panel.display:
+            panel.display = False
+            self.query_one(MessageList).focus()
+        elif self.query_one(MessageList).filter.active or self.query_one("#filter").display:
+            self.apply_filter(Filter())
+            self.query_one(MessageList).focus()
+
+    def action_view(self, name: str) -> None:
+        self.query_one(TabbedContent).active = name
+        target = {"messages": MessageList, "prompt": PromptView, "timeline": Timeline}[name]
+        widget = self.query_one(target)
+        if widget.focusable:
+            widget.focus()
+
+    def action_settings(self) -> None:
+        panel = self.query_one(SettingsPanel)
+        panel.display = not panel.display
+        if panel.display:
+            panel.query_one("#set-policy").focus()
+        else:
+            self.query_one(MessageList).focus()
+
+    def action_toggle_detail(self) -> None:
+        detail = self.query_one(DetailView)
+        detail.display = not detail.display
+
+    def action_cycle_policy(self) -> None:
+        names = policy_names()
+        i = names.index(self.settings.policy) if self.settings.policy in names else -1
+        self.set_settings(replace(self.settings, policy=names[(i + 1) % len(names)]))
+        self.notify(f"policy: {self.settings.policy}", timeout=2)
+
+    def action_cycle_estimator(self) -> None:
+        names = estimator_names()
+        i = names.index(self.settings.estimator) if self.settings.estimator in names else -1
+        self.set_settings(replace(self.settings, estimator=names[(i + 1) % len(names)]))
+        self.notify(f"estimator: {self.settings.estimator}", timeout=2)
+
+    def action_warnings(self) -> None:
+        s = self.session
+        if not s or not s.warnings:
+            self.notify("no load warnings")
+            return
+        lines = [f"line {w.line}: {visible(w.message)[:300]}" if w.line else visible(w.message)[:300]
+                 for w in s.warnings[:20]]
+        more = f"\n… and {len(s.warnings) - 20} more" if len(s.warnings) > 20 else ""
+        self.notify("\n".join(lines) + more, title=f"{len(s.warnings)} load warning(s)", timeout=20, markup=False)
+
+    def action_open_other(self) -> None:
+        self.app.action_pick()  # type: ignore[attr-defined]
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in ("cycle_policy", "cycle_estimator", "warnings") and self.session is None:
+            return None
+        return True
+
+    def summary(self) -> str:
+        """One line about the figures (for the palette's help text)."""
+        if not self.figures:
+            return ""
+        w = self.figures.window
+        return f"{human(w.used)} of {human(w.window)} used ({w.percent:.0f}%)"

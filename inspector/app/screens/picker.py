@@ -1,0 +1,113 @@
+"""The session picker: bundled samples and recent Claude Code / Codex sessions, newest first.
+
+A DataTable is fine here (at most a few hundred rows). Message counts need a scan of each file, so they fill in from
+a worker after the list has painted.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Static
+from textual.worker import get_current_worker
+
+from inspector.app.discover import Entry, count_messages, discover
+from inspector.app.text import plain
+
+
+def _size(n: int) -> str:
+    for unit in ("B", "KB", "MB", "GB"):
+        if n < 1024 or unit == "GB":
+            return f"{n:,.0f} {unit}" if unit == "B" else f"{n:,.1f} {unit}"
+        n /= 1024  # type: ignore[assignment]
+    return str(n)
+
+
+class Counted(Message):
+    def __init__(self, row: int, count: int) -> None:
+        super().__init__()
+        self.row, self.count = row, count
+
+
+class PickerScreen(Screen):
+    CSS = """
+    PickerScreen #picker-title { height: auto; padding: 1 2 0 2; }
+    PickerScreen DataTable { height: 1fr; margin: 1 2; }
+    """
+    BINDINGS = [
+        Binding("enter", "open", "Open", id="picker.open", priority=False),
+        Binding("j", "down", "Down", show=False, id="picker.down"),
+        Binding("k", "up", "Up", show=False, id="picker.up"),
+        Binding("escape", "back", "Back", id="picker.back"),
+    ]
+
+    def __init__(self, directory: Path | None = None, *, home: bool = True) -> None:
+        super().__init__()
+        self.directory, self.home = directory, home
+        self.entries: list[Entry] = []
+
+    def compose(self) -> ComposeResult:
+        where = f"Sessions in {self.directory}" if self.directory else \
+            "Pick a session: recent Claude Code and Codex sessions, then the bundled samples"
+        yield Static(Text.assemble(("context-inspector", "bold"), "  ", plain(where), "\n",
+                                   ("enter opens · F1 help · q quits", "dim")), id="picker-title")
+        yield DataTable(cursor_type="row", zebra_stripes=True, id="sessions")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.entries = discover(self.directory, home=self.home)
+        table = self.query_one(DataTable)
+        table.add_column("date", key="date")
+        table.add_column("source", key="source")
+        table.add_column("project", key="project")
+        table.add_column("file", key="file")
+        table.add_column("size", key="size")
+        table.add_column("messages", key="messages")
+        for n, e in enumerate(self.entries):
+            table.add_row(plain(e.date), e.source, plain((e.project or "-")[-40:]), plain(e.path.name[:44]),
+                          Text(_size(e.size), justify="right"), "…", key=str(n))
+        table.focus()
+        self.count()
+
+    @work(thread=True, exclusive=True, exit_on_error=False)
+    def count(self) -> None:
+        worker = get_current_worker()
+        for n, e in enumerate(self.entries):
+            if worker.is_cancelled:
+                return
+            try:
+                self.post_message(Counted(n, count_messages(e.path)))
+            except OSError:
+                continue
+
+    @on(Counted)
+    def _counted(self, event: Counted) -> None:
+        self.entries[event.row].messages = event.count
+        self.query_one(DataTable).update_cell(str(event.row), "messages", Text(f"~{event.count:,}", justify="right"))
+
+    @on(DataTable.RowSelected)
+    def _selected(self, event: DataTable.RowSelected) -> None:
+        self._open(int(event.row_key.value or 0))
+
+    def action_open(self) -> None:
+        self._open(self.query_one(DataTable).cursor_row)
+
+    def _open(self, row: int) -> None:
+        if 0 <= row < len(self.entries):
+            self.app.open_session(self.entries[row].path)  # type: ignore[attr-defined]
+
+    def action_down(self) -> None:
+        self.query_one(DataTable).action_cursor_down()
+
+    def action_up(self) -> None:
+        self.query_one(DataTable).action_cursor_up()
+
+    def action_back(self) -> None:
+        if len(self.app.screen_stack) > 2:
+            self.app.pop_screen()

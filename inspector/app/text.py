@@ -1,0 +1,51 @@
+"""Session text made safe to draw: control and escape characters become visible symbols, never terminal codes.
+
+Everything a session holds is data. Widgets build `rich.text.Text` from these strings (never markup), so `[bold]` or
+`[@click=app.quit]` stay literal; this module takes care of the other half, bytes the terminal would act on.
+"""
+
+from __future__ import annotations
+
+import re
+
+from rich.text import Text
+
+# C0 controls except tab and newline, DEL, and C1 controls (0x80-0x9f, which some terminals treat as CSI etc.).
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\x80-\x9f]")
+
+
+def _visible(match: re.Match[str]) -> str:
+    c = ord(match.group())
+    if c < 0x20:
+        return chr(0x2400 + c)  # the Unicode "control pictures" block: ESC -> ␛
+    if c == 0x7F:
+        return "\u2421"
+    return f"\\x{c:02x}"
+
+
+def visible(text: str) -> str:
+    """`text` with every control character (tab and newline kept) replaced by a visible stand-in."""
+    return _CONTROL.sub(_visible, text)
+
+
+def one_line(text: str, limit: int = 400) -> str:
+    """A single-line preview: the first `limit` characters, newlines and tabs as spaces, controls visible."""
+    head = text[:limit]
+    return visible(head.replace("\r\n", " ").replace("\n", " ").replace("\t", " "))
+
+
+def human(n: int | float | None) -> str:
+    """Token counts the way the bar and list show them: 950, 12.3k, 1.25M."""
+    if n is None:
+        return "-"
+    n = int(n)
+    if abs(n) < 1000:
+        return str(n)
+    if abs(n) < 1_000_000:
+        return f"{n / 1000:.1f}k"
+    return f"{n / 1_000_000:.2f}M"
+
+
+def plain(text: str, style: str = "") -> Text:
+    """Session-derived text as a renderable that is never parsed as markup, controls made visible."""
+    return Text(visible(text), style=style)

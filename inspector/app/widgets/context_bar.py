@@ -1,0 +1,120 @@
+"""The context bar: the window as stacked categories, free and reserved space, and the policy's thresholds."""
+
+from __future__ import annotations
+
+from rich.style import Style
+from rich.text import Text
+from textual.widget import Widget
+
+from inspector.app.figures import Figures
+from inspector.app.text import human
+
+PALETTE = ["#5f87d7", "#af87d7", "#5fd75f", "#5fd7d7", "#87afaf", "#d7d75f", "#ffaf5f", "#d78700", "#d75f5f",
+           "#d7875f", "#ff87af", "#87d7af", "#afaf87", "#8787af"]
+KNOWN = {"system": "#5f87d7", "tools": "#5f87d7", "unrecorded": "#6c6c6c", "memory": "#af87d7", "prompt": "#5fd75f",
+         "user": "#5fd75f", "assistant": "#5fd7d7", "thinking": "#87afaf", "tool call": "#d7d75f",
+         "tool_use": "#d7d75f", "summary": "#ff87af", "image": "#87d7af", "meta": "#8a8a8a"}
+FREE = Style(color="#3a3a3a")
+RESERVED = Style(color="#875f5f")
+MARKS = (("warning", "warning", "yellow"), ("autocompact", "auto-compact", "bold #ff8700"),
+         ("blocking", "blocking", "red"))
+
+
+def colour(name: str, n: int) -> str:
+    """A stable colour per category: known names by keyword, tool results and the rest from a palette."""
+    low = name.lower()
+    for key, value in KNOWN.items():
+        if key in low and not low.startswith("tool result"):
+            return value
+    return PALETTE[(6 + n) % len(PALETTE)] if low.startswith("tool result") else PALETTE[n % len(PALETTE)]
+
+
+class ContextBar(Widget):
+    DEFAULT_CSS = """
+    ContextBar { height: auto; min-height: 4; padding: 0 1; background: $panel; }
+    """
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.figures: Figures | None = None
+
+    def show(self, figures: Figures) -> None:
+        self.figures = figures
+        self.refresh(layout=True)
+
+    def get_content_height(self, container, viewport, width: int) -> int:  # type: ignore[override]
+        return self.render().plain.count("\n") + 1
+
+    def render(self) -> Text:
+        f = self.figures
+        if f is None:
+            return Text("no session loaded", style="dim")
+        width = max(20, self.content_region.width or self.size.width or 100)
+        w = f.window
+        label = "measured" if w.used_measured else "estimated"
+        head = Text()
+        head.append(f"{w.model or 'unknown model'}", style="bold")
+        head.append(f"  window {w.window:,}  policy {w.policy}  ")
+        head.append(f"used {w.used:,} ({w.percent:.1f}%) ", style="bold")
+        head.append(f"{label}", style="green" if w.used_measured else "yellow")
+        auto = w.thresholds.get("autocompact")
+        if auto is not None and auto > w.used:
+            head.append(f"  free {w.free:,} before auto-compact at {auto:,}")
+        elif auto is not None:
+            head.append(f"  {w.used - auto:,} past auto-compact at {auto:,}", style="bold red")
+        else:
+            head.append(f"  free {max(0, w.free):,}")
+        out = Text("\n").join([head, self._bar(f, width), self._marks(f, width), self._legend(f, width)])
+        out.no_wrap, out.overflow = True, "ellipsis"
+        return out
+
+    def _bar(self, f: Figures, width: int) -> Text:
+        window = max(1, f.window.window)
+        text, cum, drawn = Text(), 0, 0
+        for n, (name, tokens) in enumerate(f.categories):
+            cum += tokens
+            end = min(width, round(cum / window * width))
+            text.append("█" * (end - drawn), style=colour(name, n))
+            drawn = max(drawn, end)
+        reserve_at = round((window - f.window.reserve) / window * width) if f.window.reserve else width
+        text.append("░" * max(0, reserve_at - drawn), style=FREE)
+        text.append("▒" * max(0, width - max(drawn, reserve_at)), style=RESERVED)
+        return text
+
+    def _marks(self, f: Figures, width: int) -> Text:
+        """A ▲ under each threshold, each labelled as far as the room before the next one allows."""
+        window = max(1, f.window.window)
+        marks = sorted((min(width - 1, round(at / window * width)), label, style)
+                       for key, label, style in MARKS if (at := f.window.thresholds.get(key)) is not None)
+        text, x = Text(), 0
+        if f.micro_saving is not None:
+            s = f.settings
+            how = f"keep {s.keep_recent}" if s.micro_strategy == "clear" else f"{s.max_chars} chars"
+            note = f"microcompact ({s.micro_strategy}, {how}) frees ~{human(f.micro_saving)}"
+            if not marks or len(note) < marks[0][0] - 1:
+                text.append(note, style="#d7875f")
+                x = len(note)
+        for n, (at, label, style) in enumerate(marks):
+            if at < x:
+                continue
+            text.append(" " * (at - x))
+            room = (marks[n + 1][0] if n + 1 < len(marks) else width) - at - 1
+            text.append("▲" + label[:max(0, room - 1)], style=style)
+            x = at + 1 + len(label[:max(0, room - 1)])
+        return text
+
+    def _legend(self, f: Figures, width: int) -> Text:
+        parts = [(colour(name, n), f"{name} {human(t)}") for n, (name, t) in enumerate(f.categories) if t > 0]
+        parts.append(("#3a3a3a", f"free {human(max(0, f.window.free))}"))
+        if f.window.reserve:
+            parts.append(("#875f5f", f"reserved {human(f.window.reserve)}"))
+        text, line = Text(), 0
+        for c, label in parts:
+            piece = len(label) + 3
+            if line and line + piece > width:
+                text.append("\n")
+                line = 0
+            text.append("■ ", style=c)
+            text.append(label + " ", style="dim" if not f.categories_measured else "")
+            line += piece
+        return text

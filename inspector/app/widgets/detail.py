@@ -1,0 +1,233 @@
+"""The detail pane: one message in full, blocks separated, with its tool call or result and its request's usage.
+
+A Line API widget like the list: content is split into logical lines once, wrapped per width on demand and drawn
+line by line, so a message holding megabytes scrolls smoothly. Each block shows at most `cap` characters (press `m`
+for more); text is data, so it goes through `visible()` and plain Segments, never markup.
+"""
+
+from __future__ import annotations
+
+import json
+
+from rich.cells import cell_len, chop_cells
+from rich.segment import Segment
+from rich.style import Style
+from textual.binding import Binding
+from textual.geometry import Size
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+from inspector.app.figures import Figures
+from inspector.app.text import human, visible
+from inspector.core.model import Block, Message
+
+CAP = 20_000
+HEAD = Style(bold=True, color="cyan")
+RULE = Style(color="#5f87af", bold=True)
+DIM = Style(dim=True)
+ERROR = Style(color="red", bold=True)
+Line = tuple[str, Style | None]
+
+
+def _json(value: object, cap: int) -> str:
+    try:
+        text = json.dumps(value, indent=2, ensure_ascii=False, default=str)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text[:cap + 1]
+
+
+def _wrap(text: str, width: int) -> list[str]:
+    """Greedy word wrap of one ASCII line, breaking words longer than the width; leading indent is kept."""
+    out: list[str] = []
+    while len(text) > width:
+        cut = text.rfind(" ", width // 2, width + 1)
+        if cut <= 0:
+            out.append(text[:width])
+            text = text[width:]
+        else:
+            out.append(text[:cut])
+            text = text[cut + 1:]
+    out.append(text)
+    return out
+
+
+class DetailView(ScrollView, can_focus=True):
+    DEFAULT_CSS = """
+    DetailView { background: $surface; padding: 0 1; scrollbar-gutter: stable; }
+    """
+    BINDINGS = [
+        Binding("up,k", "scroll_up", "Up", show=False, id="detail.up"),
+        Binding("down,j", "scroll_down", "Down", show=False, id="detail.down"),
+        Binding("pageup,ctrl+b", "page_up", "Page up", show=False, id="detail.page_up"),
+        Binding("pagedown,ctrl+f,space", "page_down", "Page down", show=False, id="detail.page_down"),
+        Binding("home,g", "scroll_home", "Top", show=False, id="detail.top"),
+        Binding("end,G", "scroll_end", "Bottom", show=False, id="detail.bottom"),
+        Binding("m", "more", "More text", id="detail.more"),
+    ]
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.lines: list[Line] = []
+        self._wrapped: list[Line] = []
+        self._wrapped_width = -1
+        self.cap = CAP
+        self._what: tuple[Figures, int | None, int | None] | None = None
+
+    # -- content ----------------------------------------------------------------------------------------------------
+
+    def show_message(self, figures: Figures, index: int | None, compaction: int | None = None) -> None:
+        if self._what is None or self._what[1:] != (index, compaction):
+            self.cap = CAP
+            self.scroll_to(0, 0, animate=False, immediate=True)
+        self._what = (figures, index, compaction)
+        if compaction is not None:
+            self._set(self._compaction_lines(figures, compaction))
+        elif index is None:
+            self._set([("No message selected.", DIM)])
+        else:
+            self._set(self._message_lines(figures, index))
+
+    def show_text(self, title: str, text: str, notes: list[str] | None = None) -> None:
+        """Show any text (a prompt section, a raw line) with a title, capped like message content."""
+        if self._what is not None:
+            self.cap = CAP
+        self._what = None
+        self.scroll_to(0, 0, animate=False, immediate=True)
+        lines: list[Line] = [(title, HEAD)] + [(n, DIM) for n in notes or ()] + [("", None)]
+        self._set(lines + self._text_lines(text[:self.cap + 1], len(text)))
+
+    def action_more(self) -> None:
+        if self._what:
+            self.cap *= 5
+            self.show_message(*self._what)
+
+    def _set(self, lines: list[Line]) -> None:
+        self.lines = lines
+        self._wrapped_width = -1
+        self._rewrap()
+        self.refresh()
+
+    def _compaction_lines(self, f: Figures, k: int) -> list[Line]:
+        c = f.session.compactions[k]
+        out: list[Line] = [(f"{c.kind} boundary before message #{c.index}", HEAD),
+                           (f"trigger: {c.trigger or 'unknown'}", None)]
+        if c.pre_tokens is not None:
+            out.append((f"context before: {c.pre_tokens:,} tokens", None))
+        if c.tokens_saved is not None:
+            out.append((f"tokens saved: {c.tokens_saved:,}", None))
+        if c.cleared_tool_ids:
+            out.append((f"tool results cleared: {len(c.cleared_tool_ids)}", None))
+        out += [(f"source line {c.line}", DIM)] if c.line else []
+        out += [(f"at {c.timestamp}", DIM)] if c.timestamp else []
+        return out
+
+    def _message_lines(self, f: Figures, i: int) -> list[Line]:
+        m = f.session.messages[i]
+        out: list[Line] = []
+        head = f"#{i}  {m.role}" + (f" / {m.kind}" if m.kind != m.role else "")
+        head += f"  {m.timestamp}" if m.timestamp else ""
+        head += f"  {m.model}" if m.model else ""
+        out.append((head, HEAD))
+        meas = f.measured[i]
+        out.append((f"tokens: {f.estimated[i]:,} estimated ({f.settings.estimator}) · "
+                    + (f"{meas:,} measured" if meas is not None else "not measured")
+                    + f" · context through here {f.cumulative[i]:,}", None))
+        if i in f.orphans:
+            out.append(("orphan: a tool call without its result, or a result without its call", ERROR))
+        if m.lines:
+            lines = f"{m.lines[0]}" if len(m.lines) == 1 else f"{m.lines[0]}-{m.lines[-1]} ({len(m.lines)} lines)"
+            out.append((f"source line {lines}", DIM))
+        req = f.session.request_for(m)
+        if req is not None:
+            out.append((f"request {req.id}: input {req.input_tokens:,} · cache creation {req.cache_creation:,} · "
+                        f"cache read {req.cache_read:,} · output {req.output_tokens:,} · context "
+                        f"{req.measured_context:,}", Style(color="green")))
+        for n, b in enumerate(m.blocks, 1):
+            out.append(("", None))
+            out.extend(self._block_lines(f, b, n))
+        self._linked(f, m, out)
+        return out
+
+    def _block_lines(self, f: Figures, b: Block, n: int | str) -> list[Line]:
+        title = f"── [{n}] {b.type}"
+        if b.type == "tool_use":
+            title += f" {b.tool_name} ({b.tool_id})"
+        elif b.type == "tool_result":
+            title += f" for {f.tool_names.get(b.tool_id or '', '?')} ({b.tool_id})"
+            title += "  ERROR" if b.is_error else ""
+        elif b.type in ("image", "document"):
+            title += f" {b.media or ''} {b.size:,} bytes of data (not kept)"
+        out: list[Line] = [(title + " ", RULE)]
+        if b.type == "tool_use":
+            out += self._text_lines(_json(b.input, self.cap), len(json.dumps(b.input, default=str)))
+        elif b.type == "unknown":
+            out += self._text_lines(_json(b.raw, self.cap), None)
+        else:
+            if b.text or not b.content:
+                out += self._text_lines(b.text[:self.cap + 1], len(b.text))
+            for k, c in enumerate(b.content or (), 1):
+                out += self._block_lines(f, c, f"{n}.{k}")
+        return out
+
+    def _text_lines(self, text: str, total: int | None) -> list[Line]:
+        cut = len(text) > self.cap
+        lines: list[Line] = [(line, None) for line in visible(text[:self.cap]).expandtabs(4).split("\n")]
+        if cut:
+            more = f"{total - self.cap:,} more characters" if total else "more"
+            lines.append((f"… {more} (press m to show more)", Style(color="yellow", italic=True)))
+        return lines
+
+    def _linked(self, f: Figures, m: Message, out: list[Line]) -> None:
+        """A tool call's result, or a result's call, shown after the message itself."""
+        for b in m.blocks:
+            if b.type == "tool_use" and b.tool_id in f.result_at:
+                j = f.result_at[b.tool_id]
+                out += [("", None), (f"═══ result of {b.tool_name} (message #{j}, "
+                                     f"{human(f.size(j))} tokens) ", RULE)]
+                for r in f.session.messages[j].tool_results():
+                    if r.tool_id == b.tool_id:
+                        out += self._block_lines(f, r, "→")[1:]
+            elif b.type == "tool_result" and b.tool_id in f.call_at:
+                j = f.call_at[b.tool_id]
+                for u in f.session.messages[j].tool_uses():
+                    if u.tool_id == b.tool_id:
+                        out += [("", None), (f"═══ call (message #{j}): {u.tool_name} ", RULE)]
+                        out += self._text_lines(_json(u.input, min(self.cap, 4000)), None)
+
+    # -- drawing ----------------------------------------------------------------------------------------------------
+
+    def _rewrap(self) -> None:
+        width = max(10, self.scrollable_content_region.width or self.size.width or 80)
+        if width == self._wrapped_width:
+            return
+        wrapped: list[Line] = []
+        for text, style in self.lines:
+            if style is RULE:
+                wrapped.append((text.ljust(width, "─")[:width], style))
+            elif len(text) <= width and (text.isascii() or cell_len(text) <= width):
+                wrapped.append((text, style))
+            elif text.isascii():
+                wrapped.extend((piece, style) for piece in _wrap(text, width))
+            else:
+                wrapped.extend((piece, style) for piece in chop_cells(text, width))
+        self._wrapped, self._wrapped_width = wrapped, width
+        self.virtual_size = Size(width, len(wrapped))
+
+    def on_resize(self) -> None:
+        self._rewrap()
+
+    def render_line(self, y: int) -> Strip:
+        self._rewrap()
+        width = self.scrollable_content_region.width or self.size.width
+        row = round(self.scroll_offset.y) + y
+        base = self.rich_style
+        if not 0 <= row < len(self._wrapped):
+            return Strip.blank(width, base)
+        text, style = self._wrapped[row]
+        return Strip([Segment(text, base + style if style else base)]).crop_extend(0, width, base)
+
+    @property
+    def plain(self) -> str:
+        """Everything shown, as plain text (for tests and copying)."""
+        return "\n".join(text for text, _ in self.lines)

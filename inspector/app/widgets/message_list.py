@@ -1,0 +1,403 @@
+"""The message list: one row per message, drawn with Textual's Line API so 100,000 rows cost nothing to mount.
+
+Only visible rows are rendered, each once per (row, width, cursor, generation) thanks to an LRU cache of Strips.
+The rows are a list of ints: a message index (>= 0) or a compaction separator (-1 - compaction number). Filtering
+and sorting build a new row list; appending messages (live follow) extends it and refreshes only the new lines.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable
+
+from rich.segment import Segment
+from rich.style import Style
+from textual import events
+from textual.binding import Binding
+from textual.cache import LRUCache
+from textual.geometry import Size
+from textual.message import Message as TMessage
+from textual.reactive import reactive
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+from inspector.app.figures import Figures
+from inspector.app.text import human, one_line
+from inspector.core.model import Message
+
+KIND_LABEL = {"prompt": "user", "assistant": "assistant", "tool_result": "tool result", "meta": "meta",
+              "compact_summary": "summary", "summary_ack": "ack", "system": "system"}
+KIND_STYLE = {"prompt": Style(color="green", bold=True), "assistant": Style(color="cyan"),
+              "tool_result": Style(color="yellow"), "meta": Style(dim=True),
+              "compact_summary": Style(color="magenta", bold=True), "summary_ack": Style(color="magenta"),
+              "system": Style(color="blue")}
+BAR = " ▏▎▍▌▋▊▉█"
+BAR_WIDTH = 8
+
+
+def bar(fraction: float, width: int = BAR_WIDTH) -> str:
+    """A horizontal bar `width` cells wide filled to `fraction` with eighth-cell resolution."""
+    eighths = max(0, min(width * 8, round(fraction * width * 8)))
+    full, part = divmod(eighths, 8)
+    return ("█" * full + (BAR[part] if part else "")).ljust(width)
+
+
+def preview(message: Message, limit: int = 300) -> str:
+    """A cheap one-line preview of a message: never joins or dumps a whole huge block."""
+    for b in message.blocks:
+        if b.type == "tool_use":
+            first = next((v for v in (b.input or {}).values() if isinstance(v, str)), "") \
+                if isinstance(b.input, dict) else ""
+            return one_line(f"{b.tool_name or '?'}({first[:limit]})", limit)
+        if b.type == "tool_result":
+            text = b.text or next((c.text for c in b.content or () if c.text), "")
+            return one_line(("error: " if b.is_error else "") + text[:limit], limit)
+        if b.type in ("image", "document"):
+            return f"[{b.type} {b.media or ''} {b.size:,} bytes]"
+        if b.text.strip():
+            return one_line(b.text.lstrip()[:limit], limit)
+    return ""
+
+
+@dataclass(slots=True)
+class Filter:
+    """Which messages the list shows: all of `roles`/`kinds` (empty: any), using tool `tool`, containing `text`."""
+
+    kinds: frozenset[str] = frozenset()
+    tool: str | None = None
+    text: str = ""
+
+    @classmethod
+    def parse(cls, query: str) -> Filter:
+        """`kind:tool_result tool:Bash some words`: kind/role/tool terms, the rest is text (case-insensitive)."""
+        kinds: set[str] = set()
+        tool, words = None, []
+        for term in query.split():
+            key, _, value = term.partition(":")
+            if value and key in ("kind", "role"):
+                kinds.update(_KIND_ALIASES.get(value.lower(), (value.lower(),)))
+            elif value and key == "tool":
+                tool = value
+            else:
+                words.append(term)
+        return cls(frozenset(kinds), tool, " ".join(words))
+
+    @property
+    def active(self) -> bool:
+        return bool(self.kinds or self.tool or self.text)
+
+    def describe(self) -> str:
+        parts = [f"kind:{'|'.join(sorted(self.kinds))}"] if self.kinds else []
+        parts += [f"tool:{self.tool}"] if self.tool else []
+        parts += [repr(self.text)] if self.text else []
+        return " ".join(parts)
+
+    def matches(self, m: Message, tool_names: dict[str, str]) -> bool:
+        """Does `m` pass? `tool_names` maps tool_use ids to names, so a result matches its call's tool."""
+        if self.kinds and m.kind not in self.kinds:
+            return False
+        if self.tool:
+            want = self.tool.lower()
+            names = [b.tool_name if b.type == "tool_use" else tool_names.get(b.tool_id or "", "")
+                     for b in m.blocks if b.type in ("tool_use", "tool_result")]
+            if not any(n and n.lower() == want for n in names):
+                return False
+        return not self.text or self.text.lower() in m.text().lower()
+
+
+_KIND_ALIASES = {"user": ("prompt",), "tool": ("tool_result",), "result": ("tool_result",), "summary":
+                 ("compact_summary",), "ai": ("assistant",)}
+
+
+class MessageList(ScrollView, can_focus=True):
+    """Rows of messages with a cursor; posts `Highlighted` whenever the cursor lands on a row."""
+
+    DEFAULT_CSS = """
+    MessageList { background: $surface; scrollbar-gutter: stable; }
+    MessageList > .message-list--cursor { background: $accent 40%; }
+    MessageList:focus > .message-list--cursor { background: $accent; color: $text; }
+    MessageList > .message-list--separator { color: $warning; text-style: bold; }
+    MessageList > .message-list--orphan { color: $error; text-style: bold; }
+    MessageList > .message-list--dim { color: $text-muted; }
+    MessageList > .message-list--bar { color: $primary; }
+    """
+    COMPONENT_CLASSES = {"message-list--cursor", "message-list--separator", "message-list--orphan",
+                         "message-list--dim", "message-list--bar"}
+    BINDINGS = [
+        Binding("up,k", "cursor_up", "Up", show=False, id="list.up"),
+        Binding("down,j", "cursor_down", "Down", show=False, id="list.down"),
+        Binding("pageup,ctrl+b", "page_up", "Page up", show=False, id="list.page_up"),
+        Binding("pagedown,ctrl+f", "page_down", "Page down", show=False, id="list.page_down"),
+        Binding("home,g", "first", "First", show=False, id="list.first"),
+        Binding("end,G", "last", "Last", show=False, id="list.last"),
+        Binding("L", "largest", "Largest", id="list.largest"),
+        Binding("o", "toggle_sort", "Sort", id="list.sort"),
+    ]
+
+    cursor: reactive[int] = reactive(0, always_update=True, init=False)
+
+    class Highlighted(TMessage):
+        """The cursor is on `index` (a message index, or None) or on compaction separator `compaction`."""
+
+        def __init__(self, index: int | None, compaction: int | None) -> None:
+            super().__init__()
+            self.index, self.compaction = index, compaction
+
+    class RowsChanged(TMessage):
+        """The set or order of rows changed (filter or sort): `shown` rows of `total` messages."""
+
+        def __init__(self, shown: int, total: int, description: str) -> None:
+            super().__init__()
+            self.shown, self.total, self.description = shown, total, description
+
+    def __init__(self, *, name: str | None = None, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(name=name, id=id, classes=classes)
+        self.figures: Figures | None = None
+        self.rows: list[int] = []
+        self.filter = Filter()
+        self.by_size = False
+        self._cache: LRUCache[tuple, Strip] = LRUCache(2048)
+        self._generation = 0
+        self._largest = 1
+
+    # -- data -------------------------------------------------------------------------------------------------------
+
+    def show(self, figures: Figures) -> None:
+        """Show a new session or new figures for the same one, keeping the cursor on the same message if possible."""
+        keep = self.current_index
+        self.figures = figures
+        self._largest = max((figures.size(i) for i in range(len(figures.estimated))), default=1) or 1
+        self._rebuild(keep)
+
+    def set_filter(self, flt: Filter) -> None:
+        self.filter = flt
+        self._rebuild(self.current_index)
+
+    def set_sort(self, by_size: bool) -> None:
+        self.by_size = by_size
+        self._rebuild(self.current_index)
+
+    def messages_appended(self, start: int, figures: Figures) -> None:
+        """Messages from `start` on are new (live follow): add their rows and refresh only those lines."""
+        self.figures = figures
+        self._largest = max([self._largest, *(figures.size(i) for i in range(start, len(figures.estimated)))])
+        if self.by_size:
+            self._rebuild(self.current_index)
+            return
+        old = len(self.rows)
+        self.rows.extend(self._rows_for(range(start, len(figures.session.messages)), start))
+        self.virtual_size = Size(self.size.width, len(self.rows))
+        self.refresh_lines(old, len(self.rows) - old)
+        self._announce()
+
+    def _rows_for(self, indices: Iterable[int], start: int = 0) -> list[int]:
+        f = self.figures
+        assert f is not None
+        msgs = f.session.messages
+        bounds: dict[int, list[int]] = {}
+        if not self.by_size:
+            for k, c in enumerate(f.session.compactions):
+                if c.index >= start:
+                    bounds.setdefault(c.index, []).append(-1 - k)
+        rows: list[int] = []
+        flt = self.filter
+        for i in indices:
+            rows.extend(bounds.pop(i, ()))
+            if not flt.active or flt.matches(msgs[i], f.tool_names):
+                rows.append(i)
+        for rest in bounds.values():  # a boundary after the last message
+            rows.extend(rest)
+        return rows
+
+    def _rebuild(self, keep: int | None) -> None:
+        f = self.figures
+        if f is None:
+            return
+        rows = self._rows_for(range(len(f.session.messages)))
+        if self.by_size:
+            rows.sort(key=lambda i: -f.size(i))
+        self.rows = rows
+        self._generation += 1
+        self._cache.clear()
+        self.virtual_size = Size(self.size.width, len(rows))
+        target = rows.index(keep) if keep is not None and keep in rows and len(rows) < 200_000 else 0
+        self._move(target, force=True)
+        self.refresh()
+        self._announce()
+
+    def _announce(self) -> None:
+        f = self.figures
+        desc = self.filter.describe() + (" sorted by size" if self.by_size else "")
+        self.post_message(self.RowsChanged(sum(1 for r in self.rows if r >= 0),
+                                           len(f.session.messages) if f else 0, desc.strip()))
+
+    @property
+    def current_index(self) -> int | None:
+        """The message under the cursor (None on a separator or an empty list)."""
+        if 0 <= self.cursor < len(self.rows) and self.rows[self.cursor] >= 0:
+            return self.rows[self.cursor]
+        return None
+
+    def select_message(self, index: int) -> bool:
+        """Put the cursor on message `index` if it is shown; False when the filter hides it."""
+        try:
+            self._move(self.rows.index(index))
+        except ValueError:
+            return False
+        return True
+
+    # -- cursor -----------------------------------------------------------------------------------------------------
+
+    def _move(self, row: int, force: bool = False) -> None:
+        row = max(0, min(row, len(self.rows) - 1)) if self.rows else 0
+        if row == self.cursor and not force:
+            return
+        old, self.cursor = self.cursor, row
+        self.refresh_line(old)
+        self.refresh_line(row)
+        self._keep_visible()
+
+    def watch_cursor(self, row: int) -> None:
+        if 0 <= row < len(self.rows):
+            r = self.rows[row]
+            self.post_message(self.Highlighted(r if r >= 0 else None, None if r >= 0 else -1 - r))
+        else:
+            self.post_message(self.Highlighted(None, None))
+
+    def _keep_visible(self) -> None:
+        height = self.scrollable_content_region.height or self.size.height
+        top = round(self.scroll_offset.y)
+        if self.cursor < top:
+            self.scroll_to(y=self.cursor, animate=False, immediate=True)
+        elif height and self.cursor >= top + height:
+            self.scroll_to(y=self.cursor - height + 1, animate=False, immediate=True)
+
+    def _page(self) -> int:
+        return max(1, (self.scrollable_content_region.height or self.size.height) - 1)
+
+    def action_cursor_up(self) -> None:
+        self._move(self.cursor - 1)
+
+    def action_cursor_down(self) -> None:
+        self._move(self.cursor + 1)
+
+    def action_page_up(self) -> None:
+        self._move(self.cursor - self._page())
+
+    def action_page_down(self) -> None:
+        self._move(self.cursor + self._page())
+
+    def action_first(self) -> None:
+        self._move(0)
+
+    def action_last(self) -> None:
+        self._move(len(self.rows) - 1)
+
+    def action_largest(self) -> None:
+        f = self.figures
+        shown = [r for r in self.rows if r >= 0]
+        if f and shown:
+            self.select_message(max(shown, key=f.size))
+
+    def action_toggle_sort(self) -> None:
+        self.set_sort(not self.by_size)
+
+    def on_click(self, event: events.Click) -> None:
+        self.focus()
+        row = round(self.scroll_offset.y) + event.y
+        if 0 <= row < len(self.rows):
+            self._move(row)
+
+    def on_resize(self) -> None:
+        self._cache.clear()
+        self.virtual_size = Size(self.size.width, len(self.rows))
+        self._keep_visible()
+
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        self._cache.clear()
+
+    # -- drawing ----------------------------------------------------------------------------------------------------
+
+    def header(self, width: int) -> str:
+        """The column titles, aligned with `render_line`'s columns."""
+        w = self._index_width()
+        text = f"{'#':>{w}} {'time':<8} {'kind':<11} {'tool':<12} {'meas':>7} {'est':>7} {'context':>8} " \
+               f"{'size':<{BAR_WIDTH}} preview"
+        return text[:width]
+
+    def _index_width(self) -> int:
+        return len(str(len(self.figures.session.messages))) if self.figures else 3
+
+    def render_line(self, y: int) -> Strip:
+        row = round(self.scroll_offset.y) + y
+        width = self.scrollable_content_region.width or self.size.width
+        if not 0 <= row < len(self.rows):
+            return Strip.blank(width, self.rich_style)
+        is_cursor = row == self.cursor
+        key = (row, width, is_cursor, self.has_focus, self._generation)
+        strip = self._cache.get(key)
+        if strip is None:
+            strip = self._render_row(self.rows[row], width, is_cursor)
+            self._cache[key] = strip
+        return strip
+
+    def on_focus(self) -> None:
+        self.refresh_line(self.cursor)
+
+    def on_blur(self) -> None:
+        self.refresh_line(self.cursor)
+
+    def _render_row(self, r: int, width: int, is_cursor: bool) -> Strip:
+        f = self.figures
+        assert f is not None
+        base = self.rich_style
+        cursor = self.get_component_rich_style("message-list--cursor") if is_cursor else None
+        if r < 0:
+            c = f.session.compactions[-1 - r]
+            label = f" {c.kind} ({c.trigger or 'unknown trigger'})"
+            if c.pre_tokens:
+                label += f" · {c.pre_tokens:,} tokens before"
+            if c.tokens_saved:
+                label += f" · {c.tokens_saved:,} saved"
+            text = ("──" + label + " ").ljust(width, "─")[:width]
+            style = base + self.get_component_rich_style("message-list--separator")
+            return Strip([Segment(text, style + cursor if cursor else style)], width)
+        m = f.session.messages[r]
+        w = self._index_width()
+        time = (m.timestamp or "")[11:19]
+        tools = m.tool_names
+        if not tools and m.kind == "tool_result":
+            tools = [self._tool_of_result(m)]
+        tool = ",".join(t for t in tools if t)[:12]
+        measured = f.measured[r]
+        size = f.size(r)
+        orphan = r in f.orphans
+        dim = self.get_component_rich_style("message-list--dim")
+        segs = [
+            Segment(f"{r:>{w}} ", base + dim),
+            Segment(f"{time:<8} ", base + dim),
+            Segment(f"{KIND_LABEL.get(m.kind, m.kind):<11} ", base + KIND_STYLE.get(m.kind, Style())),
+            Segment(f"{tool:<12} ", base),
+            Segment(f"{human(measured):>7} ", base),
+            Segment(f"{human(f.estimated[r]):>7} ", base + dim),
+            Segment(f"{human(f.cumulative[r]):>8} ", base),
+            Segment(bar(size / self._largest), base + self.get_component_rich_style("message-list--bar")),
+            Segment(" ", base),
+        ]
+        if orphan:
+            segs.append(Segment("orphan ", base + self.get_component_rich_style("message-list--orphan")))
+        used = sum(s.cell_length for s in segs)
+        if width > used:
+            segs.append(Segment(preview(m, width)[: width - used], base))
+        if cursor:
+            segs = [Segment(s.text, (s.style or base) + cursor) for s in segs]
+        return Strip(segs).crop_extend(0, width, base + cursor if cursor else base)
+
+    def _tool_of_result(self, m: Message) -> str:
+        """The tool a result answers, found through the figures' tool-id map."""
+        f = self.figures
+        for b in m.blocks:
+            if b.type == "tool_result" and b.tool_id and f is not None:
+                return f.tool_names.get(b.tool_id, "")
+        return ""

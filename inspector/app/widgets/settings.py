@@ -1,0 +1,101 @@
+"""The settings panel: policy, window, estimator and microcompaction parameters. Every change posts `Changed` at
+once and the screen re-computes the figures, so the bar and the list move while the panel stays open."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from textual import on
+from textual.app import ComposeResult
+from textual.containers import VerticalScroll
+from textual.message import Message
+from textual.widgets import Input, Label, Select
+
+from inspector.app.figures import Settings
+
+
+def policy_names() -> list[str]:
+    """Policy names from the core (limits), in its order."""
+    from inspector.core import limits
+
+    return list(limits.POLICIES)
+
+
+def estimator_names() -> list[str]:
+    from inspector.core.estimators import ESTIMATORS
+
+    return list(ESTIMATORS)
+
+
+class SettingsPanel(VerticalScroll):
+    DEFAULT_CSS = """
+    SettingsPanel { dock: right; width: 34; background: $panel; border-left: vkey $primary; padding: 0 1; }
+    SettingsPanel Label { margin-top: 1; color: $text-muted; }
+    SettingsPanel .title { color: $text; text-style: bold; margin-top: 0; }
+    SettingsPanel Input, SettingsPanel Select { width: 100%; }
+    """
+
+    class Changed(Message):
+        def __init__(self, settings: Settings) -> None:
+            super().__init__()
+            self.settings = settings
+
+    def __init__(self, settings: Settings, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.settings = settings
+
+    def compose(self) -> ComposeResult:
+        s = self.settings
+        yield Label("Settings (esc closes)", classes="title")
+        yield Label("Threshold policy")
+        yield Select([(p, p) for p in policy_names()], value=s.policy, allow_blank=False, id="set-policy")
+        yield Label("Window (tokens; blank: the model's)")
+        yield Input(str(s.window or ""), placeholder="e.g. 200000", type="integer", id="set-window")
+        yield Label("Estimator")
+        yield Select([(e, e) for e in estimator_names()], value=s.estimator, allow_blank=False, id="set-estimator")
+        yield Label("Microcompaction strategy")
+        yield Select([("clear (Claude Code)", "clear"), ("snip (reference)", "snip")], value=s.micro_strategy,
+                     allow_blank=False, id="set-micro")
+        yield Label("clear: results kept")
+        yield Input(str(s.keep_recent), type="integer", id="set-keep")
+        yield Label("snip: messages protected")
+        yield Input(str(s.preserve_last_n), type="integer", id="set-preserve")
+        yield Label("snip: max characters")
+        yield Input(str(s.max_chars), type="integer", id="set-maxchars")
+
+    @on(Select.Changed)
+    def _select(self, event: Select.Changed) -> None:
+        key = {"set-policy": "policy", "set-estimator": "estimator", "set-micro": "micro_strategy"}.get(
+            event.select.id or "")
+        if key and event.value != getattr(self.settings, key) and isinstance(event.value, str):
+            self._apply(**{key: event.value})
+
+    @on(Input.Changed)
+    def _input(self, event: Input.Changed) -> None:
+        key = {"set-window": "window", "set-keep": "keep_recent", "set-preserve": "preserve_last_n",
+               "set-maxchars": "max_chars"}.get(event.input.id or "")
+        if key is None:
+            return
+        text = event.value.strip()
+        if key == "window" and not text:
+            value: int | None = None
+        elif text.isdigit() and int(text) > 0 or (text == "0" and key != "window"):
+            value = int(text)
+        else:
+            return
+        if key == "window" and value is not None and value < 1000:
+            return  # still typing
+        if value != getattr(self.settings, key):
+            self._apply(**{key: value})
+
+    def _apply(self, **changes: object) -> None:
+        self.settings = replace(self.settings, **changes)
+        self.post_message(self.Changed(self.settings))
+
+    def sync(self, settings: Settings) -> None:
+        """Show `settings` changed elsewhere (keys, palette) without posting them back."""
+        self.settings = settings
+        with self.prevent(Select.Changed, Input.Changed):
+            self.query_one("#set-policy", Select).value = settings.policy
+            self.query_one("#set-estimator", Select).value = settings.estimator
+            self.query_one("#set-window", Input).value = str(settings.window or "")

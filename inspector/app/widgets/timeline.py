@@ -1,0 +1,115 @@
+"""The timeline: measured context per request as a column chart, the policy's thresholds as lines, compactions as
+markers, and a forecast of when the next auto-compact fires at the recent growth rate."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.widget import Widget
+
+from inspector.app.figures import Figures, forecast
+from inspector.app.text import human
+
+EIGHTHS = " ▁▂▃▄▅▆▇█"
+LINES = (("blocking", "red"), ("autocompact", "#ff8700"), ("warning", "yellow"))
+
+
+class Timeline(Widget):
+    DEFAULT_CSS = """
+    Timeline { height: 1fr; padding: 0 1; background: $surface; }
+    """
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.figures: Figures | None = None
+
+    def show(self, figures: Figures) -> None:
+        self.figures = figures
+        self.refresh()
+
+    def render(self) -> Text:
+        f = self.figures
+        if f is None:
+            return Text("no session loaded", style="dim")
+        points = f.requests
+        if not points:
+            return Text("This session records no usage, so there is no measured context to draw.\n"
+                        "The list and the context bar show estimates.", style="dim")
+        width = max(20, (self.content_region.width or 100) - 8)
+        height = max(4, (self.content_region.height or 24) - 6)
+        top = max([f.window.window, *(p.measured for p in points)])
+        cols = self._columns(f, width)
+        marks = self._compaction_columns(f, width)
+        grid: list[Text] = []
+        for row in range(height, 0, -1):
+            line = Text()
+            lo, hi = (row - 1) / height * top, row / height * top
+            label = human(hi) if row in (height, (height + 1) // 2) else ""
+            line.append(f"{label:>6} ┤" if label else "       │", style="dim")
+            for x in range(width):
+                v = cols[x]
+                if v is not None and v >= hi:
+                    line.append("█", style="#5f87d7")
+                elif v is not None and v > lo:
+                    line.append(EIGHTHS[max(1, int((v - lo) / (hi - lo) * 8))], style="#5f87d7")
+                elif x in marks:
+                    line.append("┃", style="magenta")
+                else:
+                    line.append(self._threshold(f, lo, hi))
+            grid.append(line)
+        axis = Text("       └" + "─" * width, style="dim")
+        first, last = points[0].timestamp or "", points[-1].timestamp or ""
+        span = Text(f"        request 1 {first[:16].replace('T', ' ')}".ljust(width - 10) +
+                    f"request {len(points)} {last[11:16]}".rjust(10), style="dim")
+        return Text("\n").join([*grid, axis, span, self._legend(f), self._forecast(f)])
+
+    def _columns(self, f: Figures, width: int) -> list[int | None]:
+        """Each column's value: the largest measured context among the requests it covers."""
+        pts, n = f.requests, len(f.requests)
+        cols: list[int | None] = [None] * width
+        for k, p in enumerate(pts):
+            a, b = k * width // n, max(k * width // n + 1, (k + 1) * width // n)
+            for x in range(a, min(b, width)):
+                cols[x] = max(cols[x] or 0, p.measured)
+        return cols
+
+    def _compaction_columns(self, f: Figures, width: int) -> set[int]:
+        pts, n, out = f.requests, len(f.requests), set()
+        for c in f.session.compactions:
+            k = next((k for k, p in enumerate(pts) if p.message_index >= c.index), n)
+            out.add(min(width - 1, k * width // n))
+        return out
+
+    def _threshold(self, f: Figures, lo: float, hi: float) -> Text | str:
+        for key, style in LINES:
+            t = f.window.thresholds.get(key)
+            if t is not None and lo < t <= hi:
+                return Text("╌", style=style)
+        return " "
+
+    def _legend(self, f: Figures) -> Text:
+        text = Text("  ")
+        text.append("█ measured context per request  ", style="#5f87d7")
+        for key, style in LINES[::-1]:
+            t = f.window.thresholds.get(key)
+            if t is not None:
+                text.append(f"╌ {key} {human(t)}  ", style=style)
+        text.append(f"┃ compaction ({len(f.session.compactions)})", style="magenta")
+        return text
+
+    def _forecast(self, f: Figures) -> Text:
+        auto = f.window.thresholds.get("autocompact")
+        fc = forecast(f.requests, auto)
+        text = Text("  forecast: ", style="bold")
+        if fc.over < 2:
+            return text.append("too few requests since the last compaction to estimate a growth rate")
+        text.append(f"growing {human(fc.rate)} tokens/request over the last {fc.over} requests; ")
+        if auto is None:
+            return text.append(f"the {f.window.policy} policy sets no auto-compact threshold")
+        if fc.requests_left is None:
+            return text.append("not growing, so no auto-compact is due")
+        if fc.requests_left == 0:
+            return text.append("already past the auto-compact threshold", style="bold red")
+        text.append(f"auto-compact in about {fc.requests_left} requests", style="bold #ff8700")
+        if fc.eta:
+            text.append(f" (around {fc.eta:%H:%M} at the recent pace)")
+        return text

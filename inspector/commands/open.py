@@ -1,0 +1,47 @@
+"""`context-inspector [PATH]`: open the app on a session file, a Claude Code project directory, or (no PATH) the
+session picker. Textual is imported only here, when the app really starts, so headless subcommands stay light."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from inspector.core.model import LoadError
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("path", nargs="?", help="session file or Claude Code project directory (default: pick one)")
+    parser.add_argument("--policy", default=None, help="threshold policy (reference, claude-code, codex, custom)")
+    parser.add_argument("--window", type=int, default=None, help="context window in tokens (default: the model's)")
+    parser.add_argument("--estimator", default=None, help="token estimator (chars35, blocks, script, calibrated, "
+                                                          "exact)")
+
+
+def run(args: argparse.Namespace) -> int:
+    from inspector.app.figures import Settings
+    from inspector.app.widgets.settings import estimator_names, policy_names
+    from inspector.cli import UsageError
+
+    settings = Settings()
+    if args.policy is not None:
+        if args.policy not in policy_names():
+            raise UsageError(f"unknown policy {args.policy!r}; choose from {', '.join(policy_names())}")
+        settings.policy = args.policy
+    if args.estimator is not None:
+        if args.estimator not in estimator_names():
+            raise UsageError(f"unknown estimator {args.estimator!r}; choose from {', '.join(estimator_names())}")
+        settings.estimator = args.estimator
+    if args.window is not None:
+        if args.window < 1000:
+            raise UsageError(f"--window {args.window}: too small for a context window")
+        settings.window = args.window
+    if args.path is not None:
+        path = Path(args.path).expanduser()
+        if not path.exists():
+            raise LoadError(f"{path}: no such file or directory")
+        if path.is_dir() and not any(path.glob("*.jsonl")):
+            raise LoadError(f"{path}: directory holds no session (*.jsonl) file")
+    from inspector.app import make_app
+
+    make_app(args.path, settings=settings).run()
+    return 0
