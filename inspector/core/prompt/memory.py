@@ -17,17 +17,22 @@ from inspector.core.prompt.claude_md import MAX_BYTES, read_capped
 APP_DIR = "context-inspector"
 
 
-def default_memory_path() -> Path:
-    configured = os.environ.get("CONTEXT_INSPECTOR_MEMORY")
-    if configured:
-        return Path(configured).expanduser()
+def user_data_dir() -> Path:
+    """The per-user data directory of context-inspector (memory, the agent's saved sessions)."""
     if sys.platform == "darwin":
         base = Path.home() / "Library" / "Application Support"
     elif os.name == "nt":
         base = Path(os.environ.get("APPDATA") or Path.home() / "AppData" / "Roaming")
     else:
         base = Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share")
-    return base / APP_DIR / "memory.md"
+    return base / APP_DIR
+
+
+def default_memory_path() -> Path:
+    configured = os.environ.get("CONTEXT_INSPECTOR_MEMORY")
+    if configured:
+        return Path(configured).expanduser()
+    return user_data_dir() / "memory.md"
 
 
 def read_memory(path: Path) -> tuple[str, int, str | None]:
