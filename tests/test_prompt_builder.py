@@ -259,3 +259,23 @@ def test_unreadable_templates(tmp_path: Path) -> None:
 def test_cwd_must_be_a_directory(tmp_path: Path) -> None:
     with pytest.raises(NotADirectoryError):
         assemble(tmp_path / "nope")
+
+
+def test_claude_md_imports(tmp_path: Path) -> None:
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "CLAUDE.md").write_text("See @docs/style.md and @missing.md, ask @alice.\n"
+                                        "Not code: `@docs/ignored.md`\n```\n@docs/fenced.md\n```\n")
+    (tmp_path / "docs" / "style.md").write_text("Style rules. Also @../CLAUDE.md and @deep1.md\n")
+    (tmp_path / "docs" / "ignored.md").write_text("never loaded\n")
+    (tmp_path / "docs" / "fenced.md").write_text("never loaded\n")
+    for i in range(1, 7):
+        (tmp_path / "docs" / f"deep{i}.md").write_text(f"depth {i} @deep{i + 1}.md\n")
+    prompt = assemble(tmp_path, memory=False)
+    files = [s for s in prompt.sections if s.path and s.path.endswith(".md") and s.source != "template"
+             and s.path != str(DEFAULT_TEMPLATE)]
+    assert [s.title for s in files] == ["CLAUDE.md", "docs/style.md (imported)"] + [
+        f"docs/deep{i}.md (imported)" for i in range(1, 5)]
+    assert "imported by CLAUDE.md" in files[1].text
+    assert f"{tmp_path}/CLAUDE.md: imported file {tmp_path}/missing.md does not exist" in prompt.notes
+    assert any("deep5.md not followed (more than 5 hops)" in n for n in prompt.notes)
+    assert "never loaded" not in prompt.text

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Callable, Literal
 
 from inspector.core.estimators import Estimator, get_estimator
-from inspector.core.prompt.claude_md import SCOPE_LABEL, discover
+from inspector.core.prompt.claude_md import SCOPE_LABEL, discover, short_path
 from inspector.core.prompt.environment import environment, find_repo_root, git_info
 from inspector.core.prompt.memory import default_memory_path, read_memory
 from inspector.core.prompt.template import (
@@ -171,8 +171,13 @@ def claude_md_sections(cwd: Path, notes: list[str]) -> list[Section]:
     if not files:
         notes.append(f"no CLAUDE.md files found for {cwd}")
     base = find_repo_root(cwd) or cwd
-    return [_file_section(f.display(base), f"# Instructions from {f.path} ({SCOPE_LABEL[f.scope]})", f.text,
-                          f.first_line, str(f.path), f.path) for f in files]
+    sections = []
+    for f in files:
+        label = SCOPE_LABEL[f.scope] + (f", imported by {short_path(f.imported_by, base)}" if f.imported_by else "")
+        title = f.display(base) + (" (imported)" if f.imported_by else "")
+        sections.append(_file_section(title, f"# Instructions from {f.path} ({label})", f.text, f.first_line,
+                                      str(f.path), f.path))
+    return sections
 
 
 def _memory_sections(path: Path | None, notes: list[str]) -> list[Section]:

@@ -4,11 +4,16 @@ Order follows Claude Code: the user's own file first (`~/.claude/CLAUDE.md`, or 
 then for every directory from the repository root down to the working directory its `CLAUDE.md`,
 `.claude/CLAUDE.md` and `CLAUDE.local.md`. Files nearer the working directory come later, so they read as the more
 specific instructions. Outside any repository only the working directory itself is searched.
+
+A file may import others with `@path` (relative to the importing file, absolute, or from `~`), as Claude Code
+allows, up to MAX_IMPORT_DEPTH hops; `@` inside code spans and fenced blocks is text. Each imported file follows
+the file that imports it.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -16,6 +21,9 @@ from typing import Literal
 from inspector.core.prompt.environment import find_repo_root
 
 MAX_BYTES = 1_000_000  # a larger "instruction file" is a mistake: read this much and say so
+MAX_IMPORT_DEPTH = 5
+IMPORT = re.compile(r"(?:^|(?<=\s))@([\w~./-][^\s`]*)")
+CODE_SPAN = re.compile(r"`[^`]*`")
 
 Scope = Literal["user", "project", "local"]
 SCOPE_LABEL = {
@@ -32,6 +40,7 @@ class InstructionFile:
     text: str
     first_line: int = 1  # line of the file where `text` starts (leading blank lines are dropped)
     truncated: bool = False
+    imported_by: Path | None = None
 
     def display(self, base: Path) -> str:
         return short_path(self.path, base)
@@ -66,27 +75,57 @@ def candidates(cwd: Path) -> list[tuple[Path, Scope]]:
 
 
 def discover(cwd: Path) -> tuple[list[InstructionFile], list[str]]:
-    """The instruction files that exist under `cwd`'s chain, and one note per file that could not be used."""
+    """The instruction files that exist under `cwd`'s chain (imports after their importer), and one note per file
+    that could not be used."""
     files: list[InstructionFile] = []
     notes: list[str] = []
     seen: set[Path] = set()
     for path, scope in candidates(cwd):
-        try:
-            real = path.resolve()
-            if real in seen or not path.is_file():
-                continue
-            seen.add(real)
-            text, first_line, truncated = read_capped(path)
-        except OSError as exc:
-            notes.append(f"{path}: skipped, cannot be read ({exc.strerror or exc})")
-            continue
-        if not text:
-            notes.append(f"{path}: skipped, the file is empty")
-            continue
-        if truncated:
-            notes.append(f"{path}: only the first {MAX_BYTES:,} bytes were read")
-        files.append(InstructionFile(path, scope, text, first_line, truncated))
+        if path.is_file():
+            _add(path, scope, None, 0, files, notes, seen)
     return files, notes
+
+
+def _add(path: Path, scope: Scope, importer: Path | None, depth: int, files: list[InstructionFile],
+         notes: list[str], seen: set[Path]) -> None:
+    try:
+        real = path.resolve()
+        if real in seen:
+            return
+        seen.add(real)
+        text, first_line, truncated = read_capped(path)
+    except OSError as exc:
+        notes.append(f"{path}: skipped, cannot be read ({exc.strerror or exc})")
+        return
+    if not text:
+        notes.append(f"{path}: skipped, the file is empty")
+        return
+    if truncated:
+        notes.append(f"{path}: only the first {MAX_BYTES:,} bytes were read")
+    files.append(InstructionFile(path, scope, text, first_line, truncated, importer))
+    for target in imports(text, path.parent):
+        if depth + 1 > MAX_IMPORT_DEPTH:
+            notes.append(f"{path}: import of {target} not followed (more than {MAX_IMPORT_DEPTH} hops)")
+        elif target.is_file():
+            _add(target, scope, path, depth + 1, files, notes, seen)
+        elif target.suffix:  # "@someone" is a mention; "@docs/setup.md" is meant as a file
+            notes.append(f"{path}: imported file {target} does not exist")
+
+
+def imports(text: str, base: Path) -> list[Path]:
+    """Paths named by `@path` outside code, resolved against `base` (the importing file's directory)."""
+    found: list[Path] = []
+    fenced = False
+    for line in text.split("\n"):
+        if line.strip().startswith("```"):
+            fenced = not fenced
+            continue
+        if fenced:
+            continue
+        for match in IMPORT.finditer(CODE_SPAN.sub("", line)):
+            target = Path(match.group(1).rstrip(".,;:)")).expanduser()
+            found.append(target if target.is_absolute() else base / target)
+    return found
 
 
 def read_capped(path: Path) -> tuple[str, int, bool]:
