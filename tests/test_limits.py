@@ -1,0 +1,90 @@
+"""Windows and policies: the thresholds each policy derives, overrides, and distances for a used figure."""
+
+from __future__ import annotations
+
+import pytest
+
+from inspector.core.limits import POLICIES, max_output, window_info
+from inspector.core.model import Request, Session
+
+
+def session(model: str = "claude-opus-4-6", contexts: tuple[int, ...] = (30_000,), window: int | None = None,
+            fmt: str = "claude-code") -> Session:
+    reqs = [Request(f"r{i}", model, c, 0, 0, 10, i) for i, c in enumerate(contexts)]
+    return Session(source="x", format=fmt, requests=reqs, models=[model], window=window)  # type: ignore[arg-type]
+
+
+def test_claude_code_thresholds_on_200k():
+    info = window_info(session(), "claude-code", environ={})
+    assert (info.context_window, info.output_reserve, info.effective) == (200_000, 20_000, 180_000)
+    assert info.thresholds.to_dict() == {"warning": 147_000, "autocompact": 167_000, "blocking": 177_000}
+    assert info.reserved == 33_000  # /context's autocompact buffer
+
+
+def test_small_max_output_lowers_the_reserve():
+    assert max_output("claude-3-5-haiku-20241022") == 8_192
+    info = window_info(session("claude-3-5-haiku-20241022"), "claude-code", environ={})
+    assert info.output_reserve == 8_192 and info.effective == 191_808
+
+
+def test_override_lowers_never_raises():
+    low = window_info(session(), "claude-code", environ={"CLAUDE_AUTOCOMPACT_PCT_OVERRIDE": "50"})
+    assert low.thresholds.autocompact == 90_000 and low.thresholds.warning == 70_000
+    high = window_info(session(), "claude-code", environ={"CLAUDE_AUTOCOMPACT_PCT_OVERRIDE": "99"})
+    assert high.thresholds.autocompact == 167_000
+    bad = window_info(session(), "claude-code", environ={"CLAUDE_AUTOCOMPACT_PCT_OVERRIDE": "lots"})
+    assert bad.thresholds.autocompact == 167_000 and "ignored" in bad.notes[0]
+    assert window_info(session(), "claude-code", environ={}, autocompact_pct=60).thresholds.autocompact == 108_000
+
+
+def test_one_million_windows():
+    assert window_info(session("claude-sonnet-4-5[1m]"), environ={}).context_window == 1_000_000
+    assert window_info(session(contexts=(150_000, 250_000)), environ={}).context_window == 1_000_000
+    assert window_info(session(), window=50_000, environ={}).context_window == 50_000
+
+
+def test_reference_policy_is_70_percent_of_window_less_reserve():
+    info = window_info(session(), "reference")
+    assert info.thresholds.autocompact == 126_000
+    assert info.thresholds.blocking == 180_000
+
+
+def test_codex_uses_its_stated_window():
+    info = window_info(session("gpt-5-codex", window=258_400, fmt="codex"), "codex")
+    assert info.context_window == 258_400 and info.output_reserve == 0
+    assert info.thresholds.autocompact == 232_560
+
+
+def test_custom_percentages_and_their_order():
+    info = window_info(session(), "custom", warning_pct=50, autocompact_pct=80, blocking_pct=90)
+    assert info.thresholds.to_dict() == {"warning": 90_000, "autocompact": 144_000, "blocking": 162_000}
+    with pytest.raises(ValueError, match="rise"):
+        window_info(session(), "custom", warning_pct=90, autocompact_pct=80)
+    with pytest.raises(ValueError, match="percentage"):
+        window_info(session(), "custom", autocompact_pct=150)
+
+
+def test_bad_policy_window_or_option():
+    with pytest.raises(ValueError, match="claude-code"):
+        window_info(session(), "gemini")
+    with pytest.raises(ValueError, match="positive"):
+        window_info(session(), window=0)
+    with pytest.raises(ValueError, match="no option"):
+        window_info(session(), "codex", warning_pct=3)
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+def test_state_distances(policy):
+    info = window_info(session(), policy, environ={})
+    t = info.thresholds
+    assert t.warning <= t.autocompact <= t.blocking <= info.context_window
+    state = info.state(t.autocompact + 10)
+    assert state.distance["autocompact"] == -10 and "autocompact" in state.crossed
+    assert state.free == 0
+    fresh = info.state(1_000)
+    assert fresh.free == t.autocompact - 1_000 and fresh.crossed == []
+    assert fresh.percent == pytest.approx(1_000 / info.context_window * 100, abs=0.01)
+
+
+def test_no_session_defaults_to_claude():
+    assert window_info(None, environ={}).context_window == 200_000
