@@ -95,3 +95,21 @@ def test_real_claude_code_transcript(corpus: Path) -> None:
     prefix = view.sections[0]
     assert prefix.kind == "measured"
     assert 20_000 < prefix.tokens < 25_353  # the first request's 25,353 minus what its messages hold
+
+
+def test_recorded_prompt_split_at_its_headings() -> None:
+    system = "You are helpful.\n\n# Tone\n\nBe brief.\n```\n# a comment in code\n```\n\n# Tools\n\nUse them."
+    view = session_prompt(Session("req.json", "anthropic-request", system=system))
+    assert [(s.title, s.text) for s in view.sections] == [
+        ("System prompt", "You are helpful."), ("Tone", "# Tone\n\nBe brief.\n```\n# a comment in code\n```"),
+        ("Tools", "# Tools\n\nUse them.")]
+    assert "\n\n".join(s.text for s in view.sections) == system
+
+
+def test_our_own_session_shows_the_built_sections(tmp_path: Path) -> None:
+    from inspector.core.prompt import build_system_prompt, prompt_text
+
+    built = build_system_prompt(tmp_path, memory=False)
+    view = session_prompt(Session("ours.jsonl", "neutral", system=prompt_text(built)))
+    # the git block continues the environment's list under its heading, so it is no heading of its own
+    assert [s.title for s in view.sections] == [s.title for s in built if s.source != "git"]

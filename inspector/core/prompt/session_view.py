@@ -34,7 +34,8 @@ def session_prompt(session: Session, estimator: str | Estimator = "chars35") -> 
     result = SessionPrompt([])
     if session.system:
         title = "Instructions" if session.format == "codex" else "System prompt"
-        result.sections.append(Section(title, session.system, "recorded", path=session.source, kind="recorded"))
+        result.sections += [Section(t, text, "recorded", path=session.source, kind="recorded")
+                            for t, text in split_headings(session.system, title)]
     for message in session.messages:
         if message.kind == "system" and message.text():
             result.sections.append(Section("System message", message.text(), "recorded", path=session.source,
@@ -54,6 +55,20 @@ def session_prompt(session: Session, estimator: str | Estimator = "chars35") -> 
         if section.kind != "measured" and not section.tokens:
             section.tokens = est.text(section.text)
     return result
+
+
+def split_headings(text: str, untitled: str) -> list[tuple[str, str]]:
+    """(title, text) for each `# heading` of a recorded prompt (ours is built that way, and many others are), the
+    text before the first heading titled `untitled`; headings inside ``` fences do not count."""
+    parts: list[tuple[str, list[str]]] = [(untitled, [])]
+    fenced = False
+    for line in text.split("\n"):
+        if line.strip().startswith("```"):
+            fenced = not fenced
+        if not fenced and line.startswith("# ") and line[2:].strip():
+            parts.append((line[2:].strip(), []))
+        parts[-1][1].append(line)
+    return [(title, "\n".join(lines).strip()) for title, lines in parts if "\n".join(lines).strip()]
 
 
 def _claude_code(session: Session, result: SessionPrompt) -> None:
