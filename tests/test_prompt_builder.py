@@ -279,3 +279,28 @@ def test_claude_md_imports(tmp_path: Path) -> None:
     assert f"{tmp_path}/CLAUDE.md: imported file {tmp_path}/missing.md does not exist" in prompt.notes
     assert any("deep5.md not followed (more than 5 hops)" in n for n in prompt.notes)
     assert "never loaded" not in prompt.text
+
+
+def fake_git(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, script: str) -> None:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "git").write_text(f"#!/bin/sh\n{script}\n")
+    (bin_dir / "git").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:/usr/bin:/bin")
+
+
+def test_git_that_hangs_or_fails(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from inspector.core.prompt import environment
+
+    fake_git(tmp_path, monkeypatch, "sleep 5 & wait")  # a child that holds the pipes open
+    monkeypatch.setattr(environment, "GIT_TIMEOUT", 0.2)
+    assert environment.git_info(tmp_path).render() == "- Git: no answer from git within 0.2 s"
+    (tmp_path / "bin" / "git").write_text("#!/bin/sh\necho 'fatal: detected dubious ownership' >&2\nexit 128\n")
+    assert environment.git_info(tmp_path).render() == "- Git: git status failed: fatal: detected dubious ownership"
+
+
+def test_template_with_byte_order_mark_and_crlf(tmp_path: Path) -> None:
+    template = tmp_path / "t.md"
+    template.write_bytes("\ufeff# Rules\r\n\r\nBe kind in {{cwd}}.\r\n".encode())
+    (section,) = [s for s in assemble(tmp_path, template, memory=False).sections if s.source == "runtime"]
+    assert section.title == "Rules" and section.text == f"# Rules\n\nBe kind in {tmp_path.resolve()}."

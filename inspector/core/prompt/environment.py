@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import platform
+import signal
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -97,13 +98,25 @@ def environment(cwd: Path, now: datetime | None = None) -> Environment:
 
 
 def _git(cwd: Path, *args: str) -> str:
+    """One git call's output. On timeout the whole process group is killed: a hook or helper git started must not
+    keep the pipes (and so this call) open past the timeout."""
     env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
-    result = subprocess.run(["git", "-C", str(cwd), *args], capture_output=True, env=env, timeout=GIT_TIMEOUT,
-                            stdin=subprocess.DEVNULL)
-    if result.returncode != 0:
-        message = result.stderr.decode("utf-8", "replace").strip().splitlines()
-        raise subprocess.CalledProcessError(result.returncode, args, stderr=message[0] if message else "")
-    return result.stdout.decode("utf-8", "replace")
+    group = os.name == "posix"
+    with subprocess.Popen(["git", "-C", str(cwd), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          stdin=subprocess.DEVNULL, env=env, start_new_session=group) as process:
+        try:
+            out, err = process.communicate(timeout=GIT_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            if group:
+                os.killpg(process.pid, signal.SIGKILL)
+            else:
+                process.kill()
+            process.communicate()
+            raise
+    if process.returncode != 0:
+        message = err.decode("utf-8", "replace").strip().splitlines()
+        raise subprocess.CalledProcessError(process.returncode, args, stderr=message[0] if message else "")
+    return out.decode("utf-8", "replace")
 
 
 def git_info(cwd: Path) -> GitInfo:

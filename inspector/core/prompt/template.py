@@ -48,7 +48,7 @@ def load_template(path: Path) -> list[TemplateSection]:
     if len(data) > MAX_TEMPLATE_BYTES:
         raise TemplateError(f"{path}: prompt template is larger than {MAX_TEMPLATE_BYTES:,} bytes")
     try:
-        text = data.decode("utf-8")
+        text = data.decode("utf-8-sig")  # editors on Windows may start the file with a byte order mark
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
         raise TemplateError(f"{path}:{line}: prompt template is not UTF-8 text") from None
