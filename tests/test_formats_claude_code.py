@@ -215,3 +215,15 @@ def test_directory_opens_its_newest_session_and_lists_subagents(tmp_path):
     assert s.subagents == [str(tmp_path / "new" / "subagents" / "agent-a1.jsonl")]
     with pytest.raises(LoadError, match="holds no session"):
         load(tmp_path / "new")
+
+
+def test_older_layout_sibling_agent_files_that_name_the_session(tmp_path):
+    sid = "55604662-cf2a-4331-851a-ec234028f8ca"
+    (tmp_path / f"{sid}.jsonl").write_bytes(SHORT.read_bytes())
+    mine = entry("x1", None, content="explore", isSidechain=True, sessionId=sid)
+    other = entry("y1", None, content="explore", isSidechain=True, sessionId="another-session")
+    (tmp_path / "agent-a1.jsonl").write_text(json.dumps(mine) + "\n")
+    (tmp_path / "agent-b2.jsonl").write_text(json.dumps(other) + "\n")
+    s = load(tmp_path / f"{sid}.jsonl")
+    assert s.subagents == [str(tmp_path / "agent-a1.jsonl")]
+    assert load(tmp_path).source == str(tmp_path / f"{sid}.jsonl")  # agent files are never the "newest session"
