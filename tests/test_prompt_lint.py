@@ -59,10 +59,14 @@ def test_default_template_passes_its_own_lint(tmp_path: Path) -> None:
     assert lint(assemble(tmp_path, memory=False).sections) == []
 
 
-def test_runtime_and_git_values_are_not_instructions() -> None:
-    sections = [section("Environment", "- Timeout: 30 seconds", "runtime"),
-                section("Git", "- abc123 Retry 3 times on failure", "git")]
-    assert lint(sections, recommended=False) == []
+def test_runtime_values_and_git_are_not_instructions(tmp_path: Path) -> None:
+    (tmp_path / "retry 3 times").mkdir()
+    template = tmp_path / "t.md"
+    template.write_text("# Environment\n\n- Directory: {{cwd}}\n\nNever wait longer than 30 seconds.\n\n{{git}}\n")
+    sections = assemble(tmp_path / "retry 3 times", template, memory=False).sections
+    git = section("Git", "- abc123 Retry 3 times on failure", "git")
+    findings = lint(sections + [git], recommended=False)
+    assert [(f.section, f.line, f.file_line) for f in findings] == [("Environment", 5, 5)]
 
 
 def test_missing_recommended_sections() -> None:

@@ -31,7 +31,7 @@ class Section:
     the CLAUDE.md file it holds; for a loaded session's prompt, "recorded" or "measured". `kind` says how sure we
     are of the text: "built" (we assemble it), "recorded" (read from the session), "measured" (only its size is
     known) or "reconstructed" (what would have been loaded). `lines[i]` is the line of `path` that line i + 1 of
-    `text` came from (None for generated lines)."""
+    `text` came from (None for generated lines); `filled` numbers the text lines holding runtime values."""
 
     title: str
     text: str
@@ -41,6 +41,7 @@ class Section:
     lines: tuple[int | None, ...] = ()
     kind: str = "built"
     note: str = ""
+    filled: frozenset[int] = frozenset()
 
     def file_line(self, line: int) -> int | None:
         """The line of `path` behind line `line` (1-based) of the text, if it came from a file."""
@@ -101,7 +102,7 @@ def assemble(cwd: Path | str | None = None, template: Path | str | None = None, 
     cwd = Path(cwd if cwd is not None else os.getcwd()).expanduser().resolve()
     if not cwd.is_dir():
         raise NotADirectoryError(f"{cwd}: working directory does not exist or is not a directory")
-    template_path = Path(template).expanduser() if template is not None else DEFAULT_TEMPLATE
+    template_path = Path(template).expanduser().resolve() if template is not None else DEFAULT_TEMPLATE
     parsed = load_template(template_path)
     est = estimator if isinstance(estimator, Estimator) else get_estimator(estimator)
     memory_path = None if memory is False else Path(memory).expanduser() if memory else default_memory_path()
@@ -128,17 +129,18 @@ def _render(parsed: list[TemplateSection], path: str, values: dict[str, str],
     sections, the text after it continuing as "<title> (continued)"."""
     out: list[Section] = []
     for ts in parsed:
-        title, buffer, runtime, headed = ts.title, [], False, ts.headed
+        buffer: list[tuple[int, str, bool]] = []  # (template line, text, holds a runtime value)
+        title, runtime, headed = ts.title, False, ts.headed
         for number, line in ts.lines:
             key = placeholder_alone(line)
             if key is None:
                 filled, had = fill_inline(line, values)
                 runtime |= had
-                buffer += [(number, part) for part in filled.split("\n")]
+                buffer += [(number, part, had) for part in filled.split("\n")]
                 continue
             block = blocks[key]()
             chunk = _chunk(title, buffer, "runtime" if runtime else "template", path)
-            if chunk and (block or not headed or any(t.strip() for _, t in buffer[1:])):
+            if chunk and (block or not headed or any(t.strip() for _, t, _ in buffer[1:])):
                 out.append(chunk)  # a heading alone stays only when the block gives it something to head
             out += block
             title, buffer, runtime, headed = f"{ts.title} (continued)", [], False, False
@@ -148,15 +150,16 @@ def _render(parsed: list[TemplateSection], path: str, values: dict[str, str],
     return out
 
 
-def _chunk(title: str, buffer: list[tuple[int, str]], source: str, path: str) -> Section | None:
+def _chunk(title: str, buffer: list[tuple[int, str, bool]], source: str, path: str) -> Section | None:
     while buffer and not buffer[-1][1].strip():
         buffer.pop()
-    start = next((i for i, (_, t) in enumerate(buffer) if t.strip()), None)
+    start = next((i for i, (_, t, _) in enumerate(buffer) if t.strip()), None)
     if start is None:
         return None
     kept = buffer[start:]
-    return Section(title, "\n".join(t.rstrip() for _, t in kept), source, path=path,
-                   lines=tuple(n for n, _ in kept))
+    return Section(title, "\n".join(t.rstrip() for _, t, _ in kept), source, path=path,
+                   lines=tuple(n for n, _, _ in kept),
+                   filled=frozenset(i for i, (_, _, had) in enumerate(kept, start=1) if had))
 
 
 def _file_section(title: str, heading: str, body: str, first_line: int, source: str, path: Path) -> Section:

@@ -7,7 +7,7 @@ Three checks, each finding tied to a section and a line:
 - `missing-section`: one of the nine recommended sections has no heading that covers it.
 - `repeated`: the same instruction (or a near copy) appears twice, across sections or CLAUDE.md files. Repeats cost
   tokens on every request and drift apart when one copy is edited.
-Runtime values (environment, git) and measured placeholders are not instructions and are not linted.
+Runtime values (filled-in placeholders, git) and measured placeholders are not instructions and are not linted.
 """
 
 from __future__ import annotations
@@ -99,8 +99,8 @@ class Sentence:
 def lint(sections: list[Section], recommended: bool = True) -> list[Finding]:
     """Every finding, in prompt order within each rule. `recommended=False` skips the missing-section check (for a
     prompt that is not meant to follow the nine-section design)."""
-    lintable = [s for s in sections if s.kind != "measured" and s.source not in ("runtime", "git") and s.text]
-    sentences = [sentence for s in lintable for sentence in split_sentences(s)]
+    lintable = [s for s in sections if s.kind != "measured" and s.source != "git" and s.text]
+    sentences = [sentence for s in lintable for sentence in split_sentences(s) if sentence.line not in s.filled]
     findings = [f for s in sentences if (f := _deterministic(s))]
     if recommended:
         findings += _missing(sections)
