@@ -17,26 +17,23 @@ CORPUS_FILES = sorted(CORPUS.glob("*.jsonl"))
 
 
 def _window_sums_hold(acc) -> None:
-    """prefix + unrecorded so far in the window + per-message figures == every request's measured context."""
-    s = acc.session
-    reqs = s.requests
-    prefix_of: dict[str, int] = {}
-    first = True
-    running_unrecorded = 0
-    for fig in acc.requests:
+    """Within each window: base + unrecorded growth so far + per-message figures == every request's measured
+    context, with one base per window (the prefix it started from); the current window's base is `acc.prefix`."""
+    base_of: dict[int, int] = {}
+    running = 0
+    for n, fig in enumerate(acc.requests):
         r = fig.request
-        if first or fig.request.seen_start != acc.requests[acc.requests.index(fig) - 1].request.seen_start:
-            running_unrecorded = 0
-        running_unrecorded += fig.unrecorded
-        attributed = sum(acc.measured[r.seen_start:r.seen_end])
+        if n == 0 or fig.window != acc.requests[n - 1].window:
+            running = 0
+        running += fig.unrecorded
         assert all(m is not None for m in acc.measured[r.seen_start:r.seen_end])
-        prefix = r.measured_context - attributed - running_unrecorded
-        if first:
-            prefix_of[r.model or ""] = prefix
-            first = False
-        prefix_of.setdefault(r.model or "", prefix)
-        assert prefix == prefix_of[r.model or ""], (r.line, prefix, prefix_of)
-    assert reqs or all(m is None for m in acc.measured)
+        base = r.measured_context - sum(acc.measured[r.seen_start:r.seen_end]) - running
+        assert base_of.setdefault(fig.window, base) == base, (n, base, base_of)
+    if acc.requests and acc.current_measured is not None:
+        last = acc.requests[-1].request
+        assert acc.prefix + acc.unrecorded + sum(acc.measured[last.seen_start:last.seen_end]) == acc.current_measured
+    if not acc.requests:
+        assert all(m is None for m in acc.measured)
 
 
 @pytest.mark.parametrize("path", CORPUS_FILES, ids=lambda p: p.name)
@@ -204,3 +201,24 @@ def test_sums_hold_for_any_usage(steps, start, compact_at):
     _window_sums_hold(acc)
     assert all(m is None or m >= 0 for m in acc.measured)
     assert sum(acc.by_category.values()) == acc.current_context
+
+
+def test_estimator_for_a_session_is_fitted_on_it():
+    from inspector.core.tokens import estimator_for
+
+    s = load(str(CORPUS / "claude-code-manual-compact.jsonl"))
+    est = estimator_for(s)
+    assert est.name == "calibrated" and est.model == "claude-opus-4-6"
+    assert est.ratios == account(s).ratios["claude-opus-4-6"]
+
+
+def test_exact_accounting_makes_one_call_for_the_current_state(mock_api):
+    s = load(str(CORPUS / "claude-code-subagent-explore.jsonl"))
+    acc = account(s, "exact")
+    calls = [r for r in mock_api.requests if r.path == "/v1/messages/count_tokens"]
+    assert len(calls) == 1
+    from mock_api import count_tokens
+
+    exact = count_tokens(calls[0].body)
+    assert abs(sum(acc.estimated[s.context_start:]) - exact) <= len(s.context)
+    _window_sums_hold(acc)

@@ -382,8 +382,8 @@ ESTIMATORS: dict[str, type[Estimator]] = {
 
 def get_estimator(name: str = "chars35") -> Estimator:
     """An estimator by name; raises ValueError naming the choices for an unknown one, EstimatorUnavailable (a
-    ValueError) for `exact` without an API key. `calibrated` comes unfitted here (it is `script` until
-    `inspector.core.calibration.calibrate(session)` fits it); accounting fits it itself."""
+    ValueError) for `exact` without an API key. `calibrated` comes unfitted here (it is `script`);
+    `inspector.core.tokens.estimator_for(session)` gives one fitted on a session, and accounting fits its own."""
     try:
         cls = ESTIMATORS[name]
     except KeyError:

@@ -27,7 +27,8 @@ from typing import Sequence
 from inspector.core import categories as cat
 from inspector.core.calibration import Calibrator
 from inspector.core.estimators import (
-    N_FEATURES, Estimator, FeatureEstimator, block_features, dot, get_estimator)
+    N_FEATURES, Calibrated, Estimator, Exact, FeatureEstimator, Script, block_features, dot, get_estimator)
+from inspector.core.limits import current_model
 from inspector.core.model import Message, Request, Session
 
 # Growth this far beyond the estimate of the messages added (x the estimate, plus tokens) is not theirs: the harness
@@ -169,6 +170,9 @@ def account(session: Session, estimator: str | Estimator | None = None) -> Accou
     if estimator is None:
         estimator = "calibrated" if session.requests else "script"
     est = get_estimator(estimator) if isinstance(estimator, str) else estimator
+    if isinstance(est, Exact):  # one API call for the current state; messages share it by the fitted estimate
+        est.fallback = estimator_for(session)
+        est.state(session.context, session.system, session.tools, current_model(session))
     names = cat.tool_names(session.messages)
     parts = [_parts(m, names) for m in session.messages]
     feats = [_sum(p.values()) if len(p) > 1 else next(iter(p.values())) for p in parts]
@@ -261,7 +265,7 @@ def account(session: Session, estimator: str | Estimator | None = None) -> Accou
                 else:
                     prefix = prefix_of.get(model, prefix)
                     room = r.measured_context - prefix
-                    given = _spread(measured, estimated_f, lo, hi, min(room, int(round(guess))))
+                    given = _spread(measured, estimated_f, lo, hi, max(0, min(room, int(round(guess)))))
                     fig.unrecorded = room - given
                     fig.cause = "after compaction: re-injected content the transcript does not record"
                     unrecorded_w += fig.unrecorded
@@ -317,6 +321,17 @@ def account(session: Session, estimator: str | Estimator | None = None) -> Accou
         prediction=Accuracy.of([f.prediction_error_pct for f in figures if f.predicted is not None]),
         estimation=Accuracy.of([f.estimation_error_pct for f in figures[1:]]),
         ratios=ratios_out)
+
+
+def estimator_for(session: Session, name: str | None = None) -> Estimator:
+    """An estimator for hypothetical states of `session` (compaction previews): `calibrated` (the default when the
+    session has usage) comes fitted on all its requests, answering for its current model."""
+    name = name or ("calibrated" if session.requests else "script")
+    if name != "calibrated":
+        return get_estimator(name)
+    if not session.requests:
+        return Script()
+    return Calibrated(account(session, "calibrated").ratios, current_model(session))
 
 
 def _spread(measured: list[int | None], weights: list[float], lo: int, hi: int, total: int) -> int:
