@@ -2,8 +2,9 @@
 
 Messages are matched by identity (uuid, else their source lines, else their content) with difflib, so a snipped
 message shows as changed, a summarized one as removed and the summary as added. Messages with no stable identity
-that differ but keep their shape (role, kind, block types and tool ids) at the same place count as changed. Session text is printed inertly:
-control characters are escaped, so a tool result can never move the cursor or recolour the terminal.
+that differ but keep their shape (role, kind, block types and tool ids) at the same place count as changed.
+Session text is printed inertly: control characters are neutralised, so a tool result can never move the cursor
+or recolour the terminal.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from dataclasses import dataclass
 from inspector.core.compaction.plan import Estimates, Plan, Row, RowTotals, estimates_for
 from inspector.core.estimators import Estimator
 from inspector.core.model import Message, Session
+from inspector.core.report import safe
 
 
 def identity(message: Message) -> object:
@@ -61,15 +63,12 @@ def diff_sessions(a: Session, b: Session, estimates: Estimates | Estimator | str
     return Diff(rows)
 
 
-_CONTROL = {c: f"\\x{c:02x}" for c in [*range(0x00, 0x20), 0x7F, *range(0x80, 0xA0)]}
-_CONTROL.update({0x0A: "\\n", 0x09: "\\t", 0x0D: "\\r"})
-
-
 def inert(text: str, limit: int | None = None) -> str:
-    """`text` safe to print on a terminal: every control character (escape sequences included) shown escaped."""
+    """`text` safe to print on a terminal (control characters, escape sequences included, shown as `?`; newlines
+    and tabs kept), cut to `limit` characters."""
     if limit is not None and len(text) > limit:
         text = text[:limit] + "…"
-    return text.translate(_CONTROL)
+    return safe(text)
 
 
 def _preview(row: Row, width: int) -> str:

@@ -1,0 +1,191 @@
+"""`context-inspector compact PATH --strategy snip|clear|clear_tool_uses|summary [--dry-run] [--out FILE]`.
+
+Plans the strategy on the session's current context and prints what it would do, message by message, with token
+totals. With --out the result is written to a new file (never the input), in Claude Code's format when the input
+was Claude Code's so `claude --resume` can continue it, else in the neutral format. A summary is written by the
+model when ANTHROPIC_API_KEY is set, or taken from --summary-file; otherwise the exact prompt is shown.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from inspector.cli import UsageError
+from inspector.core.compaction import (ClearSettings, ContextEditSettings, Estimates, Plan, SnipSettings,
+                                       SummaryError, SummarySettings, apply, complete_summary, inert, plan_strategy,
+                                       render_plan, run_summary)
+from inspector.core.compaction.micro import CLEARABLE_TOOLS
+from inspector.core.compaction.pipeline import STRATEGIES
+from inspector.core.compaction.summary import PROMPT_STYLES
+from inspector.core.estimators import ESTIMATORS, Estimator, get_estimator
+from inspector.core.export import default_format, export_session
+from inspector.core.formats import load
+from inspector.core.model import LoadError, Session
+
+KEY_HINT = ("set ANTHROPIC_API_KEY (and ANTHROPIC_BASE_URL for another endpoint, ANTHROPIC_MODEL for another "
+            "model) to have the model write the summary, or pass --summary-file FILE with a summary you wrote")
+
+
+def _names(text: str) -> tuple[str, ...]:
+    return tuple(n.strip() for n in text.split(",") if n.strip())
+
+
+def _count(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
+    return value
+
+
+def _ratio(text: str) -> float:
+    value = float(text)
+    if not 0 <= value <= 1:
+        raise argparse.ArgumentTypeError(f"must be between 0 and 1, got {value}")
+    return value
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("path", metavar="PATH", help="a session file or a Claude Code project directory")
+    parser.add_argument("--strategy", choices=STRATEGIES, default="snip", help="what to do (default: snip)")
+    parser.add_argument("--dry-run", action="store_true",
+                        help="print the plan and totals only: write nothing and call no model")
+    parser.add_argument("--out", metavar="FILE", help="write the compacted session to FILE (a new file)")
+    parser.add_argument("--format", choices=("neutral", "claude-code"), default=None,
+                        help="format of --out (default: claude-code for Claude Code input, else neutral)")
+    parser.add_argument("--all", action="store_true", help="list unchanged messages too")
+    parser.add_argument("--estimator", choices=sorted(ESTIMATORS), default=None,
+                        help="token estimator (default: calibrated on the session's usage when it has some, "
+                             "else script)")
+    snip = parser.add_argument_group("snip (the reference design)")
+    snip.add_argument("--preserve-last-n", type=_count, default=6, metavar="N",
+                      help="leave the last N messages alone (default 6)")
+    snip.add_argument("--max-chars", type=_count, default=2000, metavar="N",
+                      help="snip results longer than N characters to N/2 + N/4 (default 2000)")
+    clear = parser.add_argument_group("clear (Claude Code's microcompact)")
+    clear.add_argument("--tools", type=_names, default=CLEARABLE_TOOLS, metavar="A,B",
+                       help=f"tools whose results are cleared (default {','.join(CLEARABLE_TOOLS)})")
+    clear.add_argument("--keep-recent", type=_count, default=5, metavar="N",
+                       help="keep the N newest of those results (default 5)")
+    edit = parser.add_argument_group("clear_tool_uses (the API's context editing)")
+    edit.add_argument("--trigger", type=_count, default=100_000, metavar="TOKENS",
+                      help="act only above this context size (default 100000)")
+    edit.add_argument("--keep", type=_count, default=3, metavar="N", help="keep the N newest tool uses (default 3)")
+    edit.add_argument("--clear-at-least", type=_count, default=0, metavar="TOKENS",
+                      help="do nothing unless this many tokens are freed (default 0)")
+    edit.add_argument("--exclude-tools", type=_names, default=(), metavar="A,B", help="never clear these tools")
+    edit.add_argument("--clear-tool-inputs", nargs="?", const=True, default=False, type=_names, metavar="A,B",
+                      help="clear the tool inputs too (all, or only the tools named)")
+    summ = parser.add_argument_group("summary")
+    summ.add_argument("--keep-ratio", type=_ratio, default=0.3, metavar="R",
+                      help="share of the tokens kept verbatim at the end (default 0.3; 0 summarizes everything)")
+    summ.add_argument("--prompt", choices=PROMPT_STYLES, default=None,
+                      help="summary prompt (default: two-phase for Claude Code input, else reference)")
+    summ.add_argument("--instructions", default=None, help="extra instructions for the summary")
+    summ.add_argument("--summary-file", metavar="FILE", default=None,
+                      help="use the summary in FILE ('-' for stdin) instead of asking a model")
+    summ.add_argument("--show-prompt", action="store_true", help="print the exact summary prompt")
+
+
+def settings_from(args: argparse.Namespace, session: Session) -> object:
+    if args.strategy == "snip":
+        return SnipSettings(args.preserve_last_n, args.max_chars)
+    if args.strategy == "clear":
+        return ClearSettings(args.tools, args.keep_recent)
+    if args.strategy == "clear_tool_uses":
+        return ContextEditSettings(args.trigger, args.keep, args.clear_at_least, args.exclude_tools,
+                                   args.clear_tool_inputs)
+    style = args.prompt or ("two-phase" if session.format == "claude-code" else "reference")
+    return SummarySettings(args.keep_ratio, style, args.instructions)  # type: ignore[arg-type]
+
+
+def estimator_for(session: Session, name: str | None) -> Estimator:
+    """The named estimator; by default `calibrated`, fitted on the session's usage (as the report does)."""
+    try:
+        if name not in (None, "calibrated"):
+            return get_estimator(name)  # type: ignore[arg-type]
+        if not session.requests:
+            return get_estimator("script")
+        from inspector.core.estimators import Calibrated
+        from inspector.core.limits import current_model
+        from inspector.core.tokens import account
+
+        return Calibrated(account(session, "calibrated").ratios, current_model(session))
+    except ValueError as exc:  # exact without a key
+        raise UsageError(str(exc)) from None
+
+
+def run(args: argparse.Namespace) -> int:
+    session = load(args.path)
+    if args.out and not args.dry_run and Path(args.out).expanduser().exists():
+        try:
+            if os.path.samefile(args.out, session.source):
+                raise UsageError(f"{args.out}: is the input; --out must name a new file")
+        except OSError:
+            pass
+    estimates = Estimates(estimator_for(session, args.estimator))
+    plan = plan_strategy(args.strategy, session, settings_from(args, session), estimates)
+    out = sys.stdout
+    if plan.summary is not None:
+        plan = _summarize(plan, args)
+    for line in render_plan(plan, args.all):
+        out.write(line + "\n")
+    if plan.summary is not None and plan.summary.text is not None:
+        out.write("\nsummary:\n" + inert(plan.summary.text) + "\n")
+    if plan.pending:
+        _explain_pending(plan, args)
+    if args.dry_run or not args.out:
+        if not args.dry_run:
+            out.write("nothing written: give --out FILE to write the result\n")
+        return 0
+    if plan.pending:
+        raise UsageError("the summary is pending, nothing written: " + KEY_HINT)
+    if not plan.changed:
+        out.write("nothing to change: nothing written\n")
+        return 0
+    fmt = args.format or default_format(session)
+    path = export_session(apply(plan, trigger="manual"), args.out, fmt)
+    out.write(f"wrote {inert(str(path))} ({fmt})\n")
+    if fmt == "claude-code":
+        out.write("to resume it with Claude Code, put it in the session's project directory as "
+                  "<session-id>.jsonl (its sessionId) and run `claude --resume <session-id>`\n")
+    return 0
+
+
+def _summarize(plan: Plan, args: argparse.Namespace) -> Plan:
+    """The summary from --summary-file, else from the model when a key is set (not in a dry run), else pending."""
+    if args.summary_file:
+        try:
+            text = sys.stdin.read() if args.summary_file == "-" else Path(args.summary_file).read_text("utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise LoadError(f"{args.summary_file}: cannot read the summary ({exc})") from None
+        try:
+            return complete_summary(plan, text)
+        except SummaryError as exc:
+            raise UsageError(f"{args.summary_file}: {exc}") from None
+    if args.dry_run or not os.environ.get("ANTHROPIC_API_KEY", "").strip():
+        return plan
+    from inspector.core.agent.provider import DEFAULT_MODEL, AnthropicProvider
+
+    provider = AnthropicProvider.from_env(os.environ.get("ANTHROPIC_MODEL") or DEFAULT_MODEL)
+    sys.stderr.write(f"writing the summary with {provider.model} ...\n")
+    try:
+        return run_summary(plan, provider)
+    except SummaryError as exc:
+        raise UsageError(f"summary failed: {exc}") from None
+
+
+def _explain_pending(plan: Plan, args: argparse.Namespace) -> None:
+    state = plan.summary
+    assert state is not None
+    out = sys.stdout
+    n = len(state.messages)
+    out.write(f"\nsummary pending: the request is {state.request_tokens:,} tokens (system prompt, {n} message(s) "
+              f"of conversation ending with the prompt below)\n")
+    no_key = not os.environ.get("ANTHROPIC_API_KEY", "").strip()
+    if args.show_prompt or no_key:
+        out.write(f"--- system ---\n{inert(state.system)}\n--- prompt ---\n{inert(state.prompt)}\n--- end ---\n")
+    if no_key:
+        out.write(KEY_HINT + "\n")
