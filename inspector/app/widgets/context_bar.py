@@ -31,7 +31,7 @@ def colour(name: str, n: int) -> str:
 
 class ContextBar(Widget):
     DEFAULT_CSS = """
-    ContextBar { height: auto; min-height: 4; padding: 0 1; background: $panel; }
+    ContextBar { height: auto; min-height: 4; padding: 0 1; background: $panel; text-wrap: nowrap; text-overflow: ellipsis; }
     """
 
     def __init__(self, *, id: str | None = None) -> None:

@@ -52,7 +52,7 @@ def _wrap(text: str, width: int) -> list[str]:
     return out
 
 
-class DetailView(ScrollView, can_focus=True):
+class DetailView(ScrollView, can_focus=True, inherit_bindings=False):
     DEFAULT_CSS = """
     DetailView { background: $surface; padding: 0 1; scrollbar-gutter: stable; }
     """

@@ -109,7 +109,7 @@ _KIND_ALIASES = {"user": ("prompt",), "tool": ("tool_result",), "result": ("tool
                  ("compact_summary",), "ai": ("assistant",)}
 
 
-class MessageList(ScrollView, can_focus=True):
+class MessageList(ScrollView, can_focus=True, inherit_bindings=False):
     """Rows of messages with a cursor; posts `Highlighted` whenever the cursor lands on a row."""
 
     DEFAULT_CSS = """

@@ -1,0 +1,28 @@
+"""Helpers for the app tests: open a session in the app and wait until its figures are on screen."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from inspector.app.screens.main import MainScreen
+
+TESTS = Path(__file__).parent
+CORPUS = TESTS / "corpus"
+
+
+async def ready(app, pilot) -> MainScreen:
+    """Wait for the load and compute workers, then for the handlers that put their results on screen."""
+    for _ in range(200):
+        screen = app.screen
+        if isinstance(screen, MainScreen):
+            await screen.workers.wait_for_complete()
+            await pilot.pause()
+            if screen.figures is not None:
+                return screen
+        await pilot.pause(0.02)
+    raise AssertionError(f"the session never showed its figures (screen: {app.screen!r})")
+
+
+def row_text(lst, row: int) -> str:
+    """The text of one row of a MessageList as drawn at its current width."""
+    return "".join(seg.text for seg in lst._render_row(lst.rows[row], lst.size.width, False))
