@@ -12,23 +12,26 @@ from pathlib import Path
 
 from inspector.core.agent.cancel import Cancel
 from inspector.core.agent.permissions import Permissions
-from inspector.core.agent.provider import AnthropicProvider
+from inspector.core.agent.provider import DEFAULT_MODEL, AnthropicProvider
 from inspector.core.agent.tools import DEFAULT_BASH_TIMEOUT, DEFAULT_OUTPUT_CAP, TOOLS, Tool
-
-DEFAULT_MODEL = "claude-sonnet-4-6"
-DEFAULT_MAX_TOKENS = 32_000
+from inspector.core.compaction.pipeline import CompactionPolicy, Compactor
+from inspector.core.limits import max_output
+from inspector.core.model import Session, ToolSchema
+from inspector.core.tokens import account
+DEFAULT_MAX_TOKENS = 32_000  # output tokens per response, or the model's maximum when lower
 DEFAULT_MAX_ITERATIONS = 200  # model calls in one user turn before the loop stops by itself
 
 
 @dataclass
 class AgentConfig:
-    """`cwd` is the working directory (tools run there, permissions confine paths to it and `extra_dirs`).
-    `compaction` is the compaction engine's settings object, or None to never compact."""
+    """`cwd` is the working directory (tools run there; permissions confine paths to it and their extra roots).
+    `compaction` is when and how to compact (None: never); the `compactor` built from it keeps its circuit breaker
+    for the whole session, across turns, and writes summaries through the provider with this model and cancel."""
 
     provider: AnthropicProvider
     cwd: Path
     model: str = DEFAULT_MODEL
-    max_tokens: int = DEFAULT_MAX_TOKENS
+    max_tokens: int | None = None
     tools: tuple[Tool, ...] = TOOLS
     permissions: Permissions | None = None
     cancel: Cancel = field(default_factory=Cancel)
@@ -37,16 +40,34 @@ class AgentConfig:
     max_iterations: int = DEFAULT_MAX_ITERATIONS
     thinking_budget: int | None = None
     prompt_cache: bool = True
-    compaction: object | None = None
+    compaction: CompactionPolicy | None = None
+    compactor: Compactor | None = field(init=False, default=None)
 
     def __post_init__(self) -> None:
         self.cwd = Path(self.cwd).expanduser().resolve()
+        if self.max_tokens is None:
+            self.max_tokens = min(max_output(self.model), DEFAULT_MAX_TOKENS)
         if self.permissions is None:
             self.permissions = Permissions([self.cwd])
+        if self.compaction is not None:
+            self.compactor = Compactor(self.compaction, provider=self.provider.bound(self.model, self.cancel),
+                                       measure=context_figure)
+
+    def new_session(self, system_prompt: str, source: str = "") -> Session:
+        """An empty session for this configuration: what the session file's header records."""
+        return Session(source=source, format="neutral", cwd=str(self.cwd), system=system_prompt,
+                       tools=[ToolSchema(t.name, t.description, t.input_schema) for t in self.tools],
+                       models=[self.model])
 
     @classmethod
     def from_env(cls, cwd: Path | str | None = None, model: str | None = None, **kwargs: object) -> AgentConfig:
         """Provider from ANTHROPIC_API_KEY / ANTHROPIC_BASE_URL (MissingApiKey without a key); model from the
         argument, else ANTHROPIC_MODEL, else DEFAULT_MODEL."""
-        return cls(provider=AnthropicProvider.from_env(), cwd=Path(cwd or os.getcwd()),
-                   model=model or os.environ.get("ANTHROPIC_MODEL") or DEFAULT_MODEL, **kwargs)  # type: ignore[arg-type]
+        model = model or os.environ.get("ANTHROPIC_MODEL") or DEFAULT_MODEL
+        return cls(provider=AnthropicProvider.from_env(model), cwd=Path(cwd or os.getcwd()), model=model,
+                   **kwargs)  # type: ignore[arg-type]
+
+
+def context_figure(session: Session) -> int:
+    """What compaction decisions use: the last measured context plus the estimate of everything since."""
+    return account(session).current_context

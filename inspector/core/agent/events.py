@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
-from inspector.core.model import Message, Request
+from inspector.core.model import Compaction, Message, Request
 
 
 class Decision(str, Enum):
@@ -124,25 +124,41 @@ class CompactionStarted(Event):
 
 
 @dataclass(slots=True)
+class CompactionText(Event):
+    """A piece of the summary being written."""
+
+    text: str
+    kind = "compaction_text"
+
+
+@dataclass(slots=True)
 class CompactionFinished(Event):
-    """A compaction replaced the context. `record` is the compaction engine's result (a plan or its outcome), kept
-    for the writer and the views; `messages` are the new context's messages, to be written after the marker."""
+    """One compaction step was applied (a compaction may take two: microcompaction, then a summary).
+
+    `compaction` is the record added to the session; `plan` the compaction engine's plan (for diffs and undo).
+    A microcompaction rewrote tool results in place: `replacements` maps their tool ids to the new text. A summary
+    started a new context: `messages` are its messages (summary, acknowledgement, recent), which follow the marker
+    in a session file."""
 
     strategy: str
     tokens_before: int
     tokens_after: int
-    record: Any = field(default=None, repr=False)
+    compaction: Compaction = field(repr=False)
+    plan: Any = field(default=None, repr=False)
+    replacements: dict[str, str] = field(default_factory=dict, repr=False)
     messages: list[Message] = field(default_factory=list, repr=False)
     kind = "compaction_finished"
 
     def to_dict(self) -> dict[str, Any]:
         return {"event": self.kind, "strategy": self.strategy, "tokens_before": self.tokens_before,
-                "tokens_after": self.tokens_after}
+                "tokens_after": self.tokens_after, "compaction": self.compaction.kind,
+                "cleared_tool_ids": list(self.replacements)}
 
 
 @dataclass(slots=True)
 class CompactionFailed(Event):
-    """A compaction attempt failed; `breaker_open` once consecutive failures have stopped auto-compaction."""
+    """A compaction attempt failed, or (once per turn) auto-compaction is off because the circuit breaker opened
+    after consecutive failures: `breaker_open`."""
 
     error: str
     failures: int
@@ -179,6 +195,6 @@ def _plain(event: Event) -> dict[str, Any]:
 
 
 __all__ = [
-    "CompactionFailed", "CompactionFinished", "CompactionStarted", "Decision", "Error", "Event", "MessageAdded",
-    "PermissionAsked", "TextDelta", "ThinkingDelta", "ToolCall", "ToolResult", "TurnDone", "Usage",
+    "CompactionFailed", "CompactionFinished", "CompactionStarted", "CompactionText", "Decision", "Error", "Event",
+    "MessageAdded", "PermissionAsked", "TextDelta", "ThinkingDelta", "ToolCall", "ToolResult", "TurnDone", "Usage",
 ]

@@ -16,18 +16,26 @@ generator finishes with TurnDone("cancelled").
 
 from __future__ import annotations
 
+import queue
+import threading
 import uuid
-from collections.abc import Generator, Iterator
+from collections.abc import Callable, Generator, Iterator
 from datetime import datetime, timezone
+from typing import TypeVar
 
 from inspector.core.agent.config import AgentConfig
 from inspector.core.agent.events import (
-    Decision, Error, Event, MessageAdded, ToolCall, ToolResult, TurnDone, Usage,
+    CompactionFailed, CompactionFinished, CompactionStarted, CompactionText, Decision, Error, Event, MessageAdded,
+    ToolCall, ToolResult, TurnDone, Usage,
 )
 from inspector.core.agent.permissions import denial_text
 from inspector.core.agent.provider import Cancelled, ModelRequest, ProviderError, Response
 from inspector.core.agent.tools import ToolContext, run_tool
+from inspector.core.compaction.micro import result_text
+from inspector.core.compaction.pipeline import CompactionOutcome
 from inspector.core.model import Block, Message, Request, Session
+
+T = TypeVar("T")
 
 INTERRUPTED = "Interrupted by the user before this call finished."
 NOT_RUN = "Not run: the user cancelled the turn."
@@ -40,6 +48,7 @@ def run(user_message: str, state: Session, config: AgentConfig, system_prompt: s
     yield _append(state, Message("user", "prompt", [Block("text", user_message)]))
     iterations = 0
     stop = "end_turn"
+    breaker_reported: list[bool] = []  # an open breaker is reported once per turn, not at every iteration
     while True:
         if config.cancel.cancelled:
             stop = "cancelled"
@@ -49,6 +58,10 @@ def run(user_message: str, state: Session, config: AgentConfig, system_prompt: s
             stop = "max_iterations"
             break
         iterations += 1
+        yield from _compact(state, config, breaker_reported)
+        if config.cancel.cancelled:
+            stop = "cancelled"
+            break
         try:
             response = yield from config.provider.stream(_request(state, config, system_prompt), config.cancel)
         except Cancelled as cancelled:
@@ -75,9 +88,75 @@ def run(user_message: str, state: Session, config: AgentConfig, system_prompt: s
     yield TurnDone(stop, iterations)
 
 
+def _compact(state: Session, config: AgentConfig, breaker_reported: list[bool]) -> Iterator[Event]:
+    """maybe_compact, announced: CompactionStarted when the figure is over the threshold and a summary may be
+    attempted, the summary's text as it streams, one CompactionFinished per step applied, CompactionFailed on
+    failure. `state` takes the compacted session's messages and compaction records in place."""
+    compactor = config.compactor
+    if compactor is None or compactor.measure is None:
+        return
+    figure = compactor.measure(state)
+    if figure <= compactor.policy.threshold:
+        return
+    quiet = compactor.breaker.open  # only microcompaction can still run: nothing to wait for
+    if not quiet:
+        yield CompactionStarted(figure, compactor.policy.threshold)
+    outcome = yield from _pump(lambda on_text: compactor(state, on_text=on_text))
+    if outcome.error is not None and config.cancel.cancelled and not quiet:
+        compactor.breaker.failures -= 1  # a summary the user cancelled did not fail: it must not trip the breaker
+    yield from _apply_outcome(state, outcome)
+    if outcome.error is not None and not config.cancel.cancelled and not (quiet and breaker_reported):
+        breaker_reported.append(quiet)
+        yield CompactionFailed(outcome.error, compactor.breaker.failures, compactor.breaker.open)
+
+
+def _apply_outcome(state: Session, outcome: CompactionOutcome) -> Iterator[Event]:
+    first_new = len(state.compactions)
+    new = outcome.session
+    if not outcome.plans:
+        return
+    for message in new.messages[len(state.messages):]:
+        message.uuid = message.uuid or uuid.uuid4().hex
+        message.timestamp = message.timestamp or _now()
+    state.messages = list(new.messages)
+    state.compactions = list(new.compactions)
+    for plan, compaction in zip(outcome.plans, new.compactions[first_new:]):
+        compaction.timestamp = compaction.timestamp or _now()
+        if compaction.kind == "compact":
+            yield CompactionFinished(plan.strategy, plan.before, plan.after, compaction, plan,
+                                     messages=state.messages[compaction.index:])
+        else:
+            replacements = {b.tool_id: result_text(b) for row in plan.changed_rows() if row.message
+                            for b in row.message.tool_results() if b.tool_id}
+            yield CompactionFinished(plan.strategy, plan.before, plan.after, compaction, plan,
+                                     replacements=replacements)
+
+
+def _pump(work: Callable[[Callable[[str], None]], T]) -> Generator[Event, None, T]:
+    """Run `work(on_text)` in a thread and yield what it passes to `on_text` as CompactionText while it runs, so a
+    summary streams through the loop's own event stream."""
+    pieces: queue.Queue[CompactionText | None] = queue.Queue()
+    result: dict[str, object] = {}
+
+    def target() -> None:
+        try:
+            result["value"] = work(lambda text: pieces.put(CompactionText(text)))
+        except BaseException as exc:  # re-raised in the loop's thread
+            result["error"] = exc
+        finally:
+            pieces.put(None)
+
+    threading.Thread(target=target, name="compaction", daemon=True).start()
+    while (piece := pieces.get()) is not None:
+        yield piece
+    if "error" in result:
+        raise result["error"]  # type: ignore[misc]
+    return result["value"]  # type: ignore[return-value]
+
+
 def _request(state: Session, config: AgentConfig, system_prompt: str) -> ModelRequest:
     return ModelRequest(config.model, system_prompt, state.context, [t.schema() for t in config.tools],
-                        config.max_tokens, config.thinking_budget, config.prompt_cache)
+                        config.max_tokens or 0, config.thinking_budget, config.prompt_cache)
 
 
 def _now() -> str:

@@ -8,8 +8,9 @@ what had arrived (`Cancelled.partial`).
 
 from __future__ import annotations
 
+import copy
 import os
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,7 +19,11 @@ import httpx2
 
 from inspector.core.agent.cancel import Cancel
 from inspector.core.agent.events import Event, TextDelta, ThinkingDelta
+from inspector.core.compaction.provider import SummaryError
 from inspector.core.model import Block, Message
+
+DEFAULT_MODEL = "claude-sonnet-4-6"
+SUMMARY_MAX_TOKENS = 20_000
 
 KEY_HELP = ("no API key: set ANTHROPIC_API_KEY (export ANTHROPIC_API_KEY=sk-ant-...); for another "
             "Messages-compatible endpoint also set ANTHROPIC_BASE_URL (export ANTHROPIC_BASE_URL=https://...)")
@@ -71,31 +76,59 @@ class Response:
 
 
 class AnthropicProvider:
-    """Streams one model response per call; also answers one-shot prompts (`complete`) for summaries."""
+    """Streams one model response per call (`stream`). It is also the compaction engine's SummaryProvider
+    (`summarize`), writing summaries with `model` and stopping when `cancel` is set; `bound` gives a copy sharing
+    the HTTP client with another model and cancel token."""
 
-    def __init__(self, api_key: str, base_url: str | None = None, max_retries: int = 2,
-                 timeout: float = 600.0) -> None:
+    def __init__(self, api_key: str, base_url: str | None = None, *, model: str = DEFAULT_MODEL,
+                 max_retries: int = 2, timeout: float = 600.0) -> None:
         self._key = api_key
         self.base_url = base_url
+        self.model = model
+        self.cancel = Cancel()
         self._client = anthropic.Anthropic(api_key=api_key, base_url=base_url, max_retries=max_retries,
                                            timeout=timeout)
 
     @classmethod
-    def from_env(cls, max_retries: int = 2) -> AnthropicProvider:
+    def from_env(cls, model: str = DEFAULT_MODEL, max_retries: int = 2) -> AnthropicProvider:
         """Key and endpoint from ANTHROPIC_API_KEY / ANTHROPIC_BASE_URL; MissingApiKey (with how to set one)
         when there is no key."""
         key = os.environ.get("ANTHROPIC_API_KEY", "").strip()
         if not key:
             raise MissingApiKey()
-        return cls(key, os.environ.get("ANTHROPIC_BASE_URL") or None, max_retries=max_retries)
+        return cls(key, os.environ.get("ANTHROPIC_BASE_URL") or None, model=model, max_retries=max_retries)
 
     def __repr__(self) -> str:  # never the key
-        return f"AnthropicProvider(base_url={self.base_url!r})"
+        return f"AnthropicProvider(base_url={self.base_url!r}, model={self.model!r})"
+
+    def bound(self, model: str, cancel: Cancel) -> AnthropicProvider:
+        other = copy.copy(self)
+        other.model, other.cancel = model, cancel
+        return other
+
+    def summarize(self, system: str, messages: list[dict], on_text: Callable[[str], None] | None = None) -> str:
+        """SummaryProvider: stream a summary of `messages` (already Messages-API dicts), passing each piece of
+        text to `on_text`; SummaryError on failure or cancel."""
+        params: dict[str, Any] = {"model": self.model, "max_tokens": SUMMARY_MAX_TOKENS, "messages": messages}
+        if system:
+            params["system"] = system
+        try:
+            response = drain(self._events(params, self.cancel), on_text)
+        except Cancelled:
+            raise SummaryError("cancelled by the user") from None
+        except ProviderError as exc:
+            raise SummaryError(str(exc)) from None
+        text = "".join(b.text for b in response.blocks if b.type == "text").strip()
+        if not text:
+            raise SummaryError(f"the model returned no summary text (stop reason {response.stop_reason})")
+        return text
 
     def stream(self, request: ModelRequest, cancel: Cancel) -> Generator[Event, None, Response]:
         """Yield text and thinking deltas as they arrive; return the whole Response. Raises ProviderError or
         Cancelled."""
-        params = _params(request)
+        return self._events(_params(request), cancel)
+
+    def _events(self, params: dict[str, Any], cancel: Cancel) -> Generator[Event, None, Response]:
         try:
             with self._client.messages.stream(**params) as stream:
                 unregister = cancel.on_cancel(stream.close)
@@ -125,16 +158,6 @@ class AnthropicProvider:
             raise ProviderError("the response stream ended before the message was complete", "stream_error")
         return _response(message)
 
-    def complete(self, model: str, system: str, messages: list[dict], max_tokens: int) -> Response:
-        """One non-streaming request: the summary of a compaction. Raises ProviderError."""
-        try:
-            kwargs: dict[str, Any] = {"system": system} if system else {}
-            message = self._client.messages.create(model=model, max_tokens=max_tokens, messages=messages,
-                                                   **kwargs)
-        except Exception as exc:
-            raise self._error(exc) from None
-        return _response(message)
-
     def _error(self, exc: Exception) -> ProviderError:
         if isinstance(exc, anthropic.APIStatusError):
             body = exc.body if isinstance(exc.body, dict) else {}
@@ -157,6 +180,17 @@ class AnthropicProvider:
 
     def _scrub(self, text: str) -> str:
         return text.replace(self._key, "[API key]") if self._key else text
+
+
+def drain(events: Generator[Event, None, Response], on_text: Callable[[str], None] | None) -> Response:
+    """Drain a response stream outside the loop, handing text to `on_text`; return the Response."""
+    while True:
+        try:
+            event = next(events)
+        except StopIteration as stop:
+            return stop.value
+        if on_text is not None and isinstance(event, TextDelta):
+            on_text(event.text)
 
 
 def _params(request: ModelRequest) -> dict[str, Any]:
