@@ -222,3 +222,54 @@ def test_exact_accounting_makes_one_call_for_the_current_state(mock_api):
     exact = count_tokens(calls[0].body)
     assert abs(sum(acc.estimated[s.context_start:]) - exact) <= len(s.context)
     _window_sums_hold(acc)
+
+
+# -- report ------------------------------------------------------------------------------------------------------
+
+def _report(capsys, *args: str) -> tuple[int, str, str]:
+    from inspector.cli import main
+
+    rc = main(["report", *args])
+    out = capsys.readouterr()
+    return rc, out.out, out.err
+
+
+def test_report_json_carries_the_accounting(capsys):
+    import json
+
+    rc, out, _ = _report(capsys, str(CORPUS / "claude-code-manual-compact.jsonl"), "--json")
+    d = json.loads(out)
+    assert rc == 0 and d["estimator"] == "calibrated"
+    assert {"estimated_tokens", "measured_tokens", "category", "index", "role", "kind", "line"} <= set(d["messages"][0])
+    assert d["messages"][-1]["measured_tokens"] is None
+    req = d["requests"][5]
+    assert {"id", "model", "measured_context", "output_tokens", "predicted_context", "estimated_context"} <= set(req)
+    assert d["requests"][0]["predicted_context"] is None
+    assert d["window"]["thresholds"] == {"warning": 147_000, "autocompact": 167_000, "blocking": 177_000} \
+        or "CLAUDE_AUTOCOMPACT_PCT_OVERRIDE" in str(d["window"]["notes"])
+    assert d["totals"]["measured"] == 102_168
+    assert sum(v for k, v in d["totals"]["by_category"].items() if k not in ("free", "reserved")) \
+        == d["totals"]["current"]
+    assert d["accuracy"]["prediction"]["median_abs_error_pct"] <= 0.3
+    assert set(d["accuracy"]["estimation"]) == {"count", "median_abs_error_pct", "p90_abs_error_pct",
+                                                "max_abs_error_pct"}
+
+
+def test_report_options_and_table(capsys):
+    import json
+
+    path = str(CORPUS / "claude-code-subagent-explore.jsonl")
+    rc, out, _ = _report(capsys, path, "--json", "--policy", "reference", "--window", "100000",
+                         "--estimator", "chars35")
+    d = json.loads(out)
+    assert d["window"]["context_window"] == 100_000 and d["window"]["thresholds"]["autocompact"] == 56_000
+    assert d["estimator"] == "chars35"
+    rc, out, _ = _report(capsys, path, "--messages")
+    assert rc == 0 and "What fills it" in out and "tool results: Read" in out and "Accuracy" in out
+    assert "Messages: estimated tokens" in out
+
+
+def test_report_exact_without_a_key_is_one_line(capsys, monkeypatch):
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    rc, out, err = _report(capsys, str(CORPUS / "claude-code-short.jsonl"), "--estimator", "exact")
+    assert rc == 2 and out == "" and err.count("\n") == 1 and "ANTHROPIC_API_KEY" in err
