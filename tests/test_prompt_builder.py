@@ -102,7 +102,7 @@ def test_every_section_with_its_source_and_content(project: Path, monkeypatch: p
 
 def test_prompt_is_the_join_and_no_section_is_empty(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     sections = build(project, monkeypatch).sections
-    estimator = get_estimator("chars35")
+    estimator = get_estimator("script")
     assert prompt_text(sections) == "\n\n".join(s.text for s in sections)
     for section in sections:
         body = section.text.split("\n", 1)[1] if section.text.startswith("# ") else section.text
@@ -304,3 +304,17 @@ def test_template_with_byte_order_mark_and_crlf(tmp_path: Path) -> None:
     template.write_bytes("\ufeff# Rules\r\n\r\nBe kind in {{cwd}}.\r\n".encode())
     (section,) = [s for s in assemble(tmp_path, template, memory=False).sections if s.source == "runtime"]
     assert section.title == "Rules" and section.text == f"# Rules\n\nBe kind in {tmp_path.resolve()}."
+
+
+def test_exact_estimator_counts_the_whole_prompt_in_two_calls(tmp_path: Path, mock_api) -> None:
+    import math
+
+    from inspector.core.estimators import _COUNT_CACHE
+
+    _COUNT_CACHE.clear()
+    prompt = assemble(tmp_path, memory=False, estimator="exact")
+    counts = [r for r in mock_api.requests if r.path == "/v1/messages/count_tokens"]
+    assert len(counts) == 2
+    assert counts[0].body["system"] == prompt.text
+    assert sum(s.tokens for s in prompt.sections) == math.ceil(len(prompt.text) / 4)  # the server's own count
+    assert all(s.tokens > 0 for s in prompt.sections)

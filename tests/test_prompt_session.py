@@ -29,7 +29,7 @@ def test_anthropic_request_shows_system_prompt_and_each_tool() -> None:
     assert [(s.title, s.source, s.kind) for s in view.sections] == [
         ("System prompt", "recorded", "recorded"), ("Tool: read_file", "recorded", "recorded"),
         ("Tool: bash", "recorded", "recorded")]
-    est = get_estimator("chars35")
+    est = get_estimator("script")
     assert view.sections[0].tokens == est.text("You are a careful assistant.")
     tool = view.sections[1]
     assert json.loads(tool.text) == {"name": "read_file", "description": "Read a file.", "input_schema": SCHEMA}
@@ -113,3 +113,16 @@ def test_our_own_session_shows_the_built_sections(tmp_path: Path) -> None:
     view = session_prompt(Session("ours.jsonl", "neutral", system=prompt_text(built)))
     # the git block continues the environment's list under its heading, so it is no heading of its own
     assert [s.title for s in view.sections] == [s.title for s in built if s.source != "git"]
+
+
+def test_exact_estimator_on_recorded_prompt_and_tools(mock_api) -> None:
+    from inspector.core.estimators import _COUNT_CACHE
+
+    _COUNT_CACHE.clear()
+    session = Session("req.json", "anthropic-request", system="Be brief.\n\n# Tools\n\nUse them well.",
+                      tools=[ToolSchema("read_file", "Read a file.", SCHEMA)])
+    view = session_prompt(session, "exact")
+    body = next(r.body for r in mock_api.requests if r.body.get("system"))
+    assert body["system"] == session.system and body["tools"][0]["name"] == "read_file"
+    expected = sum(-(-len(t) // 4) for t in [session.system, "read_fileRead a file." + json.dumps(SCHEMA)])
+    assert view.tokens == expected

@@ -11,11 +11,12 @@ import sys
 from pathlib import Path
 
 from inspector.cli import UsageError
-from inspector.core.estimators import ESTIMATORS
+from inspector.core.estimators import ESTIMATORS, EstimatorUnavailable
 from inspector.core.formats import load
 from inspector.core.prompt.builder import Section, assemble
 from inspector.core.prompt.claude_md import short_path
 from inspector.core.prompt.lint import Finding, lint
+from inspector.core.prompt.memory import default_memory_path
 from inspector.core.prompt.session_view import session_prompt
 from inspector.core.prompt.template import TemplateError
 from inspector.core.report import safe
@@ -27,12 +28,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="template file to build from (default: the built-in one; copy it from the path "
                              "this command prints)")
     memory = parser.add_mutually_exclusive_group()
-    memory.add_argument("--memory", metavar="FILE", help="memory file (default: the per-user one)")
+    default = str(default_memory_path()).replace("%", "%%")
+    memory.add_argument("--memory", metavar="FILE",
+                        help=f"memory file (default: {default}; set CONTEXT_INSPECTOR_MEMORY to move it)")
     memory.add_argument("--no-memory", action="store_true", help="leave persistent memory out")
     parser.add_argument("--session", metavar="PATH",
                         help="show the prompt of a session file instead: recorded, measured or reconstructed")
-    parser.add_argument("--estimator", choices=sorted(ESTIMATORS), default="chars35",
-                        help="token estimator (default: chars35)")
+    parser.add_argument("--estimator", choices=sorted(ESTIMATORS), default="script",
+                        help="token estimator (default: script; exact asks the API, with ANTHROPIC_API_KEY)")
     parser.add_argument("--lint", action="store_true",
                         help="check the prompt; exit status 1 when there are findings")
     output = parser.add_mutually_exclusive_group()
@@ -52,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         prompt = assemble(args.cwd, args.prompt_template, False if args.no_memory else args.memory,
                           estimator=args.estimator)
-    except TemplateError as exc:
+    except (TemplateError, EstimatorUnavailable) as exc:
         raise UsageError(str(exc)) from None
     findings = lint(prompt.sections)
     if args.text:
@@ -69,14 +72,18 @@ def run(args: argparse.Namespace) -> int:
         template = f"{prompt.template}" + (" (built-in; copy it to edit)" if prompt.default_template else "")
         memory = str(prompt.memory) if prompt.memory else "off"
         head = [("Template", template), ("Working directory", str(prompt.cwd)), ("Memory", memory),
-                ("Tokens", f"estimated with {prompt.estimator}")]
+                ("Tokens", "counted by the API" if prompt.estimator == "exact"
+                 else f"estimated with {prompt.estimator}")]
         _print(head, prompt.sections, prompt.notes, findings if args.lint else None, prompt.cwd)
     return 1 if args.lint and findings else 0
 
 
 def _run_session(args: argparse.Namespace) -> int:
     session = load(args.session)
-    view = session_prompt(session, args.estimator)
+    try:
+        view = session_prompt(session, args.estimator)
+    except EstimatorUnavailable as exc:
+        raise UsageError(str(exc)) from None
     findings = lint(view.sections, recommended=False)
     if args.text:
         sys.stdout.write(safe_text("\n\n".join(s.text for s in view.sections if s.kind == "recorded")) + "\n")

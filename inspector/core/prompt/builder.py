@@ -12,9 +12,10 @@ import os
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Callable, Literal
+from typing import Callable, Literal, Sequence
 
-from inspector.core.estimators import Estimator, get_estimator
+from inspector.core.estimators import Estimator, Exact, get_estimator
+from inspector.core.model import Block, Message, ToolSchema
 from inspector.core.prompt.claude_md import SCOPE_LABEL, discover, short_path
 from inspector.core.prompt.environment import environment, find_repo_root, git_info
 from inspector.core.prompt.memory import default_memory_path, read_memory
@@ -86,13 +87,13 @@ MemoryChoice = Path | str | Literal[False] | None
 
 def build_system_prompt(cwd: Path | str | None = None, template: Path | str | None = None,
                         memory: MemoryChoice = None, now: datetime | None = None,
-                        estimator: str | Estimator = "chars35") -> list[Section]:
+                        estimator: str | Estimator = "script") -> list[Section]:
     """The system prompt's sections; see `assemble` for the arguments."""
     return assemble(cwd, template, memory, now, estimator).sections
 
 
 def assemble(cwd: Path | str | None = None, template: Path | str | None = None, memory: MemoryChoice = None,
-             now: datetime | None = None, estimator: str | Estimator = "chars35") -> Prompt:
+             now: datetime | None = None, estimator: str | Estimator = "script") -> Prompt:
     """Build the prompt for an agent working in `cwd` (default: the current directory).
 
     template: a template file (default: `template.md` beside this module). memory: the memory file (None: the
@@ -120,7 +121,22 @@ def assemble(cwd: Path | str | None = None, template: Path | str | None = None, 
             sections += blocks[key]()
     for section in sections:
         section.tokens = est.text(section.text)
+    if isinstance(est, Exact) and sections:
+        match_exact(sections, est, prompt_text(sections))
     return Prompt(sections, template_path, cwd, memory_path, est.name, notes)
+
+
+def match_exact(sections: list[Section], est: Exact, system: str, tools: Sequence[ToolSchema] = ()) -> None:
+    """Spread the API's exact count of `system` and `tools` over `sections` (which hold them) in proportion to their
+    estimates: two calls, with and without them, so the request's own framing cancels out; never one per section."""
+    probe = [Message("user", "prompt", [Block("text", text=".")])]
+    exact = est.state(probe, system=system, tools=tools) - est.state(probe)
+    guesses = [est.fallback.text(s.text) for s in sections]
+    total = sum(guesses) or 1
+    for section, guess in zip(sections, guesses):
+        section.tokens = exact * guess // total
+    largest = max(sections, key=lambda s: s.tokens)
+    largest.tokens += exact - sum(s.tokens for s in sections)  # rounding: the sum is the API's figure exactly
 
 
 def _render(parsed: list[TemplateSection], path: str, values: dict[str, str],

@@ -13,9 +13,9 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from inspector.core.estimators import Estimator, get_estimator
+from inspector.core.estimators import Estimator, Exact, get_estimator
 from inspector.core.model import Session
-from inspector.core.prompt.builder import Section, claude_md_sections
+from inspector.core.prompt.builder import Section, claude_md_sections, match_exact
 from inspector.core.tokens import account
 
 
@@ -29,7 +29,7 @@ class SessionPrompt:
         return sum(s.tokens for s in self.sections if s.kind != "reconstructed")
 
 
-def session_prompt(session: Session, estimator: str | Estimator = "chars35") -> SessionPrompt:
+def session_prompt(session: Session, estimator: str | Estimator = "script") -> SessionPrompt:
     est = estimator if isinstance(estimator, Estimator) else get_estimator(estimator)
     result = SessionPrompt([])
     if session.system:
@@ -54,6 +54,10 @@ def session_prompt(session: Session, estimator: str | Estimator = "chars35") -> 
     for section in result.sections:
         if section.kind != "measured" and not section.tokens:
             section.tokens = est.text(section.text)
+    recorded = [s for s in result.sections if s.kind == "recorded"]
+    if isinstance(est, Exact) and recorded:
+        match_exact(recorded, est, "\n\n".join(s.text for s in recorded if not s.title.startswith("Tool: ")),
+                    session.tools)
     return result
 
 
