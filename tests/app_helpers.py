@@ -23,6 +23,6 @@ async def ready(app, pilot) -> MainScreen:
     raise AssertionError(f"the session never showed its figures (screen: {app.screen!r})")
 
 
-def row_text(lst, row: int) -> str:
-    """The text of one row of a MessageList as drawn at its current width."""
-    return "".join(seg.text for seg in lst._render_row(lst.rows[row], lst.size.width, False))
+def row_text(lst, row: int, width: int = 300) -> str:
+    """The text of one row of a MessageList as drawn at `width` cells."""
+    return "".join(seg.text for seg in lst._render_row(lst.rows[row], width, False))

@@ -1,0 +1,193 @@
+"""Switching views, the prompt view and timeline on real sessions, settings that re-compute at once, the palette,
+F1 help and the picker."""
+
+from __future__ import annotations
+
+import shutil
+
+from app_helpers import CORPUS, ready
+
+from inspector.app import make_app
+from inspector.app.commands import InspectorCommands
+from inspector.app.screens.help import HelpScreen
+from inspector.app.screens.main import MainScreen
+from inspector.app.screens.picker import PickerScreen
+from inspector.app.widgets.context_bar import ContextBar
+from inspector.app.widgets.message_list import MessageList
+from inspector.app.widgets.prompt_view import PromptView
+from inspector.app.widgets.settings import SettingsPanel
+from inspector.app.widgets.timeline import Timeline
+from inspector.samples import sample_paths
+from textual.widgets import DataTable, Input, Select, TabbedContent
+
+SESSION = CORPUS / "claude-code-manual-compact.jsonl"
+
+
+def _bar(screen) -> str:
+    return screen.query_one(ContextBar).render().plain
+
+
+async def test_switch_views_prompt_and_timeline():
+    app = make_app(SESSION, home=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await ready(app, pilot)
+        tabs = screen.query_one(TabbedContent)
+        await pilot.press("2")
+        assert tabs.active == "prompt"
+        prompt = screen.query_one(PromptView)
+        sections = prompt.query_one("#prompt-sections", DataTable)
+        assert sections.row_count == len(screen.figures.prompt.sections) >= 1
+        assert "Unrecorded prefix" in str(sections.get_row_at(0)[0])
+        await pilot.press("3")
+        assert tabs.active == "timeline"
+        text = screen.query_one(Timeline).render().plain
+        assert "measured context per request" in text and "compaction (1)" in text
+        assert "forecast:" in text and "auto-compact in about" in text
+        await pilot.press("1")
+        assert tabs.active == "messages" and screen.focused is screen.query_one(MessageList)
+
+
+async def test_policy_and_window_move_the_bar():
+    app = make_app(SESSION, home=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await ready(app, pilot)
+        before = screen.figures.window
+        assert before.policy == "claude-code" and before.thresholds["autocompact"] == 167_000
+        assert "measured" in _bar(screen)
+        bar_before = _bar(screen)
+
+        await pilot.press("s")
+        panel = screen.query_one(SettingsPanel)
+        assert panel.display
+        panel.query_one("#set-policy", Select).value = "reference"
+        await pilot.pause()
+        await ready(app, pilot)
+        await screen.workers.wait_for_complete()
+        await pilot.pause()
+        after = screen.figures.window
+        assert after.policy == "reference" and after.thresholds["autocompact"] < before.thresholds["autocompact"]
+        assert _bar(screen) != bar_before and "policy reference" in _bar(screen)
+
+        window = panel.query_one("#set-window", Input)
+        window.value = "1000000"
+        await pilot.pause()
+        await screen.workers.wait_for_complete()
+        await pilot.pause()
+        assert screen.figures.window.window == 1_000_000
+        assert screen.figures.window.percent < after.percent
+
+        await pilot.press("escape")
+        assert not panel.display
+        await pilot.press("p")  # cycle the policy with a key
+        await screen.workers.wait_for_complete()
+        await pilot.pause()
+        assert screen.figures.window.policy == "claude-code"  # the one after reference
+        assert panel.query_one("#set-policy", Select).value == "claude-code"
+
+
+async def test_estimator_and_microcompaction_settings():
+    app = make_app(SESSION, home=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await ready(app, pilot)
+        calibrated = list(screen.figures.estimated)
+        saving = screen.figures.micro_saving
+        assert saving and saving > 0
+        await pilot.press("s")
+        panel = screen.query_one(SettingsPanel)
+        panel.query_one("#set-estimator", Select).value = "chars35"
+        await pilot.pause()
+        await screen.workers.wait_for_complete()
+        await pilot.pause()
+        assert screen.figures.settings.estimator == "chars35" and screen.figures.estimated != calibrated
+        panel.query_one("#set-keep", Input).value = "0"
+        await pilot.pause()
+        await screen.workers.wait_for_complete()
+        await pilot.pause()
+        assert screen.figures.micro_saving > saving
+        assert "keep 0" in _bar(screen)
+
+
+async def test_palette_commands_and_help():
+    app = make_app(SESSION, home=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await ready(app, pilot)
+        provider = InspectorCommands(screen)
+        commands = {name: callback for name, callback, _ in provider._commands()}
+        assert "Filter: tool Bash" in commands and "View: timeline" in commands
+        commands["Policy: reference"]()
+        await screen.workers.wait_for_complete()
+        await pilot.pause()
+        assert screen.figures.window.policy == "reference"
+        commands["Filter: tool Bash"]()
+        await pilot.pause()
+        assert screen.query_one(MessageList).filter.tool == "Bash"
+
+        await pilot.press("f1")
+        assert isinstance(app.screen, HelpScreen)
+        table = app.screen.query_one(DataTable)
+        ids = {str(table.get_row_at(r)[3]) for r in range(table.row_count)}
+        assert {"list.largest", "list.search", "view.timeline", "main.settings", "app.help"} <= ids
+        await pilot.press("escape")
+        assert isinstance(app.screen, MainScreen)
+
+
+def test_every_binding_has_an_id():
+    from inspector.app.app import InspectorApp
+    from inspector.app.widgets.detail import DetailView
+
+    for cls in (InspectorApp, MainScreen, PickerScreen, HelpScreen, MessageList, DetailView):
+        for binding in cls.BINDINGS:
+            assert binding.id, f"{cls.__name__}: {binding.key} has no id"
+
+
+async def test_picker_lists_samples_and_opens_one():
+    app = make_app(None, home=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        assert isinstance(app.screen, PickerScreen)
+        table = app.screen.query_one(DataTable)
+        assert table.row_count == len(sample_paths()) == 3
+        await app.screen.workers.wait_for_complete()
+        await pilot.pause()
+        assert all(e.messages for e in app.screen.entries)
+        await pilot.press("down", "enter")
+        screen = await ready(app, pilot)
+        assert screen.path == app.screen.path and screen.session.compactions
+
+
+async def test_picker_lists_claude_code_sessions(tmp_path, monkeypatch):
+    project = tmp_path / "projects" / "-home-a-app"
+    project.mkdir(parents=True)
+    shutil.copy(CORPUS / "claude-code-short.jsonl", project / "abc.jsonl")
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path))
+    app = make_app(None)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        entries = app.screen.entries
+        assert entries[0].path.name == "abc.jsonl" and entries[0].source == "claude-code"
+        assert entries[0].project == "/home/marco/projects/spotter"
+        assert [e.source for e in entries[1:]] == ["sample"] * 3
+
+
+async def test_directory_opens_a_picker_of_its_sessions(tmp_path):
+    shutil.copy(CORPUS / "claude-code-short.jsonl", tmp_path / "one.jsonl")
+    shutil.copy(CORPUS / "claude-code-short.jsonl", tmp_path / "two.jsonl")
+    app = make_app(tmp_path, home=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        assert isinstance(app.screen, PickerScreen)
+        assert sorted(e.path.name for e in app.screen.entries) == ["one.jsonl", "two.jsonl"]
+
+
+async def test_unreadable_file_shows_an_error_and_keeps_running(tmp_path):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_bytes(b"\x00\x01binary")
+    app = make_app(bad, home=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        for _ in range(50):
+            await pilot.pause(0.02)
+            if "Cannot open" in str(app.screen.query_one("#loading-label").render()):
+                break
+        assert "binary file" in str(app.screen.query_one("#loading-label").render())
+        await pilot.press("j", "2", "3", "1")
+        assert app.is_running
