@@ -115,3 +115,16 @@ def test_session_option(corpus: Path, capsys: pytest.CaptureFixture[str]) -> Non
     data = json.loads(out)
     assert data["format"] == "claude-code" and data["sections"][0]["kind"] == "measured"
     assert data["findings"] == []
+
+
+def test_through_the_cli(isolated: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from inspector.cli import main
+
+    template = tmp_path / "broken.md"
+    template.write_text("# A\n\n{{nope}}\n")
+    assert main(["prompt", "--cwd", str(isolated), "--prompt-template", str(template)]) == 2
+    err = capsys.readouterr().err
+    assert err == f"context-inspector: {template}:3: unknown placeholder {{{{nope}}}} (known: {{{{cwd}}}}, " \
+                  "{{os}}, {{shell}}, {{platform}}, {{date}}, {{git}}, {{claude_md}}, {{memory}})\n"
+    assert main(["prompt", "--cwd", str(isolated), "--no-memory", "--lint"]) == 0
+    assert "Lint: clean" in capsys.readouterr().out
