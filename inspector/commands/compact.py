@@ -20,10 +20,11 @@ from inspector.core.compaction import (ClearSettings, ContextEditSettings, Estim
 from inspector.core.compaction.micro import CLEARABLE_TOOLS
 from inspector.core.compaction.pipeline import STRATEGIES
 from inspector.core.compaction.summary import PROMPT_STYLES
-from inspector.core.estimators import ESTIMATORS, Estimator, get_estimator
+from inspector.core.estimators import ESTIMATORS, Estimator
 from inspector.core.export import default_format, export_session
 from inspector.core.formats import load
 from inspector.core.model import LoadError, Session
+from inspector.core.tokens import estimator_for
 
 KEY_HINT = ("set ANTHROPIC_API_KEY (and ANTHROPIC_BASE_URL for another endpoint, ANTHROPIC_MODEL for another "
             "model) to have the model write the summary, or pass --summary-file FILE with a summary you wrote")
@@ -101,18 +102,9 @@ def settings_from(args: argparse.Namespace, session: Session) -> object:
     return SummarySettings(args.keep_ratio, style, args.instructions)  # type: ignore[arg-type]
 
 
-def estimator_for(session: Session, name: str | None) -> Estimator:
-    """The named estimator; by default `calibrated`, fitted on the session's usage (as the report does)."""
+def _estimator(session: Session, name: str | None) -> Estimator:
     try:
-        if name not in (None, "calibrated"):
-            return get_estimator(name)  # type: ignore[arg-type]
-        if not session.requests:
-            return get_estimator("script")
-        from inspector.core.estimators import Calibrated
-        from inspector.core.limits import current_model
-        from inspector.core.tokens import account
-
-        return Calibrated(account(session, "calibrated").ratios, current_model(session))
+        return estimator_for(session, name)
     except ValueError as exc:  # exact without a key
         raise UsageError(str(exc)) from None
 
@@ -125,7 +117,7 @@ def run(args: argparse.Namespace) -> int:
                 raise UsageError(f"{args.out}: is the input; --out must name a new file")
         except OSError:
             pass
-    estimates = Estimates(estimator_for(session, args.estimator))
+    estimates = Estimates(_estimator(session, args.estimator))
     plan = plan_strategy(args.strategy, session, settings_from(args, session), estimates)
     out = sys.stdout
     if plan.summary is not None:

@@ -1,0 +1,119 @@
+"""What-if replay: where a compaction policy would have fired in a recorded session, beside what really happened.
+
+The session's measured requests give how the context grew. Replaying them against a threshold: before each request
+the simulated context is compared with the threshold; when it passes, a compaction fires and the context drops to
+the unrecorded prefix + a summary + the kept share of the conversation (the summary strategy's keep_ratio), then
+keeps growing by the recorded growths. Manual compactions in the recording are honoured (the user asked for them);
+auto compactions are the policy's to decide, so they are replaced by the simulation's own.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from inspector.core.compaction.diff import inert
+from inspector.core.compaction.plan import Estimates
+from inspector.core.model import Compaction, Request, Session
+
+DEFAULT_SUMMARY_TOKENS = 4_000  # when the session records no summary to measure
+
+
+@dataclass(frozen=True, slots=True)
+class Fire:
+    """The policy would have compacted just before `request` was sent, with the context at `context` tokens
+    (`measured` is what the recording shows for that request)."""
+
+    request_index: int
+    request_id: str
+    message_index: int
+    context: int
+    measured: int
+    after: int
+    line: int | None
+    timestamp: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class WhatIf:
+    threshold: int
+    keep_ratio: float
+    summary_tokens: int
+    prefix: int
+    fires: list[Fire] = field(default_factory=list)
+    recorded: list[Compaction] = field(default_factory=list)
+    peak: int = 0
+
+    def to_dict(self) -> dict:
+        return {
+            "threshold": self.threshold, "keep_ratio": self.keep_ratio, "summary_tokens": self.summary_tokens,
+            "prefix": self.prefix, "peak": self.peak,
+            "would_fire": [{"request": f.request_id, "message_index": f.message_index, "context": f.context,
+                            "measured": f.measured, "after": f.after, "line": f.line, "timestamp": f.timestamp}
+                           for f in self.fires],
+            "recorded": [{"kind": c.kind, "trigger": c.trigger, "pre_tokens": c.pre_tokens, "message_index": c.index,
+                          "line": c.line, "timestamp": c.timestamp} for c in self.recorded],
+        }
+
+
+def _summary_tokens(session: Session, est: Estimates) -> int:
+    sizes = [est.message(m) for m in session.messages if m.kind == "compact_summary"]
+    return int(sum(sizes) / len(sizes)) if sizes else DEFAULT_SUMMARY_TOKENS
+
+
+def replay(session: Session, threshold: int, keep_ratio: float = 0.3, summary_tokens: int | None = None,
+           estimates: Estimates | None = None) -> WhatIf:
+    """Replay `session`'s measured requests against `threshold` (tokens; e.g. a limits policy's autocompact)."""
+    est = estimates or Estimates()
+    summary = _summary_tokens(session, est) if summary_tokens is None else summary_tokens
+    requests: list[Request] = sorted(session.requests, key=lambda r: r.message_index)
+    compacts = sorted((c for c in session.compactions if c.kind == "compact"), key=lambda c: c.index)
+    if not requests:
+        return WhatIf(threshold, keep_ratio, summary, 0, recorded=compacts)
+    first = requests[0]
+    prefix = max(0, first.measured_context - est.total(session.messages[first.seen_start:first.seen_end]))
+    fires: list[Fire] = []
+    sim = peak = 0
+    prev: Request | None = None
+    c = 0
+    for k, r in enumerate(requests):
+        boundary: Compaction | None = None
+        while c < len(compacts) and compacts[c].index <= r.message_index:
+            boundary = compacts[c]
+            c += 1
+        if prev is None:
+            sim = r.measured_context
+        elif boundary is not None and boundary.index > prev.message_index:
+            if boundary.trigger == "manual":
+                sim = r.measured_context
+            else:  # growth since the boundary: what came after the summary, by estimate
+                sim += est.total([m for m in session.messages[boundary.index:r.seen_end]
+                                  if m.kind != "compact_summary"])
+        else:
+            sim += r.measured_context - prev.measured_context
+        if sim > threshold:
+            after = int(prefix + summary + keep_ratio * max(0, sim - prefix))
+            message = session.messages[r.message_index] if r.message_index < len(session.messages) else None
+            fires.append(Fire(k, r.id, r.message_index, sim, r.measured_context, after, r.line,
+                              r.timestamp or (message.timestamp if message else None)))
+            peak = max(peak, sim)
+            sim = after
+        peak = max(peak, sim)
+        prev = r
+    return WhatIf(threshold, keep_ratio, summary, prefix, fires, compacts, peak)
+
+
+def render_what_if(what_if: WhatIf) -> list[str]:
+    """Text lines: the policy's firings and the recorded compactions, in message order."""
+    lines = [f"what-if: threshold {what_if.threshold:,} tokens, keep ratio {what_if.keep_ratio:g}, summary "
+             f"~{what_if.summary_tokens:,} tokens, prefix {what_if.prefix:,}: "
+             f"{len(what_if.fires)} compaction(s) would fire, {len(what_if.recorded)} recorded"]
+    events: list[tuple[int, int, str]] = []
+    for f in what_if.fires:
+        events.append((f.message_index, 0, f"  would fire  before request {inert(f.request_id)} (message "
+                       f"{f.message_index}, line {f.line or '?'}): context {f.context:,} -> {f.after:,}"))
+    for rc in what_if.recorded:
+        pre = f"{rc.pre_tokens:,}" if rc.pre_tokens is not None else "?"
+        events.append((rc.index, 1, f"  recorded    {rc.trigger or '?'} compaction at message {rc.index} "
+                       f"(line {rc.line or '?'}): pre-tokens {pre}"))
+    lines += [text for _, _, text in sorted(events)]
+    return lines
