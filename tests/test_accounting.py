@@ -273,3 +273,13 @@ def test_report_exact_without_a_key_is_one_line(capsys, monkeypatch):
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     rc, out, err = _report(capsys, str(CORPUS / "claude-code-short.jsonl"), "--estimator", "exact")
     assert rc == 2 and out == "" and err.count("\n") == 1 and "ANTHROPIC_API_KEY" in err
+
+
+def test_recorded_system_prompt_and_tools_are_the_prefix_without_usage():
+    from inspector.core.model import ToolSchema
+
+    s = Session(source="built", format="anthropic-request", messages=[_user("hi")], system="Be brief. " * 100,
+                tools=[ToolSchema("Read", "Read a file " * 10, {"type": "object"})])
+    acc = account(s)
+    assert acc.prefix > 200 and acc.by_category["system_tools"] == acc.prefix
+    assert acc.current_context == acc.prefix + acc.estimated[0]

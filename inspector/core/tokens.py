@@ -20,6 +20,7 @@ With the `calibrated` estimator (the default when usage exists) ratios are fitte
 
 from __future__ import annotations
 
+import json
 import statistics
 from dataclasses import dataclass, field
 from typing import Sequence
@@ -267,7 +268,9 @@ def account(session: Session, estimator: str | Estimator | None = None) -> Accou
                     room = r.measured_context - prefix
                     given = _spread(measured, estimated_f, lo, hi, max(0, min(room, int(round(guess)))))
                     fig.unrecorded = room - given
-                    fig.cause = "after compaction: re-injected content the transcript does not record"
+                    fig.cause = ("after compaction: re-injected content the transcript does not record"
+                                 if fig.unrecorded >= 0 else
+                                 "after compaction: less than the prefix + estimates (the estimate runs high)")
                     unrecorded_w += fig.unrecorded
                 continue
             p = reqs[group[pos - 1]]
@@ -305,7 +308,7 @@ def account(session: Session, estimator: str | Estimator | None = None) -> Accou
     else:  # no usage in the current window (a compaction after the last request, or none at all)
         current_measured = None
         unrecorded = 0
-        prefix = prefix_of.get(last.model or "", prefix) if last else 0
+        prefix = prefix_of.get(last.model or "", prefix) if last else _recorded_prefix(session, final)
         prefix_measured = last is not None
         current = prefix + sum(estimated[start:])
 
@@ -321,6 +324,14 @@ def account(session: Session, estimator: str | Estimator | None = None) -> Accou
         prediction=Accuracy.of([f.prediction_error_pct for f in figures if f.predicted is not None]),
         estimation=Accuracy.of([f.estimation_error_pct for f in figures[1:]]),
         ratios=ratios_out)
+
+
+def _recorded_prefix(session: Session, est: Estimator) -> int:
+    """The estimate of a recorded system prompt and tool schemas (Anthropic requests, our own sessions, Codex
+    instructions): the prefix when no usage measures it."""
+    parts = [session.system or ""] + [t.name + t.description + json.dumps(t.input_schema, default=str)
+                                      for t in session.tools]
+    return sum(est.text(p) for p in parts if p)
 
 
 def estimator_for(session: Session, name: str | None = None) -> Estimator:
