@@ -209,7 +209,7 @@ def test_custom_template_places_blocks_and_keeps_fences(tmp_path: Path) -> None:
                         "# Code\n\n```\n# not a heading\n```\n\n{{memory}}\n")
     prompt = assemble(tmp_path, template, memory=tmp_path / "mem.md", now=NOW)
     assert [(s.title, s.source) for s in prompt.sections] == [
-        ("Preamble", "template"), ("Context", "runtime"), ("CLAUDE.md", str(tmp_path / "CLAUDE.md")),
+        ("Preamble", "template"), ("Context", "runtime"), ("Project instructions", str(tmp_path / "CLAUDE.md")),
         ("Context (continued)", "template"), ("Code", "template"), ("Memory", "memory")]
     assert prompt.sections[1].text == f"# Context\n\nIn {tmp_path.resolve()} on 2026-11-29 (Sunday)."
     assert "# not a heading" in prompt.sections[4].text
@@ -225,7 +225,7 @@ def test_heading_alone_before_an_empty_block_is_dropped(tmp_path: Path) -> None:
     assert [s.title for s in prompt.sections] == ["Rules"]
     (tmp_path / "CLAUDE.md").write_text("x\n")
     prompt = assemble(tmp_path, template, memory=False)
-    assert [s.title for s in prompt.sections] == ["Rules", "Project instructions", "CLAUDE.md"]
+    assert [s.title for s in prompt.sections] == ["Rules", "Project instructions", "Project instructions"]
 
 
 @pytest.mark.parametrize("content, message", [
@@ -273,8 +273,9 @@ def test_claude_md_imports(tmp_path: Path) -> None:
     prompt = assemble(tmp_path, memory=False)
     files = [s for s in prompt.sections if s.path and s.path.endswith(".md") and s.source != "template"
              and s.path != str(DEFAULT_TEMPLATE)]
-    assert [s.title for s in files] == ["CLAUDE.md", "docs/style.md (imported)"] + [
-        f"docs/deep{i}.md (imported)" for i in range(1, 5)]
+    assert [(s.title, s.source) for s in files] == [("Project instructions", str(tmp_path / "CLAUDE.md"))] + [
+        ("Imported instructions", str(tmp_path / "docs" / name)) for name in
+        ["style.md", "deep1.md", "deep2.md", "deep3.md", "deep4.md"]]
     assert "imported by CLAUDE.md" in files[1].text
     assert f"{tmp_path}/CLAUDE.md: imported file {tmp_path}/missing.md does not exist" in prompt.notes
     assert any("deep5.md not followed (more than 5 hops)" in n for n in prompt.notes)

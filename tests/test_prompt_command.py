@@ -39,8 +39,8 @@ def test_table_names_template_sources_and_tokens(isolated: Path, capsys: pytest.
     assert "Memory:            off" in out
     assert "Identity and capabilities" in out and "Session state and memory" in out
     lines = out.splitlines()
-    claude = next(line for line in lines if line.split()[1:2] == ["CLAUDE.md"])
-    assert claude.split()[2] == "CLAUDE.md"  # its source: the file, shown relative to the working directory
+    claude = next(line for line in lines if "Project instructions" in line)
+    assert claude.split()[3] == "CLAUDE.md"  # its source: the file, shown relative to the working directory
     git = next(line for line in lines if " Git " in line)
     assert git.split()[2] == "git"
     assert "no CLAUDE.md" not in out and "Lint" not in out

@@ -91,7 +91,7 @@ def test_repeats_across_sections_and_claude_md() -> None:
     assert len(repeats) == 1  # "Be concise." is too short to count as a copied instruction
     repeat = repeats[0]
     assert (repeat.section, repeat.line, repeat.path, repeat.file_line) == ("CLAUDE.md", 3, "/r/CLAUDE.md", 1)
-    assert "repeats 'Tool use', line 3" in repeat.message
+    assert repeat.message.startswith("repeats 'Tool use', line 3 (t.md:12): 'Prefer the edit tool")
 
 
 def test_sentences_split_on_lists_headings_and_fences() -> None:
@@ -119,5 +119,5 @@ def test_every_copy_found_among_many_sentences() -> None:
     for at, original in copies.items():
         lines[at] = lines[original].replace(".", "!")
     findings = [f for f in lint([section("Big", "\n".join(lines))], recommended=False) if f.rule == "repeated"]
-    assert sorted((f.line, f.message.split(", line ")[1].split(":")[0]) for f in findings) == sorted(
-        (max(a, o) + 1, str(min(a, o) + 1)) for a, o in copies.items())
+    assert sorted((f.line, f.message.split(" of this section")[0]) for f in findings) == sorted(
+        (max(a, o) + 1, f"repeats line {min(a, o) + 1}") for a, o in copies.items())

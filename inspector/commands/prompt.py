@@ -15,6 +15,7 @@ from inspector.core.estimators import ESTIMATORS, EstimatorUnavailable
 from inspector.core.formats import load
 from inspector.core.prompt.builder import Section, assemble
 from inspector.core.prompt.claude_md import short_path
+from inspector.core.prompt.environment import find_repo_root
 from inspector.core.prompt.lint import Finding, lint
 from inspector.core.prompt.memory import default_memory_path
 from inspector.core.prompt.session_view import session_prompt
@@ -74,7 +75,8 @@ def run(args: argparse.Namespace) -> int:
         head = [("Template", template), ("Working directory", str(prompt.cwd)), ("Memory", memory),
                 ("Tokens", "counted by the API" if prompt.estimator == "exact"
                  else f"estimated with {prompt.estimator}")]
-        _print(head, prompt.sections, prompt.notes, findings if args.lint else None, prompt.cwd)
+        _print(head, prompt.sections, prompt.notes, findings if args.lint else None,
+               find_repo_root(prompt.cwd) or prompt.cwd)
     return 1 if args.lint and findings else 0
 
 
@@ -109,15 +111,16 @@ def safe_text(text: str) -> str:
     return "\n".join("\t".join(safe(part) for part in line.split("\t")) for line in text.split("\n"))
 
 
-def _source(section: Section, cwd: Path) -> str:
-    shown = short_path(Path(section.source), cwd) if section.source == section.path else section.source
+def _source(section: Section, base: Path) -> str:
+    shown = short_path(Path(section.source), base) if section.source == section.path else section.source
     return shown + (f" ({section.kind})" if section.kind not in ("built", section.source) else "")
 
 
 def _print(head: list[tuple[str, str]], sections: list[Section], notes: list[str], findings: list[Finding] | None,
-           cwd: Path) -> None:
+           base: Path) -> None:
+    """The table; file sources are shown relative to `base` (the repository root or working directory)."""
     out = [f"{label + ':':<19}{safe(value)}" for label, value in head]
-    rows = [(str(i), safe(s.title), safe(_source(s, cwd)), f"{s.tokens:,}") for i, s in enumerate(sections, 1)]
+    rows = [(str(i), safe(s.title), safe(_source(s, base)), f"{s.tokens:,}") for i, s in enumerate(sections, 1)]
     total = sum(s.tokens for s in sections if s.kind != "reconstructed")
     widths = [max([len(h)] + [len(r[c]) for r in rows]) for c, h in enumerate(("#", "Section", "Source", "Tokens"))]
     widths[3] = max(widths[3], len(f"{total:,}"))

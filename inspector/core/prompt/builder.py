@@ -16,7 +16,7 @@ from typing import Callable, Literal, Sequence
 
 from inspector.core.estimators import Estimator, Exact, get_estimator
 from inspector.core.model import Block, Message, ToolSchema
-from inspector.core.prompt.claude_md import SCOPE_LABEL, discover, short_path
+from inspector.core.prompt.claude_md import SCOPE_LABEL, SCOPE_TITLE, discover, short_path
 from inspector.core.prompt.environment import environment, find_repo_root, git_info
 from inspector.core.prompt.memory import default_memory_path, read_memory
 from inspector.core.prompt.template import (
@@ -106,7 +106,7 @@ def assemble(cwd: Path | str | None = None, template: Path | str | None = None, 
     template_path = Path(template).expanduser().resolve() if template is not None else DEFAULT_TEMPLATE
     parsed = load_template(template_path)
     est = estimator if isinstance(estimator, Estimator) else get_estimator(estimator)
-    memory_path = None if memory is False else Path(memory).expanduser() if memory else default_memory_path()
+    memory_path = None if memory is False else Path(memory).expanduser().resolve() if memory else default_memory_path()
     notes: list[str] = []
     blocks: dict[str, Callable[[], list[Section]]] = {
         "git": lambda: [Section("Git", git_info(cwd).render(), "git")],
@@ -193,7 +193,7 @@ def claude_md_sections(cwd: Path, notes: list[str]) -> list[Section]:
     sections = []
     for f in files:
         label = SCOPE_LABEL[f.scope] + (f", imported by {short_path(f.imported_by, base)}" if f.imported_by else "")
-        title = f.display(base) + (" (imported)" if f.imported_by else "")
+        title = "Imported instructions" if f.imported_by else SCOPE_TITLE[f.scope]
         sections.append(_file_section(title, f"# Instructions from {f.path} ({label})", f.text, f.first_line,
                                       str(f.path), f.path))
     return sections

@@ -26,6 +26,7 @@ IMPORT = re.compile(r"(?:^|(?<=\s))@([\w~./-][^\s`]*)")
 CODE_SPAN = re.compile(r"`[^`]*`")
 
 Scope = Literal["user", "project", "local"]
+SCOPE_TITLE = {"user": "User instructions", "project": "Project instructions", "local": "Local instructions"}
 SCOPE_LABEL = {
     "user": "user instructions, for every project",
     "project": "project instructions, checked into the codebase",
@@ -41,9 +42,6 @@ class InstructionFile:
     first_line: int = 1  # line of the file where `text` starts (leading blank lines are dropped)
     truncated: bool = False
     imported_by: Path | None = None
-
-    def display(self, base: Path) -> str:
-        return short_path(self.path, base)
 
 
 def short_path(path: Path, base: Path) -> str:

@@ -196,9 +196,12 @@ def _repeated(sentences: list[Sentence]) -> list[Finding]:
             for word in prefix:
                 index[word].append(i)
             continue
-        where = "this section" if first.section is sentence.section else f"'{first.section.title}'"
-        findings.append(_finding("repeated", f"repeats {where}, line {first.line}: '{_short(first.text)}'",
-                                 sentence))
+        where = f"line {first.line} of this section" if first.section is sentence.section else \
+            f"'{first.section.title}', line {first.line}"
+        file_line = first.section.file_line(first.line)
+        if first.section.path and file_line:
+            where += f" ({first.section.path}:{file_line})"
+        findings.append(_finding("repeated", f"repeats {where}: '{_short(first.text)}'", sentence))
     return findings
 
 
