@@ -26,7 +26,7 @@ class UsageError(Exception):
     """Bad arguments or options: reported in one line, exit status 2."""
 
 
-def _parser() -> argparse.ArgumentParser:
+def _parser(command: str | None = None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="context-inspector",
         description="See what is really in an LLM agent's context window. "
@@ -35,8 +35,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"context-inspector {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="{open," + ",".join(SUBCOMMANDS) + "}")
     for name, help_text in {"open": "open a session in the app (the default)", **SUBCOMMANDS}.items():
-        module = importlib.import_module(f"inspector.commands.{name}")
-        module.add_arguments(sub.add_parser(name, help=help_text, description=help_text))
+        subparser = sub.add_parser(name, help=help_text, description=help_text)
+        if name == command:  # import only the chosen command: `report` need not load Textual or the SDK
+            importlib.import_module(f"inspector.commands.{name}").add_arguments(subparser)
     return parser
 
 
@@ -44,7 +45,7 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or (argv[0] not in SUBCOMMANDS and argv[0] not in ("open", "-h", "--help", "--version")):
         argv.insert(0, "open")
-    args = _parser().parse_args(argv)
+    args = _parser(argv[0]).parse_args(argv)
     module = importlib.import_module(f"inspector.commands.{args.command}")
     try:
         return module.run(args)
