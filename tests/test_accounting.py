@@ -283,3 +283,10 @@ def test_recorded_system_prompt_and_tools_are_the_prefix_without_usage():
     acc = account(s)
     assert acc.prefix > 200 and acc.by_category["system_tools"] == acc.prefix
     assert acc.current_context == acc.prefix + acc.estimated[0]
+
+
+def test_figures_carry_their_label():
+    s = _session([("hello " * 100, 10_000, "m"), ("x " * 300, 10_700, "m")])
+    acc = account(s)
+    assert acc.figure(1) == (acc.measured[1], "measured")
+    assert acc.figure(3) == (acc.estimated[3], "estimated")

@@ -109,6 +109,11 @@ class Accounting:
         the estimates of every message in it."""
         return self.prefix + self.unrecorded + sum(self.estimated[self.session.context_start:])
 
+    def figure(self, i: int) -> tuple[int, str]:
+        """Message i's figure and its label for display: ("measured" share of usage, else "estimated")."""
+        m = self.measured[i]
+        return (m, "measured") if m is not None else (self.estimated[i], "estimated")
+
     def worst_predictions(self, n: int = 5) -> list[RequestFigures]:
         scored = [r for r in self.requests if r.predicted is not None]
         return sorted(scored, key=lambda r: -abs(r.prediction_error_pct or 0))[:n]
