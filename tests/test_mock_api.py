@@ -115,3 +115,18 @@ def test_gate_holds_the_stream_until_released():
             assert first.text == "abcdefghijklmnop"
             gate.set()
             assert stream.get_final_message().content[0].text == "abcdefghijklmnopqrstuvwxyz" * 2
+
+
+def test_routes_take_the_requests_they_pick(mock_api):
+    def summary(req):
+        return not req.has_tools
+
+    mock_api.add(r.text("main answer"))
+    mock_api.add_for(summary, r.text("a summary"))
+    client = mock_api.client()
+    tools = [{"name": "t", "description": "", "input_schema": {"type": "object"}}]
+    assert stream_final(client)[1].content[0].text == "a summary"
+    assert stream_final(client, tools=tools)[1].content[0].text == "main answer"
+    assert mock_api.pending == 0
+    with pytest.raises(anthropic.InternalServerError):  # the route's queue is empty: no fallback to the main one
+        stream_final(client)

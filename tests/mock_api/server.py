@@ -4,6 +4,9 @@ Tests queue scripted responses (`responses.py`), point the SDK at `server.url` w
 `server.requests`: every request the server received, parsed. Nothing of the SDK is mocked: it speaks HTTP to this
 server exactly as it would to the API, retries included.
 
+Answers are taken in order from the main queue (`add`), or from a route's queue when its predicate picks the request
+(`add_for`), so a test can script the agent's turns and, separately, the summaries a compaction asks for.
+
 Endpoints: POST /v1/messages (streaming SSE or JSON, as the request's `stream` asks) and
 POST /v1/messages/count_tokens (a deterministic count, `count_tokens` below). With nothing queued, /v1/messages
 answers 500 with `x-should-retry: false`, so a test that under-scripts fails at once with a clear message.
@@ -18,7 +21,7 @@ import time
 from collections import deque
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Callable
 
 from .responses import ApiError, Drop, Reply, Response, message_json, sse_events
 
@@ -38,6 +41,10 @@ class RecordedRequest:
     @property
     def messages(self) -> list[dict]:
         return self.body.get("messages", [])
+
+    @property
+    def has_tools(self) -> bool:
+        return bool(self.body.get("tools"))
 
     @property
     def streamed(self) -> bool:
@@ -93,6 +100,7 @@ class MockAnthropicServer:
 
     def __init__(self) -> None:
         self._queue: deque[Response | Any] = deque()
+        self._routes: list[tuple[Callable[[RecordedRequest], bool], deque[Response | Any]]] = []
         self._lock = threading.Lock()
         self.requests: list[RecordedRequest] = []
         self._ids = 0
@@ -127,11 +135,22 @@ class MockAnthropicServer:
             self._queue.extend(responses)
         return self
 
+    def add_for(self, predicate: Callable[[RecordedRequest], bool], *responses: Response | Any) -> MockAnthropicServer:
+        """Queue answers for the requests `predicate` picks (checked before the main queue, in the order routes
+        were added): e.g. summary requests, told apart from the agent's own by having no tools."""
+        with self._lock:
+            for pred, queue in self._routes:
+                if pred is predicate:
+                    queue.extend(responses)
+                    return self
+            self._routes.append((predicate, deque(responses)))
+        return self
+
     @property
     def pending(self) -> int:
-        """How many queued answers were not consumed yet."""
+        """How many queued answers (main queue and routes) were not consumed yet."""
         with self._lock:
-            return len(self._queue)
+            return len(self._queue) + sum(len(q) for _, q in self._routes)
 
     @property
     def message_requests(self) -> list[RecordedRequest]:
@@ -146,7 +165,8 @@ class MockAnthropicServer:
     def _next(self, request: RecordedRequest) -> tuple[Response | None, str]:
         """The answer for `request` and the message id it goes out with."""
         with self._lock:
-            item = self._queue.popleft() if self._queue else None
+            queue = next((q for pred, q in self._routes if pred(request)), self._queue)
+            item = queue.popleft() if queue else None
             self._ids += 1
             message_id = f"msg_mock_{self._ids:04d}"
         return (item(request) if callable(item) else item), message_id

@@ -19,7 +19,7 @@ from typing import Any
 
 from inspector.core.agent.events import CompactionFinished, Event, MessageAdded
 from inspector.core.formats import load
-from inspector.core.formats.neutral import compaction_dict, header_dict, message_to_dict
+from inspector.core.formats.neutral import compaction_dict, header_dict, message_to_dict, session_lines
 from inspector.core.model import LoadError, Session
 from inspector.core.prompt.memory import user_data_dir
 
@@ -44,15 +44,22 @@ def open_session(path: Path, fresh: Session) -> tuple[Session, Session | None]:
 
 
 class SessionWriter:
-    """Appends to `path` (created with mode 0600: sessions hold file contents and command output). Writes the
-    `session` header first when the file is new, or when the system prompt, tools or model changed since."""
+    """Appends to `path` (created with mode 0600: sessions hold file contents and command output).
+
+    `previous` is what the file already holds (from `open_session`). Without it the file starts with the whole of
+    `session` (header, any messages it already has, its compactions), so a session begun elsewhere (loaded from
+    another format, say) is continued in a file that holds all of it. With it, only a new header is written, and
+    only when the system prompt, tools or model changed."""
 
     def __init__(self, path: Path, session: Session, previous: Session | None = None) -> None:
         self.path = path
         path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         self._file = os.fdopen(fd, "a", encoding="utf-8")
-        if previous is None or _header(previous) != _header(session):
+        if previous is None:
+            for line in session_lines(session):
+                self._write(line)
+        elif _header(previous) != _header(session):
             self._write(header_dict(session))
 
     def handle(self, event: Event) -> None:
