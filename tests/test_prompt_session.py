@@ -79,6 +79,8 @@ def test_claude_code_prefix_is_measured_and_claude_md_reconstructed(tmp_path: Pa
         (str(project / "CLAUDE.md"), "reconstructed")]
     assert "project rule" in own.text and own.tokens > 0 and "may differ" in own.note
     assert view.tokens == prefix.tokens  # reconstructed files are part of the measured prefix, not extra
+    assert view.notes == [f"without the reconstructed files, about {prefix.tokens - user.tokens - own.tokens:,} "
+                          "tokens of the prefix are the system prompt, tool schemas and environment"]
 
 
 def test_claude_code_elsewhere_or_without_cwd(tmp_path: Path) -> None:

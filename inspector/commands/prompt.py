@@ -97,7 +97,8 @@ def _run_session(args: argparse.Namespace) -> int:
     else:
         head = [("Session", session.source), ("Format", session.format),
                 ("Tokens", f"estimated with {args.estimator} unless measured")]
-        _print(head, view.sections, view.notes, findings if args.lint else None, Path.cwd())
+        where = Path(session.cwd) if session.cwd and Path(session.cwd).is_dir() else Path.cwd()
+        _print(head, view.sections, view.notes, findings if args.lint else None, find_repo_root(where) or where)
     return 1 if args.lint and findings else 0
 
 
@@ -130,10 +131,10 @@ def _print(head: list[tuple[str, str]], sections: list[Section], notes: list[str
     label = "Total" + (" (reconstructed files not included)" if any(s.kind == "reconstructed" for s in sections)
                        else "")
     out.append(f"{'':>{widths[0]}}  {label:<{widths[1] + widths[2] + 2}}  {total:>{widths[3]},}")
-    measured = [s for s in sections if s.note]
-    if measured:
+    explained = {s.note: "Reconstructed files" if s.kind == "reconstructed" else s.title for s in sections if s.note}
+    if explained:
         out.append("")
-        out += [f"{safe(s.title)}: {safe(s.note)}" for s in measured]
+        out += [f"{safe(title)}: {safe(note)}" for note, title in explained.items()]
     if notes:
         out.append("")
         out += ["Notes:"] + [f"  {safe(n)}" for n in notes]

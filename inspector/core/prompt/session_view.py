@@ -46,7 +46,7 @@ def session_prompt(session: Session, estimator: str | Estimator = "script") -> S
                                        "recorded", est.text(json.dumps(schema, ensure_ascii=False)),
                                        path=session.source, kind="recorded"))  # tokens as sent: compact JSON
     if session.format == "claude-code":
-        _claude_code(session, result)
+        _claude_code(session, result, est)
     elif not result.sections:
         result.notes.append(f"this {session.format} session records no system prompt")
     elif session.format == "codex":
@@ -75,7 +75,7 @@ def split_headings(text: str, untitled: str) -> list[tuple[str, str]]:
     return [(title, "\n".join(lines).strip()) for title, lines in parts if "\n".join(lines).strip()]
 
 
-def _claude_code(session: Session, result: SessionPrompt) -> None:
+def _claude_code(session: Session, result: SessionPrompt, est: Estimator) -> None:
     accounting = account(session)
     if accounting.prefix_measured:
         result.sections.append(Section(
@@ -98,3 +98,8 @@ def _claude_code(session: Session, result: SessionPrompt) -> None:
         section.note = "as the file reads now, which may differ from when the session ran"
     result.sections += files
     result.notes += notes
+    measured = next((s for s in result.sections if s.kind == "measured"), None)
+    if measured and files:
+        rest = measured.tokens - sum(est.text(s.text) for s in files)
+        result.notes.append(f"without the reconstructed files, about {rest:,} tokens of the prefix are the system "
+                            "prompt, tool schemas and environment")
