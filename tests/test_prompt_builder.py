@@ -319,3 +319,40 @@ def test_exact_estimator_counts_the_whole_prompt_in_two_calls(tmp_path: Path, mo
     assert counts[0].body["system"] == prompt.text
     assert sum(s.tokens for s in prompt.sections) == math.ceil(len(prompt.text) / 4)  # the server's own count
     assert all(s.tokens > 0 for s in prompt.sections)
+
+
+def test_every_template_line_maps_back_to_its_place(tmp_path: Path) -> None:
+    """For any template of headings, text, blank lines, comments and fences: no crash, no lost or invented line,
+    and every line of every section maps back to the template line it came from."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    line = st.one_of(
+        st.sampled_from(["", "# Heading", "## Sub", "```", "<!-- note -->", "- item", "In {{cwd}} now."]),
+        st.text(st.characters(codec="utf-8", exclude_characters="\r\n\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029{}<"),
+                max_size=20))
+    template = tmp_path / "t.md"
+
+    @settings(max_examples=150, deadline=None)
+    @given(st.lists(line, min_size=1, max_size=25))
+    def check(lines: list[str]) -> None:
+        template.write_text("\n".join(lines))
+        try:
+            sections = assemble(tmp_path, template, memory=False, now=NOW).sections
+        except TemplateError:
+            return
+        mapped: list[int] = []
+        for section in sections:
+            if section.path != str(template):
+                continue
+            for i, text in enumerate(section.text.split("\n"), start=1):
+                n = section.file_line(i)
+                assert n is not None
+                expected = lines[n - 1].rstrip().replace("{{cwd}}", str(tmp_path.resolve()))
+                assert text == expected
+                mapped.append(n)
+        assert mapped == sorted(set(mapped))  # in order, each template line at most once
+        kept = {n for n, text in enumerate(lines, start=1) if text.strip() and text != "<!-- note -->"}
+        assert kept <= set(mapped)
+
+    check()
