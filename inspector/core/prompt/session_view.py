@@ -30,6 +30,9 @@ class SessionPrompt:
 
 
 def session_prompt(session: Session, estimator: str | Estimator = "script") -> SessionPrompt:
+    """The prompt part of `session`'s context as sections: kind "recorded", "measured" or "reconstructed"; `notes`
+    say what could not be shown and why. Reconstructed files are inside the measured prefix, so `tokens` skips
+    them."""
     est = estimator if isinstance(estimator, Estimator) else get_estimator(estimator)
     result = SessionPrompt([])
     if session.system:
