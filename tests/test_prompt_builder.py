@@ -333,7 +333,7 @@ def test_every_template_line_maps_back_to_its_place(tmp_path: Path) -> None:
                 max_size=20))
     template = tmp_path / "t.md"
 
-    @settings(max_examples=150, deadline=None)
+    @settings(max_examples=100, deadline=None)
     @given(st.lists(line, min_size=1, max_size=25))
     def check(lines: list[str]) -> None:
         template.write_text("\n".join(lines))
