@@ -78,14 +78,16 @@ def main() -> int:
         cwd = _repo(base)
         plain = base / "plain"
         plain.mkdir()
-        print(f"assemble() in a repository (5 CLAUDE.md, 200 untracked): {_median_ms(lambda: assemble(cwd), args.runs):7.1f} ms")
-        print(f"  of which git (status + log):                            {_median_ms(lambda: git_info(cwd), args.runs):7.1f} ms")
-        print(f"assemble() outside any repository:                        {_median_ms(lambda: assemble(plain), args.runs):7.1f} ms")
+        rows = [("assemble() in a repository (5 CLAUDE.md, 200 untracked)", lambda: assemble(cwd)),
+                ("  of which git (status + log)", lambda: git_info(cwd)),
+                ("assemble() outside any repository", lambda: assemble(plain))]
+        for label, fn in rows:
+            print(f"{label:<58}{_median_ms(fn, args.runs):7.1f} ms")
         (plain / "CLAUDE.md").write_text(_sentences(args.sentences))
         sections = assemble(plain, memory=False).sections
         runs = max(1, args.runs // 4)
-        print(f"lint() with {args.sentences:,} CLAUDE.md sentences:                  "
-              f"{_median_ms(lambda: lint(sections), runs):7.1f} ms ({len(lint(sections))} findings)")
+        label = f"lint() with {args.sentences:,} CLAUDE.md sentences"
+        print(f"{label:<58}{_median_ms(lambda: lint(sections), runs):7.1f} ms ({len(lint(sections))} findings)")
     return 0
 
 

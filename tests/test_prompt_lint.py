@@ -121,3 +121,22 @@ def test_every_copy_found_among_many_sentences() -> None:
     findings = [f for f in lint([section("Big", "\n".join(lines))], recommended=False) if f.rule == "repeated"]
     assert sorted((f.line, f.message.split(" of this section")[0]) for f in findings) == sorted(
         (max(a, o) + 1, f"repeats line {min(a, o) + 1}") for a, o in copies.items())
+
+
+@pytest.mark.parametrize("sentence, category", [
+    ("The whole test suite must stay under 10 minutes on 2 cores.", "timeout"),
+    ("Keep answers to 300 words max.", "size limit"),
+    ("Truncate tool output to 2,000 characters.", "size limit"),
+])
+def test_limits_in_other_words(sentence: str, category: str) -> None:
+    (finding,) = lint([section("Rules", sentence)], recommended=False)
+    assert f"sets a {category}" in finding.message
+
+
+@pytest.mark.parametrize("sentence", [
+    "DataTable takes 7-9 s to mount 100,000 rows.",
+    "In the corpus the first request holds 26,010 tokens.",
+    "The loader reads 5 MB files in 0.2 s on a 2-core machine.",
+])
+def test_facts_with_numbers_are_not_rules(sentence: str) -> None:
+    assert lint([section("Notes", sentence)], recommended=False) == []

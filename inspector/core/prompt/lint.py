@@ -27,16 +27,24 @@ NUM = rf"(?:\d[\d,_.]*|{NUMBER_WORDS})"
 DURATION = r"(?:ms|milliseconds?|s|secs?|seconds?|mins?|minutes?|h|hrs?|hours?|days?)"
 SIZE = r"(?:bytes?|[kmgt]i?b|kilobytes?|megabytes?|gigabytes?|characters?|chars?|lines?|tokens?|words?|rows?|items?)"
 
+# Words that turn a quantity into a limit: "under 10 minutes", "at most 3", "larger than 2 MB", "the first 200 lines".
+LIMIT = (r"(?:under|within|below|over|above|beyond|at most|at least|no more than|not more than|never more than|"
+         r"more than|less than|fewer than|larger than|bigger than|smaller than|longer than|shorter than|up to|"
+         r"exactly|max(?:imum)?(?: of)?|min(?:imum)?(?: of)?|limit(?:ed)?(?: \w+){0,3} to|cap(?:ped)?(?: \w+){0,3} at|"
+         r"exceed\w*|truncate\w*(?: \w+){0,3} to|(?:the )?(?:first|last|latest|top))")
+# Words after a quantity that make it a limit: "2 MB max", "5 or fewer".
+AFTER = r"(?:max(?:imum)?|limit|cap|or (?:fewer|less|more|shorter|longer)|at most|tops)"
+
 # (category, pattern): the first pattern that matches names what kind of rule the sentence sets.
 DETERMINISTIC: list[tuple[str, re.Pattern[str]]] = [(c, re.compile(p, re.IGNORECASE)) for c, p in [
-    ("timeout", rf"\btime-?\s?outs?\b|\btimed out\b|\b(?:wait|sleep|pause|run)\b[^.]*?\b{NUM}\s*{DURATION}\b"
-                rf"|\b{NUM}\s*{DURATION}\b[^.]*?\b(?:limit|max|most|long|longer|wait)\b"),
+    ("timeout", rf"\btime-?\s?outs?\b|\btimed out\b|\b(?:wait|sleep|pause)\b[^.]*?\b{NUM}\s*{DURATION}\b"
+                rf"|\b{LIMIT}\s+{NUM}\s*{DURATION}\b|\b{NUM}\s*{DURATION}\s+{AFTER}\b"),
     ("retry limit", rf"\b(?:retry|retries|re-try|attempts?|tries|try again|give up)\b[^.]*?\b(?:{NUM}|once|twice|"
                     rf"thrice)\b|\b(?:{NUM}|once|twice|thrice)\b(?:\s+times)?[^.]*?\b(?:retry|retries|attempts?|"
                     rf"tries|failures?|fails?)\b"),
-    ("size limit", rf"\b{NUM}\s*{SIZE}\b|\b(?:larger|bigger|longer|smaller|shorter)\s+than\s+{NUM}\b"),
-    ("count", rf"\b(?:at most|at least|no more than|not more than|more than|fewer than|less than|up to|maximum of|"
-              rf"minimum of|exactly|never more than|limit(?:ed)?(?: \w+)? to|the (?:last|first|latest|top))\s+{NUM}\b"
+    ("size limit", rf"\b{LIMIT}\s+{NUM}\s*{SIZE}\b|\b{NUM}\s*{SIZE}\s+{AFTER}\b"
+                   rf"|\b(?:larger|bigger|longer|smaller|shorter)\s+than\s+{NUM}\b"),
+    ("count", rf"\b{LIMIT}\s+{NUM}\b"
               rf"|\b{NUM}\s+(?:or (?:fewer|less|more)|most recent|at a time|per (?:turn|request|message|session))\b"),
     ("strict ordering", r"\bin (?:this|that|the following|the same|exactly this|the exact) order\b"
                         r"|\bbefore (?:doing |you do )?anything else\b|\bonly (?:after|once|when)\b"
