@@ -259,3 +259,44 @@ def test_unknown_tool_and_max_iterations(mock_api, tmp_path):
 def test_stop_reason_is_reported(mock_api, tmp_path, stop):
     mock_api.add(r.text("x", stop_reason=stop))
     assert list(run("go", new_state(), make_config(mock_api, tmp_path), SYSTEM))[-1].stop_reason == stop
+
+
+def test_a_worker_thread_waits_for_the_ui_to_answer(mock_api, tmp_path):
+    """The app's shape: the loop runs in a worker thread, the question is answered from another thread."""
+    mock_api.add(r.tool_calls(("write_file", {"path": "w.txt", "content": "from worker"})), r.text("written"))
+    config = make_config(mock_api, tmp_path)
+    questions = []
+    seen = []
+
+    def worker():
+        for event in run("write", new_state(), config, SYSTEM):
+            seen.append(event)
+            if isinstance(event, PermissionAsked):
+                questions.append(event)
+                assert event.wait_reply(config.cancel) is Decision.ALLOW_ONCE
+
+    thread = threading.Thread(target=worker)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not questions and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert questions and thread.is_alive()  # blocked on the question
+    questions[0].reply(Decision.ALLOW_ONCE)
+    thread.join(10)
+    assert (tmp_path / "w.txt").read_text() == "from worker"
+    assert seen[-1].stop_reason == "end_turn"
+    assert questions[0].to_dict()["decision"] == "allow_once" and "_replied" not in questions[0].to_dict()
+
+
+def test_cancel_while_a_question_waits(mock_api, tmp_path):
+    mock_api.add(r.tool_calls(("bash", {"command": "echo no"})))
+    config = make_config(mock_api, tmp_path)
+    events = []
+    for event in run("x", new_state(), config, SYSTEM):
+        events.append(event)
+        if isinstance(event, PermissionAsked):
+            threading.Timer(0.1, config.cancel.cancel).start()
+            assert event.wait_reply(config.cancel) is None
+    result = next(e for e in events if isinstance(e, ToolResult))
+    assert (result.content, result.is_error) == (NOT_RUN, True)
+    assert events[-1].stop_reason == "cancelled"

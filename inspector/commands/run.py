@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from inspector.cli import UsageError
-from inspector.core.agent.config import AgentConfig
+from inspector.core.agent.config import AgentConfig, compaction_policy
 from inspector.core.agent.events import (
     CompactionFailed, CompactionFinished, CompactionStarted, CompactionText, Decision, Error, Event, PermissionAsked,
     TextDelta, ThinkingDelta, ToolCall, ToolResult, TurnDone, Usage,
@@ -30,7 +30,7 @@ from inspector.core.agent.provider import AnthropicProvider, MissingApiKey
 from inspector.core.agent.writer import SessionWriter, default_session_path, open_session
 from inspector.core.compaction.diff import inert
 from inspector.core.compaction.pipeline import MICRO_STRATEGIES, CompactionPolicy
-from inspector.core.limits import POLICIES, window_info
+from inspector.core.limits import POLICIES
 from inspector.core.prompt.builder import assemble
 from inspector.core.prompt.template import TemplateError
 
@@ -40,7 +40,8 @@ PREVIEW_CHARS = 300
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--prompt", required=True, metavar="TEXT", help="the user message for this turn")
+    parser.add_argument("--prompt", required=True, metavar="TEXT",
+                        help="the user message for this turn ('-': read it from standard input)")
     parser.add_argument("--session", metavar="FILE",
                         help="session file to write (continued when it exists; default: a new file in the "
                              "per-user data directory)")
@@ -71,6 +72,9 @@ def run(args: argparse.Namespace) -> int:
     for d in extra:
         if not d.is_dir():
             raise UsageError(f"{d}: --add-dir is not a directory")
+    prompt = sys.stdin.read() if args.prompt == "-" else args.prompt
+    if not prompt.strip():
+        raise UsageError("--prompt is empty")
     model = args.model or os.environ.get("ANTHROPIC_MODEL") or None
     try:
         provider = AnthropicProvider.from_env(**({"model": model} if model else {}))
@@ -89,7 +93,7 @@ def run(args: argparse.Namespace) -> int:
     printer.start(path, config)
     stop = "error"
     with SessionWriter(path, state, previous) as writer, _ctrl_c_cancels(config):
-        for event in writer.tee(run_turn(args.prompt, state, config, system)):
+        for event in writer.tee(run_turn(prompt, state, config, system)):
             printer.show(event)
             if isinstance(event, TurnDone):
                 stop = event.stop_reason
@@ -98,16 +102,11 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _policy(args: argparse.Namespace, model: str) -> CompactionPolicy:
-    if args.compact_at is not None:
-        if args.compact_at <= 0:
-            raise UsageError("--compact-at must be a positive number of tokens")
-        threshold = args.compact_at
-    else:
-        try:
-            threshold = window_info(None, args.policy, args.window, model=model).thresholds.autocompact
-        except ValueError as exc:
-            raise UsageError(str(exc)) from None
-    return CompactionPolicy(threshold, micro=None if args.micro == "none" else args.micro)
+    try:
+        return compaction_policy(model, args.policy, args.window, args.compact_at,
+                                 None if args.micro == "none" else args.micro)
+    except ValueError as exc:
+        raise UsageError(f"{exc} (--policy, --window, --compact-at)") from None
 
 
 class _ctrl_c_cancels:

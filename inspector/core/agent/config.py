@@ -14,8 +14,8 @@ from inspector.core.agent.cancel import Cancel
 from inspector.core.agent.permissions import Permissions
 from inspector.core.agent.provider import DEFAULT_MODEL, AnthropicProvider
 from inspector.core.agent.tools import DEFAULT_BASH_TIMEOUT, DEFAULT_OUTPUT_CAP, TOOLS, Tool
-from inspector.core.compaction.pipeline import CompactionPolicy, Compactor
-from inspector.core.limits import max_output
+from inspector.core.compaction.pipeline import MICRO_STRATEGIES, CompactionPolicy, Compactor
+from inspector.core.limits import max_output, window_info
 from inspector.core.model import Session, ToolSchema
 from inspector.core.tokens import account
 DEFAULT_MAX_TOKENS = 32_000  # output tokens per response, or the model's maximum when lower
@@ -66,6 +66,20 @@ class AgentConfig:
         model = model or os.environ.get("ANTHROPIC_MODEL") or DEFAULT_MODEL
         return cls(provider=AnthropicProvider.from_env(model), cwd=Path(cwd or os.getcwd()), model=model,
                    **kwargs)  # type: ignore[arg-type]
+
+
+def compaction_policy(model: str, policy: str = "reference", window: int | None = None,
+                      threshold: int | None = None, micro: str | None = "snip") -> CompactionPolicy:
+    """When the agent compacts: above `threshold` tokens when given, else at the auto-compact threshold of the
+    limits policy for the model's window (reference: 70% of the window less the output reserve). `micro` is the
+    microcompaction tried before a summary (None: straight to the summary). ValueError for bad values."""
+    if threshold is None:
+        threshold = window_info(None, policy, window, model=model).thresholds.autocompact
+    elif threshold <= 0:
+        raise ValueError("the compaction threshold must be a positive number of tokens")
+    if micro is not None and micro not in MICRO_STRATEGIES:
+        raise ValueError(f"unknown microcompaction {micro!r}; choose from {', '.join(MICRO_STRATEGIES)}")
+    return CompactionPolicy(threshold, micro=micro)  # type: ignore[arg-type]
 
 
 def context_figure(session: Session) -> int:

@@ -1,17 +1,28 @@
 """The typed events the agent loop yields, in the order things happen.
 
 Consumers (the headless `run` command, the session writer, the app) read one stream. Every event is a plain
-dataclass that can cross threads as is: a Textual worker iterates the loop and posts each event to the UI.
-`PermissionAsked` is the one event that wants an answer: the consumer calls `reply(...)` before asking for the next
-event; an unanswered question counts as a denial. `to_dict()` gives the JSON shape of `run --json`.
+dataclass that can cross threads as is. In a Textual app a thread worker iterates the loop and posts each event;
+handlers on the UI thread update widgets, and cancelling is `config.cancel.cancel()` from the UI thread:
+
+    @work(thread=True, exclusive=True, exit_on_error=False)
+    def agent_turn(self, text: str) -> None:
+        for event in writer.tee(run(text, state, config, system)):
+            self.post_message(AgentEvent(event))
+            if isinstance(event, PermissionAsked):
+                event.wait_reply(config.cancel)   # the UI's prompt calls event.reply(Decision...)
+
+`PermissionAsked` is the one event that wants an answer: the consumer replies before asking for the next event; an
+unanswered question counts as a denial. `to_dict()` gives the JSON shape of `run --json`.
 """
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
+from inspector.core.agent.cancel import Cancel
 from inspector.core.model import Compaction, Message, Request
 
 
@@ -65,10 +76,20 @@ class PermissionAsked(Event):
     scope: str
     directory: str | None = None
     decision: Decision | None = None
+    _replied: threading.Event = field(default_factory=threading.Event, repr=False, compare=False)
     kind = "permission"
 
     def reply(self, decision: Decision) -> None:
+        """Answer the question (from any thread)."""
         self.decision = decision
+        self._replied.set()
+
+    def wait_reply(self, cancel: Cancel | None = None, poll: float = 0.1) -> Decision | None:
+        """Block until `reply` is called, or until `cancel` is set (then None: the question goes unanswered)."""
+        while not self._replied.wait(poll):
+            if cancel is not None and cancel.cancelled:
+                return None
+        return self.decision
 
 
 @dataclass(slots=True)
@@ -189,6 +210,8 @@ class TurnDone(Event):
 def _plain(event: Event) -> dict[str, Any]:
     out = {}
     for name in event.__dataclass_fields__:
+        if name.startswith("_"):
+            continue
         value = getattr(event, name)
         out[name] = value.value if isinstance(value, Enum) else value
     return out
