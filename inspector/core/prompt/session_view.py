@@ -16,7 +16,7 @@ from pathlib import Path
 from inspector.core.estimators import Estimator, Exact, get_estimator
 from inspector.core.model import Session
 from inspector.core.prompt.builder import Section, claude_md_sections, match_exact
-from inspector.core.tokens import account
+from inspector.core.tokens import Accounting, account
 
 
 @dataclass(slots=True)
@@ -29,7 +29,8 @@ class SessionPrompt:
         return sum(s.tokens for s in self.sections if s.kind != "reconstructed")
 
 
-def session_prompt(session: Session, estimator: str | Estimator = "script") -> SessionPrompt:
+def session_prompt(session: Session, estimator: str | Estimator = "script",
+                   accounting: Accounting | None = None) -> SessionPrompt:
     """The prompt part of `session`'s context as sections: kind "recorded", "measured" or "reconstructed"; `notes`
     say what could not be shown and why. Reconstructed files are inside the measured prefix, so `tokens` skips
     them."""
@@ -49,7 +50,7 @@ def session_prompt(session: Session, estimator: str | Estimator = "script") -> S
                                        "recorded", est.text(json.dumps(schema, ensure_ascii=False)),
                                        path=session.source, kind="recorded"))  # tokens as sent: compact JSON
     if session.format == "claude-code":
-        _claude_code(session, result, est)
+        _claude_code(session, result, est, accounting)
     elif not result.sections:
         result.notes.append(f"this {session.format} session records no system prompt")
     elif session.format == "codex":
@@ -78,8 +79,9 @@ def split_headings(text: str, untitled: str) -> list[tuple[str, str]]:
     return [(title, "\n".join(lines).strip()) for title, lines in parts if "\n".join(lines).strip()]
 
 
-def _claude_code(session: Session, result: SessionPrompt, est: Estimator) -> None:
-    accounting = account(session)
+def _claude_code(session: Session, result: SessionPrompt, est: Estimator,
+                 accounting: Accounting | None = None) -> None:
+    accounting = accounting or account(session)  # the app passes the one it already has
     if accounting.prefix_measured:
         result.sections.append(Section(
             "Unrecorded prefix", "", "measured", accounting.prefix, path=session.source, kind="measured",
