@@ -329,7 +329,7 @@ def test_every_template_line_maps_back_to_its_place(tmp_path: Path) -> None:
 
     line = st.one_of(
         st.sampled_from(["", "# Heading", "## Sub", "```", "<!-- note -->", "- item", "In {{cwd}} now."]),
-        st.text(st.characters(codec="utf-8", exclude_characters="\r\n\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029{}<"),
+        st.text(st.characters(codec="utf-8", exclude_characters="\r\n{}<"),
                 max_size=20))
     template = tmp_path / "t.md"
 

@@ -40,7 +40,6 @@ class InstructionFile:
     scope: Scope
     text: str
     first_line: int = 1  # line of the file where `text` starts (leading blank lines are dropped)
-    truncated: bool = False
     imported_by: Path | None = None
 
 
@@ -100,7 +99,7 @@ def _add(path: Path, scope: Scope, importer: Path | None, depth: int, files: lis
         return
     if truncated:
         notes.append(f"{path}: only the first {MAX_BYTES:,} bytes were read")
-    files.append(InstructionFile(path, scope, text, first_line, truncated, importer))
+    files.append(InstructionFile(path, scope, text, first_line, importer))
     for target in imports(text, path.parent):
         if depth + 1 > MAX_IMPORT_DEPTH:
             notes.append(f"{path}: import of {target} not followed (more than {MAX_IMPORT_DEPTH} hops)")

@@ -62,7 +62,8 @@ def parse_template(text: str, name: str) -> list[TemplateSection]:
     comment_from: int | None = None
     fenced = False
     used_blocks: dict[str, int] = {}
-    for number, line in enumerate(text.splitlines(), start=1):
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")  # line numbers as editors count them
+    for number, line in enumerate(lines, start=1):
         stripped = line.strip()
         if comment_from is not None:
             if stripped.endswith("-->"):
