@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 import threading
 import time
 from collections import deque
@@ -105,7 +106,7 @@ class MockAnthropicServer:
         self.requests: list[RecordedRequest] = []
         self._ids = 0
         server = self
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler_class(server))
+        self._httpd = _QuietServer(("127.0.0.1", 0), _handler_class(server))
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.05,), name="mock-anthropic",
                                         daemon=True)
@@ -170,6 +171,13 @@ class MockAnthropicServer:
             self._ids += 1
             message_id = f"msg_mock_{self._ids:04d}"
         return (item(request) if callable(item) else item), message_id
+
+
+class _QuietServer(ThreadingHTTPServer):
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client hanging up (a cancelled stream, a closed client) is normal here; anything else is printed."""
+        if not isinstance(sys.exc_info()[1], (ConnectionError, BrokenPipeError)):
+            super().handle_error(request, client_address)
 
 
 def _handler_class(server: MockAnthropicServer) -> type[BaseHTTPRequestHandler]:
