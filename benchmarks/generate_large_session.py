@@ -72,7 +72,8 @@ def generate(out: Path, size_mb: float, min_lines: int) -> tuple[int, int]:
     target = int(size_mb * 1e6)
     big_total = sum(BIG_RESULTS_MB) * 2 * 1024 * 1024
     per_tile = sum(len(x) + 1 for x in corpus)
-    avg_progress = sum(len(progress_line("prog-0000-00000-000", "prog-0000-00000-000", n)) + 1 for n in range(100)) / 100
+    sample = "prog-0000-00000-000"
+    avg_progress = sum(len(progress_line(sample, sample, n)) + 1 for n in range(100)) / 100
     for tiles in range(1, 10_000):  # fewest tiles whose corpus + progress bursts reach the size and line targets
         extra = max(0, -(-(min_lines - tiles * len(corpus) - 2 * len(BIG_RESULTS_MB)) // tiles))
         if tiles * (per_tile + extra * avg_progress) + big_total >= target:

@@ -227,3 +227,30 @@ def test_older_layout_sibling_agent_files_that_name_the_session(tmp_path):
     s = load(tmp_path / f"{sid}.jsonl")
     assert s.subagents == [str(tmp_path / "agent-a1.jsonl")]
     assert load(tmp_path).source == str(tmp_path / f"{sid}.jsonl")  # agent files are never the "newest session"
+
+
+def test_skimmed_progress_lines_link_exactly_like_parsed_ones():
+    """The fast path for progress entries must record the same ids as a full parse, for every corpus file."""
+    from inspector.core.formats.jsonl import read_jsonl
+
+    for path in sorted(CORPUS.glob("*.jsonl")):
+        fast, slow = ClaudeCodeLoader(str(path)), ClaudeCodeLoader(str(path))
+        taken = []
+        read_jsonl(path, fast.feed, fast.warn, skim=lambda n, o, raw: fast.skim(n, o, raw) and not taken.append(n))
+        read_jsonl(path, slow.feed, slow.warn)
+        assert fast.main.nodes == slow.main.nodes and fast.side.nodes == slow.side.nodes
+        assert fast.build().messages == slow.build().messages
+        if path.name == MANUAL.name:
+            assert len(taken) == 1697  # every progress line of the long session took the fast path
+
+
+def test_a_progress_line_glued_to_the_next_write_is_not_skimmed(tmp_path):
+    lines = SHORT.read_bytes().split(b"\n")
+    progress, user = lines[2], lines[3]  # line 3 is progress, line 4 the prompt
+    glued = progress[:len(progress) // 2] + user  # a crashed write, then the next entry on the same line
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(b"\n".join(lines[:2] + [glued] + lines[4:]))
+    loader = ClaudeCodeLoader(str(path))
+    assert not loader.skim(3, 0, glued)
+    s = load(path)
+    assert s.warnings[0].line == 3 and s.warnings[0].message.startswith("corrupt line skipped")

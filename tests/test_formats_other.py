@@ -34,7 +34,8 @@ def test_codex_rollout():
     assert s.models == ["gpt-5-codex"]
     # token_count repeated with the same figures counts once; input already includes the cached part
     assert [r.measured_context for r in s.requests] == [6100, 6900, 7400, 3100, 3500]
-    assert [(r.input_tokens, r.cache_read, r.cache_creation) for r in s.requests][:2] == [(4052, 2048, 0), (884, 6016, 0)]
+    split = [(r.input_tokens, r.cache_read, r.cache_creation) for r in s.requests]
+    assert split[:2] == [(4052, 2048, 0), (884, 6016, 0)]
     assert [r.output_tokens for r in s.requests] == [310, 420, 60, 80, 40]
     assert [s.messages[r.message_index].role for r in s.requests] == ["assistant"] * 5
     kinds = [m.kind for m in s.messages]

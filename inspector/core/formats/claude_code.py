@@ -13,6 +13,7 @@ entries are another window and stay out of the main one.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,6 +36,8 @@ META_PREFIXES = (
     "<user-prompt-submit-hook>", "[Request interrupted by user",
 )
 
+SKIM_WINDOW = 2048  # a progress entry's top-level "type" comes early; never scan a multi-megabyte line for it
+_PARENT = re.compile(rb'"parentUuid":(null|"([^"\\]*)")')
 SYNTHETIC_MODEL = "<synthetic>"  # Claude Code's placeholder model on locally made assistant messages (API errors)
 
 
@@ -93,7 +96,7 @@ class ClaudeCodeLoader:
             return
         kind = obj.get("type")
         uuid = obj.get("uuid")
-        if not isinstance(uuid, str):
+        if uuid.__class__ is not str:
             if kind not in BOOKKEEPING:
                 self._note_unknown(kind, line_no)
             return
@@ -102,8 +105,10 @@ class ClaudeCodeLoader:
             self.duplicates += 1  # resumed sessions repeat earlier entries: the first copy stands
             return
         parent = obj.get("parentUuid")
-        graph.nodes[uuid] = (parent if isinstance(parent, str) else None, len(graph.order))
+        graph.nodes[uuid] = (parent if parent.__class__ is str else None, len(graph.order))
         graph.order.append(uuid)
+        if kind == "progress":  # the bulk of every file: its id links the chain, nothing else is kept
+            return
         if self.cwd is None and isinstance(obj.get("cwd"), str):
             self.cwd = obj["cwd"]
             self.session_id = obj.get("sessionId")
@@ -116,6 +121,34 @@ class ClaudeCodeLoader:
                 graph.tip = uuid
         elif kind not in BOOKKEEPING:
             self._note_unknown(kind, line_no)
+
+    def skim(self, line_no: int, offset: int, raw: bytes) -> bool:
+        """Take a progress entry's ids straight from its raw line, without parsing its payload. Returns False (so
+        the line is parsed) unless the line is unambiguous: `"type":"progress"`, `parentUuid` and `isSidechain`
+        before any nested value, `uuid` after the last one, braces balanced. Progress is half a file's bytes."""
+        i = raw.find(b'"type":"progress"', 0, SKIM_WINDOW)
+        if i < 0:
+            return False
+        head = raw[:i]
+        if head.count(b"{") != 1 or b"[" in head or b'"isSidechain":' not in head:
+            return False
+        j = raw.rfind(b'"uuid":"')
+        tail = raw[j + 8:].rstrip()
+        if j < i or tail.count(b"}") != 1 or not tail.endswith(b"}") or raw.count(b"{") != raw.count(b"}"):
+            return False
+        parent = _PARENT.search(head)
+        end = tail.find(b'"')
+        if parent is None or end < 0 or b"\\" in tail[:end]:
+            return False
+        uuid = tail[:end].decode()
+        graph = self.side if b'"isSidechain":true' in head else self.main
+        if uuid in graph.nodes:
+            self.duplicates += 1
+        else:
+            graph.nodes[uuid] = (parent.group(2).decode() if parent.group(2) is not None else None,
+                                 len(graph.order))
+            graph.order.append(uuid)
+        return True
 
     def _note_unknown(self, kind: Any, line_no: int) -> None:
         seen = self._unknown.setdefault(str(kind), [0, line_no])

@@ -18,26 +18,33 @@ from inspector.core.index import LineIndex
 Progress = Callable[[int, int], None]
 Feed = Callable[[int, int, Any], None]
 Warn = Callable[[int | None, str], None]
+Skim = Callable[[int, int, bytes], bool]
 
 PROGRESS_EVERY = 0.1  # seconds
 
 
 def read_jsonl(path: str | os.PathLike[str], feed: Feed, warn: Warn, progress: Progress | None = None,
-               index: LineIndex | None = None) -> LineIndex:
-    """Feed `(line_no, offset, obj)` for every line of `path` from where `index` stopped; return the index."""
+               index: LineIndex | None = None, skim: Skim | None = None) -> LineIndex:
+    """Feed `(line_no, offset, obj)` for every line of `path` from where `index` stopped; return the index.
+
+    `skim(line_no, offset, raw)`, when given, sees each raw line first and returns True when it has taken the line
+    without a parse (the Claude Code loader does this for progress entries, half of a file's bytes)."""
     index = index or LineIndex(path)
     total = os.path.getsize(index.path)
-    loads = json.loads
+    decode = json.JSONDecoder().decode  # on str: skips json.loads' per-call encoding detection
     clock = time.monotonic
     next_report = clock() + PROGRESS_EVERY
     for line_no, offset, raw in index.read_new():
-        if not raw or raw.isspace():
+        if not raw or raw.isspace() or (skim is not None and skim(line_no, offset, raw)):
             continue
         try:
-            obj = loads(raw)
-        except ValueError as exc:
-            warn(line_no, f"corrupt line skipped ({_reason(exc)})")
-            continue
+            obj = decode(raw.decode())
+        except ValueError:
+            try:  # another encoding (a BOM, UTF-16) or truly corrupt: json.loads says which, and why
+                obj = json.loads(raw)
+            except ValueError as exc:
+                warn(line_no, f"corrupt line skipped ({_reason(exc)})")
+                continue
         feed(line_no, offset, obj)
         if progress is not None and clock() >= next_report:
             progress(index.end, total)
@@ -45,7 +52,7 @@ def read_jsonl(path: str | os.PathLike[str], feed: Feed, warn: Warn, progress: P
     tail = index.tail()
     if tail.strip():
         try:
-            obj = loads(tail)
+            obj = json.loads(tail)
         except ValueError:
             pass  # an unfinished write: held back until its newline arrives
         else:
