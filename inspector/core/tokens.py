@@ -308,6 +308,9 @@ def account(session: Session, estimator: str | Estimator | None = None) -> Accou
         current_measured = last.measured_context
         tail = sum(estimated[last.seen_end:])
         current = current_measured + tail
+        # A microcompaction after the last request (e.g. applied in a preview) is unseen by its usage: subtract it.
+        current -= sum(c.tokens_saved or 0 for c in session.compactions
+                       if c.kind == "microcompact" and c.index >= last.seen_end)
         prefix = prefix_of.get(last.model or "", prefix)
         unrecorded = current_measured - prefix - sum(m or 0 for m in measured[start:last.seen_end])
     else:  # no usage in the current window (a compaction after the last request, or none at all)
