@@ -29,7 +29,7 @@ def read_jsonl(path: str | os.PathLike[str], feed: Feed, warn: Warn, progress: P
 
     `skim(line_no, offset, raw)`, when given, sees each raw line first and returns True when it has taken the line
     without a parse (the Claude Code loader does this for progress entries, half of a file's bytes)."""
-    index = index or LineIndex(path)
+    index = index if index is not None else LineIndex(path)  # an empty index is falsy (len 0)
     total = os.path.getsize(index.path)
     decode = json.JSONDecoder().decode  # on str: skips json.loads' per-call encoding detection
     clock = time.monotonic
