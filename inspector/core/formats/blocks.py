@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from inspector.core.model import Block
+from inspector.core.model import Block, Message
 
 
 def blocks_from_content(content: Any) -> list[Block]:
@@ -65,3 +65,20 @@ def opt_int(value: Any) -> int | None:
 
 def opt_str(value: Any) -> str | None:
     return value if isinstance(value, str) else None
+
+
+def replace_results(messages: list[Message], replacements: dict[str, str]) -> None:
+    """Give the tool results answering the listed tool_use ids the text they now hold (after a microcompact)."""
+    for message in messages:
+        if any(b.type == "tool_result" and b.tool_id in replacements for b in message.blocks):
+            message.blocks = [Block("tool_result", replacements[b.tool_id], tool_id=b.tool_id, is_error=b.is_error)
+                              if b.type == "tool_result" and b.tool_id in replacements else b
+                              for b in message.blocks]
+
+
+def image_from_url(url: object) -> dict:
+    """A Messages-API image block for an OpenAI/Codex image URL (a `data:` URL keeps its media type and size)."""
+    url = url if isinstance(url, str) else ""
+    media = url[5:url.index(";")] if url.startswith("data:") and ";" in url else None
+    return {"type": "image", "source": {"type": "base64", "media_type": media,
+                                        "data": url.partition(",")[2] if media else ""}}

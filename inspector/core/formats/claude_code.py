@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from inspector.core.formats.blocks import as_int, blocks_from_content, opt_int, opt_str
+from inspector.core.formats.blocks import as_int, blocks_from_content, opt_int, opt_str, replace_results
 from inspector.core.model import Block, Compaction, LoadWarning, Message, Request, Session
 
 CLEARED = "[Old tool result content cleared]"
@@ -267,7 +267,7 @@ def _assemble(session: Session, records: list[_Record]) -> None:
                                               pre_tokens=opt_int(meta.get("preTokens")),
                                               tokens_saved=opt_int(meta.get("tokensSaved")),
                                               cleared_tool_ids=ids, line=rec.line, timestamp=rec.timestamp))
-                _clear_results(messages, set(ids))
+                replace_results(messages, dict.fromkeys(ids, CLEARED))
             continue
         message = by_response.get(rec.response_id) if rec.response_id else None
         if message is not None:  # a later line of a response already started: same message, same Request
@@ -300,14 +300,6 @@ def _add_request(session: Session, rec: _Record, index: int, context_start: int,
     requests_by_id[request.id] = request
     if rec.model and rec.model not in session.models:
         session.models.append(rec.model)
-
-
-def _clear_results(messages: list[Message], ids: set[str]) -> None:
-    """What the model saw after a microcompact: the listed results replaced by Claude Code's marker."""
-    for message in messages:
-        if message.kind == "tool_result" and any(b.tool_id in ids for b in message.blocks):
-            message.blocks = [Block("tool_result", CLEARED, tool_id=b.tool_id, is_error=b.is_error)
-                              if b.type == "tool_result" and b.tool_id in ids else b for b in message.blocks]
 
 
 def _user_kind(obj: dict, blocks: list[Block]) -> str:

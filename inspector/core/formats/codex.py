@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from inspector.core.formats.blocks import as_int, blocks_from_content, opt_int, opt_str
+from inspector.core.formats.blocks import as_int, blocks_from_content, image_from_url, opt_int, opt_str
 from inspector.core.model import Block, Compaction, LoadWarning, Message, Request, Session
 
 # Text Codex injects as user messages (environment, AGENTS.md, instructions): context, but not typed by the user.
@@ -199,9 +199,7 @@ def _content_part(part: dict) -> dict:
     if kind in ("input_text", "output_text", "text"):
         return {"type": "text", "text": part.get("text", "")}
     if kind == "input_image":
-        url = part.get("image_url") if isinstance(part.get("image_url"), str) else ""
-        media = url[5:url.index(";")] if url.startswith("data:") and ";" in url else None
-        return {"type": "image", "source": {"type": "base64", "media_type": media, "data": url.partition(",")[2]}}
+        return image_from_url(part.get("image_url"))
     return part
 
 

@@ -12,7 +12,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterable
 
-from inspector.core.formats.blocks import as_int, blocks_from_content, opt_int, opt_str
+from inspector.core.formats.blocks import as_int, blocks_from_content, image_from_url, opt_int, opt_str, replace_results
 from inspector.core.formats.claude_code import CLEARED
 from inspector.core.formats.jsonl import Progress, first_object, read_jsonl
 from inspector.core.model import (Block, Compaction, LoadError, LoadWarning, Message, Request, Session, ToolSchema)
@@ -127,7 +127,7 @@ class NeutralLoader:
             replacements = obj.get("replacements")
             if kind == "microcompact" and isinstance(replacements, dict):
                 c.cleared_tool_ids = tuple(str(k) for k in replacements)
-                _replace_results(s.messages, {str(k): str(v) for k, v in replacements.items()})
+                replace_results(s.messages, {str(k): str(v) for k, v in replacements.items()})
             s.compactions.append(c)
         else:
             seen = self._unknown_events.setdefault(str(event), [0, line_no or 0])
@@ -221,10 +221,8 @@ def _openai_parts(content: Any) -> Any:
     out = []
     for part in content:
         if isinstance(part, dict) and part.get("type") == "image_url":
-            url = part.get("image_url", {}).get("url", "") if isinstance(part.get("image_url"), dict) else ""
-            media = url[5:url.index(";")] if url.startswith("data:") and ";" in url else None
-            out.append({"type": "image", "source": {"type": "base64", "media_type": media,
-                                                    "data": url.partition(",")[2] if media else ""}})
+            image = part.get("image_url")
+            out.append(image_from_url(image.get("url") if isinstance(image, dict) else image))
         else:
             out.append(part)
     return out
@@ -250,14 +248,6 @@ def system_text(value: Any) -> str:
     if isinstance(value, list):
         return "\n\n".join(b.get("text", "") if isinstance(b, dict) else str(b) for b in value)
     return value if isinstance(value, str) else str(value)
-
-
-def _replace_results(messages: list[Message], replacements: dict[str, str]) -> None:
-    for message in messages:
-        if any(b.type == "tool_result" and b.tool_id in replacements for b in message.blocks):
-            message.blocks = [Block("tool_result", replacements[b.tool_id], tool_id=b.tool_id, is_error=b.is_error)
-                              if b.type == "tool_result" and b.tool_id in replacements else b
-                              for b in message.blocks]
 
 
 def load_neutral(path: Path, progress: Progress | None = None) -> Session:
