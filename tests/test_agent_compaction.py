@@ -128,3 +128,17 @@ def test_cancelling_a_summary_is_not_a_failure(mock_api, tmp_path):
     assert not any(isinstance(e, CompactionFailed) for e in events)
     assert config.compactor.breaker.failures == 0
     assert [q for q in mock_api.message_requests if not summary_request(q)] == []  # no model call after it
+
+
+def test_a_bug_in_the_engine_does_not_lose_the_turn(mock_api, tmp_path):
+    config, state = make(mock_api, tmp_path, threshold=100)
+
+    def broken(session):
+        raise ZeroDivisionError("measure broke")
+
+    config.compactor.measure = broken
+    mock_api.add(r.text("still answered"))
+    events = list(run("go", state, config, SYSTEM))
+    failed = next(e for e in events if isinstance(e, CompactionFailed))
+    assert "internal error: ZeroDivisionError: measure broke" in failed.error
+    assert events[-1] == TurnDone("end_turn", 1)

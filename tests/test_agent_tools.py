@@ -220,3 +220,18 @@ def test_headless_policy(ctx):
     assert allow.decide(ask(allow, ctx, "write_file", **write)) is Decision.ALLOW_ONCE
     assert deny.decide(ask(deny, ctx, "write_file", **write)) is Decision.DENY
     assert allow.decide(ask(allow, ctx, "read_file", path="/etc/hosts")) is Decision.DENY
+
+
+def test_unusable_input_is_an_error_result_not_a_crash(ctx):
+    perms = Permissions([ctx.cwd])
+    assert ask(perms, ctx, "read_file", path="a\0b") is None  # nothing to confine: the tool reports it
+    assert call(ctx, "read_file", path="a\0b") == ("a path cannot contain a NUL character", True)
+    assert call(ctx, "read_file", path=7) == ("'path' must be a string", True)
+    assert call(ctx, "read_file", path="x", limit="ten") == ("'limit' must be an integer >= 1", True)
+
+
+def test_read_file_streams_lines(ctx):
+    (ctx.cwd / "crlf.txt").write_bytes(b"one\r\ntwo\r\n\r\nfour")
+    assert call(ctx, "read_file", path="crlf.txt") == ("1\tone\n2\ttwo\n3\t\n4\tfour", False)
+    (ctx.cwd / "empty.txt").write_text("")
+    assert call(ctx, "read_file", path="empty.txt") == ("(empty.txt is empty)", False)

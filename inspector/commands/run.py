@@ -22,7 +22,7 @@ from inspector.cli import UsageError
 from inspector.core.agent.config import AgentConfig, compaction_policy
 from inspector.core.agent.events import (
     CompactionFailed, CompactionFinished, CompactionStarted, CompactionText, Decision, Error, Event, PermissionAsked,
-    TextDelta, ThinkingDelta, ToolCall, ToolResult, TurnDone, Usage,
+    Piece, ThinkingDelta, ToolCall, ToolResult, TurnDone, Usage,
 )
 from inspector.core.agent.loop import run as run_turn
 from inspector.core.agent.permissions import Permissions, headless
@@ -170,7 +170,7 @@ class TextPrinter(Printer):
         self.err.flush()
 
     def show(self, event: Event) -> None:
-        if isinstance(event, (TextDelta, ThinkingDelta, CompactionText)):
+        if isinstance(event, Piece):
             kind = type(event).__name__
             if self.streaming != kind:
                 self._end_stream()

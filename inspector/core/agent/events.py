@@ -43,14 +43,19 @@ class Event:
 
 
 @dataclass(slots=True)
-class TextDelta(Event):
+class Piece(Event):
+    """A piece of streamed text; the subclass says whose."""
+
     text: str
+
+
+@dataclass(slots=True)
+class TextDelta(Piece):
     kind = "text"
 
 
 @dataclass(slots=True)
-class ThinkingDelta(Event):
-    text: str
+class ThinkingDelta(Piece):
     kind = "thinking"
 
 
@@ -145,10 +150,9 @@ class CompactionStarted(Event):
 
 
 @dataclass(slots=True)
-class CompactionText(Event):
+class CompactionText(Piece):
     """A piece of the summary being written."""
 
-    text: str
     kind = "compaction_text"
 
 
@@ -219,5 +223,5 @@ def _plain(event: Event) -> dict[str, Any]:
 
 __all__ = [
     "CompactionFailed", "CompactionFinished", "CompactionStarted", "CompactionText", "Decision", "Error", "Event",
-    "MessageAdded", "PermissionAsked", "TextDelta", "ThinkingDelta", "ToolCall", "ToolResult", "TurnDone", "Usage",
+    "MessageAdded", "PermissionAsked", "Piece", "TextDelta", "ThinkingDelta", "ToolCall", "ToolResult", "TurnDone", "Usage",
 ]

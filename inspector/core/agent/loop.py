@@ -91,17 +91,23 @@ def run(user_message: str, state: Session, config: AgentConfig, system_prompt: s
 def _compact(state: Session, config: AgentConfig, breaker_reported: list[bool]) -> Iterator[Event]:
     """maybe_compact, announced: CompactionStarted when the figure is over the threshold and a summary may be
     attempted, the summary's text as it streams, one CompactionFinished per step applied, CompactionFailed on
-    failure. `state` takes the compacted session's messages and compaction records in place."""
+    failure. `state` takes the compacted session's messages and compaction records in place. A bug in the engine
+    is reported as a failed compaction and the turn goes on uncompacted rather than being lost."""
     compactor = config.compactor
     if compactor is None or compactor.measure is None:
         return
-    figure = compactor.measure(state)
-    if figure <= compactor.policy.threshold:
+    try:
+        figure = compactor.measure(state)
+        if figure <= compactor.policy.threshold:
+            return
+        quiet = compactor.breaker.open  # only microcompaction can still run: nothing to wait for
+        if not quiet:
+            yield CompactionStarted(figure, compactor.policy.threshold)
+        outcome = yield from _pump(lambda on_text: compactor(state, on_text=on_text))
+    except Exception as exc:
+        yield CompactionFailed(f"internal error: {type(exc).__name__}: {exc}", compactor.breaker.failures,
+                               compactor.breaker.open)
         return
-    quiet = compactor.breaker.open  # only microcompaction can still run: nothing to wait for
-    if not quiet:
-        yield CompactionStarted(figure, compactor.policy.threshold)
-    outcome = yield from _pump(lambda on_text: compactor(state, on_text=on_text))
     if outcome.error is not None and config.cancel.cancelled and not quiet:
         compactor.breaker.failures -= 1  # a summary the user cancelled did not fail: it must not trip the breaker
     yield from _apply_outcome(state, outcome)

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from inspector.core.agent.events import Decision, PermissionAsked
-from inspector.core.agent.tools import Tool, ToolContext, resolve
+from inspector.core.agent.tools import Tool, ToolContext, ToolError, resolve
 
 
 @dataclass
@@ -63,7 +63,12 @@ class Permissions:
     def _outside_paths(self, tool: Tool, args: Any, ctx: ToolContext) -> list[Path]:
         if not isinstance(args, dict):
             return []
-        paths = [resolve(ctx, args[k]) for k in tool.path_keys if isinstance(args.get(k), str)]
+        paths = []
+        for key in tool.path_keys:
+            try:
+                paths.append(resolve(ctx, args[key]))
+            except (KeyError, TypeError, ValueError, ToolError):  # missing or unusable: the tool reports it
+                continue
         return [p for p in paths if not self.inside(p)]
 
     def _dir_granted(self, tool_name: str, path: Path) -> bool:

@@ -61,6 +61,8 @@ class Tool:
 
 def resolve(ctx: ToolContext, path: str) -> Path:
     """`path` made absolute against the working directory, `~` expanded, symlinks resolved."""
+    if "\0" in path:
+        raise ToolError("a path cannot contain a NUL character")
     return (ctx.cwd / Path(path).expanduser()).resolve()
 
 
@@ -97,15 +99,19 @@ def _show(ctx: ToolContext, path: Path) -> str:
         return str(path)
 
 
-def _read_text(path: Path, shown: str) -> str:
+def _check_text_file(path: Path, shown: str) -> None:
     if not path.exists():
         raise ToolError(f"{shown}: no such file")
     if path.is_dir():
         raise ToolError(f"{shown}: is a directory (use glob to list it)")
-    data = path.read_bytes()
-    if b"\0" in data[:8192]:
-        raise ToolError(f"{shown}: binary file ({len(data)} bytes), not shown")
-    return data.decode("utf-8", errors="replace")
+    with path.open("rb") as f:
+        if b"\0" in f.read(8192):
+            raise ToolError(f"{shown}: binary file ({path.stat().st_size} bytes), not shown")
+
+
+def _read_text(path: Path, shown: str) -> str:
+    _check_text_file(path, shown)
+    return path.read_bytes().decode("utf-8", errors="replace")
 
 
 # --- read_file -------------------------------------------------------------------------------------------------
@@ -114,15 +120,21 @@ def read_file(args: dict, ctx: ToolContext) -> str:
     path = resolve(ctx, _string(args, "path"))
     offset = _int(args, "offset", 1, minimum=1)
     limit = _int(args, "limit", READ_LIMIT, minimum=1)
-    lines = _read_text(path, _show(ctx, path)).splitlines()
-    if not lines:
-        return f"({_show(ctx, path)} is empty)"
-    if offset > len(lines):
-        raise ToolError(f"{_show(ctx, path)} has only {len(lines)} lines; offset {offset} is past the end")
-    chosen = lines[offset - 1:offset - 1 + limit]
-    width = len(str(offset + len(chosen)))
+    shown = _show(ctx, path)
+    _check_text_file(path, shown)
+    chosen: list[str] = []
+    total = 0
+    with path.open(encoding="utf-8", errors="replace", newline=None) as f:  # line by line: any size reads
+        for total, line in enumerate(f, 1):
+            if offset <= total < offset + limit:
+                chosen.append(line.rstrip("\n"))
+    if total == 0:
+        return f"({shown} is empty)"
+    if offset > total:
+        raise ToolError(f"{shown} has only {total} lines; offset {offset} is past the end")
+    width = len(str(offset + len(chosen) - 1))
     out = [f"{n:>{width}}\t{_long(line)}" for n, line in enumerate(chosen, offset)]
-    rest = len(lines) - (offset - 1 + len(chosen))
+    rest = total - (offset - 1 + len(chosen))
     if rest > 0:
         out.append(f"[{rest} more lines: read on with offset={offset + len(chosen)}]")
     return cap("\n".join(out), ctx.output_cap)
@@ -357,8 +369,8 @@ TOOLS_BY_NAME: dict[str, Tool] = {t.name: t for t in TOOLS}
 
 
 def run_tool(tool: Tool, args: Any, ctx: ToolContext) -> tuple[str, bool]:
-    """Run a tool; returns (text, is_error). Only ToolError and OS errors become error results: anything else is
-    a bug and propagates."""
+    """Run a tool; returns (text, is_error). Whatever goes wrong becomes an error result the model can read, so
+    the turn and its history survive even a bug in a tool."""
     if not isinstance(args, dict):
         return "tool input must be a JSON object", True
     try:
@@ -367,3 +379,5 @@ def run_tool(tool: Tool, args: Any, ctx: ToolContext) -> tuple[str, bool]:
         return cap(str(exc), ctx.output_cap), True
     except OSError as exc:
         return f"{exc.strerror or exc}: {exc.filename or ''}".rstrip(": "), True
+    except Exception as exc:
+        return f"internal error in {tool.name}: {type(exc).__name__}: {exc}", True
