@@ -140,8 +140,9 @@ def test_headless_policy_answers_without_asking(mock_api, tmp_path):
     assert not (tmp_path.parent / "outside.txt").exists()
 
 
-def test_529_then_success_is_retried_by_the_sdk(mock_api, tmp_path):
-    mock_api.add(r.overloaded(), r.overloaded(), r.text("made it"))
+@pytest.mark.parametrize("failure", [r.overloaded, r.rate_limited, lambda: r.ApiError(503, "api_error", "down")])
+def test_529_429_5xx_then_success_are_retried_by_the_sdk(mock_api, tmp_path, failure):
+    mock_api.add(failure(), failure(), r.text("made it"))
     events = list(run("hi", new_state(), make_config(mock_api, tmp_path, retries=2), SYSTEM))
     assert not any(isinstance(e, Error) for e in events)
     assert events[-1].stop_reason == "end_turn" and len(mock_api.message_requests) == 3

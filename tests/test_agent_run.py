@@ -2,7 +2,12 @@
 
 import json
 import os
+import signal
 import stat
+import subprocess
+import sys
+import threading
+import time
 
 import pytest
 
@@ -138,3 +143,30 @@ def test_run_refuses_a_foreign_session_file(mock_api, capsys, corpus):
 def test_run_bad_arguments_exit_2(mock_api, capsys, tmp_path, bad):
     assert cli("--prompt", "x", "--session", str(tmp_path / "s.jsonl"), *bad) == 2
     assert capsys.readouterr().err.startswith("context-inspector: ")
+
+
+def test_a_killed_run_loses_at_most_the_event_in_flight(mock_api, tmp_path):
+    """SIGKILL while the second response streams: every line before it is on disk and the file loads."""
+    gate = threading.Event()
+    (tmp_path / "f.txt").write_text("x\n")
+    mock_api.add(r.tool_calls(("read_file", {"path": "f.txt"})), r.text("streaming when killed " * 5, gate=gate))
+    session = tmp_path / "s.jsonl"
+    env = {**os.environ, "CONTEXT_INSPECTOR_MEMORY": str(tmp_path / "none.md")}
+    proc = subprocess.Popen([sys.executable, "-m", "inspector", "run", "--prompt", "read f.txt", "--session",
+                             str(session), "--cwd", str(tmp_path)], env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 30
+        while len(mock_api.message_requests) < 2 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        time.sleep(0.2)  # the first delta is out: the process is mid-stream
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(10)
+    finally:
+        gate.set()
+        if proc.poll() is None:
+            proc.kill()
+    loaded = load(session)
+    assert not loaded.warnings
+    assert [m.kind for m in loaded.messages] == ["prompt", "assistant", "tool_result"]
+    assert len(loaded.requests) == 1

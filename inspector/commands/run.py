@@ -162,8 +162,8 @@ class TextPrinter(Printer):
 
     def __init__(self, out: TextIO, err: TextIO) -> None:
         self.out, self.err = out, err
-        self.streaming: str | None = None  # "text" or "thinking" while a stream is open on the line
-        self.denied = 0
+        self.streaming: str | None = None  # the kind of Piece being streamed on the current line
+        self.denied: set[str] = set()  # tool ids refused: their result line would only repeat the refusal
 
     def start(self, path: Path, config: AgentConfig) -> None:
         self.err.write(f"session {inert(str(path))} · model {inert(config.model)} · cwd {inert(str(config.cwd))}\n")
@@ -192,9 +192,11 @@ class TextPrinter(Printer):
         if isinstance(event, ToolCall):
             return f"→ {inert(event.name)} {inert(json.dumps(event.input, ensure_ascii=False), PREVIEW_CHARS)}"
         if isinstance(event, PermissionAsked) and event.decision is Decision.DENY:
-            self.denied += 1
+            self.denied.add(event.tool_id)
             return f"  ✗ permission denied: {inert(event.reason)}"
         if isinstance(event, ToolResult):
+            if event.id in self.denied:
+                return None
             return ("  ✗ " if event.is_error else "  ✓ ") + _preview(event.content)
         if isinstance(event, Usage):
             return (f"  [usage {inert(event.request_id)}: context {event.context:,} tokens (input "
