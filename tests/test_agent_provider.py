@@ -99,3 +99,20 @@ def test_bound_shares_the_client_with_another_model_and_cancel(mock_api):
     mock_api.add(r.text("never read"))
     with pytest.raises(SummaryError, match="cancelled"):
         bound.summarize("s", [{"role": "user", "content": "x"}])
+
+
+def test_agent_config_from_env(monkeypatch, tmp_path):
+    from inspector.core.agent import AgentConfig
+    from inspector.core.agent.config import compaction_policy
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-x")
+    monkeypatch.setenv("ANTHROPIC_MODEL", "claude-haiku-4-5")
+    config = AgentConfig.from_env(tmp_path, compaction=compaction_policy("claude-haiku-4-5"))
+    assert config.model == config.provider.model == "claude-haiku-4-5"
+    assert config.cwd == tmp_path.resolve() and config.permissions.roots == [tmp_path.resolve()]
+    assert config.max_tokens == 32_000
+    assert config.compactor.policy.threshold == 126_000  # reference: 70% of (200k - 20k output reserve)
+    assert config.compactor.provider.cancel is config.cancel
+    assert AgentConfig.from_env(tmp_path, model="claude-3-5-haiku").max_tokens == 8_192
+    with pytest.raises(ValueError):
+        compaction_policy("claude-haiku-4-5", threshold=0)
