@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from inspector.core.compaction.plan import Estimates, Fate, Plan, estimates_for, microcompact_plan
+from inspector.core.compaction.plan import (Estimates, Fate, Plan, estimate_context, estimates_for,
+                                            microcompact_plan, paused_gc)
 from inspector.core.estimators import Estimator
 from inspector.core.model import Block, Message, Session
 
@@ -54,12 +55,23 @@ def result_text(block: Block) -> str:
     return block.text + "".join(b.text for b in block.content if b.type == "text")
 
 
+def _replaceable(block: Block, marker: str) -> bool:
+    """True when putting `marker` in place of this result makes it shorter (so a result is never grown, and one
+    already cleared is left alone). Counted without joining the text: results can be megabytes."""
+    if block.content:
+        return True
+    return len(block.text) > len(marker)
+
+
 def with_result_text(block: Block, text: str, keep_media: bool) -> Block:
-    """A copy of a tool_result holding `text` instead of its text; images/documents stay when `keep_media`."""
-    media = [b for b in block.content or () if b.type != "text"] if keep_media else []
+    """A copy of a tool_result holding `text` instead of its text; images/documents stay when `keep_media`.
+    (Built field by field: dataclasses.replace costs several times more, and plans make tens of thousands.)"""
+    media = [b for b in block.content or () if b.type != "text"] if keep_media and block.content else None
     if media:
-        return replace(block, text="", content=[Block("text", text=text), *media])
-    return replace(block, text=text, content=None)
+        return Block("tool_result", "", block.tool_id, block.tool_name, block.input, block.is_error,
+                     [Block("text", text=text), *media], block.media, block.size, block.raw)
+    return Block("tool_result", text, block.tool_id, block.tool_name, block.input, block.is_error, None,
+                 block.media, block.size, block.raw)
 
 
 def snip_text(text: str, max_chars: int) -> str | None:
@@ -73,22 +85,24 @@ def snip_text(text: str, max_chars: int) -> str | None:
     return snipped if len(snipped) < len(text) else None
 
 
-def _edited(message: Message, blocks: dict[int, Block]) -> Message:
-    return replace(message, blocks=[blocks.get(j, b) for j, b in enumerate(message.blocks)])
+def _edited(m: Message, blocks: dict[int, Block]) -> Message:
+    new = [blocks.get(j, b) for j, b in enumerate(m.blocks)] if len(m.blocks) > 1 else [blocks[0]]
+    return Message(m.role, m.kind, new, m.uuid, m.parent_uuid, m.lines, m.offset, m.timestamp, m.model,
+                   m.response_id)
 
 
 Changes = dict[int, dict[int, Block]]  # message index -> block index -> new block
 
 
 def _plan(strategy: str, session: Session, settings: object, estimates: Estimates, changes: Changes, fate: Fate,
-          protected_from: int, cleared: list[str], what: str, note: str = "") -> Plan:
-    replacements = {}
-    for i, blocks in changes.items():
-        replacements[i] = (_edited(session.messages[i], blocks), f"{len(blocks)} {what}")
+          protected_from: int, cleared: list[str], what: str, tokens: list[int] | None = None, note: str = "") -> Plan:
+    messages = session.messages
+    replacements = {i: (_edited(messages[i], blocks), f"{len(blocks)} {what}") for i, blocks in changes.items()}
     return microcompact_plan(strategy, session, settings, estimates, replacements, fate, protected_from,
-                             tuple(cleared), note)
+                             tuple(cleared), tokens, note)
 
 
+@paused_gc()
 def plan_snip(session: Session, settings: SnipSettings = SnipSettings(),
               estimates: Estimates | Estimator | str | None = None) -> Plan:
     """Snip long tool results older than the last `preserve_last_n` messages (those stay byte-identical)."""
@@ -114,6 +128,7 @@ def tool_names(messages: list[Message]) -> dict[str, str]:
     return {b.tool_id: b.tool_name or "" for m in messages for b in m.blocks if b.type == "tool_use" and b.tool_id}
 
 
+@paused_gc()
 def plan_clear(session: Session, settings: ClearSettings = ClearSettings(),
                estimates: Estimates | Estimator | str | None = None) -> Plan:
     """Replace the results of `settings.tools`, all but the `keep_recent` newest, with Claude Code's marker."""
@@ -122,12 +137,11 @@ def plan_clear(session: Session, settings: ClearSettings = ClearSettings(),
     start = session.context_start
     names = tool_names(messages[start:])
     wanted = set(settings.tools)
-    eligible: list[tuple[int, int, Block]] = [
-        (i, j, b)
-        for i in range(start, len(messages))
-        for j, b in enumerate(messages[i].blocks)
-        if b.type == "tool_result" and names.get(b.tool_id or "") in wanted and result_text(b) != CLEARED_MARKER
-    ]
+    eligible: list[tuple[int, int, Block]] = []
+    for i in range(start, len(messages)):
+        for j, b in enumerate(messages[i].blocks):
+            if b.type == "tool_result" and names.get(b.tool_id or "") in wanted and (b.content or b.text != CLEARED_MARKER):
+                eligible.append((i, j, b))
     keep = max(settings.keep_recent, 0)
     to_clear = eligible[: len(eligible) - keep] if keep else eligible
     protected = eligible[len(to_clear)][0] + 1 if len(to_clear) < len(eligible) else len(messages)
@@ -136,12 +150,13 @@ def plan_clear(session: Session, settings: ClearSettings = ClearSettings(),
     changes: Changes = {}
     cleared: list[str] = []
     for i, j, block in to_clear:
-        if len(result_text(block)) > len(CLEARED_MARKER) or block.content:
+        if _replaceable(block, CLEARED_MARKER):
             changes.setdefault(i, {})[j] = with_result_text(block, CLEARED_MARKER, keep_media=False)
             cleared.append(block.tool_id or "")
     return _plan("clear", session, settings, est, changes, "cleared", protected, cleared, "result(s) cleared")
 
 
+@paused_gc()
 def plan_clear_tool_uses(session: Session, settings: ContextEditSettings = ContextEditSettings(),
                          estimates: Estimates | Estimator | str | None = None,
                          context_tokens: int | None = None) -> Plan:
@@ -153,15 +168,21 @@ def plan_clear_tool_uses(session: Session, settings: ContextEditSettings = Conte
     est = estimates_for(estimates)
     messages = session.messages
     start = session.context_start
-    size = est.total(messages[start:]) if context_tokens is None else context_tokens
+    tokens = estimate_context(session, est)
+    size = sum(tokens) if context_tokens is None else context_tokens
     if size < settings.trigger:
-        return _plan("clear_tool_uses", session, settings, est, {}, "cleared", start, [], "",
+        return _plan("clear_tool_uses", session, settings, est, {}, "cleared", start, [], "", tokens,
                      note=f"context {size:,} tokens is below the trigger {settings.trigger:,}: nothing cleared")
     excluded = set(settings.exclude_tools)
-    uses = [(i, j, b) for i in range(start, len(messages)) for j, b in enumerate(messages[i].blocks)
-            if b.type == "tool_use" and b.tool_name not in excluded]
-    results = {b.tool_id: (i, j, b) for i in range(start, len(messages)) for j, b in enumerate(messages[i].blocks)
-               if b.type == "tool_result"}
+    uses: list[tuple[int, int, Block]] = []
+    results: dict[str | None, tuple[int, int, Block]] = {}
+    for i in range(start, len(messages)):
+        for j, b in enumerate(messages[i].blocks):
+            if b.type == "tool_use":
+                if b.tool_name not in excluded:
+                    uses.append((i, j, b))
+            elif b.type == "tool_result":
+                results[b.tool_id] = (i, j, b)
     keep = max(settings.keep, 0)
     to_clear = uses[: len(uses) - keep] if keep else uses
     inputs = settings.clear_tool_inputs
@@ -172,7 +193,7 @@ def plan_clear_tool_uses(session: Session, settings: ContextEditSettings = Conte
         changed = False
         if hit is not None:
             ri, rj, result = hit
-            if len(result_text(result)) > len(settings.placeholder) or result.content:
+            if _replaceable(result, settings.placeholder):
                 changes.setdefault(ri, {})[rj] = with_result_text(result, settings.placeholder, keep_media=False)
                 changed = True
         if (inputs is True or (isinstance(inputs, tuple) and use.tool_name in inputs)) and use.input not in ({}, None):
@@ -182,9 +203,10 @@ def plan_clear_tool_uses(session: Session, settings: ContextEditSettings = Conte
             cleared.append(use.tool_id or "")
     touched = [i for i in changes]
     protected = max(touched) + 1 if touched else start
-    plan = _plan("clear_tool_uses", session, settings, est, changes, "cleared", protected, cleared, "block(s) cleared")
+    plan = _plan("clear_tool_uses", session, settings, est, changes, "cleared", protected, cleared, "block(s) cleared",
+                 tokens)
     if plan.saved < settings.clear_at_least:
-        return _plan("clear_tool_uses", session, settings, est, {}, "cleared", start, [], "",
+        return _plan("clear_tool_uses", session, settings, est, {}, "cleared", start, [], "", tokens,
                      note=f"would free {plan.saved:,} tokens, less than clear_at_least {settings.clear_at_least:,}:"
                           " nothing cleared")
     return plan

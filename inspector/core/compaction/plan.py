@@ -8,7 +8,10 @@ turns a plan into a new Session and never touches the old one.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import gc
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
 from inspector.core.estimators import Estimator, get_estimator
@@ -36,13 +39,20 @@ class Estimates:
     def name(self) -> str:
         return self.estimator.name
 
-    def message(self, message: Message) -> int:
+    def message(self, message: Message, remember: bool = True) -> int:
+        """The message's estimate. Plans estimate the messages they would create with remember=False, so planning
+        again and again (the app re-plans as settings change) does not keep every variant alive; `apply` then
+        remembers the ones that became real."""
         hit = self._cache.get(id(message))
         if hit is not None and hit[0] is message:
             return hit[1]
         tokens = self.estimator.message(message)
-        self._cache[id(message)] = (message, tokens)
+        if remember:
+            self._cache[id(message)] = (message, tokens)
         return tokens
+
+    def remember(self, message: Message, tokens: int) -> None:
+        self._cache[id(message)] = (message, tokens)
 
     def total(self, messages: list[Message]) -> int:
         return sum(self.message(m) for m in messages)
@@ -79,19 +89,17 @@ class Row:
 
 
 class RowTotals:
-    """Totals over `self.rows`, shared by plans and diffs."""
+    """Totals over `self.rows` (diffs; plans compute theirs without building rows)."""
 
     __slots__ = ()
     rows: list[Row]
 
     @property
     def before(self) -> int:
-        """Estimated tokens of the current context before (history excluded)."""
         return sum(r.before for r in self.rows)
 
     @property
     def after(self) -> int:
-        """Estimated tokens after; a pending summary counts as 0 until it is written."""
         return sum(r.after or 0 for r in self.rows)
 
     @property
@@ -107,28 +115,57 @@ class RowTotals:
         return out
 
 
-@dataclass(slots=True)
-class Plan(RowTotals):
+@dataclass(slots=True, eq=False)
+class Plan:
     """What one strategy would do to `session`'s current context.
 
-    `rows` are in the order of the new context, with summarized rows first (they become the summary). Messages before
-    `session.context_start` are history and appear in no row. `protected_from` is the session index from which the
-    strategy promises to leave messages byte-identical. `summary` is set for the summary strategy only.
+    Stored compactly (a plan over 100k messages must be quick to make): `tokens` holds the estimate of every context
+    message, `edits` the changed rows of a microcompaction by session index, `added` the summary and acknowledgement
+    rows of a summary plan (whose cut is `summary.split`). `rows` lists every row in the order of the new context,
+    summarized rows first, built on first use. Messages before `session.context_start` are history and appear in no
+    row. `protected_from` is the session index from which the strategy promises to leave messages byte-identical.
     """
 
     strategy: str
     session: Session
     settings: object
     estimates: Estimates
-    rows: list[Row]
+    tokens: list[int]
     protected_from: int
+    edits: dict[int, Row] = field(default_factory=dict)
     cleared_tool_ids: tuple[str, ...] = ()
     summary: SummaryState | None = None
+    added: list[Row] = field(default_factory=list)
     note: str = ""
+    _rows: list[Row] | None = None
 
     @property
     def estimator(self) -> str:
         return self.estimates.name
+
+    @property
+    def start(self) -> int:
+        return self.session.context_start
+
+    @property
+    def split(self) -> int | None:
+        return self.summary.split if self.summary is not None else None
+
+    @property
+    def before(self) -> int:
+        """Estimated tokens of the current context before the plan (history excluded)."""
+        return sum(self.tokens)
+
+    @property
+    def after(self) -> int:
+        """Estimated tokens after the plan; a pending summary counts as 0 until it is written (see `pending`)."""
+        if self.summary is not None:
+            return sum(self.tokens[self.summary.split - self.start:]) + sum(r.after or 0 for r in self.added)
+        return self.before - sum(r.before - (r.after or 0) for r in self.edits.values())
+
+    @property
+    def saved(self) -> int:
+        return self.before - self.after
 
     @property
     def pending(self) -> bool:
@@ -137,40 +174,93 @@ class Plan(RowTotals):
 
     @property
     def changed(self) -> bool:
-        return any(r.fate != "kept" for r in self.rows)
+        return bool(self.edits) or self.summary is not None
+
+    @property
+    def counts(self) -> dict[str, int]:
+        """Number of rows per fate."""
+        n = len(self.tokens)
+        if self.summary is not None:
+            folded = self.summary.split - self.start
+            return {"summarized": folded, "added": len(self.added), "kept": n - folded}
+        out: dict[str, int] = {"kept": n - len(self.edits)}
+        for row in self.edits.values():
+            out[row.fate] = out.get(row.fate, 0) + 1
+        return out
 
     def changed_rows(self) -> list[Row]:
-        return [r for r in self.rows if r.fate != "kept"]
+        if self.summary is not None:
+            return [r for r in self.rows if r.fate != "kept"]
+        return list(self.edits.values())
+
+    @property
+    def rows(self) -> list[Row]:
+        if self._rows is None:
+            self._rows = self._build_rows()
+        return self._rows
+
+    def _build_rows(self) -> list[Row]:
+        messages, start, tokens = self.session.messages, self.start, self.tokens
+        if self.summary is None:
+            return [self.edits.get(i) or Row("kept", i, i, m.role, m.kind, t, t, m)
+                    for i, m, t in zip(range(start, len(messages)), messages[start:], tokens)]
+        split, shift = self.summary.split, len(messages) + len(self.added)
+        rows = [Row("summarized", i, None, messages[i].role, messages[i].kind, tokens[i - start], 0, messages[i])
+                for i in range(start, split)]
+        rows += self.added
+        rows += [Row("kept", i, i - split + shift, messages[i].role, messages[i].kind, tokens[i - start],
+                     tokens[i - start], messages[i]) for i in range(split, len(messages))]
+        return rows
+
+
+def estimate_context(session: Session, estimates: Estimates) -> list[int]:
+    message = estimates.message
+    return [message(m) for m in session.messages[session.context_start:]]
 
 
 def microcompact_plan(strategy: str, session: Session, settings: object, estimates: Estimates,
                       replacements: dict[int, tuple[Message, str]], fate: Fate, protected_from: int,
-                      cleared: tuple[str, ...], note: str = "") -> Plan:
+                      cleared: tuple[str, ...], tokens: list[int] | None = None, note: str = "") -> Plan:
     """A plan that replaces some context messages in place (snip, clear, clear_tool_uses).
 
     `replacements` maps a session index to its new message and a note for its row. A replacement that would not save
     tokens is dropped, so a microcompaction plan never adds tokens whatever the estimator.
     """
-    rows: list[Row] = []
-    changed_ids: set[str] = set()
-    for i in range(session.context_start, len(session.messages)):
-        m = session.messages[i]
-        before = estimates.message(m)
-        hit = replacements.get(i)
-        if hit is not None:
-            new, row_note = hit
-            after = estimates.message(new)
-            if after < before or (after == before and _shorter(new, m)):
-                rows.append(Row(fate, i, i, m.role, m.kind, before, after, new, row_note))
-                changed_ids.update(b.tool_id for b in new.blocks if b.tool_id)
-                continue
-        rows.append(Row("kept", i, i, m.role, m.kind, before, before, m))
-    return Plan(strategy, session, settings, estimates, rows, protected_from,
-                tuple(t for t in cleared if t in changed_ids), note=note)
+    tokens = estimate_context(session, estimates) if tokens is None else tokens
+    start, messages, estimate = session.context_start, session.messages, estimates.estimator.message
+    edits: dict[int, Row] = {}
+    dropped: set[str | None] = set()
+    for i, (new, row_note) in replacements.items():
+        m = messages[i]
+        before = tokens[i - start]
+        after = estimate(new)  # not cached: a plan's new messages only enter the cache when applied
+        if after < before or (after == before and _shorter(new, m)):
+            edits[i] = Row(fate, i, i, m.role, m.kind, before, after, new, row_note)
+        else:
+            dropped.update(b.tool_id for b in new.blocks)
+    if dropped:
+        cleared = tuple(t for t in cleared if t not in dropped)
+    if any(a > b for a, b in zip(edits, list(edits)[1:])):
+        edits = dict(sorted(edits.items()))
+    return Plan(strategy, session, settings, estimates, tokens, protected_from, edits, cleared, note=note)
 
 
 def _shorter(new: Message, old: Message) -> bool:
     return len(new.text()) < len(old.text())
+
+
+@contextmanager
+def paused_gc() -> Iterator[None]:
+    """Hold off the cyclic garbage collector while a plan allocates tens of thousands of objects next to a large
+    loaded session: each full collection would walk the whole session again (it more than doubles planning time
+    at 100k messages). Nothing planned here creates reference cycles."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def apply(plan: Plan, summary: str | None = None, trigger: str = "manual") -> Session:
@@ -187,15 +277,15 @@ def apply(plan: Plan, summary: str | None = None, trigger: str = "manual") -> Se
 
         new_context = summary_messages(plan, summary)
         compaction = Compaction("compact", len(session.messages), trigger=trigger, pre_tokens=plan.before,
-                                tokens_saved=plan.before - plan.estimates.total(new_context))
+                                tokens_saved=plan.before - plan.estimates.total(new_context))  # remembers them
         return session.copy_with(messages=[*session.messages, *new_context],
                                  compactions=[*session.compactions, compaction])
     if not plan.changed:
         return session.copy_with(messages=list(session.messages))
     messages = list(session.messages)
-    for row in plan.rows:
-        if row.fate != "kept":
-            messages[row.old] = row.message
+    for i, row in plan.edits.items():
+        messages[i] = row.message
+        plan.estimates.remember(row.message, row.after)  # type: ignore[arg-type]
     compaction = Compaction("microcompact", len(messages), trigger=trigger, pre_tokens=plan.before,
                             tokens_saved=plan.saved, cleared_tool_ids=plan.cleared_tool_ids)
     return session.copy_with(messages=messages, compactions=[*session.compactions, compaction])

@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from typing import Callable, Literal
 
-from inspector.core.compaction.plan import Estimates, Plan, Row, estimates_for
+from inspector.core.compaction.plan import Estimates, Plan, Row, estimate_context, estimates_for, paused_gc
 from inspector.core.compaction.provider import SummaryError, SummaryProvider
 from inspector.core.compaction.split import find_split_point
 from inspector.core.estimators import Estimator
@@ -92,17 +92,22 @@ class SummarySettings:
 
 @dataclass(frozen=True, slots=True)
 class SummaryState:
-    """The summary part of a plan: the cut, the exact request (system + messages) and its estimated size, then the
+    """The summary part of a plan: the cut, the exact request (system + `messages`) and its estimated size, then the
     answer once there is one. `text` is the summary proper (analysis stripped); None while pending."""
 
     split: int
     system: str
-    messages: list[dict]
+    old: list[Message]
     prompt: str
     request_tokens: int
     style: str
     text: str | None = None
     answer: str | None = None
+
+    @property
+    def messages(self) -> list[dict]:
+        """The Messages-API list the summary request sends (built when asked for: planning does not need it)."""
+        return request_messages(self.old, self.prompt)
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,42 +199,36 @@ def request_messages(old: list[Message], prompt: str) -> list[dict]:
     return out
 
 
+@paused_gc()
 def plan_summary(session: Session, settings: SummarySettings = SummarySettings(),
                  estimates: Estimates | Estimator | str | None = None) -> Plan:
     """Plan a summary compaction with the summary pending: rows for the summarized part, the summary and
     acknowledgement to be added, and the recent part kept; the exact request and its size in `plan.summary`."""
     est = estimates_for(estimates)
     messages, start = session.messages, session.context_start
-    context = messages[start:]
-    split = start + find_split_point(context, settings.keep_ratio, est)
+    tokens = estimate_context(session, est)
+    split = start + find_split_point(messages[start:], settings.keep_ratio, est)
     if split == start:
-        rows = [Row("kept", i, i, m.role, m.kind, est.message(m), est.message(m), m)
-                for i, m in enumerate(context, start)]
-        return Plan("summary", session, settings, est, rows, start, note="nothing to summarize")
+        return Plan("summary", session, settings, est, tokens, start, note="nothing to summarize")
     old = messages[start:split]
     prompt = build_prompt(settings.prompt, settings.instructions)
-    request = request_messages(old, prompt)
-    request_tokens = est.total(old) + est.text(prompt) + est.text(SYSTEM)
-    state = SummaryState(split, SYSTEM, request, prompt, request_tokens, settings.prompt)
-    return replace(_summary_plan(session, settings, est, state), note=f"summary pending ({request_tokens:,} "
-                   "tokens to send)")
+    request_tokens = sum(tokens[:split - start]) + est.text(prompt) + est.text(SYSTEM)
+    state = SummaryState(split, SYSTEM, old, prompt, request_tokens, settings.prompt)
+    return _summary_plan(session, settings, est, tokens, state,
+                         note=f"summary pending ({request_tokens:,} tokens to send)")
 
 
-def _summary_plan(session: Session, settings: SummarySettings, est: Estimates, state: SummaryState) -> Plan:
-    messages, start, split = session.messages, session.context_start, state.split
-    n = len(messages)
-    rows = [Row("summarized", i, None, messages[i].role, messages[i].kind, est.message(messages[i]), 0, messages[i])
-            for i in range(start, split)]
-    summary_msg, ack = _new_messages(state.style, state.text) if state.text is not None else (None, None)
-    rows.append(Row("added", None, n, "user", "compact_summary", 0,
-                    est.message(summary_msg) if summary_msg else None, summary_msg,
-                    "summary" if summary_msg else "summary pending"))
-    ack_msg = ack or _new_messages(state.style, "")[1]
-    rows.append(Row("added", None, n + 1, "assistant", "summary_ack", 0, est.message(ack_msg), ack_msg,
-                    "acknowledgement"))
-    rows.extend(Row("kept", i, n + 2 + k, m.role, m.kind, est.message(m), est.message(m), m)
-                for k, (i, m) in enumerate(zip(range(split, n), messages[split:])))
-    return Plan("summary", session, settings, est, rows, split, summary=state)
+def _summary_plan(session: Session, settings: SummarySettings, est: Estimates, tokens: list[int],
+                  state: SummaryState, note: str = "") -> Plan:
+    n = len(session.messages)
+    summary_msg, ack = _new_messages(state.style, state.text or "")
+    added = [Row("added", None, n, "user", "compact_summary", 0,
+                 est.message(summary_msg, remember=False) if state.text is not None else None,
+                 summary_msg if state.text is not None else None,
+                 "summary" if state.text is not None else "summary pending"),
+             Row("added", None, n + 1, "assistant", "summary_ack", 0, est.message(ack, remember=False), ack,
+                 "acknowledgement")]
+    return Plan("summary", session, settings, est, tokens, state.split, summary=state, added=added, note=note)
 
 
 def _new_messages(style: str, summary: str) -> tuple[Message, Message]:
@@ -247,7 +246,7 @@ def complete_summary(plan: Plan, answer: str) -> Plan:
         raise SummaryError("this plan has no summary to complete")
     parsed = parse_summary_answer(answer)
     state = replace(plan.summary, text=parsed.summary, answer=answer)
-    return _summary_plan(plan.session, plan.settings, plan.estimates, state)  # type: ignore[arg-type]
+    return _summary_plan(plan.session, plan.settings, plan.estimates, plan.tokens, state)  # type: ignore[arg-type]
 
 
 def run_summary(plan: Plan, provider: SummaryProvider, on_text: Callable[[str], None] | None = None) -> Plan:
@@ -270,4 +269,4 @@ def summary_messages(plan: Plan, summary: str | None = None) -> list[Message]:
         plan = complete_summary(plan, summary)
     if plan.summary is None or plan.summary.text is None:
         raise PendingSummary("the summary is still pending: run it through a provider or supply the text")
-    return [r.message for r in plan.rows if r.fate != "summarized"]  # type: ignore[misc]
+    return [*(r.message for r in plan.added), *plan.session.messages[plan.summary.split:]]  # type: ignore[misc]
