@@ -172,7 +172,9 @@ def test_dropped_stream_becomes_an_error_event(mock_api, tmp_path):
 def test_overload_mid_stream_becomes_an_error_event(mock_api, tmp_path):
     mock_api.add(r.overloaded_mid_stream())
     events = list(run("hi", new_state(), make_config(mock_api, tmp_path), SYSTEM))
-    assert next(e for e in events if isinstance(e, Error)).error_type == "overloaded_error"
+    error = next(e for e in events if isinstance(e, Error))
+    assert (error.error_type, error.status) == ("overloaded_error", None)
+    assert error.message == "API error mid-stream overloaded_error: Overloaded"
 
 
 def test_cancel_mid_stream_keeps_the_partial_text(mock_api, tmp_path):

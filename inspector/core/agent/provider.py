@@ -164,6 +164,8 @@ class AnthropicProvider:
             error = body.get("error") if isinstance(body.get("error"), dict) else {}
             kind = error.get("type") or type(exc).__name__
             detail = error.get("message") or str(exc)
+            if exc.status_code == 200:  # an `error` event inside a stream that had started fine
+                return ProviderError(self._scrub(f"API error mid-stream {kind}: {detail}"), kind)
             text = f"API error {exc.status_code} {kind}: {detail}"
             return ProviderError(self._scrub(text), kind, exc.status_code)
         if isinstance(exc, anthropic.APITimeoutError):
