@@ -235,3 +235,15 @@ def test_read_file_streams_lines(ctx):
     assert call(ctx, "read_file", path="crlf.txt") == ("1\tone\n2\ttwo\n3\t\n4\tfour", False)
     (ctx.cwd / "empty.txt").write_text("")
     assert call(ctx, "read_file", path="empty.txt") == ("(empty.txt is empty)", False)
+
+
+def test_edit_file_keeps_crlf_and_refuses_non_utf8(ctx):
+    crlf = ctx.cwd / "win.txt"
+    crlf.write_bytes(b"one\r\ntwo\r\nthree\r\n")
+    assert call(ctx, "edit_file", path="win.txt", old_string="one\ntwo", new_string="1\n2") == (
+        "Replaced 1 occurrence in win.txt", False)
+    assert crlf.read_bytes() == b"1\r\n2\r\nthree\r\n"
+    latin = ctx.cwd / "latin.txt"
+    latin.write_bytes(b"caf\xe9 au lait\n")
+    text, err = call(ctx, "edit_file", path="latin.txt", old_string="lait", new_string="milk")
+    assert err and "not valid UTF-8" in text and latin.read_bytes() == b"caf\xe9 au lait\n"

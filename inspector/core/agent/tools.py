@@ -109,11 +109,6 @@ def _check_text_file(path: Path, shown: str) -> None:
             raise ToolError(f"{shown}: binary file ({path.stat().st_size} bytes), not shown")
 
 
-def _read_text(path: Path, shown: str) -> str:
-    _check_text_file(path, shown)
-    return path.read_bytes().decode("utf-8", errors="replace")
-
-
 # --- read_file -------------------------------------------------------------------------------------------------
 
 def read_file(args: dict, ctx: ToolContext) -> str:
@@ -153,7 +148,7 @@ def write_file(args: dict, ctx: ToolContext) -> str:
         raise ToolError(f"{_show(ctx, path)}: is a directory")
     existed = path.exists()
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(content, encoding="utf-8")
+    path.write_text(content, encoding="utf-8", newline="")
     verb = "Overwrote" if existed else "Created"
     return f"{verb} {_show(ctx, path)} ({len(content.encode())} bytes, {content.count(chr(10)) + 1} lines)"
 
@@ -167,14 +162,20 @@ def edit_file(args: dict, ctx: ToolContext) -> str:
         raise ToolError("old_string is empty: use write_file to create a file")
     if old == new:
         raise ToolError("old_string and new_string are the same: nothing to change")
-    text = _read_text(path, shown)
+    _check_text_file(path, shown)
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError:
+        raise ToolError(f"{shown}: not valid UTF-8; not edited, so that no byte of it is lost") from None
+    if old not in text and "\r\n" in text and "\r" not in old:  # a CRLF file, edited with plain line breaks
+        old, new = old.replace("\n", "\r\n"), new.replace("\n", "\r\n")
     count = text.count(old)
     if count == 0:
         raise ToolError(f"{shown}: old_string not found (it must match the file exactly, whitespace included)")
     if count > 1 and not replace_all:
         raise ToolError(f"{shown}: old_string occurs {count} times; give more surrounding text to make it unique, "
                         "or set replace_all")
-    path.write_text(text.replace(old, new), encoding="utf-8")
+    path.write_text(text.replace(old, new), encoding="utf-8", newline="")
     return f"Replaced {count} occurrence{'s' if count > 1 else ''} in {shown}"
 
 
