@@ -7,6 +7,7 @@ import json
 import sys
 
 from inspector.cli import UsageError
+from inspector.core.compaction.replay import render_what_if, replay
 from inspector.core.estimators import ESTIMATORS
 from inspector.core.formats import load
 from inspector.core.limits import POLICIES, window_info
@@ -42,13 +43,17 @@ def run(args: argparse.Namespace) -> int:
         info = window_info(session, getattr(args, "policy", "claude-code"), getattr(args, "window", None))
     except ValueError as exc:  # an unknown policy, a bad window, `exact` without a key
         raise UsageError(str(exc)) from None
+    what_if = replay(session, info.thresholds.autocompact)  # where the policy would have compacted
     if args.json:
         report = add_token_keys(report_dict(session), accounting, info)
+        report["what_if"] = what_if.to_dict()
         json.dump(report, sys.stdout, ensure_ascii=True, separators=(",", ":"))
         sys.stdout.write("\n")
     else:
         sys.stdout.write(report_text(session))
         sys.stdout.write(token_text(accounting, info, safe, getattr(args, "messages", False)))
+        if session.requests:
+            sys.stdout.write("\n" + "\n".join(render_what_if(what_if)) + "\n")
     sys.stdout.flush()
     return 0
 
