@@ -1,5 +1,6 @@
 """A session cut at any byte (a live write, a crash) loads without an exception, and every complete line's content
-comes through intact: the cut file loads exactly like the file holding only its complete lines."""
+comes through intact: the cut file loads exactly like the file holding only its complete lines (a last line that
+lacks only its newline counts as complete)."""
 
 from hypothesis import given, settings, strategies as st
 
@@ -21,7 +22,8 @@ def snapshot(session):
 def check_cut(tmp_path, data, cut):
     cut_file, whole_lines = tmp_path / "cut.jsonl", tmp_path / "whole.jsonl"
     cut_file.write_bytes(data[:cut])
-    whole_lines.write_bytes(data[:data.rfind(b"\n", 0, cut) + 1])
+    end = cut + 1 if data[cut:cut + 1] == b"\n" else data.rfind(b"\n", 0, cut) + 1  # a line missing only its
+    whole_lines.write_bytes(data[:end])  # newline is complete, and loads
     try:
         got = load(cut_file)
     except Exception as exc:  # only an empty file may refuse to load, with the one-line LoadError
@@ -53,3 +55,13 @@ def test_complete_messages_keep_the_content_of_the_full_file(tmp_path):
     for m in load(path).messages:
         if len(m.lines) == 1:
             assert [b.to_api() for b in m.blocks] == full[m.lines]
+
+
+def test_cuts_at_every_line_boundary(tmp_path):
+    """The edges hypothesis rarely draws: just before, at and after every newline."""
+    ends = [i for i, byte in enumerate(SHORT) if byte == ord("\n")]
+    for n, p in enumerate(ends):
+        for cut in (p - 1, p, p + 1):
+            folder = tmp_path / f"{n}-{cut}"
+            folder.mkdir()
+            check_cut(folder, SHORT, cut)
