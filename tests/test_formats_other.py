@@ -96,3 +96,16 @@ def test_openai_bare_list(tmp_path):
     path.write_text('[{"role": "system", "content": "be brief"}, {"role": "user", "content": "hi"}]')
     assert detect(path) == "openai-chat"
     assert [m.kind for m in load(path).messages] == ["system", "prompt"]
+
+
+def test_loaders_never_estimate():
+    """Loaders record what the file says; estimation belongs to token accounting (DESIGN.md: loaders never estimate)."""
+    import ast
+
+    from conftest import ROOT
+
+    for source in sorted((ROOT / "inspector" / "core" / "formats").glob("*.py")):
+        for node in ast.walk(ast.parse(source.read_text())):
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                names = [node.module or ""] if isinstance(node, ast.ImportFrom) else [a.name for a in node.names]
+                assert not any("estimator" in n or n.endswith(".tokens") for n in names), (source.name, names)
