@@ -1,7 +1,8 @@
 """Planning speed of every compaction strategy on a 100,000-message session (target: under 200 ms).
 
 Builds the session in memory by tiling the real corpus session's messages (tool ids and response ids made unique
-per tile), in two shapes, and times `plan_strategy` for each strategy, best of --runs (the machine is shared: the best run is the code's own cost):
+per tile), in two shapes, and times `plan_strategy` for each strategy, best of --runs (on a shared machine the best
+run is the code's own cost):
 
 - `whole`: no compaction anywhere, so all 100k messages (86 M characters, ~25 M tokens: far more than any window
   holds) are the current context: the worst case, every message planned;
@@ -95,7 +96,8 @@ def main(argv: list[str] | None = None) -> int:
               f"{len(session.context):,} in the current context")
         worst = bench(session, args.estimator, args.runs)
         verdicts.append(worst < TARGET_MS)
-        print(f"  slowest warm plan: {worst:.0f} ms (target < {TARGET_MS} ms): {'PASS' if worst < TARGET_MS else 'FAIL'}")
+        verdict = "PASS" if worst < TARGET_MS else "FAIL"
+        print(f"  slowest warm plan: {worst:.0f} ms (target < {TARGET_MS} ms): {verdict}")
     return 0 if all(verdicts) else 1
 
 

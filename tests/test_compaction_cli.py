@@ -69,7 +69,8 @@ def test_summary_without_a_key_prints_the_prompt_and_how_to_configure(run, sessi
 def test_summary_from_a_file(run, session_file, tmp_path, monkeypatch):
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     summary = tmp_path / "summary.txt"
-    summary.write_text("<analysis>PRIVATE-NOTES</analysis><summary>1. Primary Request and Intent:\n   ship it</summary>")
+    summary.write_text("<analysis>PRIVATE-NOTES</analysis>"
+                       "<summary>1. Primary Request and Intent:\n   ship it</summary>")
     out_file = tmp_path / "out.json"
     code, out, _ = run(session_file, "--strategy", "summary", "--summary-file", summary, "--format", "neutral",
                        "--out", out_file)
@@ -104,3 +105,14 @@ def test_bad_flags_are_usage_errors(run, session_file):
     with pytest.raises(SystemExit) as exc:
         run(session_file, "--keep-ratio", "2")
     assert exc.value.code == 2
+
+
+def test_report_shows_the_what_if_replay(monkeypatch, capsys, corpus):
+    monkeypatch.setattr(cli, "SUBCOMMANDS", {"report": cli.SUBCOMMANDS["report"]})
+    path = corpus / "claude-code-manual-compact.jsonl"
+    assert cli.main(["report", str(path), "--policy", "reference"]) == 0
+    out = capsys.readouterr().out
+    assert "1 compaction(s) would fire, 1 recorded" in out and "recorded    manual compaction" in out
+    assert cli.main(["report", str(path), "--json"]) == 0
+    what_if = json.loads(capsys.readouterr().out)["what_if"]
+    assert what_if["would_fire"] == [] and what_if["recorded"][0]["pre_tokens"] == 142431

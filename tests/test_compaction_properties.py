@@ -8,8 +8,8 @@ from compaction_sessions import sessions
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from inspector.core.compaction import (ClearSettings, ContextEditSettings, Estimates, SnipSettings, SummarySettings, apply,
-                                       diff_sessions, find_orphans, find_split_point, plan_clear,
+from inspector.core.compaction import (ClearSettings, ContextEditSettings, Estimates, SnipSettings, SummarySettings,
+                                       apply, diff_sessions, find_orphans, find_split_point, plan_clear,
                                        plan_clear_tool_uses, plan_snip, plan_summary)
 from inspector.core.compaction.micro import tool_names
 from inspector.core.compaction.split import unsafe_cuts

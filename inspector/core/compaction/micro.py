@@ -140,7 +140,9 @@ def plan_clear(session: Session, settings: ClearSettings = ClearSettings(),
     eligible: list[tuple[int, int, Block]] = []
     for i in range(start, len(messages)):
         for j, b in enumerate(messages[i].blocks):
-            if b.type == "tool_result" and names.get(b.tool_id or "") in wanted and (b.content or b.text != CLEARED_MARKER):
+            if b.type != "tool_result" or names.get(b.tool_id or "") not in wanted:
+                continue
+            if b.content or b.text != CLEARED_MARKER:  # not cleared already
                 eligible.append((i, j, b))
     keep = max(settings.keep_recent, 0)
     to_clear = eligible[: len(eligible) - keep] if keep else eligible
