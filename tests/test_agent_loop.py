@@ -196,6 +196,10 @@ def test_cancel_mid_stream_keeps_the_partial_text(mock_api, tmp_path):
     assert state.messages[1].blocks[0].text == "The first part. "  # the one 16-character chunk that arrived
     assert not state.requests  # an incomplete response has no usage
 
+    mock_api.add(r.text("the next turn runs"))  # the cancel ended that turn only
+    assert list(run("again", state, config, SYSTEM))[-1].stop_reason == "end_turn"
+    assert_history_valid(state)
+
 
 def test_cancel_from_another_thread_kills_the_running_command(mock_api, tmp_path):
     mock_api.add(r.tool_calls(("bash", {"command": "sleep 30"}), ("read_file", {"path": "x"})))

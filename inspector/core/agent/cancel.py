@@ -27,6 +27,12 @@ class Cancel:
             except Exception:  # a closer racing with normal completion may find its resource already gone
                 pass
 
+    def reset(self) -> None:
+        """Ready for the next turn: each `run` starts by resetting, so a cancel ends only the turn it hit."""
+        with self._lock:
+            self._event.clear()
+            self._closers.clear()
+
     @property
     def cancelled(self) -> bool:
         return self._event.is_set()

@@ -11,7 +11,7 @@ call that was denied, interrupted or never started), and a turn never ends on a 
 on a history left broken (a crash, a closed generator) repairs it first.
 
 Cancel with `config.cancel.cancel()` from any thread: the open stream closes, a running command is killed, and the
-generator finishes with TurnDone("cancelled").
+generator finishes with TurnDone("cancelled"). The token is reset when the next `run` starts, so the session goes on.
 """
 
 from __future__ import annotations
@@ -43,6 +43,7 @@ NOT_RUN = "Not run: the user cancelled the turn."
 
 def run(user_message: str, state: Session, config: AgentConfig, system_prompt: str) -> Iterator[Event]:
     """Run one user turn on `state`; see the module docstring. The last event is always TurnDone."""
+    config.cancel.reset()
     ctx = ToolContext(config.cwd, config.cancel, config.output_cap, config.bash_timeout)
     yield from _repair(state)
     yield _append(state, Message("user", "prompt", [Block("text", user_message)]))
