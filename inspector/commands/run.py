@@ -47,7 +47,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "per-user data directory)")
     parser.add_argument("--model", metavar="M", help="model id (default: $ANTHROPIC_MODEL, else claude-sonnet-4-6)")
     parser.add_argument("--allow-writes", action="store_true",
-                        help="let write_file, edit_file and bash run inside the working directory")
+                        help="let write_file and edit_file change files in the working directory, and bash run "
+                             "(shell commands are not sandboxed)")
     parser.add_argument("--json", action="store_true", help="print events as JSON lines")
     parser.add_argument("--cwd", metavar="DIR", help="working directory (default: here)")
     parser.add_argument("--add-dir", action="append", default=[], metavar="DIR",

@@ -4,7 +4,8 @@ path outside the working directory (and the extra directories the user added) as
 `check` returns None (go ahead) or an unanswered PermissionAsked. The loop puts the question to the consumer (the
 app's prompt) or, when `auto` is set, answers it without asking (headless `run`). ALLOW_SESSION records the
 question's scope, so the same kind of call is not asked again in this session: a tool inside the working
-directory, or a tool under one outside directory.
+directory, or a tool under one outside directory. Paths are confined; a shell command is not (it can touch
+anything the user can), which is why bash always asks.
 """
 
 from __future__ import annotations
@@ -22,8 +23,8 @@ from inspector.core.agent.tools import Tool, ToolContext, ToolError, resolve
 class Permissions:
     roots: list[Path]
     auto: Callable[[PermissionAsked], Decision] | None = None
-    _tools_allowed: set[str] = field(default_factory=set)
-    _dirs_allowed: set[tuple[str, Path]] = field(default_factory=set)
+    _tools_allowed: set[str] = field(default_factory=set, init=False, repr=False)
+    _dirs_allowed: set[tuple[str, Path]] = field(default_factory=set, init=False, repr=False)
 
     def __post_init__(self) -> None:
         """`roots[0]` is the working directory; the others are directories the user added."""
