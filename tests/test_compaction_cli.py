@@ -51,7 +51,7 @@ def test_snip_to_out_writes_claude_code_that_reloads(run, session_file, tmp_path
 def test_refuses_to_overwrite_the_input(run, session_file):
     data = session_file.read_bytes()
     code, _, err = run(session_file, "--strategy", "snip", "--out", session_file)
-    assert code == 2 and "--out must name a new file" in err and "\n" == err[-1] and err.count("\n") == 1
+    assert code == 2 and "refusing to overwrite" in err and "\n" == err[-1] and err.count("\n") == 1
     assert session_file.read_bytes() == data
 
 
@@ -116,3 +116,14 @@ def test_report_shows_the_what_if_replay(monkeypatch, capsys, corpus):
     assert cli.main(["report", str(path), "--json"]) == 0
     what_if = json.loads(capsys.readouterr().out)["what_if"]
     assert what_if["would_fire"] == [] and what_if["recorded"][0]["pre_tokens"] == 142431
+
+
+def test_json_plan(run, session_file, monkeypatch):
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    code, out, _ = run(session_file, "--strategy", "snip", "--json")
+    plan = json.loads(out)
+    assert code == 0 and plan["strategy"] == "snip" and plan["saved"] == plan["before"] - plan["after"] > 0
+    assert plan["rows"] and all(r["fate"] == "snipped" and r["after"] < r["before"] for r in plan["rows"])
+    code, out, _ = run(session_file, "--strategy", "summary", "--json")
+    plan = json.loads(out)
+    assert plan["pending"] and plan["summary"]["text"] is None and plan["summary"]["prompt"].startswith("Write")

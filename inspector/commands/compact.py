@@ -9,6 +9,7 @@ model when ANTHROPIC_API_KEY is set, or taken from --summary-file; otherwise the
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 from pathlib import Path
@@ -21,7 +22,7 @@ from inspector.core.compaction.micro import CLEARABLE_TOOLS
 from inspector.core.compaction.pipeline import STRATEGIES
 from inspector.core.compaction.summary import PROMPT_STYLES
 from inspector.core.estimators import ESTIMATORS, Estimator
-from inspector.core.export import default_format, export_session
+from inspector.core.export import check_target, default_format, export_session
 from inspector.core.formats import load
 from inspector.core.model import LoadError, Session
 from inspector.core.tokens import estimator_for
@@ -57,6 +58,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--format", choices=("neutral", "claude-code"), default=None,
                         help="format of --out (default: claude-code for Claude Code input, else neutral)")
     parser.add_argument("--all", action="store_true", help="list unchanged messages too")
+    parser.add_argument("--json", action="store_true",
+                        help="print the plan as one JSON object (totals, changed rows, the summary request)")
     parser.add_argument("--estimator", choices=sorted(ESTIMATORS), default=None,
                         help="token estimator (default: calibrated on the session's usage when it has some, "
                              "else script)")
@@ -111,25 +114,25 @@ def _estimator(session: Session, name: str | None) -> Estimator:
 
 def run(args: argparse.Namespace) -> int:
     session = load(args.path)
-    if args.out and not args.dry_run and Path(args.out).expanduser().exists():
-        try:
-            if os.path.samefile(args.out, session.source):
-                raise UsageError(f"{args.out}: is the input; --out must name a new file")
-        except OSError:
-            pass
+    if args.out and not args.dry_run:
+        check_target(session, args.out)  # before any work (or a paid summary) is done
     estimates = Estimates(_estimator(session, args.estimator))
     plan = plan_strategy(args.strategy, session, settings_from(args, session), estimates)
     out = sys.stdout
     if plan.summary is not None:
         plan = _summarize(plan, args)
-    for line in render_plan(plan, args.all):
-        out.write(line + "\n")
-    if plan.summary is not None and plan.summary.text is not None:
-        out.write("\nsummary:\n" + inert(plan.summary.text) + "\n")
-    if plan.pending:
-        _explain_pending(plan, args)
+    if args.json:
+        json.dump(plan_dict(plan, args.all), out, ensure_ascii=True, separators=(",", ":"))
+        out.write("\n")
+    else:
+        for line in render_plan(plan, args.all):
+            out.write(line + "\n")
+        if plan.summary is not None and plan.summary.text is not None:
+            out.write("\nsummary:\n" + inert(plan.summary.text) + "\n")
+        if plan.pending:
+            _explain_pending(plan, args)
     if args.dry_run or not args.out:
-        if not args.dry_run:
+        if not args.dry_run and not args.json:
             out.write("nothing written: give --out FILE to write the result\n")
         return 0
     if plan.pending:
@@ -139,11 +142,28 @@ def run(args: argparse.Namespace) -> int:
         return 0
     fmt = args.format or default_format(session)
     path = export_session(apply(plan, trigger="manual"), args.out, fmt)
+    if args.json:
+        return 0
     out.write(f"wrote {inert(str(path))} ({fmt})\n")
     if fmt == "claude-code":
         out.write("to resume it with Claude Code, put it in the session's project directory as "
                   "<session-id>.jsonl (its sessionId) and run `claude --resume <session-id>`\n")
     return 0
+
+
+def plan_dict(plan: Plan, all_rows: bool = False) -> dict:
+    """The plan as JSON: totals, counts, its rows (changed ones only unless `all_rows`) and the summary request."""
+    rows = plan.rows if all_rows else plan.changed_rows()
+    d: dict = {"strategy": plan.strategy, "estimator": plan.estimator, "before": plan.before, "after": plan.after,
+               "saved": plan.saved, "counts": plan.counts, "pending": plan.pending, "note": plan.note,
+               "protected_from": plan.protected_from, "cleared_tool_ids": list(plan.cleared_tool_ids),
+               "rows": [{"fate": r.fate, "old": r.old, "new": r.new, "role": r.role, "kind": r.kind,
+                         "before": r.before, "after": r.after, "note": r.note} for r in rows]}
+    if plan.summary is not None:
+        s = plan.summary
+        d["summary"] = {"split": s.split, "style": s.style, "request_tokens": s.request_tokens, "system": s.system,
+                        "prompt": s.prompt, "text": s.text}
+    return d
 
 
 def _summarize(plan: Plan, args: argparse.Namespace) -> Plan:
@@ -163,10 +183,14 @@ def _summarize(plan: Plan, args: argparse.Namespace) -> Plan:
 
     provider = AnthropicProvider.from_env(os.environ.get("ANTHROPIC_MODEL") or DEFAULT_MODEL)
     sys.stderr.write(f"writing the summary with {provider.model} ...\n")
+    stream = sys.stderr.isatty() and not args.json
     try:
-        return run_summary(plan, provider)
+        plan = run_summary(plan, provider, (lambda text: sys.stderr.write(inert(text))) if stream else None)
     except SummaryError as exc:
         raise UsageError(f"summary failed: {exc}") from None
+    if stream:
+        sys.stderr.write("\n")
+    return plan
 
 
 def _explain_pending(plan: Plan, args: argparse.Namespace) -> None:

@@ -35,14 +35,20 @@ def export_session(session: Session, out: str | os.PathLike[str], fmt: ExportFor
 
     Raises LoadError (one line) when `out` is the input file, a directory, or cannot be written.
     """
-    target = Path(out).expanduser()
+    target = check_target(session, out)
     fmt = fmt or default_format(session)
+    lines = session_lines_neutral(session) if fmt == "neutral" else claude_code_lines(session, target)
+    _write_atomic(target, lines)
+    return target
+
+
+def check_target(session: Session, out: str | os.PathLike[str]) -> Path:
+    """The output path, or LoadError when it is the session's own file or a directory (checked before any work)."""
+    target = Path(out).expanduser()
     if _same_file(target, Path(session.source)):
         raise LoadError(f"{target}: refusing to overwrite the session being inspected; choose another --out path")
     if target.is_dir():
         raise LoadError(f"{target}: is a directory; give a file name")
-    lines = session_lines_neutral(session) if fmt == "neutral" else claude_code_lines(session, target)
-    _write_atomic(target, lines)
     return target
 
 
