@@ -12,12 +12,13 @@ if TYPE_CHECKING:
 
 
 def make_app(path: str | os.PathLike[str] | None = None, *, session: Session | None = None,
-             settings: Settings | None = None, home: bool = True) -> InspectorApp:
+             settings: Settings | None = None, home: bool = True, follow: bool = False) -> InspectorApp:
     """The app for `path` (a session file; a directory lists its sessions; None opens the picker), or for an
-    already loaded `session`. `home=False` keeps ~/.claude and ~/.codex out of the picker (tests, snapshots)."""
+    already loaded `session`. `home=False` keeps ~/.claude and ~/.codex out of the picker (tests, snapshots).
+    `follow=True` follows `path` as its agent writes it (a directory: its newest session)."""
     from inspector.app.app import InspectorApp
 
-    return InspectorApp(path, session=session, settings=settings, home=home)
+    return InspectorApp(path, session=session, settings=settings, home=home, follow=follow)
 
 
 __all__ = ["make_app"]

@@ -30,8 +30,9 @@ class InspectorApp(App[None]):
     ]
 
     def __init__(self, path: str | os.PathLike[str] | None = None, *, session: Session | None = None,
-                 settings: Settings | None = None, home: bool = True) -> None:
+                 settings: Settings | None = None, home: bool = True, follow: bool = False) -> None:
         super().__init__()
+        self.follow = follow  # follow mode for sessions opened from the command line (a directory: its newest)
         self.path = Path(path) if path is not None else None
         self.initial_session = session
         self.settings = settings or Settings()
@@ -40,10 +41,10 @@ class InspectorApp(App[None]):
     def on_mount(self) -> None:
         if self.initial_session is not None:
             self.push_screen(MainScreen(session=self.initial_session))
-        elif self.path is not None and self.path.is_dir():
+        elif self.path is not None and self.path.is_dir() and not self.follow:
             self.push_screen(PickerScreen(self.path, home=self.home))
         elif self.path is not None:
-            self.push_screen(MainScreen(self.path))
+            self.push_screen(MainScreen(self.path, follow=self.follow))
         else:
             self.push_screen(PickerScreen(home=self.home))
 

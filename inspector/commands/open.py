@@ -15,6 +15,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--window", type=int, default=None, help="context window in tokens (default: the model's)")
     parser.add_argument("--estimator", default=None, help="token estimator (chars35, blocks, script, calibrated, "
                                                           "exact)")
+    parser.add_argument("--follow", action="store_true", help="follow the session while its agent writes it (a "
+                        "Claude Code project directory: its newest session, moving to a new one when it starts)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -43,5 +45,7 @@ def run(args: argparse.Namespace) -> int:
             raise LoadError(f"{path}: directory holds no session (*.jsonl) file")
     from inspector.app import make_app
 
-    make_app(args.path, settings=settings).run()
+    if args.follow and args.path is None:
+        raise UsageError("--follow needs a PATH: a session file or a Claude Code project directory")
+    make_app(args.path, settings=settings, follow=args.follow).run()
     return 0

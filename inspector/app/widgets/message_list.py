@@ -190,6 +190,12 @@ class MessageList(ScrollView, can_focus=True, inherit_bindings=False):
         self.refresh_lines(old, len(self.rows) - old)
         self._announce()
 
+    def messages_changed(self, figures: Figures) -> None:
+        """Messages already shown changed in place (live follow: a response's later lines): redraw visible rows."""
+        self.figures = figures
+        self._cache.clear()
+        self.refresh()
+
     def _rows_for(self, indices: Iterable[int], start: int = 0) -> list[int]:
         f = self.figures
         assert f is not None

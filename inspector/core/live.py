@@ -1,0 +1,289 @@
+"""Follow a session file while its agent writes it: read only the appended bytes, feed them to the format's stateful
+loader, and say what changed.
+
+A `Follower` owns a `LineIndex` (where the next read starts) and a loader (`feed` + `build`), so an update costs
+what was appended, not the size of the session. A last line without its newline is held back until it is complete
+(unless it already parses: a file whose writer has not yet written the newline); a file that shrank, was replaced
+(another inode: an atomic rename) or whose first line changed is read again from the start and the change says why.
+Given a Claude Code project directory, it follows the newest session and moves to a new one when one appears.
+
+The core of the app's follow mode and of `bench_follow.py`; it never imports Textual and never estimates tokens.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from inspector.core.formats import detect, resolve, subagent_files
+from inspector.core.formats.jsonl import Progress, Skim, first_object, read_jsonl
+from inspector.core.index import FileShrunk, LineIndex
+from inspector.core.model import Compaction, Format, LoadError, Session
+
+HEAD = 4096  # bytes of the first line remembered to notice a file rewritten in place
+TAIL_CHECK = 256  # how many of the last messages are checked for in-place growth (a response's later lines)
+
+
+class Loader(Protocol):
+    def feed(self, line_no: int, offset: int, obj: Any) -> None: ...
+    def warn(self, line: int | None, message: str) -> None: ...
+    def build(self) -> Session: ...
+
+
+@dataclass(slots=True)
+class Change:
+    """What one `update` brought. `session` is the new state (a snapshot: later updates never mutate it)."""
+
+    session: Session
+    first_new: int = 0  # index of the first appended message (0 when `rebuilt`)
+    updated: list[int] = field(default_factory=list)  # earlier messages whose content changed (indices)
+    rebuilt: bool = False  # any message may differ from before (a re-read, a rewind, cleared results): redraw all
+    new_requests: int = 0
+    compactions: list[Compaction] = field(default_factory=list)  # compactions that appeared in this update
+    reloaded: str | None = None  # a notice: why everything was read again (truncated, replaced, a rewind)
+    switched: str | None = None  # the newer session file a followed directory moved to
+    lines: int = 0  # complete lines read by this update
+    bytes: int = 0  # bytes of the file consumed by this update
+
+    @property
+    def new_messages(self) -> int:
+        return len(self.session.messages) - self.first_new
+
+    @property
+    def empty(self) -> bool:
+        """Nothing to show: no new message, request or compaction, no change to an earlier message, no reload."""
+        return not (self.new_messages or self.updated or self.rebuilt or self.new_requests or self.compactions)
+
+
+def make_loader(path: Path, fmt: Format) -> Loader | None:
+    """A fresh stateful loader for a JSONL file of format `fmt`, or None when the file is one JSON document (it can
+    only be re-read whole)."""
+    if fmt == "claude-code":
+        from inspector.core.formats.claude_code import ClaudeCodeLoader
+
+        return ClaudeCodeLoader(str(path), subagent_files(path))
+    if fmt == "codex":
+        from inspector.core.formats.codex import CodexLoader
+
+        return CodexLoader(str(path))
+    first = first_object(path)
+    if fmt == "neutral":
+        from inspector.core.formats.neutral import NeutralLoader
+
+        return NeutralLoader(str(path)) if isinstance(first, dict) and "messages" not in first else None
+    from inspector.core.formats.conversations import ConversationLoader
+
+    jsonl = isinstance(first, dict) and isinstance(first.get("messages") or first.get("request"), (list, dict))
+    return ConversationLoader(str(path), fmt) if jsonl else None
+
+
+class Follower:
+    """One live session file (or the newest session of a Claude Code project directory).
+
+    `open()` reads what is there; each `update()` reads what was appended since and returns a `Change`. Neither
+    raises on a file that vanished or went bad for a moment: the last good session stays, and `error` says why.
+    """
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.target = Path(path).expanduser()
+        self.directory = self.target if self.target.is_dir() else None
+        self.path: Path = self.target
+        self.session: Session | None = None
+        self.error: str | None = None
+        self.format: Format | None = None
+        self._loader: Loader | None = None
+        self._index: LineIndex | None = None
+        self._identity: tuple[int, int] | None = None  # (st_dev, st_ino) of the file being read
+        self._head = b""  # the start of its first line, to notice a rewrite that kept inode and size
+        self._tail_fed: int | None = None  # offset of an unterminated last line already fed (it parsed whole)
+        self._known: set[str] = set()  # session files of the directory already seen
+        self._tail: list[tuple[int, tuple[int, ...], int]] = []  # (id, lines, blocks) of the last messages
+        self.reads = 0  # bytes read by the last update (a work counter for tests and the benchmark)
+
+    # -- opening and re-reading -------------------------------------------------------------------------------------
+
+    def open(self, progress: Progress | None = None) -> Session:
+        """Read the session as it is now (LoadError when there is none yet or it cannot be read)."""
+        self.path = resolve(self.target)
+        if self.directory is not None:
+            self._known = {str(p) for p in self._candidates()}
+        return self._read_all(progress)
+
+    def _read_all(self, progress: Progress | None = None) -> Session:
+        path = self.path
+        fmt = detect(path)
+        loader = make_loader(path, fmt)
+        st = os.stat(path)
+        self.format, self._loader, self._tail_fed = fmt, loader, None
+        self._identity = (st.st_dev, st.st_ino)
+        self._head = self._read_head()
+        if loader is None:  # one JSON document: read whole, every time
+            from inspector.core.formats import load
+
+            self._index = None
+            session = load(path, progress)
+            self.reads = st.st_size
+        else:
+            self._index = LineIndex(path)
+            read_jsonl(path, self._feed, loader.warn, progress, self._index, self._skim())
+            session = loader.build()
+            self.reads = self._index.end
+        self.session = session
+        self._remember_tail(session)
+        return session
+
+    def _read_head(self) -> bytes:
+        with open(self.path, "rb") as f:
+            head = f.read(HEAD)
+        nl = head.find(b"\n")
+        return head[:nl + 1] if nl >= 0 else b""
+
+    def _feed(self, line_no: int, offset: int, obj: Any) -> None:
+        """Feed one line to the loader, once: an unterminated last line that parsed was fed already."""
+        assert self._loader is not None and self._index is not None
+        if offset == self._tail_fed:
+            if offset < self._index.end:
+                self._tail_fed = None  # its newline arrived: from now on it is an ordinary line
+            return
+        if offset >= self._index.end:
+            self._tail_fed = offset
+        self._loader.feed(line_no, offset, obj)
+
+    def _skim(self) -> Skim | None:
+        """The loader's raw-line shortcut (Claude Code progress entries), minding a tail line already fed."""
+        skim = getattr(self._loader, "skim", None)
+        if skim is None:
+            return None
+
+        def once(line_no: int, offset: int, raw: bytes) -> bool:
+            if offset == self._tail_fed:
+                self._tail_fed = None
+                return True
+            return skim(line_no, offset, raw)
+        return once
+
+    # -- updating ---------------------------------------------------------------------------------------------------
+
+    def update(self) -> Change:
+        """Read what was appended since the last call; re-read from the start when the file was replaced."""
+        if self.session is None:
+            return self._reopen("opened")
+        if self.directory is not None:
+            newer = self._newer_session()
+            if newer is not None:
+                self.path = newer
+                change = self._reopen(None)
+                change.switched = str(newer)
+                return change
+        reason = self._replaced()
+        if reason is not None:
+            return self._reopen(reason)
+        old = self.session
+        if self._loader is None or self._index is None:
+            return Change(old, first_new=len(old.messages))  # a document, unchanged (`_replaced` saw no change)
+        index = self._index
+        before_end, before_lines = index.end, len(index)
+        try:
+            read_jsonl(self.path, self._feed, self._loader.warn, None, index, self._skim())
+        except FileShrunk:
+            return self._reopen("the file was truncated")
+        except OSError as exc:
+            self.error = f"{self.path}: cannot read ({exc.strerror or exc})"
+            return Change(old, first_new=len(old.messages))
+        self.error = None
+        self.reads = index.end - before_end + index.pending()
+        session = self._loader.build()
+        self.session = session
+        change = self._diff(old, session)
+        change.lines, change.bytes = len(index) - before_lines, index.end - before_end
+        self._remember_tail(session)
+        return change
+
+    def _reopen(self, reason: str | None) -> Change:
+        try:
+            if self.session is None and self.directory is not None:
+                self.path = resolve(self.directory)
+            session = self._read_all()
+        except (LoadError, OSError) as exc:
+            self.error = str(exc) if isinstance(exc, LoadError) else f"{self.path}: {exc.strerror or exc}"
+            if self.session is None:
+                raise LoadError(self.error) from None
+            return Change(self.session, first_new=len(self.session.messages))
+        self.error = None
+        index = self._index
+        return Change(session, first_new=0, rebuilt=True, new_requests=len(session.requests),
+                      compactions=list(session.compactions), reloaded=reason,
+                      lines=len(index) if index is not None else 0, bytes=self.reads)
+
+    def _replaced(self) -> str | None:
+        """Why the file must be read from the start, or None when appending to it is all that happened."""
+        try:
+            st = os.stat(self.path)
+        except FileNotFoundError:
+            return None  # mid-rename, or deleted: keep what we have until a file is back
+        if (st.st_dev, st.st_ino) != self._identity:
+            return "the file was replaced"
+        if self._index is None:  # a document: any change means reading it again
+            return "the file was rewritten" if st.st_size != self.reads else None
+        if st.st_size < self._index.end:
+            return "the file was truncated"
+        if self._head and self._read_head()[:len(self._head)] != self._head:
+            return "the file was rewritten"
+        return None
+
+    def _diff(self, old: Session, new: Session) -> Change:
+        """What `new` adds to `old`: appended messages, changed earlier ones, new requests and compactions."""
+        n_old = len(old.messages)
+        change = Change(new, first_new=n_old, new_requests=max(0, len(new.requests) - len(old.requests)),
+                        compactions=new.compactions[len(old.compactions):])
+        if n_old and (len(new.messages) < n_old or new.messages[0] is not old.messages[0]):
+            change.first_new, change.rebuilt = 0, True  # the loader rebuilt the branch: maybe a rewind
+            last = old.messages[-1].uuid
+            if last is not None and all(m.uuid != last for m in new.messages):
+                change.reloaded = "the active branch changed (a rewind)"
+            return change
+        if any(c.kind == "microcompact" for c in change.compactions):
+            change.rebuilt = True  # cleared results can be anywhere before the boundary
+            return change
+        first_tail = n_old - len(self._tail)
+        for k, (ident, lines, blocks) in enumerate(self._tail):
+            m = new.messages[first_tail + k]
+            if id(m) != ident or m.lines != lines or len(m.blocks) != blocks:
+                change.updated.append(first_tail + k)
+        return change
+
+    def _remember_tail(self, session: Session) -> None:
+        self._tail = [(id(m), m.lines, len(m.blocks)) for m in session.messages[-TAIL_CHECK:]]
+
+    # -- a followed directory ---------------------------------------------------------------------------------------
+
+    def _candidates(self) -> list[Path]:
+        assert self.directory is not None
+        try:
+            return [p for p in self.directory.iterdir() if p.suffix == ".jsonl" and not p.name.startswith("agent-")
+                    and p.is_file()]
+        except OSError:
+            return []
+
+    def _newer_session(self) -> Path | None:
+        """A session file that appeared in the directory since we last looked and has content: the newest one."""
+        fresh = []
+        for p in self._candidates():
+            if str(p) in self._known:
+                continue
+            try:
+                if p.stat().st_size == 0:
+                    continue  # created but not written yet: wait for its first line
+            except OSError:
+                continue
+            self._known.add(str(p))
+            fresh.append(p)
+        if not fresh:
+            return None
+        return max(fresh, key=lambda p: (p.stat().st_mtime, p.name))
+
+    def watch_dir(self) -> Path:
+        """The directory to watch for changes: the followed directory, or the file's own (atomic saves rename)."""
+        return self.directory if self.directory is not None else self.path.parent
