@@ -149,3 +149,11 @@ def test_summary_on_the_real_session_keeps_pairing(corpus):
     new = apply(plan, summary="summary")
     assert not find_orphans(new.context)
     assert new.context_start == len(s.messages)
+
+
+def test_request_turns_media_inside_results_into_notes():
+    nested = Block("tool_result", tool_id="a", content=[Block("text", text="shot"),
+                                                        Block("image", media="image/png", size=9)])
+    out = request_messages([call(("a", "Read")), Message("user", "tool_result", [nested])], "P")
+    result = out[2]["content"][0]  # after the "(conversation start)" turn and the call
+    assert result["type"] == "tool_result" and result["content"][1]["text"] == "[image omitted: image/png]"

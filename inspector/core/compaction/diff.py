@@ -14,7 +14,7 @@ import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from inspector.core.compaction.plan import Estimates, Plan, Row, RowTotals, estimates_for
+from inspector.core.compaction.plan import Estimates, Plan, Row, estimates_for
 from inspector.core.estimators import Estimator
 from inspector.core.model import Message, Session
 from inspector.core.report import safe
@@ -34,8 +34,29 @@ def _shape(message: Message) -> tuple:
 
 
 @dataclass(frozen=True, slots=True)
-class Diff(RowTotals):
+class Diff:
+    """Rows of a structural diff, in the order of the merged sequences, with token totals."""
+
     rows: list[Row]
+
+    @property
+    def before(self) -> int:
+        return sum(r.before for r in self.rows)
+
+    @property
+    def after(self) -> int:
+        return sum(r.after or 0 for r in self.rows)
+
+    @property
+    def saved(self) -> int:
+        return self.before - self.after
+
+    @property
+    def counts(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for row in self.rows:
+            out[row.fate] = out.get(row.fate, 0) + 1
+        return out
 
 
 def diff_sessions(a: Session, b: Session, estimates: Estimates | Estimator | str | None = None) -> Diff:

@@ -56,8 +56,8 @@ def result_text(block: Block) -> str:
 
 
 def _replaceable(block: Block, marker: str) -> bool:
-    """True when putting `marker` in place of this result makes it shorter (so a result is never grown, and one
-    already cleared is left alone). Counted without joining the text: results can be megabytes."""
+    """Whether putting `marker` in place of this result can make it shorter (one already cleared, or shorter than
+    the marker, is left alone; the plan drops any edit that saves nothing). Counted without joining the text."""
     if block.content:
         return True
     return len(block.text) > len(marker)
@@ -79,7 +79,7 @@ def snip_text(text: str, max_chars: int) -> str | None:
     many were removed; None when the text is short enough or the cut would not make it shorter."""
     if len(text) <= max_chars:
         return None
-    head, tail = text[: max_chars // 2], text[len(text) - max_chars // 4:] if max_chars >= 4 else ""
+    head, tail = text[: max_chars // 2], text[len(text) - max_chars // 4:]
     removed = len(text) - len(head) - len(tail)
     snipped = f"{head}\n[... {removed} chars snipped ...]\n{tail}"
     return snipped if len(snipped) < len(text) else None

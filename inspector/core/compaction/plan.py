@@ -28,7 +28,8 @@ class Estimates:
     """Per-message token estimates, computed once per Message object and reused by every plan and diff.
 
     Messages are never mutated (plans copy what they change), so a message's estimate never goes stale; the cache
-    holds a reference to each message so its id() cannot be reused while the entry lives.
+    holds a reference to each message so its id() cannot be reused while the entry lives. The app and the agent loop
+    keep one per session, so re-planning only estimates what a plan would create.
     """
 
     def __init__(self, estimator: Estimator | str = "chars35") -> None:
@@ -88,33 +89,6 @@ class Row:
         return (self.after or 0) - self.before
 
 
-class RowTotals:
-    """Totals over `self.rows` (diffs; plans compute theirs without building rows)."""
-
-    __slots__ = ()
-    rows: list[Row]
-
-    @property
-    def before(self) -> int:
-        return sum(r.before for r in self.rows)
-
-    @property
-    def after(self) -> int:
-        return sum(r.after or 0 for r in self.rows)
-
-    @property
-    def saved(self) -> int:
-        return self.before - self.after
-
-    @property
-    def counts(self) -> dict[str, int]:
-        """Number of rows per fate."""
-        out: dict[str, int] = {}
-        for row in self.rows:
-            out[row.fate] = out.get(row.fate, 0) + 1
-        return out
-
-
 @dataclass(slots=True, eq=False)
 class Plan:
     """What one strategy would do to `session`'s current context.
@@ -137,7 +111,7 @@ class Plan:
     summary: SummaryState | None = None
     added: list[Row] = field(default_factory=list)
     note: str = ""
-    _rows: list[Row] | None = None
+    _rows: list[Row] | None = field(default=None, init=False, repr=False)
 
     @property
     def estimator(self) -> str:
@@ -146,10 +120,6 @@ class Plan:
     @property
     def start(self) -> int:
         return self.session.context_start
-
-    @property
-    def split(self) -> int | None:
-        return self.summary.split if self.summary is not None else None
 
     @property
     def before(self) -> int:

@@ -170,6 +170,10 @@ def _request_block(block: Block, paired: set[str]) -> dict | None:
         return {"type": "text", "text": f"[result of an earlier tool call]\n{block.all_text()}"}
     if block.type == "text" and not block.text:
         return None
+    if block.type == "tool_result" and block.content and any(b.type != "text" for b in block.content):
+        d = block.to_api()
+        d["content"] = [_request_block(b, paired) or {"type": "text", "text": "[omitted]"} for b in block.content]
+        return d
     return block.to_api()
 
 
@@ -214,12 +218,11 @@ def plan_summary(session: Session, settings: SummarySettings = SummarySettings()
     prompt = build_prompt(settings.prompt, settings.instructions)
     request_tokens = sum(tokens[:split - start]) + est.text(prompt) + est.text(SYSTEM)
     state = SummaryState(split, SYSTEM, old, prompt, request_tokens, settings.prompt)
-    return _summary_plan(session, settings, est, tokens, state,
-                         note=f"summary pending ({request_tokens:,} tokens to send)")
+    return _summary_plan(session, settings, est, tokens, state)
 
 
 def _summary_plan(session: Session, settings: SummarySettings, est: Estimates, tokens: list[int],
-                  state: SummaryState, note: str = "") -> Plan:
+                  state: SummaryState) -> Plan:
     n = len(session.messages)
     summary_msg, ack = _new_messages(state.style, state.text or "")
     added = [Row("added", None, n, "user", "compact_summary", 0,
@@ -228,6 +231,9 @@ def _summary_plan(session: Session, settings: SummarySettings, est: Estimates, t
                  "summary" if state.text is not None else "summary pending"),
              Row("added", None, n + 1, "assistant", "summary_ack", 0, est.message(ack, remember=False), ack,
                  "acknowledgement")]
+    folded = state.split - session.context_start
+    note = (f"summary of {folded:,} messages pending ({state.request_tokens:,} tokens to send)" if state.text is None
+            else f"summary of {folded:,} messages written: {added[0].after:,} tokens")
     return Plan("summary", session, settings, est, tokens, state.split, summary=state, added=added, note=note)
 
 
