@@ -7,6 +7,7 @@ from inspector.core.agent import AgentConfig, run
 from inspector.core.agent.events import (
     CompactionFailed, CompactionFinished, CompactionStarted, CompactionText, ToolResult, TurnDone, Usage,
 )
+from inspector.core.agent.config import compaction_policy
 from inspector.core.agent.provider import AnthropicProvider
 from inspector.core.agent.writer import SessionWriter
 from inspector.core.compaction.pairing import pairs_intact
@@ -142,3 +143,22 @@ def test_a_bug_in_the_engine_does_not_lose_the_turn(mock_api, tmp_path):
     failed = next(e for e in events if isinstance(e, CompactionFailed))
     assert "internal error: ZeroDivisionError: measure broke" in failed.error
     assert events[-1] == TurnDone("end_turn", 1)
+
+
+def test_clear_works_on_our_tool_names(mock_api, tmp_path):
+    config = AgentConfig(AnthropicProvider(MOCK_KEY, mock_api.url), tmp_path,
+                         compaction=compaction_policy("claude-sonnet-4-6", threshold=500, micro="clear"))
+    state = config.new_session(SYSTEM)
+    for i in range(7):
+        state.messages += [
+            Message("assistant", "assistant", [Block("tool_use", tool_id=f"r{i}", tool_name="read_file",
+                                                     input={"path": f"f{i}"})]),
+            Message("user", "tool_result", [Block("tool_result", f"contents of file {i} " * 40, tool_id=f"r{i}")]),
+        ]
+    state.messages.insert(0, Message("user", "prompt", [Block("text", "read them all")]))
+    mock_api.add(r.text("ok"))
+    events = list(run("go on", state, config, SYSTEM))
+    finished = next(e for e in events if isinstance(e, CompactionFinished))
+    assert finished.strategy == "clear" and set(finished.replacements) == {"r0", "r1"}  # all but the 5 newest
+    sent = mock_api.message_requests[0].text()
+    assert "contents of file 0" not in sent and "contents of file 2" in sent

@@ -14,6 +14,7 @@ from inspector.core.agent.cancel import Cancel
 from inspector.core.agent.permissions import Permissions
 from inspector.core.agent.provider import DEFAULT_MODEL, AnthropicProvider
 from inspector.core.agent.tools import DEFAULT_BASH_TIMEOUT, DEFAULT_OUTPUT_CAP, TOOLS, Tool
+from inspector.core.compaction.micro import ClearSettings
 from inspector.core.compaction.pipeline import MICRO_STRATEGIES, CompactionPolicy, Compactor
 from inspector.core.limits import max_output, window_info
 from inspector.core.model import Session, ToolSchema
@@ -79,7 +80,9 @@ def compaction_policy(model: str, policy: str = "reference", window: int | None 
         raise ValueError("the compaction threshold must be a positive number of tokens")
     if micro is not None and micro not in MICRO_STRATEGIES:
         raise ValueError(f"unknown microcompaction {micro!r}; choose from {', '.join(MICRO_STRATEGIES)}")
-    return CompactionPolicy(threshold, micro=micro)  # type: ignore[arg-type]
+    # `clear` picks results by tool name: Claude Code's by default, ours here
+    settings = ClearSettings(tools=tuple(t.name for t in TOOLS)) if micro == "clear" else None
+    return CompactionPolicy(threshold, micro=micro, micro_settings=settings)  # type: ignore[arg-type]
 
 
 def context_figure(session: Session) -> int:
