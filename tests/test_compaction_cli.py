@@ -127,3 +127,14 @@ def test_json_plan(run, session_file, monkeypatch):
     code, out, _ = run(session_file, "--strategy", "summary", "--json")
     plan = json.loads(out)
     assert plan["pending"] and plan["summary"]["text"] is None and plan["summary"]["prompt"].startswith("Write")
+
+
+def test_clear_tool_uses_flags(run, session_file):
+    code, out, _ = run(session_file, "--strategy", "clear_tool_uses", "--trigger", "0", "--keep", "2",
+                       "--exclude-tools", "Bash,Task", "--clear-tool-inputs", "--json")
+    plan = json.loads(out)
+    assert code == 0 and plan["cleared_tool_ids"]
+    kinds = {r["kind"] for r in plan["rows"]}
+    assert kinds == {"assistant", "tool_result"}  # inputs and results cleared
+    code, out, _ = run(session_file, "--strategy", "clear_tool_uses", "--trigger", "10000000", "--json")
+    assert "below the trigger" in json.loads(out)["note"]

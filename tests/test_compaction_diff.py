@@ -103,3 +103,17 @@ def test_what_if_on_the_real_session_with_limits_policies(corpus):
     reference = replay(s, window_info(s, "reference").thresholds.autocompact)
     assert len(reference.fires) == 1 and reference.fires[0].context > reference.threshold
     assert CompactionPolicy.for_session(s, "reference").threshold == reference.threshold
+
+
+def test_every_strategy_keeps_pairing_on_every_real_session(corpus):
+    from inspector.core.compaction import STRATEGIES, ContextEditSettings, plan_strategy
+
+    for name in ("claude-code-manual-compact.jsonl", "claude-code-short.jsonl", "claude-code-subagent-explore.jsonl"):
+        s = load(corpus / name)
+        for strategy in STRATEGIES:
+            settings = ContextEditSettings(trigger=0, keep=1, clear_tool_inputs=True) \
+                if strategy == "clear_tool_uses" else None
+            plan = plan_strategy(strategy, s, settings)
+            new = apply(plan, summary="s") if plan.summary is not None else apply(plan)
+            assert find_orphans(new.context) == [], (name, strategy)
+            assert plan.after <= plan.before or plan.summary is not None
