@@ -186,8 +186,9 @@ class TextPrinter(Printer):
         line = self._line(event)
         if line is not None:
             self._end_stream()
-            (self.err if isinstance(event, Error) else self.out).write(line + "\n")
-            self.out.flush()
+            stream = self.err if isinstance(event, Error) else self.out
+            stream.write(line + "\n")
+            stream.flush()
 
     def _line(self, event: Event) -> str | None:
         if isinstance(event, ToolCall):
