@@ -101,6 +101,11 @@ class Follower:
         self._known: set[str] = set()  # session files of the directory already seen
         self._tail: list[tuple[int, tuple[int, ...], int]] = []  # (id, lines, blocks) of the last messages
         self.reads = 0  # bytes read by the last update (a work counter for tests and the benchmark)
+        self._fed = 0  # lines fed to the loader so far
+
+    def pending(self) -> int:
+        """Bytes of an unfinished last line, held back until its newline arrives."""
+        return self._index.pending() if self._index is not None else 0
 
     # -- opening and re-reading -------------------------------------------------------------------------------------
 
@@ -149,6 +154,7 @@ class Follower:
             return
         if offset >= self._index.end:
             self._tail_fed = offset
+        self._fed += 1
         self._loader.feed(line_no, offset, obj)
 
     def _skim(self) -> Skim | None:
@@ -184,7 +190,7 @@ class Follower:
         if self._loader is None or self._index is None:
             return Change(old, first_new=len(old.messages))  # a document, unchanged (`_replaced` saw no change)
         index = self._index
-        before_end, before_lines = index.end, len(index)
+        before_end, before_lines, before_fed = index.end, len(index), self._fed
         try:
             read_jsonl(self.path, self._feed, self._loader.warn, None, index, self._skim())
         except FileShrunk:
@@ -194,6 +200,8 @@ class Follower:
             return Change(old, first_new=len(old.messages))
         self.error = None
         self.reads = index.end - before_end + index.pending()
+        if self._fed == before_fed and index.end == before_end:
+            return Change(old, first_new=len(old.messages))  # a spurious event, or half a line: nothing to build
         session = self._loader.build()
         self.session = session
         change = self._diff(old, session)

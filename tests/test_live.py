@@ -1,0 +1,208 @@
+"""The core Follower: what a live file's appends become, checked against a fresh load of the same bytes."""
+
+from __future__ import annotations
+
+import os
+import random
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from inspector.core.formats import load
+from inspector.core.live import Follower
+from inspector.core.model import LoadError
+
+from conftest import CORPUS, FIXTURES
+
+COMPACT = CORPUS / "claude-code-manual-compact.jsonl"
+
+
+def same_as_fresh(session, path) -> None:
+    """The followed session equals loading the file as it is now from scratch."""
+    fresh = load(path)
+    assert session.messages == fresh.messages
+    assert session.requests == fresh.requests
+    assert session.compactions == fresh.compactions
+    assert session.models == fresh.models
+    loader_warnings = [w.message for w in fresh.warnings if "would refuse" not in w.message]  # load() adds pairing
+    assert [w.message for w in session.warnings] == loader_warnings
+
+
+def append(path, data: bytes) -> None:
+    with open(path, "ab") as f:
+        f.write(data)
+
+
+def chunks(data: bytes, rng: random.Random, largest: int) -> list[bytes]:
+    out, pos = [], 0
+    while pos < len(data):
+        n = rng.randint(1, largest)
+        out.append(data[pos:pos + n])
+        pos += n
+    return out
+
+
+@pytest.mark.parametrize("source", [COMPACT, CORPUS / "claude-code-subagent-explore.jsonl",
+                                    FIXTURES / "formats" / "codex-rollout.jsonl",
+                                    FIXTURES / "formats" / "neutral.jsonl",
+                                    FIXTURES / "formats" / "anthropic-requests.jsonl"])
+def test_chunked_appends_split_mid_line_match_a_fresh_load_after_every_update(tmp_path, source):
+    data = source.read_bytes()
+    first = data.index(b"\n") + 1
+    path = tmp_path / source.name
+    path.write_bytes(data[:first])
+    follower = Follower(path)
+    follower.open()
+    rng = random.Random(source.name)
+    total_lines, held = 0, 0
+    for piece in chunks(data[first:], rng, max(50, len(data) // 25)):
+        append(path, piece)
+        change = follower.update()
+        assert not change.reloaded and not change.switched
+        same_as_fresh(change.session, path)
+        assert change.bytes + follower.pending() == held + len(piece)  # only what was appended, or held back
+        held = follower.pending()
+        total_lines += change.lines
+    assert total_lines == data.count(b"\n") - 1
+
+
+@settings(max_examples=25, deadline=None)
+@given(cuts=st.lists(st.integers(min_value=1, max_value=10**9), min_size=1, max_size=12))
+def test_any_split_of_the_compaction_session_ends_as_a_fresh_load(tmp_path_factory, cuts):
+    data = COMPACT.read_bytes()
+    path = tmp_path_factory.mktemp("live") / "s.jsonl"
+    points = sorted({c % len(data) for c in cuts} | {len(data)})
+    head = data.index(b"\n") + 1
+    path.write_bytes(data[:head])
+    follower = Follower(path)
+    shown = list(range(len(follower.open().messages)))  # the rows a list would hold, kept as the app keeps them
+    pos = head
+    for p in points:
+        if p <= pos:
+            continue
+        append(path, data[pos:p])
+        pos = p
+        change = follower.update()
+        if change.rebuilt:
+            shown = []
+        assert change.first_new == len(shown)
+        shown.extend(range(change.first_new, len(change.session.messages)))
+    same_as_fresh(follower.session, path)
+    assert shown == list(range(len(follower.session.messages)))  # every message announced once, in order
+
+
+def test_partial_line_is_held_until_its_newline_and_a_whole_unterminated_line_is_fed_once(tmp_path):
+    lines = (FIXTURES / "formats" / "neutral.jsonl").read_bytes().splitlines(keepends=True)
+    path = tmp_path / "n.jsonl"
+    path.write_bytes(b"".join(lines[:3]))
+    follower = Follower(path)
+    n = len(follower.open().messages)
+    line = lines[3]
+    append(path, line[:len(line) // 2])
+    assert follower.update().empty
+    append(path, line[len(line) // 2:-1])  # whole JSON, newline not yet written: shown now
+    change = follower.update()
+    assert change.new_messages == 1 or change.compactions
+    append(path, b"\n")  # the newline alone: nothing new, nothing twice
+    assert follower.update().empty
+    append(path, b"".join(lines[4:]))
+    follower.update()
+    same_as_fresh(follower.session, path)
+    assert len(follower.session.messages) >= n
+
+
+def test_compaction_boundary_appears_when_its_summary_arrives(tmp_path):
+    lines = COMPACT.read_bytes().splitlines(keepends=True)
+    boundary = next(i for i, ln in enumerate(lines) if b'"compact_boundary"' in ln)
+    summary = next(i for i, ln in enumerate(lines) if b'"isCompactSummary":true' in ln)
+    path = tmp_path / "c.jsonl"
+    path.write_bytes(b"".join(lines[:boundary]))
+    follower = Follower(path)
+    follower.open()
+    append(path, b"".join(lines[boundary:summary + 1]))
+    change = follower.update()
+    assert [c.kind for c in change.compactions] == ["compact"]
+    assert change.session.messages[change.compactions[0].index].kind == "compact_summary"
+    assert change.compactions[0].index >= change.first_new
+
+
+def test_truncated_replaced_and_rewritten_files_are_read_again_with_the_reason(tmp_path):
+    data = COMPACT.read_bytes()
+    lines = data.splitlines(keepends=True)
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(b"".join(lines[:400]))
+    follower = Follower(path)
+    follower.open()
+
+    path.write_bytes(b"".join(lines[:100]))  # truncated
+    change = follower.update()
+    assert change.reloaded == "the file was truncated" and change.rebuilt and change.first_new == 0
+    same_as_fresh(change.session, path)
+
+    other = tmp_path / "s.jsonl.tmp"  # an atomic save: a new file renamed over the old one
+    other.write_bytes(b"".join(lines[:300]))
+    os.replace(other, path)
+    change = follower.update()
+    assert change.reloaded == "the file was replaced"
+    same_as_fresh(change.session, path)
+
+    size = path.stat().st_size  # rewritten in place, same inode, at least as long: the first line changed
+    with open(path, "r+b") as f:
+        f.write(b" " * (len(lines[0]) - 1))  # a blank first line now: the session lost its first entry
+    assert path.stat().st_size == size
+    change = follower.update()
+    assert change.reloaded == "the file was rewritten"
+    same_as_fresh(change.session, path)
+
+
+def test_directory_follows_the_newest_session_and_moves_to_a_new_one(tmp_path):
+    lines = COMPACT.read_bytes().splitlines(keepends=True)
+    old = tmp_path / "aaaa.jsonl"
+    old.write_bytes(b"".join(lines[:200]))
+    os.utime(old, (1, 1))
+    newest = tmp_path / "bbbb.jsonl"
+    newest.write_bytes(b"".join(lines[:300]))
+    (tmp_path / "agent-x.jsonl").write_bytes(lines[0])  # a subagent's file is never a session to follow
+    follower = Follower(tmp_path)
+    follower.open()
+    assert follower.path == newest
+    assert follower.watch_dir() == tmp_path
+    append(newest, b"".join(lines[300:320]))
+    assert follower.update().switched is None
+    fresh = tmp_path / "cccc.jsonl"
+    fresh.write_bytes(b"")  # created but empty: not yet
+    assert follower.update().switched is None
+    fresh.write_bytes(b"".join(lines[:50]))
+    change = follower.update()
+    assert change.switched == str(fresh) and change.rebuilt and follower.path == fresh
+    same_as_fresh(change.session, fresh)
+    append(fresh, b"".join(lines[50:60]))
+    change = follower.update()
+    assert change.switched is None and change.first_new > 0
+    same_as_fresh(change.session, fresh)
+
+
+def test_a_vanished_file_keeps_the_last_session_and_nothing_is_a_traceback(tmp_path):
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(COMPACT.read_bytes()[:50_000].rsplit(b"\n", 1)[0] + b"\n")
+    follower = Follower(path)
+    session = follower.open()
+    path.unlink()
+    change = follower.update()
+    assert change.empty and change.session is session
+    with pytest.raises(LoadError):
+        Follower(tmp_path / "missing.jsonl").open()
+
+
+def test_bytes_read_per_update_are_the_bytes_appended(tmp_path):
+    data = COMPACT.read_bytes()
+    path = tmp_path / "s.jsonl"
+    cut = data.index(b"\n", len(data) // 2) + 1
+    path.write_bytes(data[:cut])
+    follower = Follower(path)
+    follower.open()
+    nxt = data.index(b"\n", cut) + 1
+    append(path, data[cut:nxt])
+    follower.update()
+    assert follower.reads == nxt - cut
+    assert follower.update().empty and follower.reads == 0
