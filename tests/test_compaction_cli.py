@@ -138,3 +138,12 @@ def test_clear_tool_uses_flags(run, session_file):
     assert kinds == {"assistant", "tool_result"}  # inputs and results cleared
     code, out, _ = run(session_file, "--strategy", "clear_tool_uses", "--trigger", "10000000", "--json")
     assert "below the trigger" in json.loads(out)["note"]
+
+
+def test_clear_inputs_of_named_tools_only(run, session_file):
+    code, out, _ = run(session_file, "--strategy", "clear_tool_uses", "--trigger", "0", "--keep", "0",
+                       "--clear-inputs-of", "Bash", "--json")
+    session = load(session_file)
+    changed_calls = [r["old"] for r in json.loads(out)["rows"] if r["kind"] == "assistant"]
+    assert code == 0 and changed_calls
+    assert all("Bash" in session.messages[i].tool_names for i in changed_calls)

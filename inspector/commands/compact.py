@@ -80,8 +80,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     edit.add_argument("--clear-at-least", type=_count, default=0, metavar="TOKENS",
                       help="do nothing unless this many tokens are freed (default 0)")
     edit.add_argument("--exclude-tools", type=_names, default=(), metavar="A,B", help="never clear these tools")
-    edit.add_argument("--clear-tool-inputs", nargs="?", const=True, default=False, type=_names, metavar="A,B",
-                      help="clear the tool inputs too (all, or only the tools named)")
+    edit.add_argument("--clear-tool-inputs", action="store_true", help="clear the cleared uses' inputs too")
+    edit.add_argument("--clear-inputs-of", type=_names, default=(), metavar="A,B",
+                      help="clear the inputs of these tools' cleared uses only")
     summ = parser.add_argument_group("summary")
     summ.add_argument("--keep-ratio", type=_ratio, default=0.3, metavar="R",
                       help="share of the tokens kept verbatim at the end (default 0.3; 0 summarizes everything)")
@@ -100,7 +101,7 @@ def settings_from(args: argparse.Namespace, session: Session) -> object:
         return ClearSettings(args.tools, args.keep_recent)
     if args.strategy == "clear_tool_uses":
         return ContextEditSettings(args.trigger, args.keep, args.clear_at_least, args.exclude_tools,
-                                   args.clear_tool_inputs)
+                                   args.clear_inputs_of or args.clear_tool_inputs)
     style = args.prompt or ("two-phase" if session.format == "claude-code" else "reference")
     return SummarySettings(args.keep_ratio, style, args.instructions)  # type: ignore[arg-type]
 
