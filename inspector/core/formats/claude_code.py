@@ -140,13 +140,16 @@ class ClaudeCodeLoader:
         end = tail.find(b'"')
         if parent is None or end < 0 or b"\\" in tail[:end]:
             return False
-        uuid = tail[:end].decode()
+        try:
+            uuid = tail[:end].decode()
+            parent_uuid = parent.group(2).decode() if parent.group(2) is not None else None
+        except UnicodeDecodeError:  # bytes that are no UTF-8: the slow path reads (and reports) them
+            return False
         graph = self.side if b'"isSidechain":true' in head else self.main
         if uuid in graph.nodes:
             self.duplicates += 1
         else:
-            graph.nodes[uuid] = (parent.group(2).decode() if parent.group(2) is not None else None,
-                                 len(graph.order))
+            graph.nodes[uuid] = (parent_uuid, len(graph.order))
             graph.order.append(uuid)
         return True
 
@@ -222,6 +225,10 @@ class ClaudeCodeLoader:
                 if parent is None and rec.logical_parent:
                     parent = rec.logical_parent
             cur = parent
+        if cur in visited:  # the walk came back to an entry it had passed: the parentUuid links form a cycle
+            rec = graph.records.get(cur)
+            warnings.append(LoadWarning(rec.line if rec else None, "parentUuid links form a cycle; the branch "
+                                                                   "stops where it repeats"))
         if gaps:
             line = first_gap.line if first_gap is not None else None
             warnings.append(LoadWarning(line, f"{gaps} entr{'y points' if gaps == 1 else 'ies point'} to a parent "

@@ -12,6 +12,7 @@ import json
 from typing import Any
 
 from inspector.core.formats.blocks import as_int, blocks_from_content, image_from_url, opt_int, opt_str
+from inspector.core.formats.jsonl import loads
 from inspector.core.model import Block, Compaction, LoadWarning, Message, Request, Session
 
 # Text Codex injects as user messages (environment, AGENTS.md, instructions): context, but not typed by the user.
@@ -209,7 +210,7 @@ def _call_block(item: dict) -> Block:
         args: Any = item.get("arguments")
         if isinstance(args, str):
             try:
-                args = json.loads(args) if args.strip() else {}
+                args = loads(args) if args.strip() else {}
             except ValueError:
                 pass  # keep the malformed string: it is what the model produced
         name = item.get("name")

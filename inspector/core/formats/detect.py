@@ -6,10 +6,10 @@ whose first line does not parse but which starts like JSON is read as one (prett
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
+from inspector.core.formats.jsonl import loads
 from inspector.core.index import LineIndex
 from inspector.core.model import Format, LoadError
 
@@ -101,10 +101,10 @@ def detect(path: str | Path) -> Format:
         first = first or text[:1]
         tried += 1
         try:
-            obj = json.loads(text)
+            obj = loads(text)
         except ValueError:
-            if tried == 1 and first in (b"{", b"["):
-                document = True  # maybe one pretty-printed document
+            if tried == 1 and first in (b"{", b"[") and text[-1:] not in (b"}", b"]"):
+                document = True  # maybe one pretty-printed document (a whole but corrupt line is just skipped)
                 break
         else:
             fmt = classify_document(obj) if isinstance(obj, list) else classify_line(obj)
@@ -120,7 +120,7 @@ def detect(path: str | Path) -> Format:
     if document:
         try:
             with open(path, "rb") as f:
-                fmt = classify_document(json.load(f))
+                fmt = classify_document(loads(f.read()))
         except ValueError as exc:
             raise LoadError(f"{path}: not valid JSON or JSONL ({exc})") from None
         if fmt is not None:

@@ -39,9 +39,9 @@ def read_jsonl(path: str | os.PathLike[str], feed: Feed, warn: Warn, progress: P
             continue
         try:
             obj = decode(raw.decode())
-        except ValueError:
-            try:  # another encoding (a BOM, UTF-16) or truly corrupt: json.loads says which, and why
-                obj = json.loads(raw)
+        except (ValueError, RecursionError):
+            try:  # another encoding, bytes that are no UTF-8, or truly corrupt: say which, and why
+                obj = _parse_odd(raw, line_no, warn)
             except ValueError as exc:
                 warn(line_no, f"corrupt line skipped ({_reason(exc)})")
                 continue
@@ -52,7 +52,7 @@ def read_jsonl(path: str | os.PathLike[str], feed: Feed, warn: Warn, progress: P
     tail = index.tail()
     if tail.strip():
         try:
-            obj = json.loads(tail)
+            obj = loads(tail)
         except ValueError:
             pass  # an unfinished write: held back until its newline arrives
         else:
@@ -68,10 +68,30 @@ def first_object(path: str | os.PathLike[str]) -> Any:
     for _line_no, _offset, raw in LineIndex(path, chunk_size=1 << 16).read_new():
         if raw.strip():
             try:
-                return json.loads(raw)
+                return loads(raw)
             except ValueError:
                 return None
     return None
+
+
+def loads(data: str | bytes) -> Any:
+    """json.loads, failing on every bad input with ValueError: nesting deeper than Python's recursion limit (a
+    hostile or broken line) included, which json.loads reports as RecursionError."""
+    try:
+        return json.loads(data)
+    except RecursionError:
+        raise ValueError("nested too deeply to read") from None
+
+
+def _parse_odd(raw: bytes, line_no: int, warn: Warn) -> Any:
+    """A line the fast path refused: another encoding (a BOM, UTF-16), else UTF-8 with invalid bytes replaced
+    (one bad byte in a tool's output should not cost the whole message), else ValueError."""
+    try:
+        return loads(raw)
+    except UnicodeDecodeError:
+        obj = loads(raw.decode("utf-8", "replace"))
+        warn(line_no, "invalid UTF-8 bytes shown as \ufffd")
+        return obj
 
 
 def _reason(exc: ValueError) -> str:

@@ -7,14 +7,13 @@ agent loop's live session file can be followed the same way. Writing: `header_di
 
 from __future__ import annotations
 
-import json
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterable
 
 from inspector.core.formats.blocks import as_int, blocks_from_content, image_from_url, opt_int, opt_str, replace_results
 from inspector.core.formats.claude_code import CLEARED
-from inspector.core.formats.jsonl import Progress, first_object, read_jsonl
+from inspector.core.formats.jsonl import Progress, first_object, loads, read_jsonl
 from inspector.core.model import (Block, Compaction, LoadError, LoadWarning, Message, Request, Session, ToolSchema)
 
 VERSION = 1
@@ -206,7 +205,7 @@ def _tool_call(call: dict) -> Block:
         name, args = function.get("name"), function.get("arguments")
         if isinstance(args, str):
             try:
-                args = json.loads(args) if args.strip() else {}
+                args = loads(args) if args.strip() else {}
             except ValueError:
                 pass  # the model sent malformed JSON: keep the string, it is what it saw
     else:
@@ -277,7 +276,7 @@ def read_document(path: Path) -> Any:
     """A whole JSON document (only formats that are small, one-document JSON go through this)."""
     try:
         with open(path, "rb") as f:
-            return json.load(f)
+            return loads(f.read())
     except ValueError as exc:
         raise LoadError(f"{path}: not valid JSON ({exc})") from None
     except OSError as exc:
