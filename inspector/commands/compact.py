@@ -22,7 +22,7 @@ from inspector.core.compaction.micro import CLEARABLE_TOOLS
 from inspector.core.compaction.pipeline import STRATEGIES
 from inspector.core.compaction.summary import PROMPT_STYLES
 from inspector.core.estimators import ESTIMATORS, Estimator
-from inspector.core.export import check_target, default_format, export_session
+from inspector.core.export import check_target, claude_code_session_id, default_format, export_session
 from inspector.core.formats import load
 from inspector.core.model import LoadError, Session
 from inspector.core.tokens import estimator_for
@@ -147,8 +147,9 @@ def run(args: argparse.Namespace) -> int:
         return 0
     out.write(f"wrote {inert(str(path))} ({fmt})\n")
     if fmt == "claude-code":
-        out.write("to resume it with Claude Code, put it in the session's project directory as "
-                  "<session-id>.jsonl (its sessionId) and run `claude --resume <session-id>`\n")
+        sid = claude_code_session_id(path)
+        where = "its project directory" + ("" if path.name == f"{sid}.jsonl" else f" as {sid}.jsonl")
+        out.write(f"to resume it with Claude Code: put it in {where} and run `claude --resume {sid}`\n")
     return 0
 
 

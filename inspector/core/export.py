@@ -103,16 +103,21 @@ def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
+def claude_code_session_id(target: Path) -> str:
+    """The sessionId an exported Claude Code file gets: its own name when that is a uuid (Claude Code finds a
+    session as `<session-id>.jsonl`), else one derived from its path."""
+    try:
+        return str(uuidlib.UUID(target.stem))
+    except ValueError:
+        return str(uuidlib.uuid5(uuidlib.NAMESPACE_URL, f"context-inspector:{target.resolve()}"))
+
+
 def claude_code_lines(session: Session, target: Path) -> Iterator[dict[str, Any]]:
     """Claude Code JSONL lines for `session`: the whole active branch, history and compactions included.
 
-    The session id is the output file's name when that is a uuid (Claude Code finds `<session-id>.jsonl`), else a
-    new one. Uuids repeated in the session (recent messages re-written after a summary) get fresh ones.
+    Uuids repeated in the session (recent messages re-written after a summary) get fresh ones.
     """
-    try:
-        session_id = str(uuidlib.UUID(target.stem))
-    except ValueError:
-        session_id = str(uuidlib.uuid4())
+    session_id = claude_code_session_id(target)
     base = {"isSidechain": False, "userType": "external", "cwd": session.cwd or str(Path.cwd()),
             "sessionId": session_id, "version": session.version or "2.1.39"}
     by_index: dict[int, list[Compaction]] = {}
