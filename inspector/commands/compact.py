@@ -139,7 +139,8 @@ def run(args: argparse.Namespace) -> int:
     if plan.pending:
         raise UsageError("the summary is pending, nothing written: " + KEY_HINT)
     if not plan.changed:
-        out.write("nothing to change: nothing written\n")
+        if not args.json:
+            out.write("nothing to change: nothing written\n")
         return 0
     fmt = args.format or default_format(session)
     path = export_session(apply(plan, trigger="manual"), args.out, fmt)
