@@ -119,3 +119,19 @@ def test_microcompaction_never_breaks_pairing_on_parallel_calls():
                  plan_clear_tool_uses(s, ContextEditSettings(trigger=0, keep=1, clear_tool_inputs=True))):
         assert plan.changed
         assert not find_orphans(apply(plan).context)
+
+
+def test_replanning_does_not_grow_the_estimate_cache_but_applying_fills_it():
+    from inspector.core.compaction import Estimates
+
+    s = tool_session(20)
+    est = Estimates()
+    plan_clear(s, estimates=est)
+    size = len(est._cache)
+    assert size == len(s.messages)
+    for keep in range(5):
+        plan_clear(s, ClearSettings(keep_recent=keep), est)
+        plan_snip(s, SnipSettings(max_chars=100 * (keep + 1)), est)
+    assert len(est._cache) == size
+    new = apply(plan_clear(s, estimates=est))
+    assert all(id(m) in est._cache for m in new.messages)
