@@ -94,7 +94,7 @@ class ClaudeCodeLoader:
         if not isinstance(obj, dict):
             self.warn(line_no, f"not a JSON object ({type(obj).__name__}), skipped")
             return
-        kind = obj.get("type")
+        kind = opt_str(obj.get("type"))
         uuid = obj.get("uuid")
         if uuid.__class__ is not str:
             if kind not in BOOKKEEPING:

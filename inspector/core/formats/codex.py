@@ -46,7 +46,7 @@ class CodexLoader:
         if not isinstance(obj, dict):
             self.warn(line_no, f"not a JSON object ({type(obj).__name__}), skipped")
             return
-        kind, payload = obj.get("type"), obj.get("payload")
+        kind, payload = opt_str(obj.get("type")), obj.get("payload")
         if not isinstance(payload, dict):
             self._note_unknown(str(kind), line_no)
             return
@@ -77,7 +77,7 @@ class CodexLoader:
         self._unknown.setdefault(kind, [0, line_no])[0] += 1
 
     def _item(self, line_no: int, offset: int, ts: str | None, item: dict) -> None:
-        kind = item.get("type")
+        kind = opt_str(item.get("type"))
         if kind == "message":
             role = item.get("role")
             blocks = blocks_from_content([_content_part(p) for p in item.get("content") or () if isinstance(p, dict)])
@@ -104,7 +104,7 @@ class CodexLoader:
             self._note_unknown(f"response_item/{kind}", line_no)
 
     def _event(self, line_no: int, ts: str | None, payload: dict) -> None:
-        kind = payload.get("type")
+        kind = opt_str(payload.get("type"))
         if kind == "token_count":
             self._token_count(line_no, ts, payload.get("info"))
         elif kind == "context_compacted":

@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from inspector.core.formats.blocks import opt_str
 from inspector.core.formats.jsonl import loads
 from inspector.core.index import LineIndex
 from inspector.core.model import Format, LoadError
@@ -25,7 +26,7 @@ def classify_line(obj: Any) -> Format | None:
     """The format one JSONL line belongs to, or None when the line alone does not tell."""
     if not isinstance(obj, dict):
         return None
-    kind = obj.get("type")
+    kind = opt_str(obj.get("type"))
     if kind in CODEX_TYPES and "payload" in obj:
         return "codex"
     if kind in CLAUDE_TYPES and ("uuid" in obj or "sessionId" in obj or "messageId" in obj or "leafUuid" in obj):
@@ -66,7 +67,7 @@ def classify_conversation(obj: dict) -> Format:
         return "openai-chat"
     if any(k in obj for k in ("system", "max_tokens", "thinking", "anthropic_version")) or any(
             isinstance(t, dict) and "input_schema" in t for t in tools) or any(
-            isinstance(b, dict) and b.get("type") in ANTHROPIC_BLOCKS
+            isinstance(b, dict) and opt_str(b.get("type")) in ANTHROPIC_BLOCKS
             for m in messages if isinstance(m.get("content"), list) for b in m["content"]):
         return "anthropic-request"
     return "openai-chat"
@@ -82,7 +83,7 @@ def _neutral_only(messages: list[dict]) -> bool:
         if isinstance(calls, list) and any(isinstance(c, dict) and "input" in c for c in calls):
             return True
         if m.get("role") in ("user", "assistant") and isinstance(m.get("content"), list) and any(
-                isinstance(b, dict) and b.get("type") in ANTHROPIC_BLOCKS for b in m["content"]) and any(
+                isinstance(b, dict) and opt_str(b.get("type")) in ANTHROPIC_BLOCKS for b in m["content"]) and any(
                 x.get("role") == "tool" or "tool_calls" in x for x in messages):
             return True
     return False

@@ -104,7 +104,7 @@ class NeutralLoader:
             self.warn(line_no, f"not a JSON object ({type(obj).__name__}), skipped")
         elif "event" in obj:
             self._event(line_no, obj)
-        elif obj.get("role") in ROLES:
+        elif opt_str(obj.get("role")) in ROLES:
             self._message(line_no, offset, obj)
         else:
             self.warn(line_no, "neither a message (role) nor an event, skipped")
@@ -139,7 +139,7 @@ class NeutralLoader:
         message.offset = offset
         kind = obj.get("kind")
         if kind is not None:
-            if kind in MESSAGE_KINDS:
+            if opt_str(kind) in MESSAGE_KINDS:
                 message.kind = kind
             else:
                 self.warn(line_no, f"unknown kind {str(kind)[:40]!r}, used {message.kind!r}")
