@@ -254,3 +254,15 @@ def test_a_progress_line_glued_to_the_next_write_is_not_skimmed(tmp_path):
     assert not loader.skim(3, 0, glued)
     s = load(path)
     assert s.warnings[0].line == 3 and s.warnings[0].message.startswith("corrupt line skipped")
+
+
+def test_projects_root_opens_the_newest_session_of_any_project(tmp_path):
+    import os
+    a, b = tmp_path / "-home-a-app", tmp_path / "-home-b-lib"
+    a.mkdir()
+    b.mkdir()
+    (a / "s1.jsonl").write_bytes(SHORT.read_bytes())
+    (b / "s2.jsonl").write_bytes(SHORT.read_bytes())
+    os.utime(a / "s1.jsonl", (1, 1))
+    assert load(tmp_path).source == str(b / "s2.jsonl")
+    assert load(a).source == str(a / "s1.jsonl")

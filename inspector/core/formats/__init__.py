@@ -54,7 +54,8 @@ def pairing_warnings(session: Session) -> list[LoadWarning]:
 
 def resolve(path: str | os.PathLike[str]) -> Path:
     """The session file `path` names: itself, or for a directory (a Claude Code project directory) its newest
-    `*.jsonl` session by modification time. LoadError for anything that cannot be a readable session."""
+    `*.jsonl` session by modification time; a directory of such directories (`~/.claude/projects`) gives the newest
+    session of them all. LoadError for anything that cannot be a readable session."""
     p = Path(path).expanduser()
     try:
         p.stat()
@@ -64,13 +65,14 @@ def resolve(path: str | os.PathLike[str]) -> Path:
         raise LoadError(f"{p}: cannot open ({exc.strerror or exc})") from None
     if p.is_dir():
         try:
-            candidates = [c for c in p.iterdir() if c.suffix == ".jsonl" and c.is_file()
-                          and not c.name.startswith("agent-") and c.stat().st_size > 0]
+            found = _sessions_in(p)
+            if not found:  # `~/.claude/projects` itself: the newest session of any project
+                found = [s for d in sorted(p.iterdir()) if d.is_dir() for s in _sessions_in(d)]
         except OSError as exc:
             raise LoadError(f"{p}: cannot list directory ({exc.strerror or exc})") from None
-        if not candidates:
-            raise LoadError(f"{p}: directory holds no session (*.jsonl) file")
-        p = max(candidates, key=lambda c: (c.stat().st_mtime, c.name))
+        if not found:
+            raise LoadError(f"{p}: directory holds no session (*.jsonl file), nor do its subdirectories")
+        p = max(found)[2]
     if not p.is_file():
         raise LoadError(f"{p}: not a regular file")
     try:
@@ -81,6 +83,21 @@ def resolve(path: str | os.PathLike[str]) -> Path:
     if b"\0" in head:
         raise LoadError(f"{p}: binary file, not a session")
     return p
+
+
+def _sessions_in(folder: Path) -> list[tuple[float, str, Path]]:
+    """(mtime, name, path) of the non-empty session files directly in `folder` (subagent files excluded); a file
+    that vanishes while we look is simply not there."""
+    found = []
+    for c in folder.iterdir():
+        if c.suffix == ".jsonl" and not c.name.startswith("agent-"):
+            try:
+                st = c.stat()
+            except OSError:
+                continue
+            if st.st_size > 0 and c.is_file():
+                found.append((st.st_mtime, c.name, c))
+    return found
 
 
 def subagent_files(session_file: Path) -> list[str]:
