@@ -1,0 +1,219 @@
+"""Builders of the bad inputs that are huge, binary or not files at all (the small ones are committed beside this).
+
+Each builder takes a directory and returns the path to hand to `report` or the app, creating whatever it needs
+there. `CASES` maps a case name to its builder and what the inspector must do with it: "load" (exit 0, warnings
+allowed) or "error" (one line on stderr naming the path, exit 2). Big files are built once per test session.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+HERE = Path(__file__).parent
+HUGE_LINE_BYTES = 50 * 1024 * 1024
+DEEP = 100_000
+SESSION = "bad00000-0000-4000-8000-000000000000"
+
+
+def entry(kind: str, uuid: str, parent: str | None, content: object, **message: object) -> dict:
+    """A minimal Claude Code user/assistant line."""
+    return {"type": kind, "uuid": uuid, "parentUuid": parent, "sessionId": SESSION, "cwd": "/tmp/bad",
+            "timestamp": "2026-01-01T00:00:00Z", "message": {"role": kind, "content": content, **message}}
+
+
+def good_lines() -> list[bytes]:
+    """Three well-formed lines: a prompt, an answer with usage, a second prompt."""
+    usage = {"input_tokens": 100, "output_tokens": 10}
+    return [json.dumps(x).encode() for x in (
+        entry("user", "u1", None, "hello"),
+        entry("assistant", "a1", "u1", [{"type": "text", "text": "hi"}], id="msg_1", model="claude-sonnet-4-5",
+              usage=usage),
+        entry("user", "u2", "a1", "bye"),
+    )]
+
+
+def _write(path: Path, data: bytes) -> Path:
+    path.write_bytes(data)
+    return path
+
+
+def empty(d: Path) -> Path:
+    return _write(d / "empty.jsonl", b"")
+
+
+def whitespace(d: Path) -> Path:
+    return _write(d / "whitespace.jsonl", b"  \n\t\n\r\n   \n\n")
+
+
+def truncated_last_line(d: Path) -> Path:
+    lines = good_lines()
+    return _write(d / "truncated.jsonl", b"\n".join(lines) + b"\n" + lines[-1][: len(lines[-1]) // 2])
+
+
+def invalid_utf8(d: Path) -> Path:
+    lines = good_lines()
+    bad = lines[0].replace(b"hello", b"hel\xff\xfe\xc3(lo")  # bytes no UTF-8 decoder accepts
+    return _write(d / "invalid-utf8.jsonl", b"\n".join([bad, *lines[1:]]) + b"\n")
+
+
+def lone_surrogate(d: Path) -> Path:
+    lines = good_lines()
+    bad = lines[0].replace(b'"hello"', b'"he\\ud800llo \\udfff"')  # valid JSON, but no valid UTF-8 encodes it
+    return _write(d / "surrogate.jsonl", b"\n".join([bad, *lines[1:]]) + b"\n")
+
+
+def nul_bytes(d: Path) -> Path:
+    lines = good_lines()
+    return _write(d / "nul.jsonl", lines[0] + b"\n\x00\x00\x00\n" + b"\n".join(lines[1:]) + b"\n")
+
+
+def nul_late(d: Path) -> Path:
+    """NUL bytes past the binary probe: a zero-filled block (what a crash leaves on some filesystems), then more
+    lines appended after it."""
+    lines = good_lines()
+    filler = json.dumps(entry("user", "u0", None, "x" * 9000)).encode()
+    return _write(d / "nul-late.jsonl", filler + b"\n" + lines[0] + b"\n" + b"\x00" * 4096 + b"\n"
+                  + b"\n".join(lines[1:]) + b"\n")
+
+
+def invalid_utf8_progress(d: Path) -> Path:
+    """Invalid UTF-8 inside the ids of a progress entry (the loader reads those without a full parse)."""
+    lines = good_lines()
+    progress = (b'{"parentUuid":"u1\xff","isSidechain":false,"type":"progress","data":{"type":"hook_progress"},'
+                b'"uuid":"p\xfe1","sessionId":"' + SESSION.encode() + b'"}')
+    return _write(d / "invalid-utf8-progress.jsonl", b"\n".join([lines[0], progress, *lines[1:]]) + b"\n")
+
+
+def huge_line(d: Path) -> Path:
+    """A 50 MB single line: one tool result holding a whole build log."""
+    use = entry("assistant", "a0", "u0", [{"type": "tool_use", "id": "toolu_big", "name": "Bash",
+                                           "input": {"command": "make"}}], id="msg_0", model="claude-sonnet-4-5",
+                usage={"input_tokens": 50, "output_tokens": 5})
+    head = json.dumps(entry("user", "u1", "a0", [{"type": "tool_result", "tool_use_id": "toolu_big",
+                                                  "content": "@@BODY@@"}])).encode()
+    before, after = head.split(b"@@BODY@@")
+    body = b"building target 0123456789 ok\\n" * ((HUGE_LINE_BYTES - len(head)) // 31)
+    path = d / "huge-line.jsonl"
+    with open(path, "wb") as f:
+        f.write(json.dumps(entry("user", "u0", None, "build it")).encode() + b"\n")
+        f.write(json.dumps(use).encode() + b"\n")
+        f.write(before + body + after + b"\n")
+    return path
+
+
+def huge_garbage_line(d: Path) -> Path:
+    """A 50 MB line that is not JSON at all, between good lines."""
+    lines = good_lines()
+    path = d / "huge-garbage.jsonl"
+    with open(path, "wb") as f:
+        f.write(lines[0] + b"\n")
+        f.write(b"{" + b"garbage " * (HUGE_LINE_BYTES // 8) + b"\n")
+        f.write(b"\n".join(lines[1:]) + b"\n")
+    return path
+
+
+def deep_nesting(d: Path) -> Path:
+    """JSON nested 100,000 deep inside an otherwise good line, and as a line of its own."""
+    lines = good_lines()
+    deep = b'{"type": "user", "uuid": "deep", "message": {"role": "user", "content": ' + b"[" * DEEP + b"]" * DEEP \
+        + b"}}"
+    return _write(d / "deep.jsonl", b"\n".join([lines[0], deep, b"{\"a\":" * DEEP + b"1" + b"}" * DEEP,
+                                               *lines[1:]]) + b"\n")
+
+
+def deep_document(d: Path) -> Path:
+    """One JSON document (not JSONL) nested 100,000 deep."""
+    return _write(d / "deep.json", b'{"messages": [' + b"[" * DEEP + b"]" * DEEP + b"]}")
+
+
+def directory(d: Path) -> Path:
+    (d / "a-directory").mkdir()
+    return d / "a-directory"
+
+
+def directory_named_jsonl(d: Path) -> Path:
+    (d / "looks-like.jsonl").mkdir()
+    return d / "looks-like.jsonl"
+
+
+def fifo(d: Path) -> Path:
+    path = d / "pipe.jsonl"
+    os.mkfifo(path)
+    return path
+
+
+def missing(d: Path) -> Path:
+    return d / "no-such-session.jsonl"
+
+
+def unreadable(d: Path) -> Path:
+    path = _write(d / "secret.jsonl", b"\n".join(good_lines()) + b"\n")
+    path.chmod(0)
+    return path
+
+
+def symlink_loop(d: Path) -> Path:
+    (d / "loop-a.jsonl").symlink_to(d / "loop-b.jsonl")
+    (d / "loop-b.jsonl").symlink_to(d / "loop-a.jsonl")
+    return d / "loop-a.jsonl"
+
+
+def dangling_symlink(d: Path) -> Path:
+    (d / "dangling.jsonl").symlink_to(d / "gone.jsonl")
+    return d / "dangling.jsonl"
+
+
+def committed(name: str) -> Callable[[Path], Path]:
+    """A small committed file, copied so a test may not change the original."""
+
+    def build(d: Path) -> Path:
+        return Path(shutil.copy(HERE / name, d / name))
+
+    build.__name__ = name
+    return build
+
+
+Expect = Literal["load", "error"]
+
+
+@dataclass(frozen=True)
+class Case:
+    build: Callable[[Path], Path]
+    expect: Expect
+    says: str = ""  # a piece of the warning or error the user must see ("" = no particular wording)
+    big: bool = False  # memory-checked, built once per session
+
+
+CASES: dict[str, Case] = {
+    "empty": Case(empty, "error", "empty file"),
+    "whitespace": Case(whitespace, "error", "empty file"),
+    "truncated-last-line": Case(truncated_last_line, "load"),
+    "corrupt-mid": Case(committed("corrupt-mid.jsonl"), "load", "line 3: corrupt line skipped"),
+    "scalar-lines": Case(committed("scalar-lines.jsonl"), "load", "not a JSON object (list)"),
+    "unknown-types": Case(committed("unknown-types.jsonl"), "load", "unknown type 'hologram'"),
+    "invalid-utf8": Case(invalid_utf8, "load", "line 1: invalid UTF-8"),
+    "invalid-utf8-progress": Case(invalid_utf8_progress, "load", "line 2: invalid UTF-8"),
+    "lone-surrogate": Case(lone_surrogate, "load"),
+    "nul-bytes": Case(nul_bytes, "error", "binary file"),
+    "nul-late": Case(nul_late, "load", "line 3: corrupt line skipped"),
+    "huge-line": Case(huge_line, "load", big=True),
+    "huge-garbage-line": Case(huge_garbage_line, "load", "line 2: corrupt line skipped", big=True),
+    "deep-nesting": Case(deep_nesting, "load", "line 2: corrupt line skipped (nested too deeply", big=True),
+    "deep-document": Case(deep_document, "error", "nested too deeply", big=True),
+    "directory": Case(directory, "error", "no session"),
+    "directory-named-jsonl": Case(directory_named_jsonl, "error", "no session"),
+    "fifo": Case(fifo, "error", "not a regular file"),
+    "missing": Case(missing, "error", "no such file"),
+    "unreadable": Case(unreadable, "error", "ermission denied"),
+    "symlink-loop": Case(symlink_loop, "error", "symbolic links"),
+    "dangling-symlink": Case(dangling_symlink, "error", "no such file"),
+    "orphan-tool-result": Case(committed("orphan-tool-result.jsonl"), "load", "toolu_never_issued"),
+    "duplicate-uuids": Case(committed("duplicate-uuids.jsonl"), "load"),
+    "parent-cycle": Case(committed("parent-cycle.jsonl"), "load", "cycle"),
+}

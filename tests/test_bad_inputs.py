@@ -1,0 +1,150 @@
+"""Hostile and broken inputs (tests/bad_inputs/): `report` and the app load what they can with warnings, or stop with
+one line naming the file and exit status 2. Never a traceback, never a hang, memory bounded.
+
+CLI cases run as subprocesses with a timeout (a hang fails the test instead of stalling the suite); the app runs
+in-process for small inputs and as a subprocess, memory measured, for the 50 MB line and the deep nesting.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+from bad_inputs.build import CASES, Case, good_lines
+from bad_inputs.open_app import outcome
+from bad_inputs.proc import cli, run
+
+BIG = sorted(name for name, case in CASES.items() if case.big)
+SMALL = sorted(name for name, case in CASES.items() if not case.big and name != "unreadable")
+PEAK_MB = 400  # a 50 MB line costs ~210 MB (raw bytes, str, parsed copy); more would mean a copy per stage
+ROOT_USER = os.geteuid() == 0
+
+
+@pytest.fixture(scope="session")
+def big_inputs(tmp_path_factory) -> dict[str, Path]:
+    """The 50 MB and deeply nested files, built once for every test that needs them."""
+    base = tmp_path_factory.mktemp("big")
+    paths = {}
+    for name in BIG:
+        (base / name).mkdir()
+        paths[name] = CASES[name].build(base / name)
+    return paths
+
+
+def _path(name: str, tmp_path: Path, big_inputs: dict[str, Path] | None = None) -> Path:
+    if CASES[name].big:
+        assert big_inputs is not None
+        return big_inputs[name]
+    return CASES[name].build(tmp_path)
+
+
+def check_cli(name: str, path: Path) -> None:
+    case: Case = CASES[name]
+    table = cli("report", str(path))
+    assert not table.timed_out, f"{name}: report hung"
+    assert "Traceback" not in table.stderr + table.stdout
+    if case.expect == "error":
+        assert table.returncode == 2, table.stderr
+        assert table.stdout == ""
+        assert table.stderr.count("\n") == 1 and table.stderr.startswith("context-inspector: "), table.stderr
+        assert str(path) in table.stderr and case.says in table.stderr
+        return
+    assert table.returncode == 0, table.stderr
+    assert table.stderr == ""
+    assert "\x1b" not in table.stdout
+    report = cli("report", str(path), "--json")
+    assert report.returncode == 0, report.stderr
+    data = json.loads(report.stdout)
+    warnings = "\n".join(f"line {w['line']}: {w['message']}" for w in data["warnings"])
+    assert case.says in warnings, warnings
+
+
+@pytest.mark.parametrize("name", SMALL)
+def test_report_small(name, tmp_path):
+    check_cli(name, _path(name, tmp_path))
+
+
+@pytest.mark.parametrize("name", BIG)
+def test_report_big_in_bounded_memory(name, big_inputs):
+    check_cli(name, big_inputs[name])
+    result = cli("report", str(big_inputs[name]), "--json")
+    assert result.peak_mb < PEAK_MB, f"{name}: report peaked at {result.peak_mb:.0f} MB"
+
+
+@pytest.mark.parametrize("name", SMALL)
+async def test_app_small(name, tmp_path):
+    case = CASES[name]
+    seen = await outcome(_path(name, tmp_path))
+    assert seen["running"], seen
+    if case.expect == "load":
+        assert seen["state"] == "loaded", seen
+        if name == "orphan-tool-result":  # the list marks them (the live loader does not add the warnings)
+            assert seen["orphans"] == 2, seen
+        else:
+            assert (seen["warnings"] > 0) == bool(case.says), seen
+    elif name.startswith("directory"):
+        assert seen["state"] == "picker", seen  # the app lists a directory's sessions (here: none)
+    else:
+        assert seen["state"] == "failed" and case.says in seen["error"], seen
+
+
+@pytest.mark.parametrize("name", BIG)
+def test_app_big_in_bounded_memory(name, big_inputs):
+    result = run([sys.executable, "tests/bad_inputs/open_app.py", str(big_inputs[name])], timeout=120)
+    assert not result.timed_out, f"{name}: the app hung"
+    assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr
+    seen = json.loads(result.stdout)
+    assert seen["running"], seen
+    if CASES[name].expect == "load":
+        assert seen["state"] == "loaded", seen
+    else:
+        assert seen["state"] == "failed" and CASES[name].says in seen["error"], seen
+    assert result.peak_mb < PEAK_MB + 150, f"{name}: the app peaked at {result.peak_mb:.0f} MB"
+
+
+@pytest.fixture
+def unreadable(tmp_path) -> list[str]:
+    """A session file its reader may not read; returns the command prefix for that reader. Root reads anything,
+    so as root the reader is root without the capabilities that override file permissions."""
+    if ROOT_USER:
+        if shutil.which("setpriv") is None:
+            pytest.skip("running as root without setpriv: cannot make a file unreadable")
+        return ["setpriv", "--bounding-set=-dac_override,-dac_read_search"]
+    return []
+
+
+def test_report_unreadable(unreadable, tmp_path):
+    path = CASES["unreadable"].build(tmp_path)
+    result = run([*unreadable, sys.executable, "-m", "inspector", "report", str(path)])
+    assert result.returncode == 2 and result.stderr.count("\n") == 1, result.stderr
+    assert str(path) in result.stderr and "ermission denied" in result.stderr
+
+
+def test_app_unreadable(unreadable, tmp_path):
+    path = CASES["unreadable"].build(tmp_path)
+    result = run([*unreadable, sys.executable, "tests/bad_inputs/open_app.py", str(path)], timeout=120)
+    assert result.returncode == 0, result.stderr
+    seen = json.loads(result.stdout)
+    assert seen["state"] == "failed" and "ermission denied" in seen["error"] and seen["running"], seen
+
+
+def test_a_fifo_never_blocks_the_reader(tmp_path):
+    """Nothing writes to the FIFO: opening it for reading would block forever."""
+    path = CASES["fifo"].build(tmp_path)
+    result = cli("report", str(path), timeout=30)
+    assert not result.timed_out and result.returncode == 2
+
+
+def test_a_directory_of_bad_sessions_reports_the_newest(tmp_path):
+    """A project directory whose newest session is broken: the error names that file, not the directory."""
+    (tmp_path / "old.jsonl").write_bytes(b"\n".join(good_lines()) + b"\n")
+    newest = tmp_path / "new.jsonl"
+    newest.write_bytes(b"\x00" * 100)
+    os.utime(tmp_path / "old.jsonl", (1, 1))
+    result = cli("report", str(tmp_path))
+    assert result.returncode == 2 and str(newest) in result.stderr and result.stderr.count("\n") == 1
