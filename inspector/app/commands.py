@@ -32,6 +32,7 @@ class InspectorCommands(Provider):
             ("Jump to the largest message", lst.action_largest, "among the rows shown"),
             ("Sort by size" if not lst.by_size else "Sort by position", lst.action_toggle_sort, ""),
             ("Settings", screen.action_settings, "policy, window, estimator, microcompaction"),
+            ("Compaction workbench", screen.action_workbench, "preview, step through, undo, summary, export"),
             ("Clear filter", partial(screen.apply_filter, Filter()), ""),
             ("Show load warnings", screen.action_warnings, ""),
         ]

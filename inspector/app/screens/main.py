@@ -52,6 +52,7 @@ class MainScreen(Screen):
         Binding("d", "toggle_detail", "Detail", show=False, id="main.detail"),
         Binding("W", "warnings", "Warnings", show=False, id="main.warnings"),
         Binding("O", "open_other", "Open…", show=False, id="main.open"),
+        Binding("c", "workbench", "Compaction", id="main.workbench"),
     ]
 
     def __init__(self, path: str | os.PathLike[str] | None = None, *, session: Session | None = None) -> None:
@@ -297,8 +298,16 @@ class MainScreen(Screen):
     def action_open_other(self) -> None:
         self.app.action_pick()  # type: ignore[attr-defined]
 
+    def action_workbench(self) -> None:
+        """The compaction workbench over this screen: its steps come back here as the session shown."""
+        from inspector.app.screens.workbench import WorkbenchScreen
+
+        self.app.push_screen(WorkbenchScreen(self))
+
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action in ("cycle_policy", "cycle_estimator", "warnings") and self.session is None:
+            return None
+        if action == "workbench" and self.figures is None:
             return None
         return True
 

@@ -1,0 +1,756 @@
+"""The compaction workbench: what each strategy would do to the session, applied one layer at a time, with undo.
+
+Pushed over the session screen (key c). A thread worker plans the chosen strategy on the current step and computes
+the figures before and after; the handlers show the structural diff, both context bars and, for the highlighted
+row, the message before and after. Applying a step, undoing or redoing it hands the step's session to the session
+screen, so its list, bar, timeline and prompt show that state. A summary is planned with its exact prompt; the model
+writes it through the Anthropic provider when a key is set (streamed here, Esc cancels), or the user writes it; it
+replaces history only once approved. Export writes the current step to a new file, never the original.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+from weakref import WeakKeyDictionary
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.message import Message as TMessage
+from textual.screen import Screen
+from textual.widgets import Button, ContentSwitcher, Footer, Input, Label, Select, Static, TextArea
+from textual.worker import get_current_worker
+
+from inspector.app.figures import Figures, compute
+from inspector.app.text import human, plain, visible
+from inspector.app.widgets.before_after import BeforeAfter
+from inspector.app.widgets.context_bar import ContextBar
+from inspector.app.widgets.diff_view import DiffView
+from inspector.core.compaction.diff import Diff, render_totals
+from inspector.core.compaction.micro import CLEARABLE_TOOLS, ClearSettings, ContextEditSettings, SnipSettings
+from inspector.core.compaction.pipeline import STRATEGIES, CompactionPolicy, plan_strategy
+from inspector.core.compaction.plan import Estimates, Plan, apply
+from inspector.core.compaction.provider import SummaryError
+from inspector.core.compaction.steps import StepStack, next_layer
+from inspector.core.compaction.summary import PROMPT_STYLES, SummarySettings, complete_summary
+from inspector.core.compaction.survival import Survival, claude_md_files, survival
+from inspector.core.model import Session
+
+if TYPE_CHECKING:
+    from inspector.app.screens.main import MainScreen
+
+NO_KEY = ("No model configured: ANTHROPIC_API_KEY is not set. For the model to write it, quit, run "
+          "`export ANTHROPIC_API_KEY=sk-ant-…` (and `export ANTHROPIC_BASE_URL=https://…` for another "
+          "Messages-compatible endpoint) and reopen. Or write or paste a summary here (e) and approve it (ctrl+s).")
+PENDING_TEXT = "(summary pending)"
+_STACKS: WeakKeyDictionary[MainScreen, StepStack] = WeakKeyDictionary()
+
+
+def has_key() -> bool:
+    return bool(os.environ.get("ANTHROPIC_API_KEY", "").strip())
+
+
+@dataclass(slots=True)
+class Preview:
+    """One planned strategy on one step, with what the views draw for it."""
+
+    plan: Plan
+    before: Figures
+    after: Figures
+    survival: Survival | None
+
+
+class PreviewReady(TMessage):
+    def __init__(self, preview: Preview, generation: int) -> None:
+        super().__init__()
+        self.preview, self.generation = preview, generation
+
+
+class PreviewFailed(TMessage):
+    def __init__(self, error: str) -> None:
+        super().__init__()
+        self.error = error
+
+
+class SummaryProgress(TMessage):
+    """More summary text arrived (coalesced: the handler reads the whole buffer)."""
+
+    def can_replace(self, message: TMessage) -> bool:
+        return isinstance(message, SummaryProgress)
+
+
+class SummaryDone(TMessage):
+    def __init__(self, plan: Plan | None, error: str | None = None) -> None:
+        super().__init__()
+        self.plan, self.error = plan, error
+
+
+class Exported(TMessage):
+    def __init__(self, path: Path | None, fmt: str, error: str | None = None) -> None:
+        super().__init__()
+        self.path, self.fmt, self.error = path, fmt, error
+
+
+def _int(text: str, default: int) -> int:
+    text = text.strip().replace(",", "").replace("_", "")
+    return int(text) if text.isdigit() else default
+
+
+def _names(text: str) -> tuple[str, ...]:
+    return tuple(n.strip() for n in text.split(",") if n.strip())
+
+
+class WorkbenchScreen(Screen):
+    CSS_PATH = "workbench.tcss"
+    BINDINGS = [
+        Binding("left_square_bracket", "strategy(-1)", "Prev strategy", show=False, id="workbench.prev_strategy"),
+        Binding("right_square_bracket", "strategy(1)", "Strategy", id="workbench.next_strategy"),
+        Binding("a", "apply", "Apply", id="workbench.apply"),
+        Binding("ctrl+s", "apply", "Approve", show=False, priority=True, id="workbench.approve"),
+        Binding("l", "next_layer", "Next layer", id="workbench.next_layer"),
+        Binding("u,ctrl+z", "undo", "Undo", id="workbench.undo"),
+        Binding("U,ctrl+y", "redo", "Redo", id="workbench.redo"),
+        Binding("c", "compare", "Compare", id="workbench.compare"),
+        Binding("r", "run_summary", "Run summary", id="workbench.run_summary"),
+        Binding("ctrl+d", "discard", "Discard", show=False, id="workbench.discard"),
+        Binding("e", "edit_summary", "Edit summary", show=False, id="workbench.edit_summary"),
+        Binding("w", "panel('survival')", "Survives", id="workbench.survival"),
+        Binding("b", "panel('before-after')", "Before/after", show=False, id="workbench.before_after"),
+        Binding("x", "export", "Export", id="workbench.export"),
+        Binding("escape", "back", "Back", id="workbench.back"),
+    ]
+
+    def __init__(self, main: MainScreen) -> None:
+        super().__init__()
+        assert main.session is not None and main.figures is not None
+        self.main = main
+        session = main.session
+        self.original_format = session.format
+        kept = _STACKS.get(main)  # steps survive closing and reopening the workbench on the same state
+        self.stack = kept if kept is not None and kept.current.session is session else \
+            StepStack.start(session, main.figures.window.used)
+        _STACKS[main] = self.stack
+        self.estimates: Estimates | None = None
+        self.strategy = "snip" if main.settings.micro_strategy == "snip" else "clear"
+        s = main.settings
+        style = "two-phase" if session.format == "claude-code" else "reference"
+        self.params: dict[str, object] = {
+            "snip": SnipSettings(s.preserve_last_n, s.max_chars),
+            "clear": ClearSettings(CLEARABLE_TOOLS, s.keep_recent),
+            "clear_tool_uses": ContextEditSettings(),
+            "summary": SummarySettings(prompt=style),  # type: ignore[arg-type]
+        }
+        self.preview: Preview | None = None
+        self.compared: tuple[int, int, Diff] | None = None
+        self._figures: dict[int, Figures] = {id(session): main.figures}
+        self._generation = 0
+        self._buffer: list[str] = []
+        self._provider = None
+        self._claude_md: list[tuple[str, int]] | None = None
+        self._asking = ""  # what the input line at the bottom asks for: compare or export
+        self.last_export: Path | None = None
+
+    # -- layout -----------------------------------------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        yield Static("", id="wb-title")
+        yield Static("", id="wb-steps")
+        yield Label("now", classes="wb-bar-label")
+        yield ContextBar(id="wb-bar-before")
+        yield Label("after the previewed step", classes="wb-bar-label", id="wb-after-label")
+        yield ContextBar(id="wb-bar-after")
+        with Horizontal(id="wb-middle"):
+            with VerticalScroll(id="wb-settings"):
+                yield Label("Strategy ([ ] cycles)", classes="title")
+                yield Select([(s, s) for s in STRATEGIES], value=self.strategy, allow_blank=False,
+                             id="wb-strategy")
+                with Vertical(id="set-snip", classes="wb-group"):
+                    yield Label("last messages kept")
+                    yield Input(str(self._p("snip").preserve_last_n), type="integer", id="snip-preserve")
+                    yield Label("snip results over (chars)")
+                    yield Input(str(self._p("snip").max_chars), type="integer", id="snip-maxchars")
+                with Vertical(id="set-clear", classes="wb-group"):
+                    yield Label("results kept (newest)")
+                    yield Input(str(self._p("clear").keep_recent), type="integer", id="clear-keep")
+                    yield Label("tools cleared")
+                    yield Input(",".join(self._p("clear").tools), id="clear-tools")
+                with Vertical(id="set-clear_tool_uses", classes="wb-group"):
+                    yield Label("trigger (context tokens)")
+                    yield Input(str(self._p("clear_tool_uses").trigger), type="integer", id="ctu-trigger")
+                    yield Label("tool uses kept")
+                    yield Input(str(self._p("clear_tool_uses").keep), type="integer", id="ctu-keep")
+                    yield Label("clear at least (tokens)")
+                    yield Input("0", type="integer", id="ctu-atleast")
+                    yield Label("never clear tools")
+                    yield Input("", placeholder="e.g. Read,Edit", id="ctu-exclude")
+                    yield Label("clear tool inputs too")
+                    yield Select([("no", False), ("yes", True)], value=False, allow_blank=False, id="ctu-inputs")
+                with Vertical(id="set-summary", classes="wb-group"):
+                    yield Label("share kept verbatim (0-1)")
+                    yield Input(str(self._p("summary").keep_ratio), id="sum-ratio")
+                    yield Label("prompt")
+                    yield Select([(p, p) for p in PROMPT_STYLES], value=self._p("summary").prompt,
+                                 allow_blank=False, id="sum-style")
+                    yield Label("instructions")
+                    yield Input("", placeholder="e.g. focus on the failing tests", id="sum-instructions")
+            with Vertical(id="wb-diff-pane"):
+                yield Static(DiffView.header(), id="wb-diff-header")
+                yield DiffView(id="wb-diff")
+                yield Static("", id="wb-totals")
+        with ContentSwitcher(initial="before-after", id="wb-bottom"):
+            yield BeforeAfter(id="before-after")
+            with Horizontal(id="summary"):
+                with VerticalScroll(id="wb-prompt"):
+                    yield Static("", id="wb-prompt-text")
+                with Vertical(id="wb-summary-pane"):
+                    yield Static("", id="wb-summary-status")
+                    yield TextArea("", id="wb-summary-text", soft_wrap=True, show_line_numbers=False)
+                    with Horizontal(id="wb-summary-buttons"):
+                        yield Button("Run model (r)", id="wb-run", variant="primary")
+                        yield Button("Approve (ctrl+s)", id="wb-approve", variant="success")
+                        yield Button("Discard (ctrl+d)", id="wb-discard", variant="error")
+            with VerticalScroll(id="survival"):
+                yield Static("", id="wb-survival-text")
+        with Horizontal(id="wb-ask"):
+            yield Label("", id="wb-ask-label")
+            yield Input("", id="wb-ask-input")
+            yield Select([("neutral", "neutral"), ("Claude Code", "claude-code")], value="neutral",
+                         allow_blank=False, id="wb-export-format")
+        yield Footer()
+
+    def _p(self, strategy: str):  # the settings object of a strategy, typed loosely for compose
+        return self.params[strategy]
+
+    def on_mount(self) -> None:
+        self.query_one("#wb-ask").display = False
+        self._show_groups()
+        self.query_one(DiffView).focus()
+        self._update_header()
+        self.replan()
+
+    # -- planning (the worker posts; handlers change widgets) --------------------------------------------------------
+
+    @property
+    def session(self) -> Session:
+        return self.stack.current.session
+
+    def policy(self) -> CompactionPolicy:
+        settings = self.main.settings
+        figures = self._figures.get(id(self.stack.original.session)) or self.main.figures
+        threshold = figures.window.thresholds.get("autocompact") if figures else None
+        micro = settings.micro_strategy if settings.micro_strategy in ("snip", "clear") else "clear"
+        return CompactionPolicy(threshold if threshold is not None else 0, micro,  # type: ignore[arg-type]
+                                self.params[micro], self.params["summary"])  # type: ignore[arg-type]
+
+    def replan(self) -> None:
+        self._generation += 1
+        self._plan_worker(self.session, self.strategy, self.params[self.strategy], self._generation)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="workbench-plan")
+    def _plan_worker(self, session: Session, strategy: str, params: object, generation: int) -> None:
+        worker = get_current_worker()
+        try:
+            if self.estimates is None:
+                from inspector.core.tokens import estimator_for
+
+                self.estimates = Estimates(estimator_for(session, self.main.settings.estimator))
+            est = self.estimates
+            plan = plan_strategy(strategy, session, params, est, context_tokens=self.stack.current.figure)
+            if worker.is_cancelled:
+                return
+            settings = self.main.settings
+            before = self._figures.get(id(session))
+            if before is None or before.session is not session or before.settings != settings:
+                before = compute(session, settings)
+            after_session = _applied(plan)
+            after = compute(after_session, settings) if after_session is not session else before
+            kept = None
+            if plan.summary is not None and session.format == "claude-code":
+                if self._claude_md is None:
+                    self._claude_md = claude_md_files(session, est)
+                kept = survival(plan, self._claude_md)
+            if not worker.is_cancelled:
+                self.post_message(PreviewReady(Preview(plan, before, after, kept), generation))
+        except Exception as exc:  # a plan must never take the app down: say what failed
+            self.post_message(PreviewFailed(f"{type(exc).__name__}: {exc}"))
+
+    @on(PreviewReady)
+    def _preview_ready(self, event: PreviewReady) -> None:
+        if event.generation != self._generation:
+            return
+        p = event.preview
+        self._figures[id(p.before.session)] = p.before
+        self.preview = p
+        if self.compared is None:
+            self._show_preview()
+
+    @on(PreviewFailed)
+    def _preview_failed(self, event: PreviewFailed) -> None:
+        self.notify(visible(event.error), title="Cannot plan", severity="error", markup=False)
+
+    def _show_preview(self) -> None:
+        p = self.preview
+        if p is None:
+            return
+        plan = p.plan
+        self.query_one("#wb-bar-before", ContextBar).show(p.before)
+        self.query_one("#wb-bar-after", ContextBar).show(p.after)
+        pending = " (summary pending: bar drawn without it)" if plan.pending else ""
+        self.query_one("#wb-after-label", Label).update(
+            f"after {plan.strategy}{pending}: {human(p.after.window.used)} used")
+        survives = p.survival.reinjected_messages if p.survival else set()
+        self.query_one(DiffView).show(plan.rows, survives)
+        totals = render_totals(plan.before, plan.after, plan.counts, plan.pending)
+        if plan.note:
+            totals += f"  ·  {plan.note}"
+        self.query_one("#wb-totals", Static).update(plain(totals))
+        self.query_one("#wb-diff-header", Static).update(
+            plain(f"{DiffView.header()}   [{plan.strategy} on step {self.stack.position}, estimator "
+                  f"{plan.estimator}]"))
+        self._show_summary_panel()
+        self._show_survival()
+        self._update_header()
+
+    def _update_header(self) -> None:
+        stack = self.stack
+        name = Path(stack.original.session.source).name
+        step = stack.current
+        threshold = self.policy().threshold
+        self.query_one("#wb-title", Static).update(plain(
+            f"Compaction workbench  ·  {name}  ·  step {stack.position} of {len(stack.steps) - 1}: {step.label}"
+            f"  ·  figure {step.figure:,}, auto-compact at {threshold:,} ({self.main.settings.policy})"))
+        parts = Text("steps: ")
+        for i, s in enumerate(stack.steps):
+            if i:
+                parts.append(" › ", style="dim")
+            style = "bold reverse" if i == stack.position else ("" if i < stack.position else "dim")
+            parts.append(f"{i} {s.label} {human(s.figure)}", style=style)
+        if self.compared is not None:
+            a, b, _ = self.compared
+            parts.append(f"   comparing step {a} → step {b} (esc: back to the preview)", style="bold yellow")
+        self.query_one("#wb-steps", Static).update(parts)
+
+    # -- settings ---------------------------------------------------------------------------------------------------
+
+    def _show_groups(self) -> None:
+        for strategy in STRATEGIES:
+            self.query_one(f"#set-{strategy}").display = strategy == self.strategy
+        bottom = self.query_one(ContentSwitcher)
+        if self.strategy == "summary" and bottom.current == "before-after":
+            bottom.current = "summary"
+        elif self.strategy != "summary" and bottom.current == "summary":
+            bottom.current = "before-after"
+
+    def set_strategy(self, strategy: str) -> None:
+        if strategy == self.strategy:
+            return
+        self.strategy = strategy
+        with self.prevent(Select.Changed):
+            self.query_one("#wb-strategy", Select).value = strategy
+        self._show_groups()
+        self.compared = None
+        self.replan()
+
+    @on(Select.Changed, "#wb-strategy")
+    def _strategy_changed(self, event: Select.Changed) -> None:
+        if isinstance(event.value, str):
+            self.set_strategy(event.value)
+
+    def action_strategy(self, step: int) -> None:
+        i = STRATEGIES.index(self.strategy)
+        self.set_strategy(STRATEGIES[(i + step) % len(STRATEGIES)])
+
+    @on(Input.Changed, "#wb-settings Input")
+    @on(Select.Changed, "#ctu-inputs, #sum-style")
+    def _setting_changed(self, event: Input.Changed | Select.Changed) -> None:
+        v = self._value
+        p = self.params
+        p["snip"] = SnipSettings(_int(v("snip-preserve"), 6), _int(v("snip-maxchars"), 2000))
+        p["clear"] = ClearSettings(_names(v("clear-tools")) or CLEARABLE_TOOLS, _int(v("clear-keep"), 5))
+        p["clear_tool_uses"] = ContextEditSettings(
+            _int(v("ctu-trigger"), 100_000), _int(v("ctu-keep"), 3), _int(v("ctu-atleast"), 0),
+            _names(v("ctu-exclude")), bool(self.query_one("#ctu-inputs", Select).value))
+        try:
+            ratio = min(1.0, max(0.0, float(v("sum-ratio"))))
+        except ValueError:
+            ratio = 0.3
+        style = self.query_one("#sum-style", Select).value
+        p["summary"] = SummarySettings(ratio, style if isinstance(style, str) else "reference",  # type: ignore
+                                       v("sum-instructions") or None)
+        self.replan()
+
+    def _value(self, input_id: str) -> str:
+        return self.query_one(f"#{input_id}", Input).value
+
+    # -- the diff and the bottom panels -----------------------------------------------------------------------------
+
+    @on(DiffView.Highlighted)
+    def _row(self, event: DiffView.Highlighted) -> None:
+        ba = self.query_one(BeforeAfter)
+        row = event.row
+        if row is None:
+            ba.clear("a run of unchanged messages: K shows them one by one")
+            return
+        old_session, new_session = self._sides()
+        before = old_session.messages[row.old] if row.old is not None else None
+        if self.compared is not None:
+            after = new_session.messages[row.new] if row.new is not None else None
+        else:
+            after = row.message if row.fate not in ("summarized", "removed") else None
+        ba.show(before, after, (row.before if row.old is not None else None, row.after if after else None))
+
+    def _sides(self) -> tuple[Session, Session]:
+        if self.compared is not None:
+            a, b, _ = self.compared
+            return self.stack.steps[a].session, self.stack.steps[b].session
+        return self.session, self.session
+
+    def action_panel(self, name: str) -> None:
+        bottom = self.query_one(ContentSwitcher)
+        if name == "survival" and bottom.current == "survival":
+            name = "summary" if self.strategy == "summary" else "before-after"
+        bottom.current = name
+
+    def _show_summary_panel(self) -> None:
+        p = self.preview
+        if p is None or p.plan.summary is None:
+            text = Text("This strategy needs no summary." if self.strategy == "summary" else "",
+                        style="dim")
+            if p is not None and p.plan.note:
+                text = plain(p.plan.note)
+            self.query_one("#wb-prompt-text", Static).update(text)
+            return
+        state = p.plan.summary
+        head = Text()
+        head.append(f"The exact request: ~{state.request_tokens:,} tokens", style="bold")
+        head.append(f"  ({len(state.old):,} messages summarized, {p.plan.estimator} estimate)\n", style="dim")
+        head.append("── system\n", style="dim bold")
+        head.append(visible(state.system) + "\n")
+        head.append(f"── {len(state.old):,} messages of conversation (the diff's removed rows)\n", style="dim bold")
+        head.append("── prompt (last user turn)\n", style="dim bold")
+        head.append(visible(state.prompt))
+        self.query_one("#wb-prompt-text", Static).update(head)
+        area = self.query_one("#wb-summary-text", TextArea)
+        if state.text is not None and not area.text.strip():
+            area.load_text(state.text)
+        self._summary_status()
+
+    def _summary_status(self, extra: str = "") -> None:
+        running = any(w.group == "workbench-summary" and w.is_running for w in self.workers)
+        if running:
+            text = "The model is writing the summary… (esc cancels)"
+        elif has_key():
+            text = ("Run the model (r) to write the summary, or write one here; read and edit it, then approve "
+                    "(ctrl+s) to replace the summarized messages, or discard it (ctrl+d).")
+        else:
+            text = NO_KEY
+        area = self.query_one("#wb-summary-text", TextArea)
+        if area.text.strip():
+            est = self.estimates
+            size = f"{est.text(area.text):,} tokens" if est else f"{len(area.text):,} chars"
+            text = f"Summary: {size}. " + text
+        if extra:
+            text = extra + "  " + text
+        self.query_one("#wb-summary-status", Static).update(plain(text))
+        self.query_one("#wb-run", Button).disabled = running or not has_key()
+
+    @on(TextArea.Changed, "#wb-summary-text")
+    def _summary_edited(self) -> None:
+        if not any(w.group == "workbench-summary" and w.is_running for w in self.workers):
+            self._summary_status()
+
+    def _show_survival(self) -> None:
+        p = self.preview
+        out = self.query_one("#wb-survival-text", Static)
+        if self.original_format != "claude-code":
+            out.update(Text("What survives is computed for Claude Code sessions: it re-injects recently read files, "
+                            "the todo list and CLAUDE.md after a summary. This session is "
+                            f"{self.original_format}.", style="dim"))
+        elif p is None or p.survival is None:
+            out.update(Text("Choose the summary strategy to see what Claude Code re-injects after it and what will "
+                            "exist only in the summary.", style="dim"))
+        else:
+            out.update(plain("\n".join(p.survival.lines())))
+
+    # -- steps ------------------------------------------------------------------------------------------------------
+
+    def action_apply(self) -> None:
+        p = self.preview
+        if p is None or self.compared is not None:
+            self.notify("nothing to apply here: wait for the preview, or leave the comparison (esc)")
+            return
+        plan = p.plan
+        if plan.session is not self.session:
+            return
+        if not plan.changed:
+            self.notify(f"{plan.strategy} changes nothing here" + (f": {plan.note}" if plan.note else ""),
+                        markup=False)
+            return
+        summary = None
+        if plan.summary is not None:
+            summary = self.query_one("#wb-summary-text", TextArea).text
+            try:
+                complete_summary(plan, summary)
+            except SummaryError as exc:
+                self.query_one(ContentSwitcher).current = "summary"
+                self.notify(f"no summary to approve: {exc}. Run the model (r) or write one.",
+                            severity="warning", markup=False)
+                return
+        step = self.stack.push(plan, summary)
+        self.query_one("#wb-summary-text", TextArea).load_text("")
+        self.query_one(DiffView).focus()
+        self.notify(f"step {self.stack.position}: {step.label}", timeout=3)
+        self._stepped()
+
+    def action_next_layer(self) -> None:
+        if self.estimates is None:
+            return
+        layer = next_layer(self.stack.current, self.policy(), self.estimates)
+        if layer.plan is None:
+            self.notify(layer.reason, markup=False)
+            return
+        if layer.plan.summary is not None:
+            self.set_strategy("summary")
+            self.notify(f"next layer: {layer.reason}. Run it (r) or write a summary, then approve (ctrl+s).",
+                        markup=False, timeout=6)
+            return
+        step = self.stack.push(layer.plan, trigger="auto")
+        self.notify(f"step {self.stack.position}: {step.label} ({layer.reason})", markup=False, timeout=4)
+        self._stepped()
+
+    def action_undo(self) -> None:
+        if self.stack.undo() is None:
+            self.notify("nothing to undo: this is the original session")
+            return
+        self._stepped()
+
+    def action_redo(self) -> None:
+        if self.stack.redo() is None:
+            self.notify("nothing to redo")
+            return
+        self._stepped()
+
+    def _stepped(self) -> None:
+        """The current step changed: the session screen shows it, the preview is planned again on it."""
+        self.compared = None
+        self.main.session = self.session
+        self.main.recompute()
+        self._update_header()
+        self.replan()
+
+    # -- summary through the provider -------------------------------------------------------------------------------
+
+    def action_run_summary(self) -> None:
+        p = self.preview
+        if self.strategy != "summary":
+            self.set_strategy("summary")
+            return
+        if p is None or p.plan.summary is None:
+            self.notify("nothing to summarize here", markup=False)
+            return
+        self.query_one(ContentSwitcher).current = "summary"
+        if not has_key():
+            self._summary_status()
+            self.notify("ANTHROPIC_API_KEY is not set: write or paste a summary, or set the key (see the panel)",
+                        severity="warning", timeout=6)
+            return
+        self._buffer = []
+        area = self.query_one("#wb-summary-text", TextArea)
+        area.load_text("")
+        area.read_only = True
+        self._summary_worker(p.plan)
+        self._summary_status()
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="workbench-summary")
+    def _summary_worker(self, plan: Plan) -> None:
+        from inspector.core.agent.provider import DEFAULT_MODEL, AnthropicProvider, MissingApiKey
+        from inspector.core.compaction.summary import run_summary
+
+        try:
+            provider = AnthropicProvider.from_env(os.environ.get("ANTHROPIC_MODEL") or DEFAULT_MODEL)
+        except MissingApiKey:
+            self.post_message(SummaryDone(None, "ANTHROPIC_API_KEY is not set"))
+            return
+        self._provider = provider
+
+        def on_text(piece: str) -> None:
+            self._buffer.append(piece)
+            self.post_message(SummaryProgress())
+
+        try:
+            done = run_summary(plan, provider, on_text)
+        except SummaryError as exc:
+            self.post_message(SummaryDone(None, str(exc)))
+            return
+        finally:
+            self._provider = None
+        self.post_message(SummaryDone(done))
+
+    @on(SummaryProgress)
+    def _summary_progress(self) -> None:
+        area = self.query_one("#wb-summary-text", TextArea)
+        area.load_text("".join(self._buffer))
+        area.scroll_end(animate=False)
+
+    @on(SummaryDone)
+    def _summary_done(self, event: SummaryDone) -> None:
+        area = self.query_one("#wb-summary-text", TextArea)
+        area.read_only = False
+        if event.plan is None:
+            self._summary_status(f"Summary failed: {visible(event.error or 'unknown error')}.")
+            self.notify(visible(event.error or "summary failed"), title="Summary", severity="warning",
+                        markup=False)
+            return
+        p = self.preview
+        if p is not None and p.plan.session is event.plan.session:
+            p.plan = event.plan
+            self.query_one(DiffView).show(event.plan.rows)
+            self.query_one("#wb-totals", Static).update(plain(
+                render_totals(event.plan.before, event.plan.after, event.plan.counts)))
+        area.load_text(event.plan.summary.text or "")  # type: ignore[union-attr]
+        self._summary_status("The model wrote this summary (analysis removed).")
+        area.focus()
+
+    def action_edit_summary(self) -> None:
+        if self.strategy != "summary":
+            self.set_strategy("summary")
+        self.query_one(ContentSwitcher).current = "summary"
+        self.query_one("#wb-summary-text", TextArea).focus()
+
+    def action_discard(self) -> None:
+        self.query_one("#wb-summary-text", TextArea).load_text("")
+        self._summary_status("Summary discarded; history is unchanged.")
+
+    # -- compare and export (one input line at the bottom) -----------------------------------------------------------
+
+    def _ask(self, label: str, value: str, kind: str) -> None:
+        ask = self.query_one("#wb-ask")
+        ask.display = True
+        ask.set_class(kind == "export", "exporting")
+        self.query_one("#wb-export-format").display = kind == "export"
+        self.query_one("#wb-ask-label", Label).update(plain(label))
+        box = self.query_one("#wb-ask-input", Input)
+        box.value = value
+        self._asking = kind
+        box.focus()
+
+    def action_compare(self) -> None:
+        n = len(self.stack.steps)
+        if n < 2:
+            self.notify("only the original so far: apply a step first")
+            return
+        self._ask(f"compare steps (0-{n - 1}), from and to:", f"0 {self.stack.position or n - 1}", "compare")
+
+    def action_export(self) -> None:
+        source = Path(self.stack.original.session.source)
+        fmt = "claude-code" if self.original_format == "claude-code" else "neutral"
+        self.query_one("#wb-export-format", Select).value = fmt
+        self._ask("export the current step to:", str(_free_path(source.with_name(f"{source.stem}.compacted.jsonl"))),
+                  "export")
+
+    @on(Input.Submitted, "#wb-ask-input")
+    def _asked(self, event: Input.Submitted) -> None:
+        self.query_one("#wb-ask").display = False
+        self.query_one(DiffView).focus()
+        if self._asking == "compare":
+            self._compare(event.value)
+        elif self._asking == "export":
+            fmt = self.query_one("#wb-export-format", Select).value
+            self._export_worker(self.session, event.value.strip(), str(fmt))
+
+    def _compare(self, text: str) -> None:
+        parts = text.replace(",", " ").split()
+        n = len(self.stack.steps)
+        if len(parts) != 2 or not all(p.isdigit() and int(p) < n for p in parts):
+            self.notify(f"give two step numbers between 0 and {n - 1}, e.g. 0 {n - 1}", severity="warning")
+            return
+        a, b = int(parts[0]), int(parts[1])
+        diff = self.stack.compare(a, b, self.estimates)
+        self.compared = (a, b, diff)
+        self.query_one(DiffView).show(diff.rows)
+        self.query_one("#wb-totals", Static).update(plain(
+            f"step {a} → step {b}: " + render_totals(diff.before, diff.after, diff.counts)))
+        self.query_one("#wb-diff-header", Static).update(plain(f"{DiffView.header()}   [step {a} → step {b}]"))
+        for side, step in (("before", a), ("after", b)):
+            figures = self._figures.get(id(self.stack.steps[step].session))
+            if figures is not None and figures.session is self.stack.steps[step].session:
+                self.query_one(f"#wb-bar-{side}", ContextBar).show(figures)
+        self.query_one("#wb-after-label", Label).update(f"step {b}")
+        self.query_one(ContentSwitcher).current = "before-after"
+        self._update_header()
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="workbench-export")
+    def _export_worker(self, session: Session, out: str, fmt: str) -> None:
+        from inspector.core.export import export_session
+
+        if not out:
+            self.post_message(Exported(None, fmt, "no file name given"))
+            return
+        try:
+            path = export_session(session, out, fmt)  # type: ignore[arg-type]
+        except Exception as exc:  # LoadError is the expected one: refusing the original, an unwritable path
+            self.post_message(Exported(None, fmt, str(exc)))
+            return
+        self.post_message(Exported(path, fmt))
+
+    @on(Exported)
+    def _exported(self, event: Exported) -> None:
+        if event.path is None:
+            self.notify(visible(event.error or "export failed"), title="Export", severity="error", markup=False)
+            return
+        how = " (Claude Code: `claude --resume` finds it as <session-id>.jsonl in its project directory)" \
+            if event.fmt == "claude-code" else ""
+        self.notify(f"step {self.stack.position} written to {visible(str(event.path))} ({event.fmt}){how}; "
+                    "the original is untouched", title="Exported", timeout=10, markup=False)
+        self.last_export = event.path
+
+    # -- leaving ----------------------------------------------------------------------------------------------------
+
+    def action_back(self) -> None:
+        """Esc: cancel a running summary, else leave an editor or input, a comparison, then the workbench."""
+        if self._provider is not None:
+            self._provider.cancel.cancel()
+            return
+        if isinstance(self.focused, (TextArea, Input)) and not self.query_one("#wb-ask").display:
+            self.query_one(DiffView).focus()
+            return
+        if self.query_one("#wb-ask").display:
+            self.query_one("#wb-ask").display = False
+            self.query_one(DiffView).focus()
+            return
+        if self.compared is not None:
+            self.compared = None
+            self._show_preview()
+            return
+        self.app.pop_screen()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "undo":
+            return True if self.stack.can_undo else None
+        if action == "redo":
+            return True if self.stack.can_redo else None
+        return True
+
+
+def _applied(plan: Plan) -> Session:
+    """The session after `plan` for the after-bar: a pending summary counts as a placeholder."""
+    if not plan.changed:
+        return plan.session
+    return apply(plan, PENDING_TEXT if plan.pending else None)
+
+
+def _free_path(path: Path) -> Path:
+    """`path`, or the first `name-2.jsonl`, `name-3.jsonl`... that does not exist yet."""
+    if not path.exists():
+        return path
+    for n in range(2, 1000):
+        candidate = path.with_name(f"{path.stem}-{n}{path.suffix}")
+        if not candidate.exists():
+            return candidate
+    return path
+
