@@ -14,6 +14,7 @@ F = FIXTURES / "formats"
 
 @pytest.mark.parametrize("name, fmt", [
     ("codex-rollout.jsonl", "codex"),
+    ("codex-rollout-legacy.jsonl", "codex"),
     ("anthropic-request.json", "anthropic-request"),
     ("anthropic-requests.jsonl", "anthropic-request"),
     ("openai-chat.json", "openai-chat"),
@@ -52,6 +53,15 @@ def test_codex_rollout():
     assert s.requests[3].seen_start == 9 and s.requests[0].seen_start == 0
     [w] = s.warnings
     assert w.line == 34 and "future_event" in w.message
+
+
+def test_older_codex_rollout_layout():
+    """Before `{timestamp, type, payload}` lines, rollouts held a meta line and bare Responses-API items."""
+    s = load(F / "codex-rollout-legacy.jsonl")
+    assert s.session_id == "5973b6c0-94b8-487b-a530-2aeb6098ae0e" and s.warnings == [] and s.requests == []
+    assert [m.kind for m in s.messages] == ["meta", "prompt", "assistant", "tool_result", "assistant"]
+    assert [b.type for b in s.messages[2].blocks] == ["thinking", "redacted_thinking", "tool_use"]
+    assert s.messages[3].blocks[0].tool_id == "call_1"
 
 
 def test_anthropic_request_records_system_and_tools():

@@ -28,6 +28,7 @@ UI_EVENTS = frozenset({"user_message", "agent_message", "agent_reasoning", "agen
                        "item_completed", "undo_started", "undo_completed"})
 CALL_ITEMS = frozenset({"function_call", "custom_tool_call", "local_shell_call", "web_search_call"})
 OUTPUT_ITEMS = frozenset({"function_call_output", "custom_tool_call_output"})
+LEGACY_ITEMS = CALL_ITEMS | OUTPUT_ITEMS | {"message", "reasoning"}
 
 
 class CodexLoader:
@@ -47,6 +48,8 @@ class CodexLoader:
             self.warn(line_no, f"not a JSON object ({type(obj).__name__}), skipped")
             return
         kind, payload = opt_str(obj.get("type")), obj.get("payload")
+        if "payload" not in obj:  # the older rollout layout (before `{timestamp, type, payload}` lines)
+            kind, payload = _legacy(obj)
         if not isinstance(payload, dict):
             self._note_unknown(str(kind), line_no)
             return
@@ -70,7 +73,7 @@ class CodexLoader:
             self._event(line_no, ts, payload)
         elif kind == "compacted":
             self._compacted(line_no, offset, ts, payload)
-        else:
+        elif kind != "state":
             self._note_unknown(str(kind), line_no)
 
     def _note_unknown(self, kind: str, line_no: int) -> None:
@@ -192,6 +195,18 @@ class CodexLoader:
             for kind, (n, first) in self._unknown.items()]
         return s.copy_with(messages=list(s.messages), requests=list(s.requests), compactions=list(s.compactions),
                            warnings=warnings, models=list(s.models))
+
+
+def _legacy(obj: dict) -> tuple[str | None, Any]:
+    """An older rollout line as (type, payload): a first line `{id, timestamp, instructions, git}` is the session
+    meta, bare response items are response items, `{"record_type": "state"}` lines are bookkeeping."""
+    if obj.get("record_type") == "state":
+        return "state", {}
+    if opt_str(obj.get("type")) in LEGACY_ITEMS:
+        return "response_item", obj
+    if "id" in obj and "timestamp" in obj and "type" not in obj:
+        return "session_meta", obj
+    return opt_str(obj.get("type")) or opt_str(obj.get("record_type")), None
 
 
 def _content_part(part: dict) -> dict:

@@ -20,6 +20,9 @@ CLAUDE_TYPES = frozenset({"user", "assistant", "system", "summary", "file-histor
                           "progress", "attachment"})
 ANTHROPIC_BLOCKS = frozenset({"tool_use", "tool_result", "thinking", "redacted_thinking", "image", "document"})
 NEUTRAL_KEYS = frozenset({"event", "kind", "usage"})
+CODEX_ITEMS = frozenset({"message", "reasoning", "function_call", "function_call_output", "local_shell_call",
+                         "custom_tool_call", "custom_tool_call_output"})
+CODEX_PARTS = frozenset({"input_text", "output_text", "input_image"})
 
 
 def classify_line(obj: Any) -> Format | None:
@@ -29,6 +32,8 @@ def classify_line(obj: Any) -> Format | None:
     kind = opt_str(obj.get("type"))
     if kind in CODEX_TYPES and "payload" in obj:
         return "codex"
+    if obj.get("record_type") == "state" or (kind in CODEX_ITEMS and "payload" not in obj and _codex_item(obj)):
+        return "codex"  # the older rollout layout: bare Responses-API items
     if kind in CLAUDE_TYPES and ("uuid" in obj or "sessionId" in obj or "messageId" in obj or "leafUuid" in obj):
         return "claude-code"
     if "event" in obj or ("role" in obj and "type" not in obj):
@@ -39,6 +44,14 @@ def classify_line(obj: Any) -> Format | None:
     if isinstance(request, dict) and isinstance(request.get("messages"), list):  # a captured request/response pair
         return classify_conversation(request)
     return None
+
+
+def _codex_item(obj: dict) -> bool:
+    """A Responses-API item: a message with `input_text`/`output_text` parts, or a reasoning / tool call item."""
+    if obj.get("type") != "message":
+        return "call_id" in obj or "summary" in obj or "encrypted_content" in obj
+    content = obj.get("content")
+    return isinstance(content, list) and any(isinstance(p, dict) and p.get("type") in CODEX_PARTS for p in content)
 
 
 def classify_document(doc: Any) -> Format | None:
