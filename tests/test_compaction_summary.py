@@ -157,3 +157,10 @@ def test_request_turns_media_inside_results_into_notes():
     out = request_messages([call(("a", "Read")), Message("user", "tool_result", [nested])], "P")
     result = out[2]["content"][0]  # after the "(conversation start)" turn and the call
     assert result["type"] == "tool_result" and result["content"][1]["text"] == "[image omitted: image/png]"
+
+
+def test_keeping_everything_summarizes_nothing():
+    s = tool_session(5)
+    assert find_split_point(s.messages, 1.0) == 0
+    plan = plan_summary(s, SummarySettings(keep_ratio=1.0))
+    assert plan.summary is None and not plan.changed and plan.note == "nothing to summarize"

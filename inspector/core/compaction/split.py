@@ -48,7 +48,7 @@ def find_split_point(messages: Sequence[Message], keep_ratio: float = 0.3,
     Starts from the reference design's point (the recent part reaches keep_ratio of the estimated tokens), then
     takes the nearest safe cut at or before it (keeping a little more), else the nearest one after it. The recent
     part may then start with an assistant message; the API joins it with the acknowledgement into one turn.
-    keep_ratio 0 summarizes everything. Returns 0 only for an empty list.
+    keep_ratio 0 summarizes everything; 0 is returned when nothing would be summarized.
     """
     n = len(messages)
     if n == 0:
@@ -65,6 +65,8 @@ def find_split_point(messages: Sequence[Message], keep_ratio: float = 0.3,
             if running >= goal:
                 target = i
                 break
+    if target == 0:  # the recent part would hold everything
+        return 0
     unsafe = unsafe_cuts(messages)
     for i in range(target, 0, -1):
         if not unsafe[i]:
