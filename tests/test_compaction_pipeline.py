@@ -86,3 +86,14 @@ def test_without_a_provider_the_summary_plan_is_left_pending():
     assert [p.strategy for p in out.plans] == ["clear"]
     assert out.pending is not None and out.pending.pending and out.error is None
     assert "no provider" in out.describe()
+
+
+def test_plan_strategy_checks_names_and_settings():
+    import pytest
+
+    from inspector.core.compaction import ClearSettings, plan_strategy
+
+    with pytest.raises(ValueError, match="unknown strategy 'nope'"):
+        plan_strategy("nope", tool_session(1))
+    with pytest.raises(ValueError, match="snip takes SnipSettings, not ClearSettings"):
+        plan_strategy("snip", tool_session(1), ClearSettings())

@@ -22,21 +22,27 @@ from inspector.core.model import Session
 MicroStrategy = Literal["snip", "clear", "clear_tool_uses"]
 MICRO_STRATEGIES: tuple[str, ...] = ("snip", "clear", "clear_tool_uses")
 STRATEGIES: tuple[str, ...] = (*MICRO_STRATEGIES, "summary")
+SETTINGS: dict[str, type] = {"snip": SnipSettings, "clear": ClearSettings, "clear_tool_uses": ContextEditSettings,
+                             "summary": SummarySettings}
 
 
 def plan_strategy(strategy: str, session: Session, settings: object | None = None,
                   estimates: Estimates | None = None, context_tokens: int | None = None) -> Plan:
-    """Plan any strategy by name with its settings (None: the strategy's defaults)."""
+    """Plan any strategy by name with its settings (None: the strategy's defaults). ValueError for an unknown
+    strategy or settings of another strategy's type."""
+    kind = SETTINGS.get(strategy)
+    if kind is None:
+        raise ValueError(f"unknown strategy {strategy!r}; choose from {', '.join(STRATEGIES)}")
+    settings = kind() if settings is None else settings
+    if not isinstance(settings, kind):
+        raise ValueError(f"{strategy} takes {kind.__name__}, not {type(settings).__name__}")
     if strategy == "snip":
-        return plan_snip(session, settings or SnipSettings(), estimates)  # type: ignore[arg-type]
+        return plan_snip(session, settings, estimates)  # type: ignore[arg-type]
     if strategy == "clear":
-        return plan_clear(session, settings or ClearSettings(), estimates)  # type: ignore[arg-type]
+        return plan_clear(session, settings, estimates)  # type: ignore[arg-type]
     if strategy == "clear_tool_uses":
-        return plan_clear_tool_uses(session, settings or ContextEditSettings(), estimates,  # type: ignore[arg-type]
-                                    context_tokens)
-    if strategy == "summary":
-        return plan_summary(session, settings or SummarySettings(), estimates)  # type: ignore[arg-type]
-    raise ValueError(f"unknown strategy {strategy!r}; choose from {', '.join(STRATEGIES)}")
+        return plan_clear_tool_uses(session, settings, estimates, context_tokens)  # type: ignore[arg-type]
+    return plan_summary(session, settings, estimates)  # type: ignore[arg-type]
 
 
 class CircuitBreaker:
