@@ -1,9 +1,10 @@
 """maybe_compact: microcompaction first, re-check, then summary; the circuit breaker."""
 
+import pytest
 from compaction_sessions import RecordingProvider, tool_session
 
-from inspector.core.compaction import (CircuitBreaker, CompactionPolicy, Compactor, Estimates, SummaryError,
-                                       find_orphans, maybe_compact)
+from inspector.core.compaction import (CircuitBreaker, ClearSettings, CompactionPolicy, Compactor, Estimates,
+                                       SummaryError, find_orphans, maybe_compact, plan_strategy)
 
 
 def size(session) -> int:
@@ -89,10 +90,6 @@ def test_without_a_provider_the_summary_plan_is_left_pending():
 
 
 def test_plan_strategy_checks_names_and_settings():
-    import pytest
-
-    from inspector.core.compaction import ClearSettings, plan_strategy
-
     with pytest.raises(ValueError, match="unknown strategy 'nope'"):
         plan_strategy("nope", tool_session(1))
     with pytest.raises(ValueError, match="snip takes SnipSettings, not ClearSettings"):
