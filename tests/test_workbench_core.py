@@ -136,3 +136,18 @@ def test_survival_of_a_real_session_and_of_a_plan_without_summary():
     assert sum(f.fate == "re-injected" for f in out.files) <= RESTORE_FILES
     assert all(f.path.startswith("/home/user/projects/weatherd/") for f in out.files)
     assert survival(plan_strategy("snip", session, None, est)).files == []
+
+
+def test_survival_sizes_a_snipped_read_from_the_original():
+    msgs = [Message("user", "prompt", [Block("text", "start")]), *_read(0, "/p/a.py", "line of code\n" * 400),
+            Message("assistant", "assistant", [Block("text", "reply " * 300)])]
+    original = _session(msgs)
+    est = Estimates("chars35")
+    snipped = plan_strategy("snip", original, SnipSettings(preserve_last_n=1, max_chars=200), est)
+    from inspector.core.compaction import apply
+
+    after = apply(snipped)
+    plan = plan_strategy("summary", after, SummarySettings(keep_ratio=0.1), est)
+    (small,) = survival(plan).files
+    (whole,) = survival(plan, original=original).files
+    assert small.tokens < 100 < whole.tokens == est.text("line of code\n" * 400)

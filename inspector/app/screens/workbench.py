@@ -273,7 +273,7 @@ class WorkbenchScreen(Screen):
             if plan.summary is not None and session.format == "claude-code":
                 if self._claude_md is None:
                     self._claude_md = claude_md_files(session, est)
-                kept = survival(plan, self._claude_md)
+                kept = survival(plan, self._claude_md, self.stack.original.session)
             if not worker.is_cancelled:
                 self.post_message(PreviewReady(Preview(plan, before, after, kept), generation))
         except Exception as exc:  # a plan must never take the app down: say what failed
@@ -322,8 +322,8 @@ class WorkbenchScreen(Screen):
         step = stack.current
         threshold = self.policy().threshold
         self.query_one("#wb-title", Static).update(plain(
-            f"Compaction workbench  ·  {name}  ·  step {stack.position} of {len(stack.steps) - 1}: {step.label}"
-            f"  ·  figure {step.figure:,}, auto-compact at {threshold:,} ({self.main.settings.policy})"))
+            f"Workbench · {name} · step {stack.position}/{len(stack.steps) - 1} {step.label} · "
+            f"figure {step.figure:,}, auto-compact at {threshold:,} ({self.main.settings.policy})"))
         parts = Text("steps: ")
         for i, s in enumerate(stack.steps):
             if i:

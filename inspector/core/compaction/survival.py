@@ -101,10 +101,13 @@ def _path(block_input: object) -> str | None:
     return None
 
 
-def survival(plan: Plan, claude_md: list[tuple[str, int]] | None = None) -> Survival:
+def survival(plan: Plan, claude_md: list[tuple[str, int]] | None = None, original: Session | None = None) -> Survival:
     """What survives `plan` (a summary plan) outside its summary, the Claude Code way. `claude_md` lists the
-    instruction files (path, tokens) the caller found (see `claude_md_files`)."""
+    instruction files (path, tokens) the caller found (see `claude_md_files`). `original` is the session before
+    any microcompaction: Claude Code re-reads whole files, so a snipped or cleared read is sized from there."""
     session, est = plan.session, plan.estimates
+    whole = {b.tool_id: result_text(b) for m in (original.messages if original else ()) for b in m.tool_results()
+             if b.tool_id}
     out = Survival(claude_md=list(claude_md or []))
     if plan.summary is None:
         return out
@@ -134,7 +137,8 @@ def survival(plan: Plan, claude_md: list[tuple[str, int]] | None = None) -> Surv
             elif b.type == "tool_result" and names.get(b.tool_id or "") in READ_TOOLS and not b.is_error:
                 path = read_ids.get(b.tool_id or "")
                 if path is not None:
-                    last[path].tokens, last[path].read_index = est.text(result_text(b)), i
+                    text = whole.get(b.tool_id or "") or result_text(b)
+                    last[path].tokens, last[path].read_index = est.text(text), i
     out.todos_tokens = est.text(out.todos) if out.todos else 0
     out.plan_tokens = est.text(out.plan) if out.plan else 0
     # The most recently touched files are restored, except those whose last read is still in the kept messages.
