@@ -91,7 +91,11 @@ def provisional(prev: Figures, session, first: int, updated: list[int]) -> Figur
     est = get_estimator("script")
     messages = session.messages
     names = dict(prev.tool_names)
-    call_at, result_at = dict(prev.call_at), dict(prev.result_at)
+    if first >= len(prev.estimated):  # the usual case: only appended messages
+        call_at, result_at = dict(prev.call_at), dict(prev.result_at)
+    else:
+        call_at = {k: i for k, i in prev.call_at.items() if i < first}
+        result_at = {k: i for k, i in prev.result_at.items() if i < first}
     estimated, measured, category = list(prev.estimated[:first]), list(prev.measured[:first]), list(prev.category[:first])
     by_cat = dict(prev.categories)
     for i in updated:
@@ -182,6 +186,7 @@ class Live:
         self.updates = 0
         self.last_change: Change | None = None
         self.last_applied: float | None = None  # perf_counter when the last change reached the widgets
+        self.exact_for = None  # the session the exact figures on screen belong to (else they are provisional)
         self._lock = threading.Lock()
         self._dirty = False
         self._exact_running = False
@@ -285,6 +290,7 @@ class Live:
         elif isinstance(message, ExactFigures):
             if message.figures.session is self.screen.session:  # else a newer change is on screen: wait for it
                 self.screen._figures(FiguresReady(message.figures))
+                self.exact_for = message.figures.session
                 self._show_status()
         elif isinstance(message, WatchFailed):
             self.screen.notify(visible(message.error), title="Follow", severity="warning", timeout=6, markup=False)
@@ -298,6 +304,7 @@ class Live:
         prev = screen.figures
         lst = screen.query_one(MessageList)
         at_bottom = self.at_bottom(lst)
+        before = len(lst.rows)
         session = change.session
         screen.session = session
         self.updates += 1
@@ -311,7 +318,6 @@ class Live:
             if prev is not None:
                 screen._figures(FiguresReady(provisional(prev, session, 0, [])))
         else:
-            before = len(lst.rows)
             figures = provisional(prev, session, change.first_new, change.updated)
             screen.figures = figures
             if change.updated:
@@ -320,9 +326,9 @@ class Live:
             screen.query_one(ContextBar).show(figures)
             screen.query_one(Timeline).show(figures)
             screen._update_title()
-            if not at_bottom:
-                self.new_rows += len(lst.rows) - before
-        if at_bottom and self.following:
+        if not at_bottom:
+            self.new_rows += max(0, len(lst.rows) - before)
+        elif self.following:
             lst.action_last()
             self.new_rows = 0
         self.last_applied = time.perf_counter()

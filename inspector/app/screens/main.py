@@ -21,6 +21,7 @@ from textual.widgets import Footer, Input, Label, ProgressBar, Static, TabbedCon
 from textual.worker import get_current_worker
 
 from inspector.app.figures import Figures, Settings, compute
+from inspector.app.follow import Live, LiveMessage, LiveStatus
 from inspector.app.messages import FiguresReady, LoadFailed, Loaded, LoadProgress
 from inspector.app.text import human, plain, visible
 from inspector.app.widgets.context_bar import ContextBar
@@ -53,10 +54,13 @@ class MainScreen(Screen):
         Binding("W", "warnings", "Warnings", show=False, id="main.warnings"),
         Binding("O", "open_other", "Open…", show=False, id="main.open"),
         Binding("c", "workbench", "Compaction", id="main.workbench"),
+        Binding("f", "toggle_follow", "Follow", id="main.follow"),
     ]
 
-    def __init__(self, path: str | os.PathLike[str] | None = None, *, session: Session | None = None) -> None:
+    def __init__(self, path: str | os.PathLike[str] | None = None, *, session: Session | None = None,
+                 follow: bool = False) -> None:
         super().__init__()
+        self.live = Live(self, follow)
         self.path = Path(path) if path is not None else None
         self.session: Session | None = session
         self.figures: Figures | None = None
@@ -87,12 +91,14 @@ class MainScreen(Screen):
             with TabPane("3 Timeline", id="timeline"):
                 yield Timeline(id="timeline-view")
         yield SettingsPanel(self.settings, id="settings")
+        yield LiveStatus("", id="live")
         yield Static("", id="status")
         yield Footer()
 
     def on_mount(self) -> None:
         self.query_one("#filter").display = False
         self.query_one("#settings").display = False
+        self.query_one(LiveStatus).display = False
         self.query_one(MessageList).focus()
         if self.session is not None:
             self.query_one("#loading").display = False
@@ -104,8 +110,6 @@ class MainScreen(Screen):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="load")
     def load(self) -> None:
-        from inspector.core.formats import load
-
         worker = get_current_worker()
         start = time.perf_counter()
 
@@ -116,7 +120,7 @@ class MainScreen(Screen):
 
         try:
             assert self.path is not None
-            session = load(self.path, progress=progress)
+            session = self.live.open(self.path, progress)  # through a Follower: following reads only appends
             self.post_message(Loaded(session, time.perf_counter() - start))
             if not worker.is_cancelled:
                 self.post_message(FiguresReady(compute(session, self.settings)))
@@ -146,6 +150,7 @@ class MainScreen(Screen):
         self.query_one("#loading-label", Label).update(
             f"Read {len(event.session.messages):,} messages in {event.seconds:.1f} s; computing figures…")
         self.query_one(ProgressBar).update(total=100, progress=100)
+        self.live.loaded()
         if event.session.warnings:
             w = event.session.warnings
             self.notify(f"{len(w)} warning(s) while loading; first: line {w[0].line}: {visible(w[0].message)[:200]}"
@@ -154,7 +159,7 @@ class MainScreen(Screen):
     @on(FiguresReady)
     def _figures(self, event: FiguresReady) -> None:
         f = event.figures
-        first = self.figures is None or self.figures.session is not f.session
+        first = self.figures is None or self.figures.session.source != f.session.source  # another file: to its end
         self.figures = f
         self.query_one("#loading").display = False
         self.query_one(ContextBar).show(f)
@@ -294,6 +299,13 @@ class MainScreen(Screen):
                  for w in s.warnings[:20]]
         more = f"\n… and {len(s.warnings) - 20} more" if len(s.warnings) > 20 else ""
         self.notify("\n".join(lines) + more, title=f"{len(s.warnings)} load warning(s)", timeout=20, markup=False)
+
+    @on(LiveMessage)
+    def _live(self, event: LiveMessage) -> None:
+        self.live.handle(event)
+
+    def action_toggle_follow(self) -> None:
+        self.live.toggle()
 
     def action_open_other(self) -> None:
         self.app.action_pick()  # type: ignore[attr-defined]

@@ -1,0 +1,186 @@
+"""Follow mode in the app: a writer appends to the session file while the app runs under Pilot.
+
+Every wait is bounded polling of app state (never a fixed sleep standing in for a condition)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from inspector.app import make_app
+from inspector.app.figures import compute
+from inspector.app.follow import LiveStatus
+from inspector.app.screens.main import MainScreen
+from inspector.app.widgets.context_bar import ContextBar
+from inspector.app.widgets.message_list import MessageList
+from inspector.app.widgets.timeline import Timeline
+from inspector.core.formats import load
+
+from conftest import CORPUS
+
+LINES = (CORPUS / "claude-code-manual-compact.jsonl").read_bytes().splitlines(keepends=True)
+BOUNDARY = next(i for i, ln in enumerate(LINES) if b'"compact_boundary"' in ln)
+SIZE = (140, 40)
+
+
+async def until(pilot, condition, what: str, timeout: float = 20.0) -> None:
+    """Poll `condition()` between short pauses, failing after `timeout` seconds of app time."""
+    for _ in range(int(timeout / 0.02)):
+        if condition():
+            return
+        await pilot.pause(0.02)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def settled(screen: MainScreen) -> bool:
+    """The app shows the follower's latest session with its exact figures."""
+    live = screen.live
+    return (live.follower is not None and screen.session is not None and live.follower.session is screen.session
+            and screen.figures is not None and screen.figures.session is screen.session
+            and live.exact_for is screen.session)
+
+
+async def opened(app, pilot) -> MainScreen:
+    await until(pilot, lambda: isinstance(app.screen, MainScreen) and app.screen.figures is not None, "the load")
+    return app.screen
+
+
+def write(path: Path, data: bytes) -> None:
+    with open(path, "ab") as f:
+        f.write(data)
+
+
+def assert_rows_once_in_order(screen: MainScreen) -> None:
+    lst = screen.query_one(MessageList)
+    n = len(screen.session.messages)
+    assert [r for r in lst.rows if r >= 0] == list(range(n))
+    assert [-1 - r for r in lst.rows if r < 0] == list(range(len(screen.session.compactions)))
+
+
+def assert_matches_fresh_load(screen: MainScreen, path: Path) -> None:
+    fresh = compute(load(path), screen.settings)
+    f = screen.figures
+    assert f.session.messages == fresh.session.messages
+    assert f.window == fresh.window
+    assert f.categories == fresh.categories
+    assert f.estimated == fresh.estimated and f.measured == fresh.measured and f.cumulative == fresh.cumulative
+    assert f.requests == fresh.requests
+
+
+async def test_chunks_split_mid_line_a_compaction_and_a_burst_show_every_message_once(tmp_path):
+    path = tmp_path / "live.jsonl"
+    path.write_bytes(b"".join(LINES[:300]))
+    app = make_app(path, follow=True, home=False)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await opened(app, pilot)
+        lst = screen.query_one(MessageList)
+        follower = screen.live.follower
+
+        def read_up_to(n: int) -> bool:
+            return settled(screen) and follower.pending() == 0 and len(follower._index) == n  # noqa: SLF001
+
+        # 1. a burst of 1,000 lines in one write
+        write(path, b"".join(LINES[300:1300]))
+        await until(pilot, lambda: read_up_to(1300), "the burst")
+        assert_rows_once_in_order(screen)
+        assert lst.cursor == len(lst.rows) - 1  # follow mode kept the list at the bottom
+        # 2. lines split mid-way, a few kB at a time, across the compaction boundary
+        data = b"".join(LINES[1300:BOUNDARY + 30])
+        step = len(data) // 23 + 1
+        for pos in range(0, len(data), step):
+            write(path, data[pos:pos + step])
+            await pilot.pause(0.01)
+        await until(pilot, lambda: read_up_to(BOUNDARY + 30), "the compaction")
+        assert len(screen.session.compactions) == 1
+        assert_rows_once_in_order(screen)
+        separator = next(row for row, r in enumerate(lst.rows) if r < 0)
+        assert lst.rows[separator + 1] == screen.session.compactions[0].index  # the boundary sits before the summary
+        # 3. the rest, one line per write
+        for line in LINES[BOUNDARY + 30:]:
+            write(path, line)
+        await until(pilot, lambda: read_up_to(len(LINES)), "the last line")
+        assert_rows_once_in_order(screen)
+        assert_matches_fresh_load(screen, path)
+        assert screen.query_one(ContextBar).figures is screen.figures
+        assert screen.query_one(Timeline).figures is screen.figures
+        assert lst.cursor == len(lst.rows) - 1
+
+
+async def test_scrolled_away_the_list_stays_and_counts_new_rows_until_end(tmp_path):
+    path = tmp_path / "live.jsonl"
+    path.write_bytes(b"".join(LINES[:300]))
+    app = make_app(path, follow=True, home=False)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await opened(app, pilot)
+        lst = screen.query_one(MessageList)
+        await until(pilot, lambda: lst.cursor == len(lst.rows) - 1 and screen.live.updates == 0, "the bottom")
+        await pilot.press("home")
+        assert lst.cursor == 0
+        before = len(lst.rows)
+        write(path, b"".join(LINES[300:360]))
+        await until(pilot, lambda: len(lst.rows) > before, "the new rows")
+        assert lst.cursor == 0  # the user's place is kept
+        status = screen.query_one(LiveStatus)
+        assert screen.live.new_rows == len(lst.rows) - before
+        assert f"{screen.live.new_rows} new" in str(status.render())
+        await pilot.press("end")
+        assert lst.cursor == len(lst.rows) - 1 and screen.live.new_rows == 0
+        assert " new" not in str(status.render())
+        before = len(lst.rows)
+        write(path, b"".join(LINES[360:500]))
+        await until(pilot, lambda: len(lst.rows) > before and lst.cursor == len(lst.rows) - 1, "following again")
+
+
+async def test_follow_toggle_pauses_and_catches_up_and_is_a_bound_key(tmp_path):
+    path = tmp_path / "live.jsonl"
+    path.write_bytes(b"".join(LINES[:300]))
+    app = make_app(path, home=False)  # not following: the key turns it on
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await opened(app, pilot)
+        assert any(b.id == "main.follow" and b.key == "f" for b in MainScreen.BINDINGS)
+        n = len(screen.session.messages)
+        write(path, b"".join(LINES[300:340]))
+        await pilot.pause(0.2)  # nothing should happen: not following (this pause proves an absence)
+        assert len(screen.session.messages) == n
+        await pilot.press("f")
+        await until(pilot, lambda: len(screen.session.messages) > n and settled(screen), "catching up")
+        assert "following" in str(screen.query_one(LiveStatus).render())
+        await pilot.press("f")
+        assert not screen.live.following and "paused" in str(screen.query_one(LiveStatus).render())
+        assert_matches_fresh_load(screen, path)
+
+
+async def test_truncated_file_is_reloaded_with_a_notice(tmp_path):
+    path = tmp_path / "live.jsonl"
+    path.write_bytes(b"".join(LINES[:400]))
+    app = make_app(path, follow=True, home=False)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await opened(app, pilot)
+        path.write_bytes(b"".join(LINES[:120]))
+        await until(pilot, lambda: screen.live.updates and settled(screen)
+                    and len(screen.session.messages) == len(load(path).messages), "the reload")
+        assert any("truncated" in str(n.message) for n in app._notifications)  # noqa: SLF001
+        assert_rows_once_in_order(screen)
+        assert_matches_fresh_load(screen, path)
+
+
+async def test_follow_a_project_directory_moves_to_a_new_session_with_a_notice(tmp_path):
+    old = tmp_path / "1111.jsonl"
+    old.write_bytes(b"".join(LINES[:200]))
+    app = make_app(tmp_path, follow=True, home=False)  # a directory with --follow: its newest session, no picker
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await opened(app, pilot)
+        assert screen.live.follower.path == old
+        new = tmp_path / "2222.jsonl"
+        new.write_bytes(b"".join(LINES[:80]))
+        os.utime(new)
+        await until(pilot, lambda: screen.live.follower.path == new and settled(screen), "the switch")
+        assert any("2222.jsonl" in str(n.message) for n in app._notifications)  # noqa: SLF001
+        assert_matches_fresh_load(screen, new)
+
+
+def test_follow_flag_needs_a_path(capsys):
+    from inspector.cli import main
+
+    assert main(["--follow"]) == 2
+    assert "--follow needs a PATH" in capsys.readouterr().err
