@@ -47,8 +47,8 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         report = add_token_keys(report_dict(session), accounting, info)
         report["what_if"] = what_if.to_dict()
-        json.dump(report, sys.stdout, ensure_ascii=True, separators=(",", ":"))
-        sys.stdout.write("\n")
+        # dumps, not dump: dump streams through the pure-Python encoder, one write per token (0.5 s on 100 MB)
+        sys.stdout.write(json.dumps(report, ensure_ascii=True, separators=(",", ":")) + "\n")
     else:
         sys.stdout.write(report_text(session))
         sys.stdout.write(token_text(accounting, info, safe, getattr(args, "messages", False)))
