@@ -8,6 +8,9 @@ from functools import partial
 from typing import Callable
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
+from textual.markup import escape
+
+from inspector.app.text import visible
 
 Command = tuple[str, Callable[[], object], str]
 
@@ -54,13 +57,16 @@ class InspectorCommands(Provider):
     def _set(screen, **changes: object) -> None:
         screen.set_settings(replace(screen.settings, **changes))
 
+    # The palette reads a command's name as markup, and names hold the session's tool names: escape them, or a tool
+    # named "[@click=app.quit]" would be a live action.
     async def discover(self) -> Hits:
         for name, callback, help_text in self._commands():
-            yield DiscoveryHit(name, callback, help=help_text or None)
+            yield DiscoveryHit(escape(visible(name)), callback, text=name, help=help_text or None)
 
     async def search(self, query: str) -> Hits:
         matcher = self.matcher(query)
         for name, callback, help_text in self._commands():
             score = matcher.match(name)
             if score > 0:
-                yield Hit(score, matcher.highlight(name), callback, help=help_text or None)
+                yield Hit(score, matcher.highlight(escape(visible(name))), callback, text=name,
+                          help=help_text or None)

@@ -10,8 +10,9 @@ import re
 
 from rich.text import Text
 
-# C0 controls except tab and newline, DEL, and C1 controls (0x80-0x9f, which some terminals treat as CSI etc.).
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\x80-\x9f]")
+# C0 controls except tab and newline, DEL, C1 controls (0x80-0x9f, which some terminals treat as CSI etc.), and
+# lone surrogates (a JSON escape like "\ud800" makes one; no terminal encoding can write it).
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\x80-\x9f\ud800-\udfff]")
 
 
 def _visible(match: re.Match[str]) -> str:
@@ -20,6 +21,8 @@ def _visible(match: re.Match[str]) -> str:
         return chr(0x2400 + c)  # the Unicode "control pictures" block: ESC -> ␛
     if c == 0x7F:
         return "\u2421"
+    if c >= 0xD800:
+        return "\ufffd"
     return f"\\x{c:02x}"
 
 

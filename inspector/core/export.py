@@ -66,7 +66,8 @@ def _write_atomic(target: Path, lines: Iterable[dict[str, Any]]) -> None:
     except OSError as exc:
         raise LoadError(f"{target}: cannot write ({exc.strerror or exc})") from None
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
+        # backslashreplace writes a lone surrogate (from a "\ud800" escape in the input) as that same JSON escape
+        with os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace", newline="\n") as f:
             for line in lines:
                 f.write(json.dumps(line, ensure_ascii=False, separators=(",", ":"), default=str))
                 f.write("\n")

@@ -10,7 +10,8 @@ from typing import Any
 
 from inspector.core.model import Session
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# C0/C1 controls but tab and newline, and lone surrogates (valid JSON escapes no terminal encoding can write).
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
 
 
 def report_dict(session: Session) -> dict[str, Any]:
@@ -31,7 +32,8 @@ def report_dict(session: Session) -> dict[str, Any]:
 
 
 def safe(text: object) -> str:
-    """Session-provided text made inert for a terminal: control characters (escape sequences) shown as `?`."""
+    """Session-provided text made inert for a terminal: control characters (escape sequences) and lone
+    surrogates shown as `?`."""
     return _CONTROL.sub("?", str(text))
 
 

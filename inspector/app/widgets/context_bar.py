@@ -7,7 +7,7 @@ from rich.text import Text
 from textual.widget import Widget
 
 from inspector.app.figures import Figures
-from inspector.app.text import human
+from inspector.app.text import human, visible
 
 PALETTE = ["#5f87d7", "#af87d7", "#5fd75f", "#5fd7d7", "#87afaf", "#d7d75f", "#ffaf5f", "#d78700", "#d75f5f",
            "#d7875f", "#ff87af", "#87d7af", "#afaf87", "#8787af"]
@@ -104,7 +104,8 @@ class ContextBar(Widget):
         return text
 
     def _legend(self, f: Figures, width: int) -> Text:
-        parts = [(colour(name, n), f"{name} {human(t)}") for n, (name, t) in enumerate(f.categories) if t > 0]
+        parts = [(colour(name, n), f"{visible(name)} {human(t)}")  # names hold tool names: session text
+                 for n, (name, t) in enumerate(f.categories) if t > 0]
         parts.append(("#3a3a3a", f"free {human(max(0, f.window.free))}"))
         if f.window.reserve:
             parts.append(("#875f5f", f"reserved {human(f.window.reserve)}"))

@@ -103,7 +103,8 @@ class DetailView(ScrollView, can_focus=True, inherit_bindings=False):
             self.show_message(*self._what)
 
     def _set(self, lines: list[Line]) -> None:
-        self.lines = lines
+        # Headers hold session text too (timestamps, models, tool names and ids, triggers): one choke point.
+        self.lines = [(visible(text).replace("\t", " ").replace("\n", " "), style) for text, style in lines]
         self._wrapped_width = -1
         self._rewrap()
         self.refresh()

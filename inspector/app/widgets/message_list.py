@@ -22,7 +22,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from inspector.app.figures import Figures
-from inspector.app.text import human, one_line
+from inspector.app.text import human, one_line, visible
 from inspector.core.model import Message
 
 KIND_LABEL = {"prompt": "user", "assistant": "assistant", "tool_result": "tool result", "meta": "meta",
@@ -361,7 +361,7 @@ class MessageList(ScrollView, can_focus=True, inherit_bindings=False):
         cursor = self.get_component_rich_style("message-list--cursor") if is_cursor else None
         if r < 0:
             c = f.session.compactions[-1 - r]
-            label = f" {c.kind} ({c.trigger or 'unknown trigger'})"
+            label = f" {c.kind} ({visible(c.trigger or 'unknown trigger')})"
             if c.pre_tokens:
                 label += f" · {c.pre_tokens:,} tokens before"
             if c.tokens_saved:
@@ -371,11 +371,11 @@ class MessageList(ScrollView, can_focus=True, inherit_bindings=False):
             return Strip([Segment(text, style + cursor if cursor else style)], width)
         m = f.session.messages[r]
         w = self._index_width()
-        time = (m.timestamp or "")[11:19]
+        time = visible((m.timestamp or "")[11:19])  # timestamps and tool names are session text too
         tools = m.tool_names
         if not tools and m.kind == "tool_result":
             tools = [self._tool_of_result(m)]
-        tool = ",".join(t for t in tools if t)[:12]
+        tool = visible(",".join(t for t in tools if t))[:12]
         measured = f.measured[r]
         size = f.size(r)
         orphan = r in f.orphans

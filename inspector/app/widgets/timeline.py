@@ -7,7 +7,7 @@ from rich.text import Text
 from textual.widget import Widget
 
 from inspector.app.figures import Figures, forecast
-from inspector.app.text import human
+from inspector.app.text import human, visible
 
 EIGHTHS = " ▁▂▃▄▅▆▇█"
 LINES = (("blocking", "red"), ("autocompact", "#ff8700"), ("warning", "yellow"))
@@ -57,7 +57,7 @@ class Timeline(Widget):
                     line.append(self._threshold(f, lo, hi))
             grid.append(line)
         axis = Text("       └" + "─" * width, style="dim")
-        first, last = points[0].timestamp or "", points[-1].timestamp or ""
+        first, last = visible(points[0].timestamp or ""), visible(points[-1].timestamp or "")  # session text
         span = Text(f"        request 1 {first[:16].replace('T', ' ')}".ljust(width - 10) +
                     f"request {len(points)} {last[11:16]}".rjust(10), style="dim")
         return Text("\n").join([*grid, axis, span, self._legend(f), self._forecast(f)])

@@ -55,7 +55,7 @@ class SessionWriter:
         self.path = path
         path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-        self._file = os.fdopen(fd, "a", encoding="utf-8")
+        self._file = os.fdopen(fd, "a", encoding="utf-8", errors="backslashreplace")  # lone surrogates as \udXXX
         if previous is None:
             for line in session_lines(session):
                 self._write(line)
