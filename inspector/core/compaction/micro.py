@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from inspector.core.compaction.plan import (Estimates, Fate, Plan, estimate_context, estimates_for,
+from inspector.core.compaction.plan import (Changes, Estimates, Fate, Plan, estimate_context, estimates_for,
                                             microcompact_plan, paused_gc)
 from inspector.core.estimators import Estimator
 from inspector.core.model import Block, Message, Session
@@ -85,21 +85,10 @@ def snip_text(text: str, max_chars: int) -> str | None:
     return snipped if len(snipped) < len(text) else None
 
 
-def _edited(m: Message, blocks: dict[int, Block]) -> Message:
-    new = [blocks.get(j, b) for j, b in enumerate(m.blocks)] if len(m.blocks) > 1 else [blocks[0]]
-    return Message(m.role, m.kind, new, m.uuid, m.parent_uuid, m.lines, m.offset, m.timestamp, m.model,
-                   m.response_id)
-
-
-Changes = dict[int, dict[int, Block]]  # message index -> block index -> new block
-
-
 def _plan(strategy: str, session: Session, settings: object, estimates: Estimates, changes: Changes, fate: Fate,
           protected_from: int, cleared: list[str], what: str, tokens: list[int] | None = None, note: str = "") -> Plan:
-    messages = session.messages
-    replacements = {i: (_edited(messages[i], blocks), f"{len(blocks)} {what}") for i, blocks in changes.items()}
-    return microcompact_plan(strategy, session, settings, estimates, replacements, fate, protected_from,
-                             tuple(cleared), tokens, note)
+    return microcompact_plan(strategy, session, settings, estimates, changes, fate, protected_from, tuple(cleared),
+                             what, tokens, note)
 
 
 @paused_gc()
@@ -135,15 +124,16 @@ def plan_clear(session: Session, settings: ClearSettings = ClearSettings(),
     est = estimates_for(estimates)
     messages = session.messages
     start = session.context_start
-    names = tool_names(messages[start:])
     wanted = set(settings.tools)
+    wanted_ids: set[str | None] = set()  # the uses of wanted tools seen so far (a use precedes its result)
     eligible: list[tuple[int, int, Block]] = []
     for i in range(start, len(messages)):
         for j, b in enumerate(messages[i].blocks):
-            if b.type != "tool_result" or names.get(b.tool_id or "") not in wanted:
-                continue
-            if b.content or b.text != CLEARED_MARKER:  # not cleared already
-                eligible.append((i, j, b))
+            if b.type == "tool_use":
+                if b.tool_name in wanted and b.tool_id:
+                    wanted_ids.add(b.tool_id)
+            elif b.type == "tool_result" and b.tool_id in wanted_ids and (b.content or b.text != CLEARED_MARKER):
+                eligible.append((i, j, b))  # (a result already holding the marker is not counted)
     keep = max(settings.keep_recent, 0)
     to_clear = eligible[: len(eligible) - keep] if keep else eligible
     protected = eligible[len(to_clear)][0] + 1 if len(to_clear) < len(eligible) else len(messages)

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
 from inspector.core.estimators import Estimator, get_estimator
-from inspector.core.model import Compaction, Message, Session
+from inspector.core.model import Block, Compaction, Message, Session
 
 if TYPE_CHECKING:
     from inspector.core.compaction.summary import SummaryState
@@ -188,26 +188,32 @@ def estimate_context(session: Session, estimates: Estimates) -> list[int]:
     return [message(m) for m in session.messages[session.context_start:]]
 
 
-def microcompact_plan(strategy: str, session: Session, settings: object, estimates: Estimates,
-                      replacements: dict[int, tuple[Message, str]], fate: Fate, protected_from: int,
-                      cleared: tuple[str, ...], tokens: list[int] | None = None, note: str = "") -> Plan:
-    """A plan that replaces some context messages in place (snip, clear, clear_tool_uses).
+Changes = dict[int, dict[int, Block]]  # session index of a message -> index of a block in it -> its new block
 
-    `replacements` maps a session index to its new message and a note for its row. A replacement that would not save
-    tokens is dropped, so a microcompaction plan never adds tokens whatever the estimator.
+
+def microcompact_plan(strategy: str, session: Session, settings: object, estimates: Estimates, changes: Changes,
+                      fate: Fate, protected_from: int, cleared: tuple[str, ...], what: str,
+                      tokens: list[int] | None = None, note: str = "") -> Plan:
+    """A plan that edits blocks of some context messages in place (snip, clear, clear_tool_uses).
+
+    `changes` gives the new blocks per message; each row's note counts them (`what` names them). An edit that would
+    not save tokens is dropped, so a microcompaction plan never adds tokens whatever the estimator.
     """
     tokens = estimate_context(session, estimates) if tokens is None else tokens
     start, messages, estimate = session.context_start, session.messages, estimates.estimator.message
     edits: dict[int, Row] = {}
     dropped: set[str | None] = set()
-    for i, (new, row_note) in replacements.items():
+    for i, blocks in changes.items():
         m = messages[i]
+        new_blocks = [blocks.get(j, b) for j, b in enumerate(m.blocks)] if len(m.blocks) > 1 else [blocks[0]]
+        new = Message(m.role, m.kind, new_blocks, m.uuid, m.parent_uuid, m.lines, m.offset, m.timestamp, m.model,
+                      m.response_id)  # field by field: dataclasses.replace costs several times more
         before = tokens[i - start]
         after = estimate(new)  # not cached: a plan's new messages only enter the cache when applied
         if after < before or (after == before and _shorter(new, m)):
-            edits[i] = Row(fate, i, i, m.role, m.kind, before, after, new, row_note)
+            edits[i] = Row(fate, i, i, m.role, m.kind, before, after, new, f"{len(blocks)} {what}")
         else:
-            dropped.update(b.tool_id for b in new.blocks)
+            dropped.update(b.tool_id for b in blocks.values())
     if dropped:
         cleared = tuple(t for t in cleared if t not in dropped)
     if any(a > b for a, b in zip(edits, list(edits)[1:])):
