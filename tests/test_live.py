@@ -206,3 +206,54 @@ def test_bytes_read_per_update_are_the_bytes_appended(tmp_path):
     follower.update()
     assert follower.reads == nxt - cut
     assert follower.update().empty and follower.reads == 0
+
+
+def _tiles():
+    import importlib.util
+
+    from conftest import ROOT
+
+    spec = importlib.util.spec_from_file_location("gen", ROOT / "benchmarks" / "generate_large_session.py")
+    gen = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gen)
+    corpus = COMPACT.read_bytes().splitlines()
+
+    def tile(t: int, parent: str | None) -> tuple[list[bytes], str]:
+        """Corpus tile `t` with fresh ids, chained onto `parent`, and its last uuid."""
+        out = []
+        for raw in corpus:
+            line = gen.fresh_ids(raw, t)
+            if parent and b'"parentUuid":null' in line and b"compact_boundary" not in line:
+                line = line.replace(b'"parentUuid":null', b'"parentUuid":"%s"' % parent.encode(), 1)
+            out.append(line + b"\n")
+        last = [gen.UUID.search(x) for x in out[-40:]]
+        return out, [m.group().decode() for m in last if m][-1]
+    return tile
+
+
+@pytest.mark.parametrize("appended", [40, 400])
+def test_claude_code_append_work_does_not_grow_with_the_session(tmp_path, appended):
+    """The same appended lines cost the same build steps after 1 tile of history as after 5 (5x the entries)."""
+    tile = _tiles()
+    steps = {}
+    for n in (1, 5):
+        path = tmp_path / f"s{n}.jsonl"
+        parent = None
+        with open(path, "wb") as f:
+            for t in range(n):
+                lines, parent = tile(t, parent)
+                f.write(b"".join(lines))
+        follower = Follower(path)
+        follower.open()
+        lines, _ = tile(n, parent)
+        modes, total = [], 0
+        for line in lines[:appended]:
+            append(path, line)
+            follower.update()
+            mode, work = follower._loader.last_build  # noqa: SLF001
+            modes.append(mode)
+            total += work if mode == "extended" else 0
+        steps[n] = total
+        assert "full" not in modes  # every appended line extended the branch
+        same_as_fresh(follower.session, path)
+    assert steps[1] == steps[5], steps

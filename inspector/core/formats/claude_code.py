@@ -14,7 +14,7 @@ entries are another window and stay out of the main one.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from inspector.core.formats.blocks import as_int, blocks_from_content, opt_int, opt_str, replace_results
@@ -85,6 +85,9 @@ class ClaudeCodeLoader:
         self.version: str | None = None
         self.duplicates = 0
         self._unknown: dict[str, list[int]] = {}  # type -> [count, first line]
+        self._branch: _Branch | None = None  # the last build's branch, extended by the next build when it can be
+        self.last_build: tuple[str, int] = ("full", 0)  # ("full", entries) or ("extended", steps): a work counter
+        self._steps = 0
 
     def warn(self, line: int | None, message: str) -> None:
         self.warnings.append(LoadWarning(line, message))
@@ -186,22 +189,88 @@ class ClaudeCodeLoader:
         return None
 
     def build(self) -> Session:
-        """The Session as of the lines fed so far."""
+        """The Session as of the lines fed so far. When the lines fed since the last build only extend its active
+        branch (a live file growing), the work is proportional to them; anything else (a rewind, a parent that
+        arrived late, an old piece pulled in) rebuilds the branch from scratch. `last_build` says which it was."""
         graph = self.main if self.main.tip is not None else self.side
+        branch = self._branch
+        added = self._extension(branch) if branch is not None and branch.graph is graph else None
+        if branch is None or added is None:
+            branch = self._branch = _Branch(graph)
+            added = branch.walk()
+            self.last_build = ("full", len(graph.order))
+        else:
+            self.last_build = ("extended", self._steps)
+        branch.seen = len(graph.order)
         session = Session(source=self.source, format="claude-code", cwd=self.cwd, session_id=self.session_id,
                           version=self.version, subagents=list(self.subagents))
         session.warnings = list(self.warnings)
         for kind, (count, first) in self._unknown.items():
             times = f"{count} entries" if count > 1 else "1 entry"
             session.warnings.append(LoadWarning(first, f"skipped {times} of unknown type {kind!r}"))
-        selected = self._active_branch(graph, session.warnings)
-        _assemble(session, selected)
+        session.warnings.extend(branch.warnings)
+        for rec in added:
+            branch.assembler.add(rec)
+        branch.assembler.publish(session)
         return session
 
-    def _active_branch(self, graph: _Graph, warnings: list[LoadWarning]) -> list[_Record]:
+    def _extension(self, branch: _Branch) -> list[_Record] | None:
+        """The records the new entries add to the last build's branch, in file order; None when the new entries
+        do anything but extend it (then only a full walk gets the branch right)."""
+        graph = branch.graph
+        new = graph.order[branch.seen:]
+        if any(u in branch.missing for u in new):
+            return None  # a parent the last walk missed has arrived: the branch may run differently now
+        walked: list[_Record] = []  # from the newest message back to where it joins the branch's path
+        cur, visited = graph.tip, set()
+        while cur not in branch.path_pos:
+            node = graph.nodes.get(cur) if cur is not None and cur not in visited else None
+            if node is None:
+                return None  # a root, a cycle or a gap before joining the branch: not an extension
+            visited.add(cur)
+            parent, seq = node
+            rec = graph.records.get(cur)
+            if rec is not None:
+                if seq < branch.seen and cur not in branch.selected:
+                    return None  # an older record off the branch joins it: a rewind, or a piece linked late
+                walked.append(rec)
+                if parent is None and rec.logical_parent:
+                    parent = rec.logical_parent
+            cur = parent
+        assert cur is not None
+        self._steps = len(visited) + len(new)
+        return branch.extend(cur, walked[::-1], [graph.records[u] for u in new if u in graph.records])
+
+
+MAX_DROPPED = 64  # path records a new entry may leave behind (parallel tool results) before a full walk is cheaper
+
+
+class _Branch:
+    """The active branch of one graph as built so far, with what extending it needs: its path (root to newest
+    message), the responses and tool calls on it, the loose records (off it) that a later entry could pull in, and
+    the assembler."""
+
+    def __init__(self, graph: _Graph) -> None:
+        self.graph = graph
+        self.seen = 0  # entries of graph.order covered
+        self.path: list[str] = []  # records on the path, root first
+        self.path_pos: dict[str, int] = {}
+        self.response_first: dict[str, int] = {}  # response id -> first path position holding it
+        self.selected: set[str] = set()
+        self.responses: set[str] = set()
+        self.open_ids: set[str] = set()  # tool calls on the branch still unanswered
+        self.pulled: set[str] = set()  # tool ids answered by results pulled in from off the path
+        self.loose_responses: set[str] = set()  # response ids of assistant records off the branch
+        self.loose_results: set[str] = set()  # tool ids answered by tool_result records off the branch
+        self.missing: set[str] = set()  # parents the walk looked for and did not find
+        self.warnings: list[LoadWarning] = []
+        self.assembler = _Assembler()
+
+    def walk(self) -> list[_Record]:
         """Records on the path from the newest message back to a root, plus the pieces of its responses that
         Claude Code links off the path (parallel tool calls), in file order."""
-        selected: dict[str, _Record] = {}
+        graph = self.graph
+        walked: list[_Record] = []
         visited: set[str] = set()
         cur: str | None = graph.tip
         child_seq: int | None = None
@@ -209,6 +278,7 @@ class ClaudeCodeLoader:
         while cur is not None and cur not in visited:
             node = graph.nodes.get(cur)
             if node is None:  # a parent we never saw (a corrupt or removed line): go on from the line before
+                self.missing.add(cur)
                 if not child_seq:
                     break
                 gaps += 1
@@ -221,92 +291,189 @@ class ClaudeCodeLoader:
             parent, child_seq = node
             rec = graph.records.get(cur)
             if rec is not None:
-                selected[cur] = rec
+                walked.append(rec)
                 if parent is None and rec.logical_parent:
                     parent = rec.logical_parent
             cur = parent
         if cur in visited:  # the walk came back to an entry it had passed: the parentUuid links form a cycle
             rec = graph.records.get(cur)
-            warnings.append(LoadWarning(rec.line if rec else None, "parentUuid links form a cycle; the branch "
-                                                                   "stops where it repeats"))
+            self.warnings.append(LoadWarning(rec.line if rec else None, "parentUuid links form a cycle; the "
+                                                                        "branch stops where it repeats"))
         if gaps:
             line = first_gap.line if first_gap is not None else None
-            warnings.append(LoadWarning(line, f"{gaps} entr{'y points' if gaps == 1 else 'ies point'} to a parent "
-                                              "not in this file (a corrupt line, or a partial copy); "
-                                              "followed file order across the gap"))
+            self.warnings.append(LoadWarning(line, f"{gaps} entr{'y points' if gaps == 1 else 'ies point'} to a "
+                                                   "parent not in this file (a corrupt line, or a partial copy); "
+                                                   "followed file order across the gap"))
+        on_path = {r.uuid for r in walked}
+        self._lay(walked[::-1])
+        selected = self._select({r.uuid: r for r in walked}, [r for u, r in graph.records.items() if u not in on_path])
+        assert selected is not None  # nothing is old to a first walk
+        return selected
+
+    def extend(self, join: str, walked: list[_Record], news: list[_Record]) -> list[_Record] | None:
+        """The path now runs through `join` (on it already) then `walked` (root first): the records this adds, in
+        file order, or None when the result would differ from a full walk's."""
+        pos = self.path_pos[join]
+        dropped = self.path[pos + 1:]
+        if len(dropped) > MAX_DROPPED:
+            return None
+        responses = {r.response_id for r in walked if r.kind == "assistant" and r.response_id}
+        ids: set[str] = set()
+        for u in dropped:  # left behind by the path: a full walk still pulls them in, or this is a rewind
+            rec = self.graph.records[u]
+            rid = rec.response_id
+            if rec.kind == "assistant" and rid and (rid in responses or self.response_first.get(rid, pos + 1) <= pos):
+                continue
+            if rec.kind != "user" or rec.msg_kind != "tool_result":
+                return None
+            ids.update(b.tool_id for b in rec.blocks if b.type == "tool_result")
+        if ids & self.loose_results:
+            return None
+        for u in dropped:
+            del self.path_pos[u]
+            rid = self.graph.records[u].response_id
+            if rid and self.response_first.get(rid, -1) > pos:
+                del self.response_first[rid]
+        del self.path[pos + 1:]
+        self._lay(walked)
+        fresh = {r.uuid: r for r in walked if r.uuid not in self.selected}
+        selected = self._select(fresh, [r for r in news if r.uuid not in fresh], ids)
+        self.pulled |= ids
+        return selected
+
+    def _lay(self, records: list[_Record]) -> None:
+        """Append `records` (root first) to the path."""
+        for rec in records:
+            if rec.kind == "assistant" and rec.response_id:
+                self.response_first.setdefault(rec.response_id, len(self.path))
+            self.path_pos[rec.uuid] = len(self.path)
+            self.path.append(rec.uuid)
+
+    def _select(self, path: dict[str, _Record], others: list[_Record],
+                left: set[str] = frozenset()) -> list[_Record] | None:  # type: ignore[assignment]
+        """Add `path` (new records on the branch) and pull in from `others` (new records off it, in file order)
+        what belongs to its responses and answers its tool calls. None when a loose record from before would be
+        pulled in too (it belongs earlier in the branch: only a full walk places it), or when a new record answers
+        a call that `left` (results the path left behind) or an earlier pull already answered."""
+        selected = dict(path)
+        responses = {r.response_id for r in path.values() if r.kind == "assistant" and r.response_id}
+        if responses & self.loose_responses - self.responses:
+            return None
+        self.responses |= responses
         # Claude Code hangs a response's later lines and their tool results off earlier lines: pull them back in.
-        responses = {r.response_id for r in selected.values() if r.kind == "assistant" and r.response_id}
-        for uuid, rec in graph.records.items():
-            if uuid not in selected and rec.kind == "assistant" and rec.response_id in responses:
-                selected[uuid] = rec
-        used = {b.tool_id for r in selected.values() if r.kind == "assistant" for b in r.blocks if b.type == "tool_use"}
+        for rec in others:
+            if rec.kind == "assistant" and rec.response_id in self.responses:
+                selected[rec.uuid] = rec
+        used = {b.tool_id for r in selected.values() if r.kind == "assistant" for b in r.blocks
+                if b.type == "tool_use"}
         answered = {b.tool_id for r in selected.values() if r.kind == "user" for b in r.blocks
                     if b.type == "tool_result"}
-        open_ids = used - answered
-        if open_ids:
-            for uuid, rec in graph.records.items():
-                if uuid in selected or rec.kind != "user" or rec.msg_kind != "tool_result":
-                    continue
+        if used & self.loose_results or answered & (self.pulled | left):
+            return None
+        open_ids = (self.open_ids | used) - answered
+        for rec in others:
+            if rec.uuid in selected:
+                continue
+            if open_ids and rec.kind == "user" and rec.msg_kind == "tool_result":
                 ids = {b.tool_id for b in rec.blocks if b.type == "tool_result"}
                 if ids and ids <= open_ids:
-                    selected[uuid] = rec
+                    selected[rec.uuid] = rec
                     open_ids -= ids
+                    self.pulled |= ids
+                    continue
+            if rec.kind == "assistant" and rec.response_id:
+                self.loose_responses.add(rec.response_id)
+            elif rec.kind == "user":
+                self.loose_results.update(b.tool_id for b in rec.blocks if b.type == "tool_result")
+        self.open_ids = open_ids
+        self.selected.update(selected)
         return sorted(selected.values(), key=lambda r: r.line)
 
 
-def _assemble(session: Session, records: list[_Record]) -> None:
-    """Turn the active branch's records into messages, requests and compactions."""
-    messages, compactions = session.messages, session.compactions
-    requests_by_id: dict[str, Request] = {}
-    by_response: dict[str, Message] = {}
-    context_start = 0
-    for rec in records:
+class _Assembler:
+    """Messages, requests and compactions made from the branch's records, one record at a time, so a live build
+    only adds what was appended. What a published Session holds is never changed afterwards: a message or request
+    that a later line changes is copied first."""
+
+    def __init__(self) -> None:
+        self.messages: list[Message] = []
+        self.requests: list[Request] = []
+        self.compactions: list[Compaction] = []
+        self.models: list[str] = []
+        self.by_response: dict[str, int] = {}  # response id -> message index
+        self.request_at: dict[str, int] = {}  # request id -> index in requests
+        self.context_start = 0
+        self.shared = (0, 0)  # messages and requests below these counts are in a published Session
+        self.owned: set[int] = set()  # shared messages already copied since the last publish
+
+    def publish(self, session: Session) -> None:
+        session.messages, session.requests = list(self.messages), list(self.requests)
+        session.compactions, session.models = list(self.compactions), list(self.models)
+        self.shared = (len(self.messages), len(self.requests))
+        self.owned.clear()
+
+    def _own(self, index: int) -> Message:
+        message = self.messages[index]
+        if index < self.shared[0] and index not in self.owned:
+            message = self.messages[index] = message.copy_with(blocks=list(message.blocks))
+            self.owned.add(index)
+        return message
+
+    def add(self, rec: _Record) -> None:
+        messages = self.messages
         if rec.kind in ("compact", "microcompact"):
             meta = rec.meta or {}
             if rec.kind == "compact":
-                context_start = len(messages)
-                compactions.append(Compaction("compact", len(messages), trigger=opt_str(meta.get("trigger")),
-                                              pre_tokens=opt_int(meta.get("preTokens")), line=rec.line,
-                                              timestamp=rec.timestamp))
-            else:
-                ids = tuple(i for i in meta.get("compactedToolIds") or () if isinstance(i, str))
-                compactions.append(Compaction("microcompact", len(messages), trigger=opt_str(meta.get("trigger")),
-                                              pre_tokens=opt_int(meta.get("preTokens")),
-                                              tokens_saved=opt_int(meta.get("tokensSaved")),
-                                              cleared_tool_ids=ids, line=rec.line, timestamp=rec.timestamp))
-                replace_results(messages, dict.fromkeys(ids, CLEARED))
-            continue
-        message = by_response.get(rec.response_id) if rec.response_id else None
-        if message is not None:  # a later line of a response already started: same message, same Request
+                self.context_start = len(messages)
+                self.compactions.append(Compaction("compact", len(messages), trigger=opt_str(meta.get("trigger")),
+                                                   pre_tokens=opt_int(meta.get("preTokens")), line=rec.line,
+                                                   timestamp=rec.timestamp))
+                return
+            ids = tuple(i for i in meta.get("compactedToolIds") or () if isinstance(i, str))
+            self.compactions.append(Compaction("microcompact", len(messages), trigger=opt_str(meta.get("trigger")),
+                                               pre_tokens=opt_int(meta.get("preTokens")),
+                                               tokens_saved=opt_int(meta.get("tokensSaved")),
+                                               cleared_tool_ids=ids, line=rec.line, timestamp=rec.timestamp))
+            wanted = set(ids)
+            for i in range(min(self.shared[0], len(messages))):  # the results it clears change: copy them first
+                if any(b.type == "tool_result" and b.tool_id in wanted for b in messages[i].blocks):
+                    self._own(i)
+            replace_results(messages, dict.fromkeys(ids, CLEARED))
+            return
+        index = self.by_response.get(rec.response_id) if rec.response_id else None
+        if index is not None:  # a later line of a response already started: same message, same Request
+            message = self._own(index)
             message.blocks.extend(rec.blocks)
             message.lines += (rec.line,)
             if rec.usage is not None:
-                request = requests_by_id.get(message.response_id or "")
-                if request is None:
-                    _add_request(session, rec, messages.index(message), context_start, requests_by_id)
+                at = self.request_at.get(message.response_id or "")
+                if at is None:
+                    self._add_request(rec, index)
                 else:  # every line repeats the usage; output_tokens is final only on the last one
-                    request.input_tokens, request.cache_creation, request.cache_read, request.output_tokens = rec.usage
-            continue
+                    request = self.requests[at]
+                    if at < self.shared[1]:
+                        request = self.requests[at] = replace(request)
+                    request.input_tokens, request.cache_creation, request.cache_read, request.output_tokens = \
+                        rec.usage
+            return
         role = "assistant" if rec.kind == "assistant" else "user"
-        message = Message(role, rec.msg_kind, list(rec.blocks), uuid=rec.uuid, lines=(rec.line,), offset=rec.offset,
-                          timestamp=rec.timestamp, model=rec.model, response_id=rec.response_id)
         if rec.response_id:
-            by_response[rec.response_id] = message
-        messages.append(message)
+            self.by_response[rec.response_id] = len(messages)
+        messages.append(Message(role, rec.msg_kind, list(rec.blocks), uuid=rec.uuid, lines=(rec.line,),
+                                offset=rec.offset, timestamp=rec.timestamp, model=rec.model,
+                                response_id=rec.response_id))
         if rec.usage is not None:
-            _add_request(session, rec, len(messages) - 1, context_start, requests_by_id)
+            self._add_request(rec, len(messages) - 1)
 
-
-def _add_request(session: Session, rec: _Record, index: int, context_start: int,
-                 requests_by_id: dict[str, Request]) -> None:
-    assert rec.usage is not None
-    request = Request(rec.response_id or f"line-{rec.line}", rec.model, *rec.usage, message_index=index,
-                      seen_start=context_start, seen_end=index, line=rec.line, timestamp=rec.timestamp)
-    session.messages[index].response_id = request.id
-    session.requests.append(request)
-    requests_by_id[request.id] = request
-    if rec.model and rec.model not in session.models:
-        session.models.append(rec.model)
+    def _add_request(self, rec: _Record, index: int) -> None:
+        assert rec.usage is not None
+        request = Request(rec.response_id or f"line-{rec.line}", rec.model, *rec.usage, message_index=index,
+                          seen_start=self.context_start, seen_end=index, line=rec.line, timestamp=rec.timestamp)
+        self._own(index).response_id = request.id
+        self.request_at[request.id] = len(self.requests)
+        self.requests.append(request)
+        if rec.model and rec.model not in self.models:
+            self.models.append(rec.model)
 
 
 def _user_kind(obj: dict, blocks: list[Block]) -> str:
