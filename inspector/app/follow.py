@@ -96,7 +96,8 @@ def provisional(prev: Figures, session, first: int, updated: list[int]) -> Figur
     else:
         call_at = {k: i for k, i in prev.call_at.items() if i < first}
         result_at = {k: i for k, i in prev.result_at.items() if i < first}
-    estimated, measured, category = list(prev.estimated[:first]), list(prev.measured[:first]), list(prev.category[:first])
+    estimated, measured = list(prev.estimated[:first]), list(prev.measured[:first])
+    category = list(prev.category[:first])
     by_cat = dict(prev.categories)
     for i in updated:
         if i < first:
@@ -316,7 +317,8 @@ class Live:
         trailing = bool(prev and prev.session.compactions and prev.session.compactions[-1].index >= change.first_new)
         if prev is None or change.rebuilt or trailing:  # rows before the new ones change too: redraw them all
             if prev is not None:
-                screen._figures(FiguresReady(provisional(prev, session, 0, [])))
+                first = min(change.first_new, len(prev.estimated))
+                screen._figures(FiguresReady(provisional(prev, session, first, [])))
         else:
             figures = provisional(prev, session, change.first_new, change.updated)
             screen.figures = figures

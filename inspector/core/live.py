@@ -20,7 +20,7 @@ from typing import Any, Protocol
 from inspector.core.formats import detect, resolve, subagent_files
 from inspector.core.formats.jsonl import Progress, Skim, first_object, read_jsonl
 from inspector.core.index import FileShrunk, LineIndex
-from inspector.core.model import Compaction, Format, LoadError, Session
+from inspector.core.model import Compaction, Format, LoadError, Message, Session
 
 HEAD = 4096  # bytes of the first line remembered to notice a file rewritten in place
 TAIL_CHECK = 256  # how many of the last messages are checked for in-place growth (a response's later lines)
@@ -37,9 +37,9 @@ class Change:
     """What one `update` brought. `session` is the new state (a snapshot: later updates never mutate it)."""
 
     session: Session
-    first_new: int = 0  # index of the first appended message (0 when `rebuilt`)
+    first_new: int = 0  # index of the first new message; every message before it is unchanged
     updated: list[int] = field(default_factory=list)  # earlier messages whose content changed (indices)
-    rebuilt: bool = False  # any message may differ from before (a re-read, a rewind, cleared results): redraw all
+    rebuilt: bool = False  # messages from first_new on replace what was there (a re-read, a rewind, cleared results)
     new_requests: int = 0
     compactions: list[Compaction] = field(default_factory=list)  # compactions that appeared in this update
     reloaded: str | None = None  # a notice: why everything was read again (truncated, replaced, a rewind)
@@ -99,7 +99,7 @@ class Follower:
         self._head = b""  # the start of its first line, to notice a rewrite that kept inode and size
         self._tail_fed: int | None = None  # offset of an unterminated last line already fed (it parsed whole)
         self._known: set[str] = set()  # session files of the directory already seen
-        self._tail: list[tuple[int, tuple[int, ...], int]] = []  # (id, lines, blocks) of the last messages
+        self._tail: list[tuple] = []  # `_key` of the last messages, to see which of them grew
         self.reads = 0  # bytes read by the last update (a work counter for tests and the benchmark)
         self._fed = 0  # lines fed to the loader so far
 
@@ -246,24 +246,27 @@ class Follower:
         n_old = len(old.messages)
         change = Change(new, first_new=n_old, new_requests=max(0, len(new.requests) - len(old.requests)),
                         compactions=new.compactions[len(old.compactions):])
-        if n_old and (len(new.messages) < n_old or new.messages[0] is not old.messages[0]):
-            change.first_new, change.rebuilt = 0, True  # the loader rebuilt the branch: maybe a rewind
-            last = old.messages[-1].uuid
-            if last is not None and all(m.uuid != last for m in new.messages):
-                change.reloaded = "the active branch changed (a rewind)"
-            return change
         if any(c.kind == "microcompact" for c in change.compactions):
-            change.rebuilt = True  # cleared results can be anywhere before the boundary
+            change.first_new, change.rebuilt = 0, True  # cleared results can be anywhere before the boundary
             return change
+        if n_old and (len(new.messages) < n_old or new.messages[0] is not old.messages[0]):
+            same = _common_prefix(old.messages, new.messages)  # the loader walked the branch again
+            if same < n_old - len(self._tail):
+                change.first_new, change.rebuilt = same, True
+                last = old.messages[-1].uuid
+                if last is not None and all(m.uuid != last for m in new.messages[same:]):
+                    change.reloaded = "the active branch changed (a rewind)"
+                return change
         first_tail = n_old - len(self._tail)
-        for k, (ident, lines, blocks) in enumerate(self._tail):
-            m = new.messages[first_tail + k]
-            if id(m) != ident or m.lines != lines or len(m.blocks) != blocks:
+        for k, key in enumerate(self._tail):
+            if k + first_tail >= len(new.messages) or _key(new.messages[first_tail + k]) != key:
                 change.updated.append(first_tail + k)
+        if change.updated and change.updated[-1] >= len(new.messages):
+            change.first_new, change.rebuilt, change.updated = change.updated[0], True, []
         return change
 
     def _remember_tail(self, session: Session) -> None:
-        self._tail = [(id(m), m.lines, len(m.blocks)) for m in session.messages[-TAIL_CHECK:]]
+        self._tail = [_key(m) for m in session.messages[-TAIL_CHECK:]]
 
     # -- a followed directory ---------------------------------------------------------------------------------------
 
@@ -295,3 +298,18 @@ class Follower:
     def watch_dir(self) -> Path:
         """The directory to watch for changes: the followed directory, or the file's own (atomic saves rename)."""
         return self.directory if self.directory is not None else self.path.parent
+
+
+def _key(m: Message) -> tuple:
+    """What tells a message changed in a live file: its lines (a response's later lines), kind and block count."""
+    return (m.uuid, m.lines, m.kind, len(m.blocks))
+
+
+def _common_prefix(old: list[Message], new: list[Message]) -> int:
+    """How many leading messages two builds share."""
+    n = 0
+    for a, b in zip(old, new):
+        if a is not b and _key(a) != _key(b):
+            break
+        n += 1
+    return n
