@@ -27,6 +27,7 @@ from textual.widgets import Button, ContentSwitcher, Footer, Input, Label, Selec
 from textual.worker import get_current_worker
 
 from inspector.app.figures import Figures, compute
+from inspector.app.messages import FiguresReady
 from inspector.app.text import human, plain, visible
 from inspector.app.widgets.before_after import BeforeAfter
 from inspector.app.widgets.context_bar import ContextBar
@@ -48,6 +49,7 @@ NO_KEY = ("No model configured: ANTHROPIC_API_KEY is not set. For the model to w
           "`export ANTHROPIC_API_KEY=sk-ant-…` (and `export ANTHROPIC_BASE_URL=https://…` for another "
           "Messages-compatible endpoint) and reopen. Or write or paste a summary here (e) and approve it (ctrl+s).")
 PENDING_TEXT = "(summary pending)"
+PREVIEWS_KEPT = 16
 _STACKS: WeakKeyDictionary[MainScreen, StepStack] = WeakKeyDictionary()
 
 
@@ -63,6 +65,16 @@ class Preview:
     before: Figures
     after: Figures
     survival: Survival | None
+
+
+class Job:
+    """A worker's arguments, held apart: Textual names each worker after the repr of its arguments, and the repr
+    of a 100,000-message Session takes seconds."""
+
+    __slots__ = ("args",)
+
+    def __init__(self, args: tuple) -> None:
+        self.args = args
 
 
 class PreviewReady(TMessage):
@@ -153,6 +165,7 @@ class WorkbenchScreen(Screen):
         self._provider = None
         self._claude_md: list[tuple[str, int]] | None = None
         self._asking = ""  # what the input line at the bottom asks for: compare or export
+        self._previews: dict[tuple[int, str, object], Preview] = {}  # oldest first
         self.last_export: Path | None = None
 
     # -- layout -----------------------------------------------------------------------------------------------------
@@ -248,11 +261,22 @@ class WorkbenchScreen(Screen):
                                 self.params[micro], self.params["summary"])  # type: ignore[arg-type]
 
     def replan(self) -> None:
+        """Preview the chosen strategy on the current step: at once when planned before (undo, redo, going back
+        to a setting), else in the planning worker."""
         self._generation += 1
-        self._plan_worker(self.session, self.strategy, self.params[self.strategy], self._generation)
+        session, params = self.session, self.params[self.strategy]
+        cached = self._previews.get((id(session), self.strategy, params))
+        if cached is not None and cached.plan.session is session and cached.after.settings == self.main.settings:
+            self.preview = cached
+            self._show_preview()
+            return
+        self.query_one("#wb-totals", Static).update(
+            Text(f"planning {self.strategy} on step {self.stack.position}…", style="italic"))
+        self._plan_worker(Job((session, self.strategy, params, self._generation)))
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="workbench-plan")
-    def _plan_worker(self, session: Session, strategy: str, params: object, generation: int) -> None:
+    def _plan_worker(self, job: Job) -> None:
+        session, strategy, params, generation = job.args
         worker = get_current_worker()
         try:
             if self.estimates is None:
@@ -268,6 +292,8 @@ class WorkbenchScreen(Screen):
             if before is None or before.session is not session or before.settings != settings:
                 before = compute(session, settings)
             after_session = _applied(plan)
+            if worker.is_cancelled:
+                return
             after = compute(after_session, settings) if after_session is not session else before
             kept = None
             if plan.summary is not None and session.format == "claude-code":
@@ -285,6 +311,9 @@ class WorkbenchScreen(Screen):
             return
         p = event.preview
         self._figures[id(p.before.session)] = p.before
+        self._previews[(id(p.plan.session), p.plan.strategy, p.plan.settings)] = p
+        while len(self._previews) > PREVIEWS_KEPT:
+            del self._previews[next(iter(self._previews))]
         self.preview = p
         if self.compared is None:
             self._show_preview()
@@ -369,7 +398,7 @@ class WorkbenchScreen(Screen):
     @on(Select.Changed, "#ctu-inputs, #sum-style")
     def _setting_changed(self, event: Input.Changed | Select.Changed) -> None:
         v = self._value
-        p = self.params
+        p = dict(self.params)
         p["snip"] = SnipSettings(_int(v("snip-preserve"), 6), _int(v("snip-maxchars"), 2000))
         p["clear"] = ClearSettings(_names(v("clear-tools")) or CLEARABLE_TOOLS, _int(v("clear-keep"), 5))
         p["clear_tool_uses"] = ContextEditSettings(
@@ -382,7 +411,9 @@ class WorkbenchScreen(Screen):
         style = self.query_one("#sum-style", Select).value
         p["summary"] = SummarySettings(ratio, style if isinstance(style, str) else "reference",  # type: ignore
                                        v("sum-instructions") or None)
-        self.replan()
+        if p != self.params:  # inputs also post Changed when they mount: only a real change re-plans
+            self.params = p
+            self.replan()
 
     def _value(self, input_id: str) -> str:
         return self.query_one(f"#{input_id}", Input).value
@@ -501,7 +532,10 @@ class WorkbenchScreen(Screen):
                 self.notify(f"no summary to approve: {exc}. Run the model (r) or write one.",
                             severity="warning", markup=False)
                 return
-        step = self.stack.push(plan, summary)
+        reuse = p.after.session if summary is None and p.after.session is not plan.session else None
+        step = self.stack.push(plan, summary, applied=reuse)
+        if reuse is not None:
+            self._figures[id(reuse)] = p.after
         self.query_one("#wb-summary-text", TextArea).load_text("")
         self.query_one(DiffView).focus()
         self.notify(f"step {self.stack.position}: {step.label}", timeout=3)
@@ -538,8 +572,13 @@ class WorkbenchScreen(Screen):
     def _stepped(self) -> None:
         """The current step changed: the session screen shows it, the preview is planned again on it."""
         self.compared = None
-        self.main.session = self.session
-        self.main.recompute()
+        session = self.session
+        self.main.session = session
+        figures = self._figures.get(id(session))
+        if figures is not None and figures.session is session and figures.settings == self.main.settings:
+            self.main.post_message(FiguresReady(figures))  # known already: no need to compute them again
+        else:
+            self.main.recompute()
         self._update_header()
         self.replan()
 
@@ -563,11 +602,12 @@ class WorkbenchScreen(Screen):
         area = self.query_one("#wb-summary-text", TextArea)
         area.load_text("")
         area.read_only = True
-        self._summary_worker(p.plan)
+        self._summary_worker(Job((p.plan,)))
         self._summary_status()
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="workbench-summary")
-    def _summary_worker(self, plan: Plan) -> None:
+    def _summary_worker(self, job: Job) -> None:
+        (plan,) = job.args
         from inspector.core.agent.provider import DEFAULT_MODEL, AnthropicProvider, MissingApiKey
         from inspector.core.compaction.summary import run_summary
 
@@ -661,7 +701,7 @@ class WorkbenchScreen(Screen):
             self._compare(event.value)
         elif self._asking == "export":
             fmt = self.query_one("#wb-export-format", Select).value
-            self._export_worker(self.session, event.value.strip(), str(fmt))
+            self._export_worker(Job((self.session, event.value.strip(), str(fmt))))
 
     def _compare(self, text: str) -> None:
         parts = text.replace(",", " ").split()
@@ -685,7 +725,8 @@ class WorkbenchScreen(Screen):
         self._update_header()
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="workbench-export")
-    def _export_worker(self, session: Session, out: str, fmt: str) -> None:
+    def _export_worker(self, job: Job) -> None:
+        session, out, fmt = job.args
         from inspector.core.export import export_session
 
         if not out:

@@ -68,12 +68,14 @@ class StepStack:
     def can_redo(self) -> bool:
         return self.position < len(self.steps) - 1
 
-    def push(self, plan: Plan, summary: str | None = None, trigger: str = "manual") -> Step:
+    def push(self, plan: Plan, summary: str | None = None, trigger: str = "manual",
+             applied: Session | None = None) -> Step:
         """Apply `plan` (made on the current step's session) and make the result the current step. `summary`
-        supplies a summary plan's text (e.g. one edited by hand); a pending plan without it raises PendingSummary."""
+        supplies a summary plan's text (e.g. one edited by hand); a pending plan without it raises PendingSummary.
+        `applied` is `apply(plan, summary, trigger=trigger)` when the caller already made it (a preview)."""
         if plan.session is not self.current.session:
             raise ValueError("the plan was made for another step; plan again on the current one")
-        new = apply(plan, summary, trigger=trigger)
+        new = applied if applied is not None else apply(plan, summary, trigger=trigger)
         if plan.summary is not None:
             saved = plan.before - plan.estimates.total(new.context)
         else:

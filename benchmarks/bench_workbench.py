@@ -1,0 +1,146 @@
+"""Workbench benchmark: the diff view and the whole workbench on a 100,000-message session.
+
+    python benchmarks/bench_workbench.py [--messages 100000] [--size 160x48]
+
+Builds the session in memory (a prompt, then rounds of assistant text + tool call and a tool result of 60 to 8,000
+characters, like a long agent session; no file, so no load time is counted) and prints:
+- plan: `plan_snip` and building its rows (core, what every preview pays);
+- diff view show: `DiffView.show(rows)` (folding kept runs into the display list) plus painting the first screen;
+- 20 page-downs in the diff view, repainted, and how many lines were rendered for them (Line API: visible only),
+  beside the cost of rendering one line and of 20 key presses bound to nothing (Pilot's own share);
+- workbench ready: from pressing `c` on the session screen until the snip preview is on screen (planning plus the
+  figures before and after, in the worker);
+- apply + undo: applying the snip step until the session screen and the preview have caught up, then undoing it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import random
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from inspector.core.model import Block, Message, Session  # noqa: E402
+
+
+def session(n: int) -> Session:
+    rng = random.Random(7)
+    messages = [Message("user", "prompt", [Block("text", "Work through the backlog.")], uuid="u0")]
+    k = 0
+    while len(messages) < n:
+        k += 1
+        tool = rng.choice(["Read", "Bash", "Grep"])
+        messages.append(Message("assistant", "assistant", [
+            Block("text", f"Next: step {k}."),
+            Block("tool_use", tool_id=f"t{k}", tool_name=tool, input={"command": f"run {k}"})], uuid=f"a{k}"))
+        size = rng.choice([60, 200, 800, 3000, 8000])
+        messages.append(Message("user", "tool_result", [Block("tool_result", ("result line %d\n" % k) * (size // 15),
+                                                              tool_id=f"t{k}")], uuid=f"r{k}"))
+    return Session("bench-100k.jsonl", "claude-code", messages, cwd="/home/user/projects/big")
+
+
+async def settle(screen, pilot) -> None:
+    for _ in range(3):
+        await screen.workers.wait_for_complete()
+        await pilot.pause()
+
+
+async def measure(n: int, size: tuple[int, int]) -> dict[str, float]:
+    from textual.app import App
+
+    from inspector.app import make_app
+    from inspector.app.figures import Settings
+    from inspector.app.widgets.diff_view import DiffView
+    from inspector.core.compaction import Estimates, plan_snip
+
+    s = session(n)
+    out: dict[str, float] = {}
+    t = time.perf_counter()
+    plan = plan_snip(s, estimates=Estimates("chars35"))
+    rows = plan.rows
+    out["plan snip + rows (s)"] = time.perf_counter() - t
+    out["rows"] = len(rows)
+
+    class Bench(App[None]):
+        def compose(self):
+            yield DiffView(id="d")
+
+    app = Bench()
+    async with app.run_test(size=size) as pilot:
+        view = app.query_one(DiffView)
+        rendered = 0
+        original = view._render
+
+        def counting(*args):
+            nonlocal rendered
+            rendered += 1
+            return original(*args)
+
+        view._render = counting  # type: ignore[method-assign]
+        view.show_kept = True
+        t = time.perf_counter()
+        view.show(rows)
+        await pilot.pause()
+        out["diff view show + paint (s)"] = time.perf_counter() - t
+        view.focus()
+        rendered = 0
+        t = time.perf_counter()
+        for _ in range(20):
+            await pilot.press("pagedown")
+        await pilot.pause()
+        out["20 page-downs (s)"] = time.perf_counter() - t
+        out["lines rendered for them"] = rendered
+        t = time.perf_counter()
+        for line in range(1000):
+            original(line, size[0], False)
+        out["render one line (ms, mean of 1000)"] = time.perf_counter() - t  # seconds for 1000 = ms for one
+        t = time.perf_counter()
+        for _ in range(20):
+            await pilot.press("x")  # bound to nothing here: Pilot's own cost per key
+        out["20 unbound key presses (s)"] = time.perf_counter() - t
+
+    app = make_app(session=s, settings=Settings(estimator="chars35", micro_strategy="snip"))
+    async with app.run_test(size=size) as pilot:
+        from app_helpers import ready
+
+        main = await ready(app, pilot)
+        t = time.perf_counter()
+        await pilot.press("c")
+        wb = app.screen
+        await settle(wb, pilot)
+        out["workbench ready (s)"] = time.perf_counter() - t
+        t = time.perf_counter()
+        await pilot.press("a")
+        await settle(wb, pilot)
+        await settle(main, pilot)
+        out["apply snip, all views updated (s)"] = time.perf_counter() - t
+        assert wb.stack.position == 1 and main.figures.session is wb.stack.current.session
+        t = time.perf_counter()
+        await pilot.press("u")
+        await settle(wb, pilot)
+        await settle(main, pilot)
+        out["undo, all views updated (s)"] = time.perf_counter() - t
+        assert main.figures.session is s
+    return out
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--messages", type=int, default=100_000)
+    parser.add_argument("--size", default="160x48")
+    args = parser.parse_args()
+    sys.path.insert(0, str(ROOT / "tests"))
+    width, height = (int(x) for x in args.size.split("x"))
+    figures = asyncio.run(measure(args.messages, (width, height)))
+    for name, value in figures.items():
+        print(f"{name:<38} {value:,.3f}" if isinstance(value, float) else f"{name:<38} {value:,}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
