@@ -12,6 +12,7 @@ the ratios known *before* it: the calibrated figure for request k never uses req
 
 from __future__ import annotations
 
+from operator import add, mul, sub
 from typing import Sequence
 
 from inspector.core.estimators import (
@@ -29,16 +30,23 @@ NOISE_FLOOR = 20.0      # ... plus 20 tokens (reminders and wrappers the transcr
 REFIT_EVERY = 8         # after the first 32 observations of a model, solve again every 8 (the fit moves slowly)
 
 
+_MEMBERS = tuple(tuple(i for i in range(N_FEATURES) if _GROUP_OF[i] == g) for g in range(N_GROUPS))
+
+
 def group_tokens(features: Sequence[float]) -> list[float]:
-    """The `script` tokens of each group in a feature vector."""
-    out = [0.0] * N_GROUPS
-    for i in range(N_FEATURES):
-        out[_GROUP_OF[i]] += SCRIPT_RATIOS[i] * features[i]
+    """The `script` tokens of each group in a feature vector (each group summed from 0.0 in feature order)."""
+    tokens = list(map(mul, SCRIPT_RATIOS, features))
+    out = []
+    for members in _MEMBERS:
+        total = 0.0
+        for i in members:
+            total += tokens[i]
+        out.append(total)
     return out
 
 
 class _ModelFit:
-    __slots__ = ("m", "v", "n", "mult", "solved_at")
+    __slots__ = ("m", "v", "n", "mult", "solved_at", "ratios")
 
     def __init__(self) -> None:
         prior = 1 / PRIOR_SD ** 2
@@ -47,16 +55,16 @@ class _ModelFit:
         self.n = 0
         self.mult = [1.0] * N_GROUPS
         self.solved_at = 0
+        self.ratios: tuple[float, ...] | None = None  # the feature ratios of `mult`, made once per solve
 
     def add(self, x: list[float], y: float) -> None:
         sd = NOISE_SHARE * sum(x) + NOISE_FLOOR
         w = 1 / (sd * sd)
+        m = self.m
         for i in range(N_GROUPS):
             if x[i]:
                 wx = w * x[i]
-                row = self.m[i]
-                for j in range(N_GROUPS):
-                    row[j] += wx * x[j]
+                m[i] = list(map(add, m[i], [wx * xj for xj in x]))
                 self.v[i] += wx * y
         self.n += 1
 
@@ -64,7 +72,15 @@ class _ModelFit:
         if self.n != self.solved_at and (self.n <= 32 or self.n - self.solved_at >= REFIT_EVERY):
             self.mult = [max(0.2, min(5.0, s)) for s in _solve(self.m, self.v)]
             self.solved_at = self.n
+            self.ratios = None
         return self.mult
+
+    def feature_ratios(self) -> tuple[float, ...]:
+        """SCRIPT_RATIOS scaled by the current multipliers: the same tuple object until the next solve."""
+        mult = self.multipliers()
+        if self.ratios is None:
+            self.ratios = tuple(SCRIPT_RATIOS[i] * mult[_GROUP_OF[i]] for i in range(N_FEATURES))
+        return self.ratios
 
 
 def _solve(m: list[list[float]], v: list[float]) -> list[float]:
@@ -77,11 +93,10 @@ def _solve(m: list[list[float]], v: list[float]) -> list[float]:
         for k in range(i + 1, n):
             f = a[k][i] / a[i][i]
             if f:
-                for j in range(i, n + 1):
-                    a[k][j] -= f * a[i][j]
+                a[k][i:] = map(sub, a[k][i:], [f * y for y in a[i][i:]])
     x = [0.0] * n
     for i in reversed(range(n)):
-        x[i] = (a[i][n] - sum(a[i][j] * x[j] for j in range(i + 1, n))) / a[i][i]
+        x[i] = (a[i][n] - sum(map(mul, a[i][i + 1:n], x[i + 1:]))) / a[i][i]
     return x
 
 
@@ -95,7 +110,10 @@ class Calibrator:
         x = group_tokens(features)
         if sum(x) <= 0:
             return
-        self.fits.setdefault(model or "", _ModelFit()).add(x, measured_growth)
+        fit = self.fits.get(model or "")
+        if fit is None:  # not setdefault: that would build a fit (a 6x6 matrix) on every observation
+            fit = self.fits[model or ""] = _ModelFit()
+        fit.add(x, measured_growth)
 
     def observations(self, model: str | None) -> int:
         fit = self.fits.get(model or "")
@@ -105,8 +123,7 @@ class Calibrator:
         fit = self.fits.get(model or "")
         if fit is None or fit.n == 0:
             return SCRIPT_RATIOS
-        mult = fit.multipliers()
-        return tuple(SCRIPT_RATIOS[i] * mult[_GROUP_OF[i]] for i in range(N_FEATURES))
+        return fit.feature_ratios()
 
     def estimator(self, model: str | None = None) -> Calibrated:
         """A `calibrated` estimator holding every model's current fit, answering for `model`."""

@@ -19,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from operator import mul
 from typing import Any, Iterable, Sequence
 
 from inspector.core.model import Block, Message
@@ -156,6 +157,7 @@ def _lead_table() -> bytes:
 
 
 _LEADS = _lead_table()
+_NOT_LEAD = bytes(b for b in range(256) if _LEADS[b] == ord("."))
 
 
 def text_features(text: str, out: list[float], as_json: bool = False) -> None:
@@ -165,15 +167,15 @@ def text_features(text: str, out: list[float], as_json: bool = False) -> None:
     n = len(text)
     latin = n
     if not text.isascii():
-        leads = text.encode("utf-8", "surrogatepass").translate(_LEADS)
+        raw = text.encode("utf-8", "surrogatepass")
+        leads = raw.translate(_LEADS, _NOT_LEAD)  # one pass: only the lead bytes of non-Latin-1 text remain
         cjk = leads.count(b"c")
         other = leads.count(b"o")
-        symbol = leads.count(b"s") + 2 * leads.count(b"e")
+        sym, emoji = leads.count(b"s"), leads.count(b"e")
         out[CJK] += cjk
         out[OTHER] += other
-        out[SYMBOL] += symbol
-        latin = n - cjk - other - leads.count(b"s") - leads.count(b"e")
-        raw = text.encode("utf-8", "surrogatepass")
+        out[SYMBOL] += sym + 2 * emoji
+        latin = n - cjk - other - sym - emoji
     else:
         raw = text.encode("ascii")
     if as_json:
@@ -215,7 +217,7 @@ def message_features(message: Message) -> list[float]:
 
 
 def dot(ratios: Sequence[float], features: Sequence[float]) -> float:
-    return sum(r * f for r, f in zip(ratios, features))
+    return sum(map(mul, ratios, features))  # the same float additions, in the same order, as a generator: faster
 
 
 class FeatureEstimator(Estimator):

@@ -13,6 +13,10 @@ import json
 from dataclasses import dataclass, field, replace
 from typing import Any, Iterator, Literal
 
+# json.dumps(..., ensure_ascii=False, default=str) without building an encoder per call (accounting calls it for
+# every tool call of a session).
+_input_json = json.JSONEncoder(ensure_ascii=False, default=str).encode
+
 Format = Literal["claude-code", "codex", "anthropic-request", "openai-chat", "neutral"]
 FORMATS: tuple[str, ...] = ("claude-code", "codex", "anthropic-request", "openai-chat", "neutral")
 
@@ -52,7 +56,7 @@ class Block:
     def all_text(self) -> str:
         """Every piece of text the model sees in this block, nested results included (tool_use: the JSON input)."""
         if self.type == "tool_use":
-            return (self.tool_name or "") + json.dumps(self.input, ensure_ascii=False, default=str)
+            return (self.tool_name or "") + _input_json(self.input)
         if self.content:
             return self.text + "".join(b.all_text() for b in self.content)
         return self.text

@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import statistics
 from dataclasses import dataclass, field
+from operator import add, sub
 from typing import Sequence
 
 from inspector.core import categories as cat
@@ -141,21 +142,21 @@ def _parts(message: Message, names: dict[str, str]) -> dict[str, list[float]]:
 def _sum(vectors) -> list[float]:
     out = [0.0] * N_FEATURES
     for v in vectors:
-        for i, x in enumerate(v):
-            out[i] += x
+        out = list(map(add, out, v))
     return out
 
 
 def _cumulative(feats: list[list[float]]) -> list[list[float]]:
     out = [[0.0] * N_FEATURES]
+    last = out[0]
     for f in feats:
-        last = out[-1]
-        out.append([a + b for a, b in zip(last, f)])
+        last = list(map(add, last, f))
+        out.append(last)
     return out
 
 
 def _sum_range(cumulative: list[list[float]], lo: int, hi: int) -> list[float]:
-    return [y - x for x, y in zip(cumulative[lo], cumulative[hi])]
+    return list(map(sub, cumulative[hi], cumulative[lo]))
 
 
 def _windows(session: Session) -> list[list[int]]:
