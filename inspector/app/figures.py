@@ -62,6 +62,31 @@ class Forecast:
 
 
 @dataclass(slots=True)
+class Links:
+    """How a session's tool calls and results refer to each other: known as soon as it is loaded, so the list and
+    the detail pane can show it while the token figures are still being computed."""
+
+    session: Session
+    tool_names: dict[str, str]  # tool_use id -> tool name
+    call_at: dict[str, int]  # tool_use id -> index of the message making the call
+    result_at: dict[str, int]  # tool_use id -> index of the message with its result
+
+
+def links(session: Session) -> Links:
+    call_at: dict[str, int] = {}
+    result_at: dict[str, int] = {}
+    names: dict[str, str] = {}
+    for i, m in enumerate(session.messages):
+        for b in m.blocks:
+            if b.tool_id and b.type == "tool_use":
+                call_at[b.tool_id] = i
+                names[b.tool_id] = b.tool_name or "?"
+            elif b.tool_id and b.type == "tool_result":
+                result_at[b.tool_id] = i
+    return Links(session, names, call_at, result_at)
+
+
+@dataclass(slots=True)
 class Figures:
     session: Session
     settings: Settings
@@ -156,10 +181,10 @@ def _cumulative(session: Session, sizes: list[int], prefix: int, extra: dict[int
     return out
 
 
-def compute(session: Session, settings: Settings) -> Figures:
-    """Every figure the views draw, from the core, for `session` under `settings` (run it in a worker)."""
+def compute(session: Session, settings: Settings, known: Links | None = None) -> Figures:
+    """Every figure the views draw, from the core, for `session` under `settings` (run it in a worker).
+    `known`: the session's links if already computed."""
     from inspector.core import limits, tokens
-    from inspector.core.categories import tool_names
     from inspector.core.compaction.pairing import find_orphans
 
     acc = tokens.account(session, settings.estimator)
@@ -170,15 +195,7 @@ def compute(session: Session, settings: Settings) -> Figures:
     window = Window(model=info.model, window=info.context_window, reserve=info.reserved, policy=info.policy,
                     thresholds=info.thresholds.to_dict(), used=state.used,
                     used_measured=acc.current_measured is not None, free=state.free, percent=state.percent)
-    names = tool_names(session.messages)
-    call_at: dict[str, int] = {}
-    result_at: dict[str, int] = {}
-    for i, m in enumerate(session.messages):
-        for b in m.blocks:
-            if b.tool_id and b.type == "tool_use":
-                call_at[b.tool_id] = i
-            elif b.tool_id and b.type == "tool_result":
-                result_at[b.tool_id] = i
+    lk = known if known is not None and known.session is session else links(session)
     saving, note = _micro(session, settings)
     return Figures(
         session=session, settings=settings, estimated=acc.estimated, measured=acc.measured,
@@ -186,9 +203,9 @@ def compute(session: Session, settings: Settings) -> Figures:
         categories=_ordered(acc.by_category), categories_measured=acc.current_measured is not None,
         requests=[RequestPoint(rf.request.message_index, rf.measured, rf.predicted, rf.request.timestamp)
                   for rf in acc.requests if rf.request.message_index >= 0],
-        tool_names=names, call_at=call_at, result_at=result_at,
+        tool_names=lk.tool_names, call_at=lk.call_at, result_at=lk.result_at,
         orphans={o.index for o in find_orphans(session.messages)},
-        micro_saving=saving, micro_note=note, prompt=_prompt(session, settings))
+        micro_saving=saving, micro_note=note, prompt=_prompt(session, settings, acc))
 
 
 def _micro(session: Session, settings: Settings) -> tuple[int | None, str]:
@@ -204,9 +221,9 @@ def _micro(session: Session, settings: Settings) -> tuple[int | None, str]:
     return plan.saved, plan.note
 
 
-def _prompt(session: Session, settings: Settings) -> PromptInfo:
+def _prompt(session: Session, settings: Settings, accounting: object) -> PromptInfo:
     from inspector.core.prompt import lint
     from inspector.core.prompt.session_view import session_prompt
 
-    view = session_prompt(session, settings.estimator)
+    view = session_prompt(session, settings.estimator, accounting)  # type: ignore[arg-type]
     return PromptInfo(view.sections, lint(view.sections, recommended=False), "; ".join(view.notes))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from textual.message import Message
 
-from inspector.app.figures import Figures
+from inspector.app.figures import Figures, Links
 from inspector.core.model import Session
 
 
@@ -20,11 +20,12 @@ class LoadProgress(Message):
 
 
 class Loaded(Message):
-    """The file is read; figures follow in `FiguresReady`."""
+    """The file is read; figures follow in `FiguresReady`. `links` (None: not computed) lets the list show the
+    session at once."""
 
-    def __init__(self, session: Session, seconds: float) -> None:
+    def __init__(self, session: Session, seconds: float, links: Links | None = None) -> None:
         super().__init__()
-        self.session, self.seconds = session, seconds
+        self.session, self.seconds, self.links = session, seconds, links
 
 
 class FiguresReady(Message):

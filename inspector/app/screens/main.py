@@ -20,7 +20,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Input, Label, ProgressBar, Static, TabbedContent, TabPane
 from textual.worker import get_current_worker
 
-from inspector.app.figures import Figures, Settings, compute
+from inspector.app.figures import Figures, Links, Settings, compute, links
 from inspector.app.follow import Live, LiveMessage, LiveStatus
 from inspector.app.messages import FiguresReady, LoadFailed, Loaded, LoadProgress
 from inspector.app.text import human, plain, visible
@@ -65,6 +65,7 @@ class MainScreen(Screen):
         self.session: Session | None = session
         self.figures: Figures | None = None
         self.load_seconds: float | None = None
+        self.links: Links | None = None
 
     @property
     def settings(self) -> Settings:
@@ -104,7 +105,7 @@ class MainScreen(Screen):
             self.query_one("#loading").display = False
             self.recompute()
         elif self.path is not None:
-            self.load()
+            self.call_after_refresh(self.load)  # paint first: the reading thread competes for the GIL
 
     # -- loading and computing (workers post; handlers below change widgets) ---------------------------------------
 
@@ -121,9 +122,10 @@ class MainScreen(Screen):
         try:
             assert self.path is not None
             session = self.live.open(self.path, progress)  # through a Follower: following reads only appends
-            self.post_message(Loaded(session, time.perf_counter() - start))
+            known = links(session)
+            self.post_message(Loaded(session, time.perf_counter() - start, known))
             if not worker.is_cancelled:
-                self.post_message(FiguresReady(compute(session, self.settings)))
+                self.post_message(FiguresReady(compute(session, self.settings, known)))
         except Cancelled:
             return
         except Exception as exc:  # LoadError is the expected case; anything else must not kill the app either
@@ -151,6 +153,14 @@ class MainScreen(Screen):
             f"Read {len(event.session.messages):,} messages in {event.seconds:.1f} s; computing figures…")
         self.query_one(ProgressBar).update(total=100, progress=100)
         self.live.loaded()
+        if event.links is not None:  # the rows now, their token figures when computed
+            self.links = event.links
+            lst = self.query_one(MessageList)
+            lst.show_session(event.session, event.links.tool_names)
+            lst.action_last()
+            self.query_one("#list-header", Static).update(plain(lst.header(10_000)))
+            self._update_title()
+            self._show_detail()
         if event.session.warnings:
             w = event.session.warnings
             self.notify(f"{len(w)} warning(s) while loading; first: line {w[0].line}: {visible(w[0].message)[:200]}"
@@ -164,8 +174,9 @@ class MainScreen(Screen):
         self.query_one("#loading").display = False
         self.query_one(ContextBar).show(f)
         lst = self.query_one(MessageList)
+        shown = lst.session is f.session  # already listed (from Loaded): keep where the user is
         lst.show(f)
-        if first and f.session.messages:
+        if first and f.session.messages and not shown:
             lst.action_last()
         self.query_one("#list-header", Static).update(plain(lst.header(10_000)))
         self.query_one(Timeline).show(f)
@@ -213,14 +224,17 @@ class MainScreen(Screen):
         self._show_detail(event.index, event.compaction)
 
     def _show_detail(self, index: int | None = None, compaction: int | None = None) -> None:
-        if self.figures is None:
+        lst = self.query_one(MessageList)
+        source: Figures | Links | None = self.figures
+        if source is None or source.session is not lst.session:
+            source = self.links  # figures still being computed: the message without its token figures
+        if source is None or source.session is not lst.session:
             return
         if index is None and compaction is None:
-            lst = self.query_one(MessageList)
             index = lst.current_index
             if index is None and 0 <= lst.cursor < len(lst.rows):
                 compaction = -1 - lst.rows[lst.cursor]
-        self.query_one(DetailView).show_message(self.figures, index, compaction)
+        self.query_one(DetailView).show_message(source, index, compaction)
 
     @on(MessageList.RowsChanged)
     def _rows_changed(self, event: MessageList.RowsChanged) -> None:

@@ -48,7 +48,7 @@ class ContextBar(Widget):
     def render(self) -> Text:
         f = self.figures
         if f is None:
-            return Text("no session loaded", style="dim")
+            return Text("token figures: computing…", style="dim")
         width = max(20, self.content_region.width or self.size.width or 100)
         w = f.window
         label = "measured" if w.used_measured else "estimated"

@@ -17,9 +17,9 @@ from textual.geometry import Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from inspector.app.figures import Figures
+from inspector.app.figures import Figures, Links
 from inspector.app.text import human, visible
-from inspector.core.model import Block, Message
+from inspector.core.model import Block, Message, Request, Session
 
 CAP = 20_000
 HEAD = Style(bold=True, color="cyan")
@@ -72,11 +72,13 @@ class DetailView(ScrollView, can_focus=True, inherit_bindings=False):
         self._wrapped: list[Line] = []
         self._wrapped_width = -1
         self.cap = CAP
-        self._what: tuple[Figures, int | None, int | None] | None = None
+        self._what: tuple[Figures | Links, int | None, int | None] | None = None
+        self._requests: tuple[Session | None, dict[str, Request]] = (None, {})
+        self._base: Style | None = None  # the widget's rich_style, looked up once per style change
 
     # -- content ----------------------------------------------------------------------------------------------------
 
-    def show_message(self, figures: Figures, index: int | None, compaction: int | None = None) -> None:
+    def show_message(self, figures: Figures | Links, index: int | None, compaction: int | None = None) -> None:
         if self._what is None or self._what[1:] != (index, compaction):
             self.cap = CAP
             self.scroll_to(0, 0, animate=False, immediate=True)
@@ -109,7 +111,7 @@ class DetailView(ScrollView, can_focus=True, inherit_bindings=False):
         self._rewrap()
         self.refresh()
 
-    def _compaction_lines(self, f: Figures, k: int) -> list[Line]:
+    def _compaction_lines(self, f: Figures | Links, k: int) -> list[Line]:
         c = f.session.compactions[k]
         out: list[Line] = [(f"{c.kind} boundary before message #{c.index}", HEAD),
                            (f"trigger: {c.trigger or 'unknown'}", None)]
@@ -123,23 +125,26 @@ class DetailView(ScrollView, can_focus=True, inherit_bindings=False):
         out += [(f"at {c.timestamp}", DIM)] if c.timestamp else []
         return out
 
-    def _message_lines(self, f: Figures, i: int) -> list[Line]:
+    def _message_lines(self, f: Figures | Links, i: int) -> list[Line]:
         m = f.session.messages[i]
         out: list[Line] = []
         head = f"#{i}  {m.role}" + (f" / {m.kind}" if m.kind != m.role else "")
         head += f"  {m.timestamp}" if m.timestamp else ""
         head += f"  {m.model}" if m.model else ""
         out.append((head, HEAD))
-        meas = f.measured[i]
-        out.append((f"tokens: {f.estimated[i]:,} estimated ({f.settings.estimator}) · "
-                    + (f"{meas:,} measured" if meas is not None else "not measured")
-                    + f" · context through here {f.cumulative[i]:,}", None))
-        if i in f.orphans:
-            out.append(("orphan: a tool call without its result, or a result without its call", ERROR))
+        if isinstance(f, Figures):
+            meas = f.measured[i]
+            out.append((f"tokens: {f.estimated[i]:,} estimated ({f.settings.estimator}) · "
+                        + (f"{meas:,} measured" if meas is not None else "not measured")
+                        + f" · context through here {f.cumulative[i]:,}", None))
+            if i in f.orphans:
+                out.append(("orphan: a tool call without its result, or a result without its call", ERROR))
+        else:
+            out.append(("tokens: being computed…", DIM))
         if m.lines:
             lines = f"{m.lines[0]}" if len(m.lines) == 1 else f"{m.lines[0]}-{m.lines[-1]} ({len(m.lines)} lines)"
             out.append((f"source line {lines}", DIM))
-        req = f.session.request_for(m)
+        req = self._request_of(f.session, m)
         if req is not None:
             out.append((f"request {req.id}: input {req.input_tokens:,} · cache creation {req.cache_creation:,} · "
                         f"cache read {req.cache_read:,} · output {req.output_tokens:,} · context "
@@ -150,7 +155,7 @@ class DetailView(ScrollView, can_focus=True, inherit_bindings=False):
         self._linked(f, m, out)
         return out
 
-    def _block_lines(self, f: Figures, b: Block, n: int | str) -> list[Line]:
+    def _block_lines(self, f: Figures | Links, b: Block, n: int | str) -> list[Line]:
         title = f"── [{n}] {b.type}"
         if b.type == "tool_use":
             title += f" {b.tool_name} ({b.tool_id})"
@@ -179,13 +184,13 @@ class DetailView(ScrollView, can_focus=True, inherit_bindings=False):
             lines.append((f"… {more} (press m to show more)", Style(color="yellow", italic=True)))
         return lines
 
-    def _linked(self, f: Figures, m: Message, out: list[Line]) -> None:
+    def _linked(self, f: Figures | Links, m: Message, out: list[Line]) -> None:
         """A tool call's result, or a result's call, shown after the message itself."""
         for b in m.blocks:
             if b.type == "tool_use" and b.tool_id in f.result_at:
                 j = f.result_at[b.tool_id]
-                out += [("", None), (f"═══ result of {b.tool_name} (message #{j}, "
-                                     f"{human(f.size(j))} tokens) ", RULE)]
+                size = f" {human(f.size(j))} tokens" if isinstance(f, Figures) else ""
+                out += [("", None), (f"═══ result of {b.tool_name} (message #{j}{size}) ", RULE)]
                 for r in f.session.messages[j].tool_results():
                     if r.tool_id == b.tool_id:
                         out += self._block_lines(f, r, "→")[1:]
@@ -195,6 +200,12 @@ class DetailView(ScrollView, can_focus=True, inherit_bindings=False):
                     if u.tool_id == b.tool_id:
                         out += [("", None), (f"═══ call (message #{j}): {u.tool_name} ", RULE)]
                         out += self._text_lines(_json(u.input, min(self.cap, 4000)), None)
+
+    def _request_of(self, session: Session, m: Message) -> Request | None:
+        """The request that produced `m`, through a map built once per session (Session.request_for scans)."""
+        if self._requests[0] is not session:
+            self._requests = (session, {r.id: r for r in session.requests})
+        return self._requests[1].get(m.response_id) if m.response_id else None
 
     # -- drawing ----------------------------------------------------------------------------------------------------
 
@@ -218,11 +229,17 @@ class DetailView(ScrollView, can_focus=True, inherit_bindings=False):
     def on_resize(self) -> None:
         self._rewrap()
 
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        self._base = None
+
     def render_line(self, y: int) -> Strip:
         self._rewrap()
         width = self.scrollable_content_region.width or self.size.width
         row = round(self.scroll_offset.y) + y
-        base = self.rich_style
+        if self._base is None:
+            self._base = self.rich_style
+        base = self._base
         if not 0 <= row < len(self._wrapped):
             return Strip.blank(width, base)
         text, style = self._wrapped[row]

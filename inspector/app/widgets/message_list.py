@@ -23,7 +23,7 @@ from textual.strip import Strip
 
 from inspector.app.figures import Figures
 from inspector.app.text import human, one_line, visible
-from inspector.core.model import Message
+from inspector.core.model import Message, Session
 
 KIND_LABEL = {"prompt": "user", "assistant": "assistant", "tool_result": "tool result", "meta": "meta",
               "compact_summary": "summary", "summary_ack": "ack", "system": "system"}
@@ -152,20 +152,30 @@ class MessageList(ScrollView, can_focus=True, inherit_bindings=False):
 
     def __init__(self, *, name: str | None = None, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(name=name, id=id, classes=classes)
-        self.figures: Figures | None = None
+        self.figures: Figures | None = None  # None while the figures of `session` are still being computed
+        self.session: Session | None = None
+        self.tool_names: dict[str, str] = {}
         self.rows: list[int] = []
         self.filter = Filter()
         self.by_size = False
         self._cache: LRUCache[tuple, Strip] = LRUCache(2048)
         self._generation = 0
         self._largest = 1
+        self._styles: dict[str, Style] = {}
 
     # -- data -------------------------------------------------------------------------------------------------------
+
+    def show_session(self, session: Session, tool_names: dict[str, str]) -> None:
+        """Rows for a session whose figures are still being computed: token columns show … until `show`."""
+        keep = self.current_index if self.session is session else None
+        self.session, self.tool_names, self.figures = session, tool_names, None
+        self._largest = 1
+        self._rebuild(keep)
 
     def show(self, figures: Figures) -> None:
         """Show a new session or new figures for the same one, keeping the cursor on the same message if possible."""
         keep = self.current_index
-        self.figures = figures
+        self.figures, self.session, self.tool_names = figures, figures.session, figures.tool_names
         self._largest = max((figures.size(i) for i in range(len(figures.estimated))), default=1) or 1
         self._rebuild(keep)
 
@@ -179,7 +189,7 @@ class MessageList(ScrollView, can_focus=True, inherit_bindings=False):
 
     def messages_appended(self, start: int, figures: Figures) -> None:
         """Messages from `start` on are new (live follow): add their rows and refresh only those lines."""
-        self.figures = figures
+        self.figures, self.session, self.tool_names = figures, figures.session, figures.tool_names
         self._largest = max([self._largest, *(figures.size(i) for i in range(start, len(figures.estimated)))])
         if self.by_size:
             self._rebuild(self.current_index)
@@ -192,35 +202,35 @@ class MessageList(ScrollView, can_focus=True, inherit_bindings=False):
 
     def messages_changed(self, figures: Figures) -> None:
         """Messages already shown changed in place (live follow: a response's later lines): redraw visible rows."""
-        self.figures = figures
+        self.figures, self.session, self.tool_names = figures, figures.session, figures.tool_names
         self._cache.clear()
         self.refresh()
 
     def _rows_for(self, indices: Iterable[int], start: int = 0) -> list[int]:
-        f = self.figures
-        assert f is not None
-        msgs = f.session.messages
+        session = self.session
+        assert session is not None
+        msgs = session.messages
         bounds: dict[int, list[int]] = {}
         if not self.by_size:
-            for k, c in enumerate(f.session.compactions):
+            for k, c in enumerate(session.compactions):
                 if c.index >= start:
                     bounds.setdefault(c.index, []).append(-1 - k)
         rows: list[int] = []
         flt = self.filter
         for i in indices:
             rows.extend(bounds.pop(i, ()))
-            if not flt.active or flt.matches(msgs[i], f.tool_names):
+            if not flt.active or flt.matches(msgs[i], self.tool_names):
                 rows.append(i)
         for rest in bounds.values():  # a boundary after the last message
             rows.extend(rest)
         return rows
 
     def _rebuild(self, keep: int | None) -> None:
-        f = self.figures
-        if f is None:
+        f, session = self.figures, self.session
+        if session is None:
             return
-        rows = self._rows_for(range(len(f.session.messages)))
-        if self.by_size:
+        rows = self._rows_for(range(len(session.messages)))
+        if self.by_size and f is not None:
             rows.sort(key=lambda i: -f.size(i))
         self.rows = rows
         self._generation += 1
@@ -232,10 +242,9 @@ class MessageList(ScrollView, can_focus=True, inherit_bindings=False):
         self._announce()
 
     def _announce(self) -> None:
-        f = self.figures
         desc = self.filter.describe() + (" sorted by size" if self.by_size else "")
         self.post_message(self.RowsChanged(sum(1 for r in self.rows if r >= 0),
-                                           len(f.session.messages) if f else 0, desc.strip()))
+                                           len(self.session.messages) if self.session else 0, desc.strip()))
 
     @property
     def current_index(self) -> int | None:
@@ -302,10 +311,15 @@ class MessageList(ScrollView, can_focus=True, inherit_bindings=False):
     def action_largest(self) -> None:
         f = self.figures
         shown = [r for r in self.rows if r >= 0]
-        if f and shown:
+        if f is None:
+            self.notify("token figures are still being computed", timeout=2)
+        elif shown:
             self.select_message(max(shown, key=f.size))
 
     def action_toggle_sort(self) -> None:
+        if self.figures is None and not self.by_size:
+            self.notify("token figures are still being computed", timeout=2)
+            return
         self.set_sort(not self.by_size)
 
     def on_click(self, event: events.Click) -> None:
@@ -322,6 +336,7 @@ class MessageList(ScrollView, can_focus=True, inherit_bindings=False):
     def notify_style_update(self) -> None:
         super().notify_style_update()
         self._cache.clear()
+        self._styles.clear()
 
     # -- drawing ----------------------------------------------------------------------------------------------------
 
@@ -333,13 +348,23 @@ class MessageList(ScrollView, can_focus=True, inherit_bindings=False):
         return text[:width]
 
     def _index_width(self) -> int:
-        return len(str(len(self.figures.session.messages))) if self.figures else 3
+        return len(str(len(self.session.messages))) if self.session else 3
+
+    def _style(self, name: str) -> Style:
+        """The widget's base style, or base + a component style; looked up once per theme and focus state."""
+        key = f"{name}:{self.has_focus}"
+        style = self._styles.get(key)
+        if style is None:
+            base = self.rich_style
+            style = base if name == "base" else base + self.get_component_rich_style(f"message-list--{name}")
+            self._styles[key] = style
+        return style
 
     def render_line(self, y: int) -> Strip:
         row = round(self.scroll_offset.y) + y
         width = self.scrollable_content_region.width or self.size.width
         if not 0 <= row < len(self.rows):
-            return Strip.blank(width, self.rich_style)
+            return Strip.blank(width, self._style("base"))
         is_cursor = row == self.cursor
         key = (row, width, is_cursor, self.has_focus, self._generation)
         strip = self._cache.get(key)
@@ -355,55 +380,54 @@ class MessageList(ScrollView, can_focus=True, inherit_bindings=False):
         self.refresh_line(self.cursor)
 
     def _render_row(self, r: int, width: int, is_cursor: bool) -> Strip:
-        f = self.figures
-        assert f is not None
-        base = self.rich_style
-        cursor = self.get_component_rich_style("message-list--cursor") if is_cursor else None
+        f, session = self.figures, self.session
+        assert session is not None
+        base = self._style("base")
         if r < 0:
-            c = f.session.compactions[-1 - r]
+            c = session.compactions[-1 - r]
             label = f" {c.kind} ({visible(c.trigger or 'unknown trigger')})"
             if c.pre_tokens:
                 label += f" · {c.pre_tokens:,} tokens before"
             if c.tokens_saved:
                 label += f" · {c.tokens_saved:,} saved"
             text = ("──" + label + " ").ljust(width, "─")[:width]
-            style = base + self.get_component_rich_style("message-list--separator")
-            return Strip([Segment(text, style + cursor if cursor else style)], width)
-        m = f.session.messages[r]
+            style = self._style("cursor" if is_cursor else "separator")
+            return Strip([Segment(text, style)], width)
+        m = session.messages[r]
         w = self._index_width()
         time = visible((m.timestamp or "")[11:19])  # timestamps and tool names are session text too
         tools = m.tool_names
         if not tools and m.kind == "tool_result":
             tools = [self._tool_of_result(m)]
         tool = visible(",".join(t for t in tools if t))[:12]
-        measured = f.measured[r]
-        size = f.size(r)
-        orphan = r in f.orphans
-        dim = self.get_component_rich_style("message-list--dim")
-        segs = [
-            Segment(f"{r:>{w}} ", base + dim),
-            Segment(f"{time:<8} ", base + dim),
-            Segment(f"{KIND_LABEL.get(m.kind, m.kind):<11} ", base + KIND_STYLE.get(m.kind, Style())),
-            Segment(f"{tool:<12} ", base),
-            Segment(f"{human(measured):>7} ", base),
-            Segment(f"{human(f.estimated[r]):>7} ", base + dim),
-            Segment(f"{human(f.cumulative[r]):>8} ", base),
-            Segment(bar(size / self._largest), base + self.get_component_rich_style("message-list--bar")),
-            Segment(" ", base),
-        ]
+        dim = self._style("dim")
+        if f is None:
+            numbers = [Segment(f"{'…':>7} {'…':>7} {'…':>8} {'':<{BAR_WIDTH}} ", dim)]
+            orphan = False
+        else:
+            numbers = [Segment(f"{human(f.measured[r]):>7} ", base),
+                       Segment(f"{human(f.estimated[r]):>7} ", dim),
+                       Segment(f"{human(f.cumulative[r]):>8} ", base),
+                       Segment(bar(f.size(r) / self._largest), self._style("bar")),
+                       Segment(" ", base)]
+            orphan = r in f.orphans
+        segs = [Segment(f"{r:>{w}} {time:<8} ", dim),
+                Segment(f"{KIND_LABEL.get(m.kind, m.kind):<11} ", base + KIND_STYLE.get(m.kind, Style())),
+                Segment(f"{tool:<12} ", base), *numbers]
         if orphan:
-            segs.append(Segment("orphan ", base + self.get_component_rich_style("message-list--orphan")))
-        used = sum(s.cell_length for s in segs)
+            segs.append(Segment("orphan ", self._style("orphan")))
+        used = sum(len(seg.text) for seg in segs)
         if width > used:
             segs.append(Segment(preview(m, width)[: width - used], base))
-        if cursor:
-            segs = [Segment(s.text, (s.style or base) + cursor) for s in segs]
-        return Strip(segs).crop_extend(0, width, base + cursor if cursor else base)
+        if is_cursor:
+            cursor = self._style("cursor")
+            segs = [Segment(seg.text, seg.style + cursor if seg.style else cursor) for seg in segs]
+            return Strip(segs).crop_extend(0, width, cursor)
+        return Strip(segs).crop_extend(0, width, base)
 
     def _tool_of_result(self, m: Message) -> str:
-        """The tool a result answers, found through the figures' tool-id map."""
-        f = self.figures
+        """The tool a result answers, found through the tool-id map."""
         for b in m.blocks:
-            if b.type == "tool_result" and b.tool_id and f is not None:
-                return f.tool_names.get(b.tool_id, "")
+            if b.type == "tool_result" and b.tool_id:
+                return self.tool_names.get(b.tool_id, "")
         return ""

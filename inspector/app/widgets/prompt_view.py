@@ -3,6 +3,8 @@ findings. The sections come from the core (`Figures.prompt`); this view only lay
 
 from __future__ import annotations
 
+import os
+
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
@@ -12,6 +14,15 @@ from textual.widgets import DataTable, Static
 from inspector.app.figures import Figures
 from inspector.app.text import human, one_line, plain, visible
 from inspector.app.widgets.detail import DetailView
+
+
+def _short(path: str) -> str:
+    """A path relative to the working directory when it lies below it (shorter, and the same on every checkout)."""
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:
+        return path
+    return path if rel.startswith("..") else rel
 
 
 class PromptView(Vertical, can_focus=False):
@@ -78,6 +89,6 @@ class PromptView(Vertical, can_focus=False):
         if self.figures is None or not 0 <= row < len(self.figures.prompt.sections):
             return
         s = self.figures.prompt.sections[row]
-        notes = [f"source: {visible(s.source)}" + (f" ({visible(s.path)})" if s.path else ""),
+        notes = [f"source: {visible(s.source)}" + (f" ({visible(_short(s.path))})" if s.path else ""),
                  f"{s.tokens:,} tokens · {s.kind}"] + ([visible(s.note)] if s.note else [])
         self.query_one(DetailView).show_text(visible(s.title), s.text, notes)
