@@ -33,20 +33,23 @@ def block_from_dict(b: dict) -> Block:
     if kind == "redacted_thinking":
         return Block("redacted_thinking", _str(b.get("data")))
     if kind == "tool_use":
-        return Block("tool_use", tool_id=b.get("id"), tool_name=b.get("name"), input=b.get("input", {}))
+        return Block("tool_use", tool_id=opt_str(b.get("id")), tool_name=opt_str(b.get("name")),
+                     input=b.get("input", {}))
     if kind == "tool_result":
         inner = b.get("content")
         if isinstance(inner, list):
-            return Block("tool_result", tool_id=b.get("tool_use_id"), content=blocks_from_content(inner),
+            return Block("tool_result", tool_id=opt_str(b.get("tool_use_id")), content=blocks_from_content(inner),
                          is_error=bool(b.get("is_error")))
-        return Block("tool_result", _str(inner), tool_id=b.get("tool_use_id"), is_error=bool(b.get("is_error")))
+        return Block("tool_result", _str(inner), tool_id=opt_str(b.get("tool_use_id")),
+                     is_error=bool(b.get("is_error")))
     if kind in ("image", "document"):
         source = b.get("source") if isinstance(b.get("source"), dict) else {}
         data = source.get("data")
         text = ""
         if kind == "document" and source.get("type") == "text":  # plain-text documents carry their text inline
             text, data = _str(data), None
-        return Block(kind, text, media=source.get("media_type"), size=len(data) if isinstance(data, str) else 0)
+        return Block(kind, text, media=opt_str(source.get("media_type")),
+                     size=len(data) if isinstance(data, str) else 0)
     return Block("unknown", raw=b)
 
 

@@ -182,7 +182,8 @@ def message_from_dict(d: dict) -> Message:
                            is_error=bool(d.get("is_error")))
         return Message("user", "tool_result", [result], uuid=opt_str(d.get("id")),
                        timestamp=opt_str(d.get("timestamp")))
-    for call in d.get("tool_calls") or ():
+    calls = d.get("tool_calls")
+    for call in calls if isinstance(calls, list) else ():
         if isinstance(call, dict):
             blocks.append(_tool_call(call))
     if role == "assistant":
