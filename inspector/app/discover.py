@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -75,13 +76,24 @@ def _read_head(e: Entry) -> None:
         e.date = datetime.fromtimestamp(e.mtime, timezone.utc).strftime("%Y-%m-%d %H:%M")
 
 
+_MESSAGE_ID = re.compile(rb'"id"\s*:\s*"(msg_[^"]+)"')
+
+
 def count_messages(path: Path) -> int:
-    """Lines that carry a message role: a quick count for the picker (split assistant lines count once each)."""
+    """A quick count for the picker without parsing: lines that carry a message role, an assistant response split
+    over several lines (Claude Code) counted once by its message id."""
     n = 0
+    seen: set[bytes] = set()
     with open(path, "rb") as f:
         for line in f:
-            if b'"role"' in line:
-                n += 1
+            if b'"role"' not in line:
+                continue
+            m = _MESSAGE_ID.search(line) if b'"assistant"' in line else None
+            if m is not None:
+                if m.group(1) in seen:
+                    continue
+                seen.add(m.group(1))
+            n += 1
     return n
 
 

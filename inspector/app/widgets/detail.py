@@ -38,7 +38,7 @@ def _json(value: object, cap: int) -> str:
 
 
 def _wrap(text: str, width: int) -> list[str]:
-    """Greedy word wrap of one ASCII line, breaking words longer than the width; leading indent is kept."""
+    """Greedy word wrap of a line of single-cell characters, breaking words longer than the width."""
     out: list[str] = []
     while len(text) > width:
         cut = text.rfind(" ", width // 2, width + 1)
@@ -189,7 +189,7 @@ class DetailView(ScrollView, can_focus=True, inherit_bindings=False):
         for b in m.blocks:
             if b.type == "tool_use" and b.tool_id in f.result_at:
                 j = f.result_at[b.tool_id]
-                size = f" {human(f.size(j))} tokens" if isinstance(f, Figures) else ""
+                size = f", {human(f.size(j))} tokens" if isinstance(f, Figures) else ""
                 out += [("", None), (f"═══ result of {b.tool_name} (message #{j}{size}) ", RULE)]
                 for r in f.session.messages[j].tool_results():
                     if r.tool_id == b.tool_id:
@@ -219,7 +219,7 @@ class DetailView(ScrollView, can_focus=True, inherit_bindings=False):
                 wrapped.append((text.ljust(width, "─")[:width], style))
             elif len(text) <= width and (text.isascii() or cell_len(text) <= width):
                 wrapped.append((text, style))
-            elif text.isascii():
+            elif text.isascii() or cell_len(text) == len(text):  # one cell per character: wrap at spaces
                 wrapped.extend((piece, style) for piece in _wrap(text, width))
             else:
                 wrapped.extend((piece, style) for piece in chop_cells(text, width))

@@ -4,6 +4,8 @@ markers, and a forecast of when the next auto-compact fires at the recent growth
 from __future__ import annotations
 
 from rich.text import Text
+from textual.binding import Binding
+from textual.reactive import reactive
 from textual.widget import Widget
 
 from inspector.app.figures import Figures, forecast
@@ -13,14 +15,21 @@ EIGHTHS = " ▁▂▃▄▅▆▇█"
 LINES = (("blocking", "red"), ("autocompact", "#ff8700"), ("warning", "yellow"))
 
 
-class Timeline(Widget):
+class Timeline(Widget, can_focus=True):
     DEFAULT_CSS = """
     Timeline { height: 1fr; padding: 0 1; background: $surface; }
     """
+    BINDINGS = [Binding("z", "zoom", "Zoom", id="timeline.zoom")]
+
+    zoomed: reactive[bool] = reactive(False)
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.figures: Figures | None = None
+
+    def action_zoom(self) -> None:
+        """Toggle the y axis between the whole window (thresholds in view) and the session's own range."""
+        self.zoomed = not self.zoomed
 
     def show(self, figures: Figures) -> None:
         self.figures = figures
@@ -36,7 +45,8 @@ class Timeline(Widget):
                         "The list and the context bar show estimates.", style="dim")
         width = max(20, (self.content_region.width or 100) - 8)
         height = max(4, (self.content_region.height or 24) - 6)
-        top = max([f.window.window, *(p.measured for p in points)])
+        peak = max(p.measured for p in points)
+        top = max(1, int(peak * 1.1)) if self.zoomed else max(f.window.window, peak)
         cols = self._columns(f, width)
         marks = self._compaction_columns(f, width)
         grid: list[Text] = []
@@ -93,7 +103,8 @@ class Timeline(Widget):
             t = f.window.thresholds.get(key)
             if t is not None:
                 text.append(f"╌ {key} {human(t)}  ", style=style)
-        text.append(f"┃ compaction ({len(f.session.compactions)})", style="magenta")
+        text.append(f"┃ compaction ({len(f.session.compactions)})  ", style="magenta")
+        text.append("z: whole window" if self.zoomed else "z: zoom to the session", style="dim")
         return text
 
     def _forecast(self, f: Figures) -> Text:
