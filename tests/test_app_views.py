@@ -43,6 +43,10 @@ async def test_switch_views_prompt_and_timeline():
         text = screen.query_one(Timeline).render().plain
         assert "measured context per request" in text and "compaction (1)" in text
         assert "forecast:" in text and "auto-compact in about" in text
+        full = text
+        await pilot.press("z")  # zoom to the session's own range: the same data, a taller chart
+        zoomed = screen.query_one(Timeline).render().plain
+        assert zoomed != full and "z: window" in zoomed
         await pilot.press("1")
         assert tabs.active == "messages" and screen.focused is screen.query_one(MessageList)
 
@@ -135,7 +139,7 @@ def test_every_binding_has_an_id():
     from inspector.app.app import InspectorApp
     from inspector.app.widgets.detail import DetailView
 
-    for cls in (InspectorApp, MainScreen, PickerScreen, HelpScreen, MessageList, DetailView):
+    for cls in (InspectorApp, MainScreen, PickerScreen, HelpScreen, MessageList, DetailView, Timeline):
         for binding in cls.BINDINGS:
             assert binding.id, f"{cls.__name__}: {binding.key} has no id"
 

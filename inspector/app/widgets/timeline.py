@@ -17,7 +17,7 @@ LINES = (("blocking", "red"), ("autocompact", "#ff8700"), ("warning", "yellow"))
 
 class Timeline(Widget, can_focus=True):
     DEFAULT_CSS = """
-    Timeline { height: 1fr; padding: 0 1; background: $surface; }
+    Timeline { height: 1fr; padding: 0 1; background: $surface; text-wrap: nowrap; text-overflow: ellipsis; }
     """
     BINDINGS = [Binding("z", "zoom", "Zoom", id="timeline.zoom")]
 
@@ -104,7 +104,7 @@ class Timeline(Widget, can_focus=True):
             if t is not None:
                 text.append(f"╌ {key} {human(t)}  ", style=style)
         text.append(f"┃ compaction ({len(f.session.compactions)})  ", style="magenta")
-        text.append("z: whole window" if self.zoomed else "z: zoom to the session", style="dim")
+        text.append("z: window" if self.zoomed else "z: zoom", style="dim")
         return text
 
     def _forecast(self, f: Figures) -> Text:
