@@ -10,6 +10,8 @@ import re
 
 from rich.text import Text
 
+from inspector.core.secrets import redact
+
 # C0 controls except tab and newline, DEL, C1 controls (0x80-0x9f, which some terminals treat as CSI etc.), and
 # lone surrogates (a JSON escape like "\ud800" makes one; no terminal encoding can write it).
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\x80-\x9f\ud800-\udfff]")
@@ -27,8 +29,9 @@ def _visible(match: re.Match[str]) -> str:
 
 
 def visible(text: str) -> str:
-    """`text` with every control character (tab and newline kept) replaced by a visible stand-in."""
-    return _CONTROL.sub(_visible, text)
+    """`text` with every control character (tab and newline kept) replaced by a visible stand-in, API keys
+    redacted (a tool may have printed one: the screen may be shared)."""
+    return _CONTROL.sub(_visible, redact(text))
 
 
 def one_line(text: str, limit: int = 400) -> str:

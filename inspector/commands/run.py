@@ -33,10 +33,12 @@ from inspector.core.compaction.pipeline import MICRO_STRATEGIES, CompactionPolic
 from inspector.core.limits import POLICIES
 from inspector.core.prompt.builder import assemble
 from inspector.core.prompt.template import TemplateError
+from inspector.core.secrets import redact
 
 EXIT = {"error": 1, "max_iterations": 1, "cancelled": 130}
 PREVIEW_LINES = 3
 PREVIEW_CHARS = 300
+HOLD_LIMIT = 4096  # streamed characters held back at most while waiting for a word's end
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -154,7 +156,7 @@ class JsonPrinter(Printer):
         pass
 
     def _line(self, obj: dict) -> None:
-        self.out.write(json.dumps(obj, ensure_ascii=True, default=str) + "\n")
+        self.out.write(redact(json.dumps(obj, ensure_ascii=True, default=str)) + "\n")
         self.out.flush()
 
 
@@ -164,6 +166,7 @@ class TextPrinter(Printer):
     def __init__(self, out: TextIO, err: TextIO) -> None:
         self.out, self.err = out, err
         self.streaming: str | None = None  # the kind of Piece being streamed on the current line
+        self.held = ""  # streamed text after its last whitespace: a key split over deltas is redacted whole
         self.denied: set[str] = set()  # tool ids refused: their result line would only repeat the refusal
 
     def start(self, path: Path, config: AgentConfig) -> None:
@@ -180,7 +183,12 @@ class TextPrinter(Printer):
                     self.out.write("[thinking] ")
                 elif isinstance(event, CompactionText):
                     self.out.write("[summary] ")
-            self.out.write(inert(event.text))  # line breaks and tabs kept
+            text = self.held + event.text
+            cut = max(text.rfind(" "), text.rfind("\n"), text.rfind("\t")) + 1
+            if cut == 0 and len(text) > HOLD_LIMIT:
+                cut = len(text)
+            self.held = text[cut:]
+            self.out.write(inert(text[:cut]))  # line breaks and tabs kept; keys redacted
             self.out.flush()
             return
         line = self._line(event)
@@ -226,7 +234,8 @@ class TextPrinter(Printer):
 
     def _end_stream(self) -> None:
         if self.streaming is not None:
-            self.out.write("\n")
+            self.out.write(inert(self.held) + "\n")
+            self.held = ""
             self.streaming = None
 
 

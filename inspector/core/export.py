@@ -21,6 +21,7 @@ from typing import Any, Literal
 from inspector.core.formats.claude_code import CLEARED
 from inspector.core.formats.neutral import session_lines
 from inspector.core.model import Compaction, LoadError, Message, Request, Session
+from inspector.core.secrets import redact
 
 ExportFormat = Literal["neutral", "claude-code"]
 SYNTHETIC_MODEL = "<synthetic>"  # Claude Code's model name for assistant messages it made itself (no API call)
@@ -69,7 +70,7 @@ def _write_atomic(target: Path, lines: Iterable[dict[str, Any]]) -> None:
         # backslashreplace writes a lone surrogate (from a "\ud800" escape in the input) as that same JSON escape
         with os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace", newline="\n") as f:
             for line in lines:
-                f.write(json.dumps(line, ensure_ascii=False, separators=(",", ":"), default=str))
+                f.write(redact(json.dumps(line, ensure_ascii=False, separators=(",", ":"), default=str)))
                 f.write("\n")
             f.flush()
             os.fsync(f.fileno())

@@ -9,6 +9,7 @@ import re
 from typing import Any
 
 from inspector.core.model import Session
+from inspector.core.secrets import redact
 
 # C0/C1 controls but tab and newline, and lone surrogates (valid JSON escapes no terminal encoding can write).
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
@@ -33,8 +34,8 @@ def report_dict(session: Session) -> dict[str, Any]:
 
 def safe(text: object) -> str:
     """Session-provided text made inert for a terminal: control characters (escape sequences) and lone
-    surrogates shown as `?`."""
-    return _CONTROL.sub("?", str(text))
+    surrogates shown as `?`, API keys redacted (a tool may have printed one)."""
+    return _CONTROL.sub("?", redact(str(text)))
 
 
 def report_text(session: Session) -> str:

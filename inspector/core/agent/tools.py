@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from inspector.core.agent.cancel import Cancel
+from inspector.core.secrets import scrubbed_env
 
 DEFAULT_OUTPUT_CAP = 30_000  # characters of one tool result
 DEFAULT_BASH_TIMEOUT = 120.0
@@ -229,8 +230,9 @@ def bash(args: dict, ctx: ToolContext) -> str:
         raise ToolError("'timeout' must be a positive number of seconds")
     timeout = min(float(timeout), MAX_BASH_TIMEOUT)
     shell = shutil.which("bash") or "/bin/sh"
-    proc = subprocess.Popen([shell, "-c", command], cwd=ctx.cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, start_new_session=True)
+    proc = subprocess.Popen([shell, "-c", command], cwd=ctx.cwd, env=scrubbed_env(),  # no API key for commands
+                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            start_new_session=True)
     capture = _Capture(proc.stdout, ctx.output_cap)
     unregister = ctx.cancel.on_cancel(lambda: _kill_group(proc))
     try:

@@ -22,6 +22,7 @@ from inspector.core.formats import load
 from inspector.core.formats.neutral import compaction_dict, header_dict, message_to_dict, session_lines
 from inspector.core.model import LoadError, Session
 from inspector.core.prompt.memory import user_data_dir
+from inspector.core.secrets import redact
 
 
 def default_session_path(now: datetime | None = None) -> Path:
@@ -87,7 +88,7 @@ class SessionWriter:
         self.close()
 
     def _write(self, obj: dict[str, Any]) -> None:
-        self._file.write(json.dumps(obj, ensure_ascii=False, default=str) + "\n")
+        self._file.write(redact(json.dumps(obj, ensure_ascii=False, default=str)) + "\n")
         self._file.flush()
         os.fsync(self._file.fileno())
 
