@@ -153,6 +153,7 @@ class MainScreen(Screen):
             f"Read {len(event.session.messages):,} messages in {event.seconds:.1f} s; computing figures…")
         self.query_one(ProgressBar).update(total=100, progress=100)
         self.live.loaded()
+        self.refresh_bindings()
         if event.links is not None:  # the rows now, their token figures when computed
             self.links = event.links
             lst = self.query_one(MessageList)
@@ -183,6 +184,7 @@ class MainScreen(Screen):
         self.query_one(PromptView).show(f)
         self._update_title()
         self._show_detail()
+        self.refresh_bindings()  # keys that wait for figures (policy, estimator, compaction) are live now
 
     @on(LoadFailed)
     def _failed(self, event: LoadFailed) -> None:
