@@ -50,8 +50,10 @@ class Appended(LiveMessage):
         self.change = change
 
     def can_replace(self, message: TMessage) -> bool:
+        """Textual asks the older of two queued messages whether the newer (`message`) supersedes it: it does, once
+        it carries both changes."""
         if isinstance(message, Appended):
-            self.change = merge(message.change, self.change)
+            message.change = merge(self.change, message.change)
             return True
         return False
 
@@ -238,6 +240,8 @@ class Live:
 
         follower = self.follower
         assert follower is not None
+        while self.screen.figures is None:  # the first figures are still being computed: appends can wait
+            await asyncio.sleep(0.05)
         await self._update(follower)  # catch up with what was written before watching began
         try:
             async for _changes in awatch(follower.watch_dir(), stop_event=stop, debounce=DEBOUNCE_MS, step=10,

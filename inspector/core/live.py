@@ -91,6 +91,8 @@ class Follower:
         self.directory = self.target if self.target.is_dir() else None
         self.path: Path = self.target
         self.session: Session | None = None
+        self.covered = 0  # bytes of the file `session` reflects (set after it, so a reader in another thread that
+        # sees the whole file covered sees the session built from it)
         self.error: str | None = None
         self.format: Format | None = None
         self._loader: Loader | None = None
@@ -136,6 +138,7 @@ class Follower:
             session = loader.build()
             self.reads = self._index.end
         self.session = session
+        self.covered = self._index.end if self._index is not None else st.st_size
         self._remember_tail(session)
         return session
 
@@ -204,6 +207,7 @@ class Follower:
             return Change(old, first_new=len(old.messages))  # a spurious event, or half a line: nothing to build
         session = self._loader.build()
         self.session = session
+        self.covered = index.end
         change = self._diff(old, session)
         change.lines, change.bytes = len(index) - before_lines, index.end - before_end
         self._remember_tail(session)
