@@ -165,6 +165,8 @@ class WorkbenchScreen(Screen):
         self._provider = None
         self._claude_md: list[tuple[str, int]] | None = None
         self._asking = ""  # what the input line at the bottom asks for: compare or export
+        self._run_when_planned = False
+        self._summary_note = ""
         self._previews: dict[tuple[int, str, object], Preview] = {}  # oldest first
         self.last_export: Path | None = None
 
@@ -317,6 +319,9 @@ class WorkbenchScreen(Screen):
         self.preview = p
         if self.compared is None:
             self._show_preview()
+        if self._run_when_planned and p.plan.strategy == "summary":
+            self._run_when_planned = False
+            self.action_run_summary()
 
     @on(PreviewFailed)
     def _preview_failed(self, event: PreviewFailed) -> None:
@@ -378,6 +383,7 @@ class WorkbenchScreen(Screen):
     def set_strategy(self, strategy: str) -> None:
         if strategy == self.strategy:
             return
+        self._run_when_planned = False
         self.strategy = strategy
         with self.prevent(Select.Changed):
             self.query_one("#wb-strategy", Select).value = strategy
@@ -471,28 +477,31 @@ class WorkbenchScreen(Screen):
             area.load_text(state.text)
         self._summary_status()
 
-    def _summary_status(self, extra: str = "") -> None:
-        running = any(w.group == "workbench-summary" and w.is_running for w in self.workers)
+    def _summary_status(self, note: str | None = None) -> None:
+        """The line above the editor: what to do next, after `note` (kept until the next note; "" clears it)."""
+        if note is not None:
+            self._summary_note = note
+        area = self.query_one("#wb-summary-text", TextArea)
+        running = self._provider is not None
         if running:
             text = "The model is writing the summary… (esc cancels)"
+        elif area.text.strip():
+            est = self.estimates
+            size = f"{est.text(area.text):,} tokens" if est else f"{len(area.text):,} characters"
+            text = (f"Summary: {size}. Read and edit it (e), then approve it (ctrl+s) to replace the summarized "
+                    "messages, or discard it (ctrl+d).")
         elif has_key():
-            text = ("Run the model (r) to write the summary, or write one here; read and edit it, then approve "
-                    "(ctrl+s) to replace the summarized messages, or discard it (ctrl+d).")
+            text = "Run the model (r) to write the summary, or write one yourself (e), then approve it (ctrl+s)."
         else:
             text = NO_KEY
-        area = self.query_one("#wb-summary-text", TextArea)
-        if area.text.strip():
-            est = self.estimates
-            size = f"{est.text(area.text):,} tokens" if est else f"{len(area.text):,} chars"
-            text = f"Summary: {size}. " + text
-        if extra:
-            text = extra + "  " + text
+        if self._summary_note and not running:
+            text = f"{self._summary_note}  {text}"
         self.query_one("#wb-summary-status", Static).update(plain(text))
         self.query_one("#wb-run", Button).disabled = running or not has_key()
 
     @on(TextArea.Changed, "#wb-summary-text")
     def _summary_edited(self) -> None:
-        if not any(w.group == "workbench-summary" and w.is_running for w in self.workers):
+        if self._provider is None:
             self._summary_status()
 
     def _show_survival(self) -> None:
@@ -536,6 +545,7 @@ class WorkbenchScreen(Screen):
         step = self.stack.push(plan, summary, applied=reuse)
         if reuse is not None:
             self._figures[id(reuse)] = p.after
+        self._summary_note = ""
         self.query_one("#wb-summary-text", TextArea).load_text("")
         self.query_one(DiffView).focus()
         self.notify(f"step {self.stack.position}: {step.label}", timeout=3)
@@ -588,9 +598,13 @@ class WorkbenchScreen(Screen):
         p = self.preview
         if self.strategy != "summary":
             self.set_strategy("summary")
+            self._run_when_planned = True
             return
-        if p is None or p.plan.summary is None:
-            self.notify("nothing to summarize here", markup=False)
+        if p is None or p.plan.session is not self.session or p.plan.strategy != "summary":
+            self._run_when_planned = True  # the summary plan is still being made: start as soon as it is
+            return
+        if p.plan.summary is None:
+            self.notify(f"nothing to summarize here: {p.plan.note}", markup=False)
             return
         self.query_one(ContentSwitcher).current = "summary"
         if not has_key():
@@ -598,25 +612,28 @@ class WorkbenchScreen(Screen):
             self.notify("ANTHROPIC_API_KEY is not set: write or paste a summary, or set the key (see the panel)",
                         severity="warning", timeout=6)
             return
+        if self._provider is not None:
+            self.notify("the model is already writing the summary (esc cancels it)")
+            return
+        from inspector.core.agent.provider import DEFAULT_MODEL, AnthropicProvider, MissingApiKey
+
+        try:  # made here, not in the worker, so esc can always reach its cancel token
+            self._provider = AnthropicProvider.from_env(os.environ.get("ANTHROPIC_MODEL") or DEFAULT_MODEL)
+        except MissingApiKey:
+            self._summary_status()
+            return
         self._buffer = []
         area = self.query_one("#wb-summary-text", TextArea)
         area.load_text("")
         area.read_only = True
-        self._summary_worker(Job((p.plan,)))
-        self._summary_status()
+        self._summary_worker(Job((p.plan, self._provider)))
+        self._summary_status("")
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="workbench-summary")
     def _summary_worker(self, job: Job) -> None:
-        (plan,) = job.args
-        from inspector.core.agent.provider import DEFAULT_MODEL, AnthropicProvider, MissingApiKey
         from inspector.core.compaction.summary import run_summary
 
-        try:
-            provider = AnthropicProvider.from_env(os.environ.get("ANTHROPIC_MODEL") or DEFAULT_MODEL)
-        except MissingApiKey:
-            self.post_message(SummaryDone(None, "ANTHROPIC_API_KEY is not set"))
-            return
-        self._provider = provider
+        plan, provider = job.args
 
         def on_text(piece: str) -> None:
             self._buffer.append(piece)
@@ -627,8 +644,6 @@ class WorkbenchScreen(Screen):
         except SummaryError as exc:
             self.post_message(SummaryDone(None, str(exc)))
             return
-        finally:
-            self._provider = None
         self.post_message(SummaryDone(done))
 
     @on(SummaryProgress)
@@ -639,6 +654,7 @@ class WorkbenchScreen(Screen):
 
     @on(SummaryDone)
     def _summary_done(self, event: SummaryDone) -> None:
+        self._provider = None
         area = self.query_one("#wb-summary-text", TextArea)
         area.read_only = False
         if event.plan is None:
@@ -652,9 +668,10 @@ class WorkbenchScreen(Screen):
             self.query_one(DiffView).show(event.plan.rows)
             self.query_one("#wb-totals", Static).update(plain(
                 render_totals(event.plan.before, event.plan.after, event.plan.counts)))
+        self.query_one("#wb-after-label", Label).update(
+            f"after summary (bar drawn without the summary's ~{event.plan.added[0].after or 0:,} tokens)")
         area.load_text(event.plan.summary.text or "")  # type: ignore[union-attr]
-        self._summary_status("The model wrote this summary (analysis removed).")
-        area.focus()
+        self._summary_status("The model wrote this summary (its analysis removed).")
 
     def action_edit_summary(self) -> None:
         if self.strategy != "summary":
@@ -687,7 +704,7 @@ class WorkbenchScreen(Screen):
         self._ask(f"compare steps (0-{n - 1}), from and to:", f"0 {self.stack.position or n - 1}", "compare")
 
     def action_export(self) -> None:
-        source = Path(self.stack.original.session.source)
+        source = Path(self.stack.original.session.source).resolve()
         fmt = "claude-code" if self.original_format == "claude-code" else "neutral"
         self.query_one("#wb-export-format", Select).value = fmt
         self._ask("export the current step to:", str(_free_path(source.with_name(f"{source.stem}.compacted.jsonl"))),
