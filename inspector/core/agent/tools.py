@@ -226,7 +226,7 @@ def _kill_group(proc: subprocess.Popen) -> None:
 def bash(args: dict, ctx: ToolContext) -> str:
     command = _string(args, "command")
     timeout = args.get("timeout", ctx.bash_timeout)
-    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:  # NaN too
         raise ToolError("'timeout' must be a positive number of seconds")
     timeout = min(float(timeout), MAX_BASH_TIMEOUT)
     shell = shutil.which("bash") or "/bin/sh"
@@ -286,6 +286,8 @@ def grep(args: dict, ctx: ToolContext) -> str:
         if ctx.cancel.cancelled:
             raise ToolError("Interrupted by the user.")
         if name_glob and not fnmatch.fnmatch(path.name, name_glob):
+            continue
+        if path.is_symlink() and not path.resolve().is_relative_to(root):  # a link out of what was allowed
             continue
         try:
             if path.stat().st_size > MAX_GREP_FILE:

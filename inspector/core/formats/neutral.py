@@ -246,7 +246,7 @@ def tools_from(value: Any) -> list[ToolSchema]:
 def system_text(value: Any) -> str:
     """A system prompt given as a string or as text blocks (possibly with cache_control), as one string."""
     if isinstance(value, list):
-        return "\n\n".join(b.get("text", "") if isinstance(b, dict) else str(b) for b in value)
+        return "\n\n".join(opt_str(b.get("text")) or "" if isinstance(b, dict) else str(b) for b in value)
     return value if isinstance(value, str) else str(value)
 
 
