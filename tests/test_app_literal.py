@@ -54,3 +54,28 @@ async def test_markup_and_escapes_show_literally(tmp_path):
 
 def test_visible_keeps_newlines_and_tabs():
     assert visible("a\tb\nc\x1b[0m\x7f\x85") == "a\tb\nc␛[0m␡\\x85"
+
+
+async def test_huge_content_is_capped_and_expands_on_demand(tmp_path):
+    from inspector.app.widgets.detail import CAP
+
+    huge = "0123456789abcdef" * 400_000  # one 6.4 MB line, no newline in it
+    lines = [{"role": "user", "content": "read it"},
+             {"role": "assistant", "content": [{"type": "tool_use", "id": "c1", "name": "run", "input": {}}]},
+             {"role": "tool", "tool_call_id": "c1", "content": huge}]
+    path = tmp_path / "huge.jsonl"
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+    app = make_app(path, home=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await ready(app, pilot)
+        detail = screen.query_one(DetailView)
+        await pilot.press("G")
+        await pilot.pause()
+        shown = sum(len(text) for text, _ in detail.lines)
+        assert CAP <= shown < CAP + 2_000
+        assert f"{len(huge) - CAP:,} more characters (press m to show more)" in detail.plain
+        await pilot.press("tab", "m")  # the detail pane has focus: show five times more
+        await pilot.pause()
+        assert sum(len(text) for text, _ in detail.lines) > 4 * CAP
+        await pilot.press("end")
+        assert app.is_running

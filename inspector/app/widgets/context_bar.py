@@ -16,8 +16,8 @@ KNOWN = {"system": "#5f87d7", "tools": "#5f87d7", "unrecorded": "#6c6c6c", "memo
          "tool_use": "#d7d75f", "summary": "#ff87af", "image": "#87d7af", "meta": "#8a8a8a"}
 FREE = Style(color="#3a3a3a")
 RESERVED = Style(color="#875f5f")
-MARKS = (("warning", "warning", "yellow"), ("autocompact", "auto-compact", "bold #ff8700"),
-         ("blocking", "blocking", "red"))
+MARKS = (("warning", ("warning", "warn", "w"), "yellow"), ("autocompact", ("auto-compact", "auto", "a"), "bold #ff8700"),
+         ("blocking", ("blocking", "block", "b"), "red"))
 
 
 def colour(name: str, n: int) -> str:
@@ -53,17 +53,17 @@ class ContextBar(Widget):
         w = f.window
         label = "measured" if w.used_measured else "estimated"
         head = Text()
-        head.append(f"{w.model or 'unknown model'}", style="bold")
-        head.append(f"  window {w.window:,}  policy {w.policy}  ")
-        head.append(f"used {w.used:,} ({w.percent:.1f}%) ", style="bold")
-        head.append(f"{label}", style="green" if w.used_measured else "yellow")
+        head.append(f"used {w.used:,} of {w.window:,} ({w.percent:.1f}%) ", style="bold")
+        head.append(label, style="green" if w.used_measured else "yellow")
         auto = w.thresholds.get("autocompact")
         if auto is not None and auto > w.used:
-            head.append(f"  free {w.free:,} before auto-compact at {auto:,}")
+            head.append(f" · free {w.free:,} before auto-compact at {auto:,}")
         elif auto is not None:
-            head.append(f"  {w.used - auto:,} past auto-compact at {auto:,}", style="bold red")
+            head.append(f" · {w.used - auto:,} past auto-compact at {auto:,}", style="bold red")
         else:
-            head.append(f"  free {max(0, w.free):,}")
+            head.append(f" · free {max(0, w.free):,}")
+        head.append(f" · policy {w.policy} · ")
+        head.append(w.model or "unknown model", style="dim")
         out = Text("\n").join([head, self._bar(f, width), self._marks(f, width), self._legend(f, width)])
         out.no_wrap, out.overflow = True, "ellipsis"
         return out
@@ -94,13 +94,14 @@ class ContextBar(Widget):
             if not marks or len(note) < marks[0][0] - 1:
                 text.append(note, style="#d7875f")
                 x = len(note)
-        for n, (at, label, style) in enumerate(marks):
+        for n, (at, labels, style) in enumerate(marks):
             if at < x:
                 continue
             text.append(" " * (at - x))
             room = (marks[n + 1][0] if n + 1 < len(marks) else width) - at - 1
-            text.append("▲" + label[:max(0, room - 1)], style=style)
-            x = at + 1 + len(label[:max(0, room - 1)])
+            label = next((name for name in labels if len(name) < room), "")  # the longest that fits
+            text.append("▲" + label, style=style)
+            x = at + 1 + len(label)
         return text
 
     def _legend(self, f: Figures, width: int) -> Text:
