@@ -19,10 +19,14 @@ from typing import Any
 
 from inspector.core.agent.events import CompactionFinished, Event, MessageAdded
 from inspector.core.formats import load
+from inspector.core.formats.jsonl import loads
 from inspector.core.formats.neutral import compaction_dict, header_dict, message_to_dict, session_lines
 from inspector.core.model import LoadError, Session
 from inspector.core.prompt.memory import user_data_dir
 from inspector.core.secrets import redact
+
+
+TAIL_CHUNK = 1 << 16
 
 
 def default_session_path(now: datetime | None = None) -> Path:
@@ -55,7 +59,8 @@ class SessionWriter:
     def __init__(self, path: Path, session: Session, previous: Session | None = None) -> None:
         self.path = path
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
+        _end_last_line(fd)
         self._file = os.fdopen(fd, "a", encoding="utf-8", errors="backslashreplace")  # lone surrogates as \udXXX
         if previous is None:
             for line in session_lines(session):
@@ -91,6 +96,31 @@ class SessionWriter:
         self._file.write(redact(json.dumps(obj, ensure_ascii=False, default=str)) + "\n")
         self._file.flush()
         os.fsync(self._file.fileno())
+
+
+def _end_last_line(fd: int) -> None:
+    """A crash mid-write leaves the file's last line unfinished, and appending would glue the next line onto it,
+    losing both. A last line that is whole JSON (only its newline missing: the loader read it) gets its newline;
+    a torn one (the loader held it back) is cut off."""
+    size = os.fstat(fd).st_size
+    start, tail = size, b""
+    while start > 0:
+        step = min(TAIL_CHUNK, start)
+        chunk = os.pread(fd, step, start - step)
+        nl = chunk.rfind(b"\n")
+        if nl >= 0:
+            tail = chunk[nl + 1:] + tail
+            start -= step - nl - 1
+            break
+        tail, start = chunk + tail, start - step
+    if not tail:
+        return
+    try:
+        loads(tail)
+    except ValueError:
+        os.ftruncate(fd, start)
+    else:
+        os.write(fd, b"\n")
 
 
 def _header(session: Session) -> dict[str, Any]:
