@@ -29,7 +29,7 @@ def estimator_names() -> list[str]:
 
 class SettingsPanel(VerticalScroll):
     DEFAULT_CSS = """
-    SettingsPanel { dock: right; width: 34; background: $panel; border-left: vkey $primary; padding: 0 1; }
+    SettingsPanel { dock: right; width: 30; background: $panel; border-left: vkey $primary; padding: 0 1; }
     SettingsPanel Label { margin-top: 1; color: $text-muted; }
     SettingsPanel .title { color: $text; text-style: bold; margin-top: 0; }
     SettingsPanel Input, SettingsPanel Select { width: 100%; }
@@ -48,20 +48,20 @@ class SettingsPanel(VerticalScroll):
         s = self.settings
         yield Label("Settings (esc closes)", classes="title")
         yield Label("Threshold policy")
-        yield Select([(p, p) for p in policy_names()], value=s.policy, allow_blank=False, id="set-policy")
-        yield Label("Window (tokens; blank: the model's)")
-        yield Input(str(s.window or ""), placeholder="e.g. 200000", type="integer", id="set-window")
+        yield Select([(p, p) for p in policy_names()], value=s.policy, allow_blank=False, compact=True, id="set-policy")
+        yield Label("Window tokens (blank: model's)")
+        yield Input(str(s.window or ""), placeholder="e.g. 200000", type="integer", compact=True, id="set-window")
         yield Label("Estimator")
-        yield Select([(e, e) for e in estimator_names()], value=s.estimator, allow_blank=False, id="set-estimator")
+        yield Select([(e, e) for e in estimator_names()], value=s.estimator, allow_blank=False, compact=True, id="set-estimator")
         yield Label("Microcompaction strategy")
         yield Select([("clear (Claude Code)", "clear"), ("snip (reference)", "snip")], value=s.micro_strategy,
-                     allow_blank=False, id="set-micro")
+                     allow_blank=False, compact=True, id="set-micro")
         yield Label("clear: results kept")
-        yield Input(str(s.keep_recent), type="integer", id="set-keep")
+        yield Input(str(s.keep_recent), type="integer", compact=True, id="set-keep")
         yield Label("snip: messages protected")
-        yield Input(str(s.preserve_last_n), type="integer", id="set-preserve")
+        yield Input(str(s.preserve_last_n), type="integer", compact=True, id="set-preserve")
         yield Label("snip: max characters")
-        yield Input(str(s.max_chars), type="integer", id="set-maxchars")
+        yield Input(str(s.max_chars), type="integer", compact=True, id="set-maxchars")
 
     @on(Select.Changed)
     def _select(self, event: Select.Changed) -> None:
