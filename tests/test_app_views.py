@@ -38,6 +38,13 @@ async def test_switch_views_prompt_and_timeline():
         sections = prompt.query_one("#prompt-sections", DataTable)
         assert sections.row_count == len(screen.figures.prompt.sections) >= 1
         assert "Unrecorded prefix" in str(sections.get_row_at(0)[0])
+        await pilot.press("b")  # our agent's prompt for the session's directory (absent here: the current one)
+        await prompt.workers.wait_for_complete()
+        await pilot.pause()
+        assert prompt.agent and sections.row_count == len(prompt.prompt.sections) > 3
+        assert "agent prompt" in str(prompt.query_one("#prompt-summary").render())
+        await pilot.press("b")
+        assert sections.row_count == len(screen.figures.prompt.sections)
         await pilot.press("3")
         assert tabs.active == "timeline"
         text = screen.query_one(Timeline).render().plain

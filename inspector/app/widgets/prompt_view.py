@@ -1,17 +1,22 @@
-"""The prompt view: the system prompt's sections with tokens and sources, the selected section's text, and lint
-findings. The sections come from the core (`Figures.prompt`); this view only lays them out."""
+"""The prompt view: a system prompt's sections with tokens and sources, the selected section's text, and lint
+findings. Two prompts can be shown (key b): the loaded session's own (`Figures.prompt`: recorded, measured or
+reconstructed by the core) and the one our agent would build for the session's working directory
+(`inspector.core.prompt.assemble`, in a worker: it reads CLAUDE.md files and runs git). The view only lays them out."""
 
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 from rich.text import Text
-from textual import on
+from textual import on, work
 from textual.app import ComposeResult
+from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
+from textual.message import Message
 from textual.widgets import DataTable, Static
 
-from inspector.app.figures import Figures
+from inspector.app.figures import Figures, PromptInfo
 from inspector.app.text import human, one_line, plain, visible
 from inspector.app.widgets.detail import DetailView
 
@@ -25,6 +30,12 @@ def _short(path: str) -> str:
     return path if rel.startswith("..") else rel
 
 
+class AgentPromptReady(Message):
+    def __init__(self, prompt: PromptInfo, estimator: str) -> None:
+        super().__init__()
+        self.prompt, self.estimator = prompt, estimator
+
+
 class PromptView(Vertical, can_focus=False):
     DEFAULT_CSS = """
     PromptView #prompt-summary { height: auto; padding: 0 1; background: $panel; }
@@ -32,10 +43,13 @@ class PromptView(Vertical, can_focus=False):
     PromptView #prompt-text { width: 3fr; }
     PromptView #prompt-lint { height: 10; border-top: hkey $panel-lighten-2; }
     """
+    BINDINGS = [Binding("b", "toggle_source", "Session/agent prompt", id="prompt.source")]
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.figures: Figures | None = None
+        self.agent = False  # showing the prompt our agent would build instead of the session's
+        self._agent_prompt: tuple[str, PromptInfo] | None = None  # (estimator, prompt)
 
     def compose(self) -> ComposeResult:
         yield Static("", id="prompt-summary")
@@ -56,22 +70,71 @@ class PromptView(Vertical, can_focus=False):
         self.query_one("#prompt-sections").focus(scroll_visible)
         return self
 
+    def on_show(self) -> None:
+        """Shown (its tab chosen by key, palette or mouse): the section table takes the keys."""
+        self.focus()
+
+    @property
+    def prompt(self) -> PromptInfo | None:
+        """What is on show: the session's prompt, or the agent's once built."""
+        if self.agent:
+            return self._agent_prompt[1] if self._agent_prompt else None
+        return self.figures.prompt if self.figures else None
+
     def show(self, figures: Figures) -> None:
         self.figures = figures
-        prompt = figures.prompt
+        self._render_prompt()
+        if self.agent and (self._agent_prompt is None or self._agent_prompt[0] != figures.settings.estimator):
+            self.build_agent_prompt(figures)
+
+    def action_toggle_source(self) -> None:
+        self.agent = not self.agent
+        if self.agent and self.figures is not None and self._agent_prompt is None:
+            self.build_agent_prompt(self.figures)
+        self._render_prompt()
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="agent-prompt")
+    def build_agent_prompt(self, figures: Figures) -> None:
+        from inspector.core.prompt import assemble, lint
+
+        cwd = figures.session.cwd
+        where = Path(cwd) if cwd and Path(cwd).is_dir() else Path.cwd()
+        note = f"our agent's prompt for {where}" + ("" if cwd and where == Path(cwd) else
+                                                   " (the session's directory does not exist here)")
+        try:
+            built = assemble(cwd=where, estimator=figures.settings.estimator)
+            info = PromptInfo(built.sections, lint(built.sections), "; ".join([note, *built.notes]))
+        except Exception as exc:  # a template or estimator error: say it, keep the view
+            info = PromptInfo([], [], f"{note}: cannot build it ({exc})")
+        self.post_message(AgentPromptReady(info, figures.settings.estimator))
+
+    @on(AgentPromptReady)
+    def _agent_ready(self, event: AgentPromptReady) -> None:
+        self._agent_prompt = (event.estimator, event.prompt)
+        if self.agent:
+            self._render_prompt()
+
+    def _render_prompt(self) -> None:
+        prompt, f = self.prompt, self.figures
         table = self.query_one("#prompt-sections", DataTable)
+        lint = self.query_one("#prompt-lint", DataTable)
         row = table.cursor_row
         table.clear()
+        lint.clear()
+        which = "agent prompt (b: session's)" if self.agent else "session prompt (b: our agent's for its directory)"
+        if prompt is None or f is None:
+            self.query_one("#prompt-summary", Static).update(plain(f"{which}: being built…"))
+            self.query_one(DetailView).show_text("", "")
+            return
         for n, s in enumerate(prompt.sections):
             table.add_row(plain(s.title[:40]), plain(s.source[:40]), plain(s.kind),
                           Text(f"{s.tokens:,}", justify="right"), key=str(n))
-        lint = self.query_one("#prompt-lint", DataTable)
-        lint.clear()
-        for f in prompt.findings:
-            lint.add_row(plain(f.rule), plain(f.location()[:50]), plain(one_line(f.message, 200)))
+        for finding in prompt.findings:
+            lint.add_row(plain(finding.rule), plain(finding.location()[:50]), plain(one_line(finding.message, 200)))
+        lint.display = bool(prompt.findings)
         total = sum(s.tokens for s in prompt.sections)
-        summary = f"{len(prompt.sections)} sections, {human(total)} tokens ({figures.settings.estimator})" \
-            f" · {len(prompt.findings)} lint finding(s)"
+        summary = f"{which} · {len(prompt.sections)} sections, {human(total)} tokens ({f.settings.estimator})" \
+            f" · {len(prompt.findings) or 'no'} lint finding(s)"
         if prompt.note:
             summary += f"\n{prompt.note}"
         self.query_one("#prompt-summary", Static).update(plain(summary))
@@ -86,9 +149,10 @@ class PromptView(Vertical, can_focus=False):
         self._show_section(event.cursor_row)
 
     def _show_section(self, row: int) -> None:
-        if self.figures is None or not 0 <= row < len(self.figures.prompt.sections):
+        prompt = self.prompt
+        if prompt is None or not 0 <= row < len(prompt.sections):
             return
-        s = self.figures.prompt.sections[row]
+        s = prompt.sections[row]
         notes = [f"source: {visible(s.source)}" + (f" ({visible(_short(s.path))})" if s.path else ""),
                  f"{s.tokens:,} tokens · {s.kind}"] + ([visible(s.note)] if s.note else [])
         self.query_one(DetailView).show_text(visible(s.title), s.text, notes)
