@@ -74,14 +74,14 @@ async def measure(n: int, size: tuple[int, int]) -> dict[str, float]:
     async with app.run_test(size=size) as pilot:
         view = app.query_one(DiffView)
         rendered = 0
-        original = view._render
+        original = view.render_row
 
         def counting(*args):
             nonlocal rendered
             rendered += 1
             return original(*args)
 
-        view._render = counting  # type: ignore[method-assign]
+        view.render_row = counting  # type: ignore[method-assign]
         view.show_kept = True
         t = time.perf_counter()
         view.show(rows)

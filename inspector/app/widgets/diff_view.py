@@ -2,24 +2,20 @@
 before and after and the delta, drawn with the Line API so a plan over 100,000 messages shows at once.
 
 Rows are the core's `Row`s (a plan's or a diff's). Runs of kept rows fold into one line unless `show_kept`; the
-display list holds a row index (>= 0) or a folded run (-1 - run number), built in one pass. Only visible lines are
-rendered, each cached per (line, width, cursor, generation).
+display list holds a row index (>= 0) or a folded run (-1 - run number), built in one pass. Scrolling, the cursor
+and the line cache are CursorLines'.
 """
 
 from __future__ import annotations
 
 from rich.segment import Segment
 from rich.style import Style
-from textual import events
 from textual.binding import Binding
-from textual.cache import LRUCache
-from textual.geometry import Size
 from textual.message import Message as TMessage
-from textual.reactive import reactive
-from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from inspector.app.text import human, one_line
+from inspector.app.widgets.cursor_lines import CursorLines
 from inspector.app.widgets.message_list import KIND_LABEL, preview
 from inspector.core.compaction.plan import Row
 
@@ -31,7 +27,7 @@ STYLE = {"kept": Style(dim=True), "changed": Style(color="yellow"), "removed": S
          "added": Style(color="green", bold=True)}
 
 
-class DiffView(ScrollView, can_focus=True, inherit_bindings=False):
+class DiffView(CursorLines):
     """Diff rows with a cursor; posts `Highlighted` with the row under it (None on a folded run)."""
 
     DEFAULT_CSS = """
@@ -54,8 +50,6 @@ class DiffView(ScrollView, can_focus=True, inherit_bindings=False):
         Binding("K", "toggle_kept", "Kept rows", id="diff.toggle_kept"),
     ]
 
-    cursor: reactive[int] = reactive(0, always_update=True, init=False)
-
     class Highlighted(TMessage):
         def __init__(self, row: Row | None) -> None:
             super().__init__()
@@ -68,13 +62,15 @@ class DiffView(ScrollView, can_focus=True, inherit_bindings=False):
         self.lines: list[int] = []
         self.show_kept = False
         self.survives: set[int] = set()  # old message indices whose content Claude Code re-injects
-        self._cache: LRUCache[tuple, Strip] = LRUCache(1024)
-        self._generation = 0
+
+    @property
+    def line_count(self) -> int:
+        return len(self.lines)
 
     # -- data -------------------------------------------------------------------------------------------------------
 
     def show(self, rows: list[Row], survives: set[int] | None = None) -> None:
-        """Show new rows, keeping the cursor near the row it was on."""
+        """Show new rows, keeping the cursor on the row it was on when it is among them, else on the first change."""
         old = self.current
         self.rows = rows
         self.survives = survives or set()
@@ -100,14 +96,11 @@ class DiffView(ScrollView, can_focus=True, inherit_bindings=False):
                 runs.append((i, j))
             i = j
         self.lines, self.runs = lines, runs
-        self._generation += 1
-        self._cache.clear()
-        self.virtual_size = Size(self.size.width, len(lines))
+        self.reset()
         target = next((k for k, r in enumerate(lines) if r >= 0 and rows[r] is keep), None) if keep else None
         if target is None:  # a new diff: start on its first change
             target = next((k for k, r in enumerate(lines) if r >= 0 and rows[r].fate != "kept"), 0)
         self._move(target, force=True)
-        self.refresh()
 
     @property
     def current(self) -> Row | None:
@@ -117,43 +110,8 @@ class DiffView(ScrollView, can_focus=True, inherit_bindings=False):
 
     # -- cursor -----------------------------------------------------------------------------------------------------
 
-    def _move(self, line: int, force: bool = False) -> None:
-        line = max(0, min(line, len(self.lines) - 1)) if self.lines else 0
-        if line == self.cursor and not force:
-            return
-        old, self.cursor = self.cursor, line
-        self.refresh_line(old)
-        self.refresh_line(line)
-        height = self.scrollable_content_region.height or self.size.height
-        top = round(self.scroll_offset.y)
-        if line < top:
-            self.scroll_to(y=line, animate=False, immediate=True)
-        elif height and line >= top + height:
-            self.scroll_to(y=line - height + 1, animate=False, immediate=True)
-
     def watch_cursor(self, line: int) -> None:
         self.post_message(self.Highlighted(self.current))
-
-    def _page(self) -> int:
-        return max(1, (self.scrollable_content_region.height or self.size.height) - 1)
-
-    def action_cursor_up(self) -> None:
-        self._move(self.cursor - 1)
-
-    def action_cursor_down(self) -> None:
-        self._move(self.cursor + 1)
-
-    def action_page_up(self) -> None:
-        self._move(self.cursor - self._page())
-
-    def action_page_down(self) -> None:
-        self._move(self.cursor + self._page())
-
-    def action_first(self) -> None:
-        self._move(0)
-
-    def action_last(self) -> None:
-        self._move(len(self.lines) - 1)
 
     def _is_change(self, line: int) -> bool:
         r = self.lines[line]
@@ -175,26 +133,6 @@ class DiffView(ScrollView, can_focus=True, inherit_bindings=False):
         self.show_kept = not self.show_kept
         self._rebuild(self.current)
 
-    def on_click(self, event: events.Click) -> None:
-        self.focus()
-        line = round(self.scroll_offset.y) + event.y
-        if 0 <= line < len(self.lines):
-            self._move(line)
-
-    def on_resize(self) -> None:
-        self._cache.clear()
-        self.virtual_size = Size(self.size.width, len(self.lines))
-
-    def notify_style_update(self) -> None:
-        super().notify_style_update()
-        self._cache.clear()
-
-    def on_focus(self) -> None:
-        self.refresh_line(self.cursor)
-
-    def on_blur(self) -> None:
-        self.refresh_line(self.cursor)
-
     # -- drawing ----------------------------------------------------------------------------------------------------
 
     @staticmethod
@@ -202,24 +140,12 @@ class DiffView(ScrollView, can_focus=True, inherit_bindings=False):
         """Column titles aligned with the rows."""
         return f"  {'fate':<10} {'old':>6} {'new':>6} {'kind':<11} {'before':>7} {'after':>7} {'delta':>8}  content"
 
-    def render_line(self, y: int) -> Strip:
-        line = round(self.scroll_offset.y) + y
-        width = self.scrollable_content_region.width or self.size.width
-        if not 0 <= line < len(self.lines):
-            return Strip.blank(width, self.rich_style)
-        is_cursor = line == self.cursor
-        key = (line, width, is_cursor, self.has_focus, self._generation)
-        strip = self._cache.get(key)
-        if strip is None:
-            strip = self._render(self.lines[line], width, is_cursor)
-            self._cache[key] = strip
-        return strip
-
     def line_text(self, line: int, width: int = 200) -> str:
         """The plain text of display line `line` (tests, snapshots of state)."""
-        return "".join(s.text for s in self._render(self.lines[line], width, False))
+        return "".join(s.text for s in self.render_row(line, width, False))
 
-    def _render(self, r: int, width: int, is_cursor: bool) -> Strip:
+    def render_row(self, line: int, width: int, is_cursor: bool) -> Strip:
+        r = self.lines[line]
         base = self.rich_style
         dim = base + self.get_component_rich_style("diff-view--dim")
         if r < 0:
