@@ -59,7 +59,7 @@ class PromptView(Vertical, can_focus=False):
         yield DataTable(id="prompt-lint", cursor_type="row")
 
     def on_mount(self) -> None:
-        self.query_one("#prompt-sections", DataTable).add_columns("section", "source", "kind", "tokens")
+        self.query_one("#prompt-sections", DataTable).add_columns("section", "tokens", "source", "kind")
         self.query_one("#prompt-lint", DataTable).add_columns("rule", "where", "finding")
 
     @property
@@ -127,8 +127,8 @@ class PromptView(Vertical, can_focus=False):
             self.query_one(DetailView).show_text("", "")
             return
         for n, s in enumerate(prompt.sections):
-            table.add_row(plain(s.title[:40]), plain(s.source[:40]), plain(s.kind),
-                          Text(f"{s.tokens:,}", justify="right"), key=str(n))
+            table.add_row(plain(s.title[:32]), Text(f"{s.tokens:,}", justify="right"), plain(s.source[:24]),
+                          plain(s.kind), key=str(n))
         for finding in prompt.findings:
             lint.add_row(plain(finding.rule), plain(finding.location()[:50]), plain(one_line(finding.message, 200)))
         lint.display = bool(prompt.findings)

@@ -3,6 +3,8 @@ markers, and a forecast of when the next auto-compact fires at the recent growth
 
 from __future__ import annotations
 
+import statistics
+
 from rich.text import Text
 from textual.binding import Binding
 from textual.reactive import reactive
@@ -70,7 +72,7 @@ class Timeline(Widget, can_focus=True):
         first, last = visible(points[0].timestamp or ""), visible(points[-1].timestamp or "")  # session text
         span = Text(f"        request 1 {first[:16].replace('T', ' ')}".ljust(width - 10) +
                     f"request {len(points)} {last[11:16]}".rjust(10), style="dim")
-        return Text("\n").join([*grid, axis, span, self._legend(f), self._forecast(f)])
+        return Text("\n").join([*grid, axis, span, self._legend(f), self._forecast(f), self._check(f)])
 
     def _columns(self, f: Figures, width: int) -> list[int | None]:
         """Each column's value: the largest measured context among the requests it covers."""
@@ -106,6 +108,17 @@ class Timeline(Widget, can_focus=True):
         text.append(f"┃ compaction ({len(f.session.compactions)})  ", style="magenta")
         text.append("z: window" if self.zoomed else "z: zoom", style="dim")
         return text
+
+    def _check(self, f: Figures) -> Text:
+        """How far the figure compaction decisions use (last usage + estimates since) was from what each request
+        then measured: the reason to trust, or not, the forecast and the bar between requests."""
+        errors = sorted(abs(p.predicted - p.measured) / p.measured * 100
+                        for p in f.requests if p.predicted is not None and p.measured)
+        text = Text("  prediction check: ", style="bold")
+        if not errors:
+            return text.append("no request to check against", style="dim")
+        return text.append(f"last usage + estimates since was off by a median {statistics.median(errors):.2f}%, worst "
+                           f"{errors[-1]:.1f}%, over {len(errors)} requests ({f.settings.estimator})")
 
     def _forecast(self, f: Figures) -> Text:
         auto = f.window.thresholds.get("autocompact")
