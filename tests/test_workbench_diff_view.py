@@ -1,0 +1,113 @@
+"""The diff view and the before/after panes on their own: folded kept runs, the cursor on changes, the survival
+marker, 100,000 rows, and session text shown literally (markup and escape sequences inert)."""
+
+from __future__ import annotations
+
+from textual.app import App, ComposeResult
+
+from inspector.app.widgets.before_after import CAP, BeforeAfter, message_text
+from inspector.app.widgets.diff_view import DiffView
+from inspector.core.compaction.plan import Row
+from inspector.core.model import Block, Message
+
+HOSTILE = "[bold red]not bold[/] [@click=app.quit]quit[/] \x1b[31mred\x1b[0m \x07"
+
+
+def _message(text: str, kind: str = "assistant") -> Message:
+    return Message("user" if kind == "tool_result" else "assistant", kind, [Block("text", text)])
+
+
+def _rows(n: int, changed: set[int]) -> list[Row]:
+    rows = []
+    for i in range(n):
+        if i in changed:
+            rows.append(Row("snipped", i, i, "user", "tool_result", 500, 100, _message(f"cut {i}", "tool_result"),
+                            "1 result(s) snipped"))
+        else:
+            rows.append(Row("kept", i, i, "assistant", "assistant", 10, 10, _message(f"kept {i}")))
+    return rows
+
+
+class Host(App[None]):
+    def compose(self) -> ComposeResult:
+        yield DiffView(id="diff")
+        yield BeforeAfter(id="ba")
+
+
+async def test_kept_runs_fold_and_the_cursor_walks_the_changes():
+    app = Host()
+    async with app.run_test(size=(120, 30)) as pilot:
+        view = app.query_one(DiffView)
+        view.focus()
+        rows = _rows(20, {3, 4, 12})
+        view.show(rows, survives={12})
+        # kept 0-2 folded, 3, 4, kept 5-11 folded, 12, kept 13-19 folded
+        assert len(view.lines) == 6 and view.current is rows[3]
+        folded = view.line_text(0)
+        assert "3 messages" in folded and "unchanged" in folded
+        line = view.line_text(1)
+        assert line.startswith("~ snipped") and "-400" in line and "[1 result(s) snipped] cut 3" in line
+        assert "↻ re-injected" in view.line_text(4) and "↻" not in line
+        await pilot.press("n")
+        assert view.current is rows[4]
+        await pilot.press("n")
+        assert view.current is rows[12]
+        await pilot.press("n")
+        assert view.current is rows[12]  # no change after it
+        await pilot.press("N", "N")
+        assert view.current is rows[3]
+        await pilot.press("K")
+        assert len(view.lines) == 20 and view.current is rows[3]  # all rows, cursor on the same row
+        await pilot.press("G")
+        assert view.current is rows[19]
+        await pilot.press("K")
+        assert view.current is rows[3]  # back to folded: the kept row is hidden, so the first change
+        view.show(_rows(5, set()))
+        assert view.lines == [-1] and view.current is None
+
+
+async def test_a_hundred_thousand_rows():
+    app = Host()
+    async with app.run_test(size=(120, 30)) as pilot:
+        view = app.query_one(DiffView)
+        changed = set(range(0, 100_000, 7))
+        rows = _rows(100_000, changed)
+        view.show(rows)
+        await pilot.pause()
+        assert len(view.lines) == 2 * len(changed)  # each change, then its run of 6 (at the end 4) kept rows
+        view.focus()
+        await pilot.press("end")
+        assert view.cursor == len(view.lines) - 1 and view.scroll_offset.y > 0
+        assert len(view._cache) < 200  # only what was on screen was drawn
+
+
+async def test_session_text_is_literal_in_both_views():
+    app = Host()
+    async with app.run_test(size=(120, 30)) as pilot:
+        view = app.query_one(DiffView)
+        before = _message(HOSTILE)
+        after = Message("assistant", "assistant", [Block("text", HOSTILE + " after")])
+        view.show([Row("changed", 0, 0, "assistant", "assistant", 40, 30, after)])
+        text = view.line_text(0, 300)
+        assert "[bold red]not bold[/]" in text and "[@click=app.quit]" in text
+        assert "\x1b" not in text and "\x07" not in text and "␛[31m" in text
+        ba = app.query_one(BeforeAfter)
+        ba.show(before, after, (40, 30))
+        await pilot.pause()
+        shown = message_text(after).plain
+        assert "[@click=app.quit]quit[/]" in shown and "\x1b" not in shown and "␛" in shown
+        assert ba.query_one("#ba-after").border_title == "after · 30 tokens"
+        await pilot.click("#ba-after", offset=(20, 1))  # a click on the literal [@click] text does nothing
+        assert app.is_running
+
+
+def test_before_after_caps_huge_content_and_names_blocks():
+    huge = Message("user", "tool_result", [Block("tool_result", "x" * (CAP + 5000), tool_id="t1", tool_name="Read"),
+                                           Block("tool_result", "second", tool_id="t2")])
+    text = message_text(huge).plain
+    assert "── tool_result Read t1" in text and f"… 5,000 more characters" in text
+    assert "… 6 more characters" in text and len(text) < CAP + 200
+    call = Message("assistant", "assistant", [Block("tool_use", tool_id="t3", tool_name="Bash",
+                                                    input={"command": "ls"})])
+    assert '"command": "ls"' in message_text(call).plain
+    assert "no message on this side" in message_text(None).plain
