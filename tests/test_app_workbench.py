@@ -100,6 +100,14 @@ async def test_snip_then_model_summary_undo_redo_compare_export_and_reload(mock_
         assert state.prompt.endswith("Additional Instructions:\nKeep the test names.")
         prompt_text = _text(wb, "#wb-prompt-text")
         assert f"~{state.request_tokens:,} tokens" in prompt_text and "Keep the test names." in prompt_text
+        kept = wb.preview.survival
+        assert kept is not None and kept.reinjected_messages
+        marked = [i for i in range(len(diff.lines)) if "↻ re-injected" in diff.line_text(i)]
+        assert len(marked) == len(kept.reinjected_messages)
+        await pilot.press("w")
+        survives = _text(wb, "#wb-survival-text")
+        assert "re-injected by Claude Code" in survives and "only in the summary" in survives
+        await pilot.press("w")  # back to the summary panel
 
         await pilot.press("r")
         await _settle(wb, pilot)
@@ -281,3 +289,14 @@ async def test_export_neutral_reloads(tmp_path, fmt):
     reloaded = load(out)
     assert reloaded.format == "neutral"
     assert [m.text() for m in reloaded.context] == [m.text() for m in session.context]
+
+
+async def test_survival_is_for_claude_code_sessions():
+    app = make_app(SAMPLE_DIR / "agent-short.jsonl", home=False, settings=FIXED)
+    async with app.run_test(size=(160, 48)) as pilot:
+        wb = await _open(app, pilot)
+        wb.set_strategy("summary")
+        await _settle(wb, pilot)
+        await pilot.press("w")
+        assert wb.preview.survival is None
+        assert "computed for Claude Code sessions" in _text(wb, "#wb-survival-text")
