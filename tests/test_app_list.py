@@ -5,7 +5,7 @@ from __future__ import annotations
 from app_helpers import CORPUS, ready, row_text
 
 from inspector.app import make_app
-from inspector.app.messages import LoadProgress
+from inspector.app.messages import Loaded, LoadProgress
 from inspector.app.widgets.detail import DetailView
 from inspector.app.widgets.message_list import Filter, MessageList
 
@@ -114,3 +114,41 @@ async def test_messages_appended_adds_only_new_rows():
         assert len(lst.rows) == n - 2
         lst.messages_appended(n - 2, compute(full, screen.settings))
         assert lst.rows[-2:] == [n - 2, n - 1] and len(lst.rows) == n
+
+
+async def test_orphan_tool_calls_are_flagged(tmp_path):
+    import json
+
+    lines = [{"role": "user", "content": "go"},
+             {"role": "assistant", "content": [{"type": "tool_use", "id": "a", "name": "run", "input": {}}]},
+             {"role": "tool", "tool_call_id": "a", "content": "ok"},
+             {"role": "assistant", "content": [{"type": "tool_use", "id": "b", "name": "run", "input": {}}]},
+             {"role": "user", "content": "never mind"}]
+    path = tmp_path / "orphan.jsonl"
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+    app = make_app(path, home=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await ready(app, pilot)
+        lst = screen.query_one(MessageList)
+        assert screen.figures.orphans == {3}
+        assert "orphan" in row_text(lst, 3) and "orphan" not in row_text(lst, 1)
+        lst.select_message(3)
+        await pilot.pause()
+        assert "orphan: a tool call without its result" in screen.query_one(DetailView).plain
+
+
+async def test_first_frame_comes_before_the_file_is_read():
+    order: list[str] = []
+    app = make_app(SESSION, home=False)
+    display = app._display
+
+    def noting(screen, renderable):
+        display(screen, renderable)
+        if renderable is not None and not order:
+            order.append("frame")
+
+    app._display = noting
+    async with app.run_test(size=(120, 40), message_hook=lambda m: isinstance(m, LoadProgress | Loaded)
+                            and order.append(type(m).__name__)) as pilot:
+        await ready(app, pilot)
+    assert order[0] == "frame" and "Loaded" in order
