@@ -202,3 +202,19 @@ async def test_unreadable_file_shows_an_error_and_keeps_running(tmp_path):
         assert "binary file" in str(app.screen.query_one("#loading-label").render())
         await pilot.press("j", "2", "3", "1")
         assert app.is_running
+
+
+async def test_a_setting_that_cannot_apply_is_undone(monkeypatch):
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    app = make_app(SESSION, home=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await ready(app, pilot)
+        await pilot.press("s")
+        panel = screen.query_one(SettingsPanel)
+        panel.query_one("#set-estimator", Select).value = "exact"  # needs an API key
+        await pilot.pause()
+        await screen.workers.wait_for_complete()
+        await pilot.pause()
+        assert app.settings.estimator == screen.figures.settings.estimator == "calibrated"
+        assert panel.query_one("#set-estimator", Select).value == "calibrated"
+        assert any("ANTHROPIC_API_KEY" in n.message for n in app._notifications)

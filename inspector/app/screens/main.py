@@ -188,6 +188,12 @@ class MainScreen(Screen):
 
     @on(LoadFailed)
     def _failed(self, event: LoadFailed) -> None:
+        if self.figures is not None:  # a re-compute failed (e.g. exact without a key): back to what is shown
+            self.app.settings = self.figures.settings  # type: ignore[attr-defined]
+            self.query_one(SettingsPanel).sync(self.figures.settings)
+            self.notify(visible(event.error), title="Settings not applied", severity="error", timeout=10,
+                        markup=False)
+            return
         self.query_one("#loading-label", Label).update(plain(f"Cannot open: {event.error}"))
         self.query_one(ProgressBar).display = False
         self.notify(visible(event.error), title="Cannot open", severity="error", timeout=10, markup=False)
