@@ -148,3 +148,26 @@ def test_a_directory_of_bad_sessions_reports_the_newest(tmp_path):
     os.utime(tmp_path / "old.jsonl", (1, 1))
     result = cli("report", str(tmp_path))
     assert result.returncode == 2 and str(newest) in result.stderr and result.stderr.count("\n") == 1
+
+
+async def test_the_picker_lists_a_directory_of_bad_sessions(tmp_path):
+    """The picker reads every file's head and counts its messages: none of the bad files may take it down."""
+    from bad_inputs.build import DEEP
+
+    from inspector.app import make_app
+    from inspector.app.screens.picker import PickerScreen
+
+    for name in SMALL:
+        if name not in ("missing", "directory"):
+            (tmp_path / name).mkdir()
+            built = CASES[name].build(tmp_path / name)
+            if built.exists() or built.is_symlink():
+                built.rename(tmp_path / f"{name}.jsonl")
+    (tmp_path / "deep-first-line.jsonl").write_bytes(b"[" * DEEP + b"]" * DEEP + b"\n")
+    app = make_app(tmp_path, home=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause(0.2)
+        assert isinstance(app.screen, PickerScreen)
+        await app.screen.workers.wait_for_complete()
+        await pilot.press("j", "j", "k")
+        assert app.is_running and len(app.screen.entries) >= len(SMALL) - 6
