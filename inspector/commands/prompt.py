@@ -60,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(str(exc)) from None
     findings = lint(prompt.sections)
     if args.text:
-        sys.stdout.write(safe_text(prompt.text) + "\n")
+        sys.stdout.write(safe(prompt.text) + "\n")
         return 0
     if args.json:
         data = {"template": str(prompt.template), "default_template": prompt.default_template,
@@ -88,7 +88,7 @@ def _run_session(args: argparse.Namespace) -> int:
         raise UsageError(str(exc)) from None
     findings = lint(view.sections, recommended=False)
     if args.text:
-        sys.stdout.write(safe_text("\n\n".join(s.text for s in view.sections if s.kind == "recorded")) + "\n")
+        sys.stdout.write(safe("\n\n".join(s.text for s in view.sections if s.kind == "recorded")) + "\n")
         return 0
     if args.json:
         _json({"session": session.source, "format": session.format, "estimator": args.estimator,
@@ -105,11 +105,6 @@ def _run_session(args: argparse.Namespace) -> int:
 def _json(data: dict) -> None:
     json.dump(data, sys.stdout, ensure_ascii=True, indent=1)
     sys.stdout.write("\n")
-
-
-def safe_text(text: str) -> str:
-    """Prompt text for a terminal: control characters shown as `?`, line breaks and tabs kept."""
-    return "\n".join("\t".join(safe(part) for part in line.split("\t")) for line in text.split("\n"))
 
 
 def _source(section: Section, base: Path) -> str:
