@@ -27,7 +27,7 @@ from inspector.samples import SAMPLE_DIR
 AUTOCOMPACT = SAMPLE_DIR / "claude-code-autocompact.jsonl"
 FIXED = Settings(estimator="chars35")
 SUMMARY = ("<analysis>Went through it.</analysis>\n<summary>1. Primary Request and Intent: fix the weather daemon's "
-           "retry path.\n7. Pending Tasks: none.</summary>")
+           "retry path.\n7. Pending Tasks: none. \x1b[2J</summary>")
 
 
 def _digest(path) -> str:
@@ -114,6 +114,7 @@ async def test_snip_then_model_summary_undo_redo_compare_export_and_reload(mock_
         area = wb.query_one("#wb-summary-text", TextArea)
         assert area.text.startswith("1. Primary Request and Intent: fix the weather daemon")
         assert "<analysis>" not in area.text and not wb.preview.plan.pending
+        assert "\x1b" not in area.text and "␛[2J" in area.text  # the model's text is data: escapes made visible
         (request,) = mock_api.message_requests
         assert request.body["messages"][-1]["content"][-1]["text"] == state.prompt and request.streamed
         assert MOCK_KEY not in app.export_screenshot()

@@ -474,7 +474,7 @@ class WorkbenchScreen(Screen):
         self.query_one("#wb-prompt-text", Static).update(head)
         area = self.query_one("#wb-summary-text", TextArea)
         if state.text is not None and not area.text.strip():
-            area.load_text(state.text)
+            area.load_text(visible(state.text))
         self._summary_status()
 
     def _summary_status(self, note: str | None = None) -> None:
@@ -649,7 +649,7 @@ class WorkbenchScreen(Screen):
     @on(SummaryProgress)
     def _summary_progress(self) -> None:
         area = self.query_one("#wb-summary-text", TextArea)
-        area.load_text("".join(self._buffer))
+        area.load_text(visible("".join(self._buffer)))  # model text is data: no escapes
         area.scroll_end(animate=False)
 
     @on(SummaryDone)
@@ -670,7 +670,7 @@ class WorkbenchScreen(Screen):
                 render_totals(event.plan.before, event.plan.after, event.plan.counts)))
         self.query_one("#wb-after-label", Label).update(
             f"after summary (bar drawn without the summary's ~{event.plan.added[0].after or 0:,} tokens)")
-        area.load_text(event.plan.summary.text or "")  # type: ignore[union-attr]
+        area.load_text(visible(event.plan.summary.text or ""))  # type: ignore[union-attr]
         self._summary_status("The model wrote this summary (its analysis removed).")
 
     def action_edit_summary(self) -> None:
