@@ -186,7 +186,7 @@ async def test_without_a_key_the_user_writes_the_summary(monkeypatch):
         await pilot.press(*"Fixed the retry path.")
         assert area.text == "Fixed the retry path."
         assert wb.stack.position == 0  # typing 'a' or 'u' in the editor is text, not a key binding
-        await pilot.press("ctrl+s")
+        await pilot.click("#wb-approve")
         await _settle(wb, pilot)
         assert wb.stack.position == 1
         assert "Fixed the retry path." in wb.stack.current.session.context[0].text()
@@ -220,7 +220,7 @@ async def test_escape_cancels_a_running_summary(mock_api):
             assert wb.stack.position == 0 and app.screen is wb
             area = wb.query_one("#wb-summary-text", TextArea)
             assert not area.read_only and area.text  # what had arrived stays, to edit or discard
-            await pilot.press("ctrl+d")
+            await pilot.click("#wb-discard")
             assert area.text == ""
     finally:
         gate.set()

@@ -499,6 +499,18 @@ class WorkbenchScreen(Screen):
         self.query_one("#wb-summary-status", Static).update(plain(text))
         self.query_one("#wb-run", Button).disabled = running or not has_key()
 
+    @on(Button.Pressed, "#wb-run")
+    def _run_pressed(self) -> None:
+        self.action_run_summary()
+
+    @on(Button.Pressed, "#wb-approve")
+    def _approve_pressed(self) -> None:
+        self.action_apply()
+
+    @on(Button.Pressed, "#wb-discard")
+    def _discard_pressed(self) -> None:
+        self.action_discard()
+
     @on(TextArea.Changed, "#wb-summary-text")
     def _summary_edited(self) -> None:
         if self._provider is None:
