@@ -152,3 +152,28 @@ async def test_first_frame_comes_before_the_file_is_read():
                             and order.append(type(m).__name__)) as pilot:
         await ready(app, pilot)
     assert order[0] == "frame" and "Loaded" in order
+
+
+async def test_filter_runs_in_a_worker_on_big_sessions(monkeypatch):
+    from inspector.app.widgets import message_list
+
+    monkeypatch.setattr(message_list, "THREADED_FILTER", 10)  # the corpus session counts as big
+    app = make_app(SESSION, home=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await ready(app, pilot)
+        lst = screen.query_one(MessageList)
+        screen.apply_filter(Filter.parse("tool:Bash"))
+        await lst.workers.wait_for_complete()
+        await pilot.pause()
+        names = screen.figures.tool_names
+        shown = [r for r in lst.rows if r >= 0]
+        assert shown and all(any(b.tool_name == "Bash" or names.get(b.tool_id) == "Bash"
+                                 for b in screen.session.messages[r].blocks) for r in shown)
+        screen.apply_filter(Filter.parse("OpenTelemetry"))
+        screen.apply_filter(Filter.parse("xyzzy nothing"))  # the newer filter wins over the one still running
+        for _ in range(200):
+            await pilot.pause(0.01)
+            if not [r for r in lst.rows if r >= 0]:
+                break
+        await pilot.pause(0.2)  # the first worker's late answer, if any, must not bring its rows back
+        assert [r for r in lst.rows if r >= 0] == [] and lst.filter.text == "xyzzy nothing"

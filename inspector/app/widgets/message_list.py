@@ -12,7 +12,7 @@ from typing import Iterable
 
 from rich.segment import Segment
 from rich.style import Style
-from textual import events
+from textual import events, on, work
 from textual.binding import Binding
 from textual.cache import LRUCache
 from textual.geometry import Size
@@ -33,6 +33,7 @@ KIND_STYLE = {"prompt": Style(color="green", bold=True), "assistant": Style(colo
               "system": Style(color="blue")}
 BAR = " ▏▎▍▌▋▊▉█"
 BAR_WIDTH = 8
+THREADED_FILTER = 20_000  # messages: above this a text filter runs in a worker so the list never freezes
 
 
 def bar(fraction: float, width: int = BAR_WIDTH) -> str:
@@ -181,7 +182,26 @@ class MessageList(ScrollView, can_focus=True, inherit_bindings=False):
 
     def set_filter(self, flt: Filter) -> None:
         self.filter = flt
-        self._rebuild(self.current_index)
+        if flt.active and self.session is not None and len(self.session.messages) > THREADED_FILTER:
+            self._filter_in_thread(flt, self.session, self.figures, self.by_size, self.current_index)
+        else:
+            self._rebuild(self.current_index)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="filter")
+    def _filter_in_thread(self, flt: Filter, session: Session, figures: Figures | None, by_size: bool,
+                          keep: int | None) -> None:
+        rows = self._all_rows(session, figures, flt, by_size)
+        self.post_message(self._Filtered(flt, session, rows, keep))
+
+    class _Filtered(TMessage):
+        def __init__(self, flt: Filter, session: Session, rows: list[int], keep: int | None) -> None:
+            super().__init__()
+            self.flt, self.session, self.rows, self.keep = flt, session, rows, keep
+
+    @on(_Filtered)
+    def _filtered(self, event: _Filtered) -> None:
+        if event.flt is self.filter and event.session is self.session:  # else a newer filter or session won
+            self._install(event.rows, event.keep)
 
     def set_sort(self, by_size: bool) -> None:
         self.by_size = by_size
@@ -206,8 +226,9 @@ class MessageList(ScrollView, can_focus=True, inherit_bindings=False):
         self._cache.clear()
         self.refresh()
 
-    def _rows_for(self, indices: Iterable[int], start: int = 0) -> list[int]:
-        session = self.session
+    def _rows_for(self, indices: Iterable[int], start: int = 0, session: Session | None = None,
+                  flt: Filter | None = None) -> list[int]:
+        session = session or self.session
         assert session is not None
         msgs = session.messages
         bounds: dict[int, list[int]] = {}
@@ -216,7 +237,7 @@ class MessageList(ScrollView, can_focus=True, inherit_bindings=False):
                 if c.index >= start:
                     bounds.setdefault(c.index, []).append(-1 - k)
         rows: list[int] = []
-        flt = self.filter
+        flt = flt or self.filter
         for i in indices:
             rows.extend(bounds.pop(i, ()))
             if not flt.active or flt.matches(msgs[i], self.tool_names):
@@ -225,13 +246,17 @@ class MessageList(ScrollView, can_focus=True, inherit_bindings=False):
             rows.extend(rest)
         return rows
 
+    def _all_rows(self, session: Session, figures: Figures | None, flt: Filter, by_size: bool) -> list[int]:
+        rows = self._rows_for(range(len(session.messages)), 0, session, flt)
+        if by_size and figures is not None:
+            rows.sort(key=lambda i: -figures.size(i))
+        return rows
+
     def _rebuild(self, keep: int | None) -> None:
-        f, session = self.figures, self.session
-        if session is None:
-            return
-        rows = self._rows_for(range(len(session.messages)))
-        if self.by_size and f is not None:
-            rows.sort(key=lambda i: -f.size(i))
+        if self.session is not None:
+            self._install(self._all_rows(self.session, self.figures, self.filter, self.by_size), keep)
+
+    def _install(self, rows: list[int], keep: int | None) -> None:
         self.rows = rows
         self._generation += 1
         self._cache.clear()
