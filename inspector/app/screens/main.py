@@ -188,6 +188,7 @@ class MainScreen(Screen):
 
     @on(LoadFailed)
     def _failed(self, event: LoadFailed) -> None:
+        self.query_one(ContextBar).stale = False
         if self.figures is not None:  # a re-compute failed (e.g. exact without a key): back to what is shown
             self.app.settings = self.figures.settings  # type: ignore[attr-defined]
             self.query_one(SettingsPanel).sync(self.figures.settings)
@@ -217,12 +218,14 @@ class MainScreen(Screen):
         self.app.settings = settings  # type: ignore[attr-defined]
         self.query_one(SettingsPanel).sync(settings)
         if self.session is not None:
+            self.query_one(ContextBar).stale = True
             self.recompute()
 
     @on(SettingsPanel.Changed)
     def _settings_changed(self, event: SettingsPanel.Changed) -> None:
         self.app.settings = event.settings  # type: ignore[attr-defined]
         if self.session is not None:
+            self.query_one(ContextBar).stale = True
             self.recompute()
 
     # -- list and detail --------------------------------------------------------------------------------------------

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from rich.style import Style
 from rich.text import Text
+from textual.reactive import reactive
 from textual.widget import Widget
 
 from inspector.app.figures import Figures
@@ -30,9 +31,13 @@ def colour(name: str, n: int) -> str:
 
 
 class ContextBar(Widget):
+    """`stale` is set while new settings are being computed: the figures shown are the previous ones."""
+
     DEFAULT_CSS = """
     ContextBar { height: auto; min-height: 4; padding: 0 1; background: $panel; text-wrap: nowrap; text-overflow: ellipsis; }
     """
+
+    stale: reactive[bool] = reactive(False)
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
@@ -40,6 +45,7 @@ class ContextBar(Widget):
 
     def show(self, figures: Figures) -> None:
         self.figures = figures
+        self.stale = False
         self.refresh(layout=True)
 
     def get_content_height(self, container, viewport, width: int) -> int:  # type: ignore[override]
@@ -53,6 +59,8 @@ class ContextBar(Widget):
         w = f.window
         label = "measured" if w.used_measured else "estimated"
         head = Text()
+        if self.stale:
+            head.append("recomputing… ", style="bold reverse")
         head.append(f"used {w.used:,} of {w.window:,} ({w.percent:.1f}%) ", style="bold")
         head.append(label, style="green" if w.used_measured else "yellow")
         auto = w.thresholds.get("autocompact")
