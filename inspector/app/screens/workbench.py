@@ -456,8 +456,7 @@ class WorkbenchScreen(Screen):
     def _show_summary_panel(self) -> None:
         p = self.preview
         if p is None or p.plan.summary is None:
-            text = Text("This strategy needs no summary." if self.strategy == "summary" else "",
-                        style="dim")
+            text = Text("Nothing to summarize here." if self.strategy == "summary" else "", style="dim")
             if p is not None and p.plan.note:
                 text = plain(p.plan.note)
             self.query_one("#wb-prompt-text", Static).update(text)
@@ -468,7 +467,7 @@ class WorkbenchScreen(Screen):
         head.append(f"  ({len(state.old):,} messages summarized, {p.plan.estimator} estimate)\n", style="dim")
         head.append("── system\n", style="dim bold")
         head.append(visible(state.system) + "\n")
-        head.append(f"── {len(state.old):,} messages of conversation (the diff's removed rows)\n", style="dim bold")
+        head.append(f"── {len(state.old):,} messages of conversation (the diff's summarized rows)\n", style="dim bold")
         head.append("── prompt (last user turn)\n", style="dim bold")
         head.append(visible(state.prompt))
         self.query_one("#wb-prompt-text", Static).update(head)
