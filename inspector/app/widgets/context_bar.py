@@ -65,7 +65,9 @@ class ContextBar(Widget):
         head.append(label, style="green" if w.used_measured else "yellow")
         auto = w.thresholds.get("autocompact")
         if auto is not None and auto > w.used:
-            head.append(f" · free {w.free:,} before auto-compact at {auto:,}")
+            head.append(f" · free {w.free:,} ")
+            head.append(label, style="green" if w.used_measured else "yellow")
+            head.append(f" before auto-compact at {auto:,}")
         elif auto is not None:
             head.append(f" · {w.used - auto:,} past auto-compact at {auto:,}", style="bold red")
         else:
