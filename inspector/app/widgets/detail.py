@@ -16,6 +16,7 @@ from textual.binding import Binding
 from textual.geometry import Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
+from textual.widget import Widget
 
 from inspector.app.figures import Figures, Links
 from inspector.app.text import human, visible
@@ -54,7 +55,7 @@ def _wrap(text: str, width: int) -> list[str]:
 
 class DetailView(ScrollView, can_focus=True, inherit_bindings=False):
     DEFAULT_CSS = """
-    DetailView { background: $surface; padding: 0 1; scrollbar-gutter: stable; }
+    DetailView { background: $surface; padding: 0 1; overflow-y: scroll; overflow-x: hidden; }
     """
     BINDINGS = [
         Binding("up,k", "scroll_up", "Up", show=False, id="detail.up"),
@@ -224,7 +225,14 @@ class DetailView(ScrollView, can_focus=True, inherit_bindings=False):
             else:
                 wrapped.extend((piece, style) for piece in chop_cells(text, width))
         self._wrapped, self._wrapped_width = wrapped, width
-        self.virtual_size = Size(width, len(wrapped))
+        size = Size(width, len(wrapped))
+        if size != self.virtual_size:
+            # Not `self.virtual_size = size`: that reactive asks for a layout of the whole screen, on every cursor
+            # move in the list. The vertical scrollbar is always there (overflow-y: scroll), so updating it and
+            # repainting this widget is all a new message needs.
+            self.set_reactive(Widget.virtual_size, size)
+            self._scroll_update(size)
+            self.refresh()
 
     def on_resize(self) -> None:
         self._rewrap()
