@@ -100,7 +100,8 @@ class Timeline(Widget, can_focus=True):
 
     def _legend(self, f: Figures) -> Text:
         text = Text("  ")
-        text.append("█ measured context per request  ", style="#5f87d7")
+        text.append("█ measured context per request  " if self.content_region.width > 130 else "█ measured  ",
+                    style="#5f87d7")
         for key, style in LINES[::-1]:
             t = f.window.thresholds.get(key)
             if t is not None:
@@ -117,8 +118,8 @@ class Timeline(Widget, can_focus=True):
         text = Text("  prediction check: ", style="bold")
         if not errors:
             return text.append("no request to check against", style="dim")
-        return text.append(f"last usage + estimates since was off by a median {statistics.median(errors):.2f}%, worst "
-                           f"{errors[-1]:.1f}%, over {len(errors)} requests ({f.settings.estimator})")
+        return text.append(f"last usage + estimates since: median error {statistics.median(errors):.2f}%, worst "
+                           f"{errors[-1]:.1f}%, {len(errors)} requests ({f.settings.estimator})")
 
     def _forecast(self, f: Figures) -> Text:
         auto = f.window.thresholds.get("autocompact")
@@ -126,7 +127,7 @@ class Timeline(Widget, can_focus=True):
         text = Text("  forecast: ", style="bold")
         if fc.over < 2:
             return text.append("too few requests since the last compaction to estimate a growth rate")
-        text.append(f"growing {human(fc.rate)} tokens/request over the last {fc.over} requests; ")
+        text.append(f"+{human(fc.rate)} tokens/request over the last {fc.over} requests; ")
         if auto is None:
             return text.append(f"the {f.window.policy} policy sets no auto-compact threshold")
         if fc.requests_left is None:
@@ -135,5 +136,5 @@ class Timeline(Widget, can_focus=True):
             return text.append("already past the auto-compact threshold", style="bold red")
         text.append(f"auto-compact in about {fc.requests_left} requests", style="bold #ff8700")
         if fc.eta:
-            text.append(f" (around {fc.eta:%H:%M} at the recent pace)")
+            text.append(f", around {fc.eta:%H:%M}")
         return text
