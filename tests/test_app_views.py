@@ -48,7 +48,7 @@ async def test_switch_views_prompt_and_timeline():
         await pilot.press("3")
         assert tabs.active == "timeline"
         text = screen.query_one(Timeline).render().plain
-        assert "measured context per request" in text and "compaction (1)" in text
+        assert "█ measured" in text and "compaction (1)" in text
         assert "forecast:" in text and "auto-compact in about" in text
         full = text
         await pilot.press("z")  # zoom to the session's own range: the same data, a taller chart
