@@ -26,3 +26,12 @@ async def ready(app, pilot) -> MainScreen:
 def row_text(lst, row: int, width: int = 300) -> str:
     """The text of one row of a MessageList as drawn at `width` cells."""
     return "".join(seg.text for seg in lst._render_row(lst.rows[row], width, False))
+
+
+async def until(pilot, condition, seconds: float = 10.0) -> None:
+    """Let the app run until `condition()` holds: for results that arrive as messages from a worker."""
+    for _ in range(int(seconds / 0.02)):
+        if condition():
+            return
+        await pilot.pause(0.02)
+    assert condition(), "condition never held"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import shutil
 
-from app_helpers import CORPUS, ready
+from app_helpers import CORPUS, ready, until
 
 from inspector.app import make_app
 from inspector.app.commands import InspectorCommands
@@ -39,8 +39,7 @@ async def test_switch_views_prompt_and_timeline():
         assert sections.row_count == len(screen.figures.prompt.sections) >= 1
         assert "Unrecorded prefix" in str(sections.get_row_at(0)[0])
         await pilot.press("b")  # our agent's prompt for the session's directory (absent here: the current one)
-        await prompt.workers.wait_for_complete()
-        await pilot.pause()
+        await until(pilot, lambda: prompt.prompt is not None)
         assert prompt.agent and sections.row_count == len(prompt.prompt.sections) > 3
         assert "agent prompt" in str(prompt.query_one("#prompt-summary").render())
         await pilot.press("b")
