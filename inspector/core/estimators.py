@@ -30,7 +30,12 @@ class EstimatorUnavailable(ValueError):
 
 
 class Estimator:
-    """Base: subclasses define `text`; `message` and `blocks` follow from it unless a subclass knows better."""
+    """Base: subclasses define `text`; `message` and `blocks` follow from it unless a subclass knows better.
+
+    `block`, `single` and `result` let a compaction plan price an edited one-block message without building it:
+    `single(block(b))` is exactly `message` of a message whose only block is `b`, and `result(b, text)` is exactly
+    `block` of the tool_result `b` holding the string `text` instead of its content (nested blocks dropped).
+    """
 
     name = "base"
 
@@ -42,6 +47,18 @@ class Estimator:
 
     def message(self, message: Message) -> int:
         return self.blocks(message.blocks)
+
+    def block(self, block: Block) -> float:
+        """One block's figure before the message's rounding (and without the message's own share)."""
+        return float(self.text(_block_text(block)))
+
+    def single(self, figure: float) -> int:
+        """The figure of a message whose only block has the `block` figure `figure`."""
+        return int(figure)
+
+    def result(self, block: Block, text: str) -> float:
+        """`block` of tool_result `block` with `text` as its whole content; subclasses answer without building it."""
+        return self.block(Block("tool_result", text, block.tool_id, block.tool_name, block.input, block.is_error))
 
 
 def _block_text(block: Block) -> str:
@@ -75,11 +92,27 @@ class Chars35(Estimator):
     def blocks(self, blocks: Iterable[Block]) -> int:
         total = 0
         for b in blocks:
-            try:
-                total += sum(len(s) for s in _strings(b.to_api()))
-            except (TypeError, ValueError, AttributeError, RecursionError):
-                total += len(_block_text(b))
+            total += _api_chars(b)
         return int(total / 3.5)
+
+    def block(self, block: Block) -> float:
+        return _api_chars(block) / 3.5
+
+    def result(self, block: Block, text: str) -> float:
+        # The strings of {"type": "tool_result", "tool_use_id": id, "content": text[, "is_error": True]}.
+        tool_id = block.tool_id
+        return (_TOOL_RESULT_CHARS + (len(tool_id) if isinstance(tool_id, str) else 0) + len(text)) / 3.5
+
+
+_TOOL_RESULT_CHARS = len("tool_result")
+
+
+def _api_chars(block: Block) -> int:
+    """Characters of every string value in the block's API dict (the block's text for a malformed one)."""
+    try:
+        return sum(len(s) for s in _strings(block.to_api()))
+    except (TypeError, ValueError, AttributeError, RecursionError):
+        return len(_block_text(block))
 
 
 class BlockAware(Estimator):
@@ -93,6 +126,12 @@ class BlockAware(Estimator):
 
     def blocks(self, blocks: Iterable[Block]) -> int:
         return int(sum(self._chars_or_fixed(b) for b in blocks) * 4 / 3)
+
+    def block(self, block: Block) -> float:
+        return self._chars_or_fixed(block) * 4 / 3
+
+    def result(self, block: Block, text: str) -> float:
+        return len(text) / 4 * 4 / 3
 
     def _chars_or_fixed(self, block: Block) -> float:
         if block.type in ("image", "document"):
@@ -227,6 +266,7 @@ class FeatureEstimator(Estimator):
 
     def __init__(self, ratios: Sequence[float] = SCRIPT_RATIOS) -> None:
         self.ratios = tuple(ratios)
+        self._last_result: tuple[str, tuple[float, ...], float] = ("", (), 0.0)
 
     def text(self, text: str) -> int:
         out = [0.0] * N_FEATURES
@@ -244,6 +284,25 @@ class FeatureEstimator(Estimator):
 
     def features(self, features: Sequence[float]) -> int:
         return int(dot(self.ratios, features))
+
+    def block(self, block: Block) -> float:
+        out = [0.0] * N_FEATURES
+        block_features(block, out)
+        return dot(self.ratios, out)  # MESSAGE (the last feature) is 0 here: the same additions as `message`
+
+    def single(self, figure: float) -> int:
+        return int(figure + self.ratios[MESSAGE])
+
+    def result(self, block: Block, text: str) -> float:
+        """Scored once per text: clearing plans give tens of thousands of results the same marker."""
+        last_text, last_ratios, figure = self._last_result
+        if text is not last_text or self.ratios is not last_ratios:
+            out = [0.0] * N_FEATURES
+            out[TOOL_RESULT] = 1.0
+            text_features(text, out)
+            figure = dot(self.ratios, out)
+            self._last_result = (text, self.ratios, figure)
+        return figure
 
 
 class Script(FeatureEstimator):
@@ -341,6 +400,15 @@ class Exact(Estimator):
 
     def message(self, message: Message) -> int:
         return int(self.fallback.message(message) * self.scale)
+
+    def block(self, block: Block) -> float:
+        return self.fallback.block(block)
+
+    def single(self, figure: float) -> int:
+        return int(self.fallback.single(figure) * self.scale)
+
+    def result(self, block: Block, text: str) -> float:
+        return self.fallback.result(block, text)
 
 
 def _api_model(model: str) -> str:

@@ -11,9 +11,9 @@ Blocks keep their tool ids, so tool_use/tool_result pairing is never broken.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
-from inspector.core.compaction.plan import (Changes, Estimates, Fate, Plan, estimate_context, estimates_for,
+from inspector.core.compaction.plan import (BlockEdit, Estimates, Plan, estimate_context, estimates_for,
                                             microcompact_plan, paused_gc)
 from inspector.core.estimators import Estimator
 from inspector.core.model import Block, Message, Session
@@ -63,17 +63,6 @@ def _replaceable(block: Block, marker: str) -> bool:
     return len(block.text) > len(marker)
 
 
-def with_result_text(block: Block, text: str, keep_media: bool) -> Block:
-    """A copy of a tool_result holding `text` instead of its text; images/documents stay when `keep_media`.
-    (Built field by field: dataclasses.replace costs several times more, and plans make tens of thousands.)"""
-    media = [b for b in block.content or () if b.type != "text"] if keep_media and block.content else None
-    if media:
-        return Block("tool_result", "", block.tool_id, block.tool_name, block.input, block.is_error,
-                     [Block("text", text=text), *media], block.media, block.size, block.raw)
-    return Block("tool_result", text, block.tool_id, block.tool_name, block.input, block.is_error, None,
-                 block.media, block.size, block.raw)
-
-
 def snip_text(text: str, max_chars: int) -> str | None:
     """The reference design's cut: first max_chars//2 and last max_chars//4 characters around a marker naming how
     many were removed; None when the text is short enough or the cut would not make it shorter."""
@@ -85,12 +74,6 @@ def snip_text(text: str, max_chars: int) -> str | None:
     return snipped if len(snipped) < len(text) else None
 
 
-def _plan(strategy: str, session: Session, settings: object, estimates: Estimates, changes: Changes, fate: Fate,
-          protected_from: int, cleared: list[str], what: str, tokens: list[int] | None = None, note: str = "") -> Plan:
-    return microcompact_plan(strategy, session, settings, estimates, changes, fate, protected_from, tuple(cleared),
-                             what, tokens, note)
-
-
 @paused_gc()
 def plan_snip(session: Session, settings: SnipSettings = SnipSettings(),
               estimates: Estimates | Estimator | str | None = None) -> Plan:
@@ -99,17 +82,16 @@ def plan_snip(session: Session, settings: SnipSettings = SnipSettings(),
     messages = session.messages
     start = session.context_start
     cutoff = max(start, len(messages) - max(settings.preserve_last_n, 0))
-    changes: Changes = {}
-    snipped_ids: list[str] = []
+    edits: list[BlockEdit] = []
     for i in range(start, cutoff):
         for j, block in enumerate(messages[i].blocks):
             if block.type != "tool_result":
                 continue
             new_text = snip_text(result_text(block), settings.max_chars)
             if new_text is not None:
-                changes.setdefault(i, {})[j] = with_result_text(block, new_text, keep_media=True)
-                snipped_ids.append(block.tool_id or "")
-    return _plan("snip", session, settings, est, changes, "snipped", cutoff, snipped_ids, "result(s) snipped")
+                edits.append((i, j, block, new_text))
+    return microcompact_plan("snip", session, settings, est, edits, "snipped", True, cutoff,
+                             [e[2].tool_id or "" for e in edits], "result(s) snipped")
 
 
 def tool_names(messages: list[Message]) -> dict[str, str]:
@@ -139,13 +121,9 @@ def plan_clear(session: Session, settings: ClearSettings = ClearSettings(),
     protected = eligible[len(to_clear)][0] + 1 if len(to_clear) < len(eligible) else len(messages)
     if not to_clear:
         protected = start
-    changes: Changes = {}
-    cleared: list[str] = []
-    for i, j, block in to_clear:
-        if _replaceable(block, CLEARED_MARKER):
-            changes.setdefault(i, {})[j] = with_result_text(block, CLEARED_MARKER, keep_media=False)
-            cleared.append(block.tool_id or "")
-    return _plan("clear", session, settings, est, changes, "cleared", protected, cleared, "result(s) cleared")
+    edits: list[BlockEdit] = [(i, j, b, CLEARED_MARKER) for i, j, b in to_clear if _replaceable(b, CLEARED_MARKER)]
+    return microcompact_plan("clear", session, settings, est, edits, "cleared", False, protected,
+                             [e[2].tool_id or "" for e in edits], "result(s) cleared")
 
 
 @paused_gc()
@@ -163,8 +141,8 @@ def plan_clear_tool_uses(session: Session, settings: ContextEditSettings = Conte
     tokens = estimate_context(session, est)
     size = sum(tokens) if context_tokens is None else context_tokens
     if size < settings.trigger:
-        return _plan("clear_tool_uses", session, settings, est, {}, "cleared", start, [], "", tokens,
-                     note=f"context {size:,} tokens is below the trigger {settings.trigger:,}: nothing cleared")
+        return microcompact_plan("clear_tool_uses", session, settings, est, [], "cleared", False, start, [], "",
+                                 tokens, note=f"context {size:,} tokens is below the trigger {settings.trigger:,}: nothing cleared")
     excluded = set(settings.exclude_tools)
     uses: list[tuple[int, int, Block]] = []
     results: dict[str | None, tuple[int, int, Block]] = {}
@@ -178,27 +156,25 @@ def plan_clear_tool_uses(session: Session, settings: ContextEditSettings = Conte
     keep = max(settings.keep, 0)
     to_clear = uses[: len(uses) - keep] if keep else uses
     inputs = settings.clear_tool_inputs
-    changes: Changes = {}
+    placeholder = settings.placeholder
+    edits: list[BlockEdit] = []
     cleared: list[str] = []
     for i, j, use in to_clear:
         hit = results.get(use.tool_id)
         changed = False
-        if hit is not None:
-            ri, rj, result = hit
-            if _replaceable(result, settings.placeholder):
-                changes.setdefault(ri, {})[rj] = with_result_text(result, settings.placeholder, keep_media=False)
-                changed = True
+        if hit is not None and _replaceable(hit[2], placeholder):
+            edits.append((*hit, placeholder))
+            changed = True
         if (inputs is True or (isinstance(inputs, tuple) and use.tool_name in inputs)) and use.input not in ({}, None):
-            changes.setdefault(i, {})[j] = replace(use, input={})
+            edits.append((i, j, use, None))
             changed = True
         if changed:
             cleared.append(use.tool_id or "")
-    touched = [i for i in changes]
-    protected = max(touched) + 1 if touched else start
-    plan = _plan("clear_tool_uses", session, settings, est, changes, "cleared", protected, cleared, "block(s) cleared",
-                 tokens)
+    protected = max(e[0] for e in edits) + 1 if edits else start
+    plan = microcompact_plan("clear_tool_uses", session, settings, est, edits, "cleared", False, protected, cleared,
+                             "block(s) cleared", tokens)
     if plan.saved < settings.clear_at_least:
-        return _plan("clear_tool_uses", session, settings, est, {}, "cleared", start, [], "", tokens,
-                     note=f"would free {plan.saved:,} tokens, less than clear_at_least {settings.clear_at_least:,}:"
+        return microcompact_plan("clear_tool_uses", session, settings, est, [], "cleared", False, start, [], "",
+                                 tokens, note=f"would free {plan.saved:,} tokens, less than clear_at_least {settings.clear_at_least:,}:"
                           " nothing cleared")
     return plan

@@ -9,6 +9,7 @@ turns a plan into a new Session and never touches the old one.
 from __future__ import annotations
 
 import gc
+from operator import is_, itemgetter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -58,6 +59,13 @@ class Estimates:
     def total(self, messages: list[Message]) -> int:
         return sum(self.message(m) for m in messages)
 
+    def each(self, messages: list[Message]) -> list[int]:
+        """Every message's estimate; when all are cached (re-planning), looked up in C loops only."""
+        hits = list(map(self._cache.get, map(id, messages)))
+        if None not in hits and all(map(is_, map(itemgetter(0), hits), messages)):
+            return list(map(itemgetter(1), hits))
+        return [self.message(m) for m in messages]
+
     def text(self, text: str) -> int:
         return self.estimator.text(text)
 
@@ -94,9 +102,10 @@ class Plan:
     """What one strategy would do to `session`'s current context.
 
     Stored compactly (a plan over 100k messages must be quick to make): `tokens` holds the estimate of every context
-    message, `edits` the changed rows of a microcompaction by session index, `added` the summary and acknowledgement
-    rows of a summary plan (whose cut is `summary.split`). `rows` lists every row in the order of the new context,
-    summarized rows first, built on first use. Messages before `session.context_start` are history and appear in no
+    message, `micro` the block edits of a microcompaction and the figure after each message they change, `added` the
+    summary and acknowledgement rows of a summary plan (whose cut is `summary.split`). `edits` (the changed rows by
+    session index, with their new messages) and `rows` (every row in the order of the new context, summarized rows
+    first) are built on first use. Messages before `session.context_start` are history and appear in no
     row. `protected_from` is the session index from which the strategy promises to leave messages byte-identical.
     """
 
@@ -106,12 +115,13 @@ class Plan:
     estimates: Estimates
     tokens: list[int]
     protected_from: int
-    edits: dict[int, Row] = field(default_factory=dict)
+    micro: MicroEdits | None = None
     cleared_tool_ids: tuple[str, ...] = ()
     summary: SummaryState | None = None
     added: list[Row] = field(default_factory=list)
     note: str = ""
     _rows: list[Row] | None = field(default=None, init=False, repr=False)
+    _edits: dict[int, Row] | None = field(default=None, init=False, repr=False)
 
     @property
     def estimator(self) -> str:
@@ -131,7 +141,7 @@ class Plan:
         """Estimated tokens after the plan; a pending summary counts as 0 until it is written (see `pending`)."""
         if self.summary is not None:
             return sum(self.tokens[self.summary.split - self.start:]) + sum(r.after or 0 for r in self.added)
-        return self.before - sum(r.before - (r.after or 0) for r in self.edits.values())
+        return self.before - (self.micro.saved if self.micro else 0)
 
     @property
     def saved(self) -> int:
@@ -144,7 +154,7 @@ class Plan:
 
     @property
     def changed(self) -> bool:
-        return bool(self.edits) or self.summary is not None
+        return bool(self.micro and self.micro.after) or self.summary is not None
 
     @property
     def counts(self) -> dict[str, int]:
@@ -153,15 +163,20 @@ class Plan:
         if self.summary is not None:
             folded = self.summary.split - self.start
             return {"summarized": folded, "added": len(self.added), "kept": n - folded}
-        out: dict[str, int] = {"kept": n - len(self.edits)}
-        for row in self.edits.values():
-            out[row.fate] = out.get(row.fate, 0) + 1
-        return out
+        changed = len(self.micro.after) if self.micro else 0
+        return {"kept": n - changed, self.micro.fate: changed} if self.micro and changed else {"kept": n}
 
     def changed_rows(self) -> list[Row]:
         if self.summary is not None:
             return [r for r in self.rows if r.fate != "kept"]
         return list(self.edits.values())
+
+    @property
+    def edits(self) -> dict[int, Row]:
+        """The changed rows of a microcompaction by session index, in order, their new messages built now."""
+        if self._edits is None:
+            self._edits = self.micro.rows(self) if self.micro else {}
+        return self._edits
 
     @property
     def rows(self) -> list[Row]:
@@ -184,45 +199,108 @@ class Plan:
 
 
 def estimate_context(session: Session, estimates: Estimates) -> list[int]:
-    message = estimates.message
-    return [message(m) for m in session.messages[session.context_start:]]
+    return estimates.each(session.messages[session.context_start:])
 
 
-Changes = dict[int, dict[int, Block]]  # session index of a message -> index of a block in it -> its new block
+# A block edit: (session index of the message, index of the block in it, the block, the tool_result's new text;
+# None: the tool_use loses its input).
+BlockEdit = tuple[int, int, Block, str | None]
 
 
-def microcompact_plan(strategy: str, session: Session, settings: object, estimates: Estimates, changes: Changes,
-                      fate: Fate, protected_from: int, cleared: tuple[str, ...], what: str,
-                      tokens: list[int] | None = None, note: str = "") -> Plan:
+def edited_block(block: Block, text: str | None, keep_media: bool) -> Block:
+    """The block after an edit: a tool_use without input, or a tool_result holding `text` instead of its text (its
+    images/documents kept when `keep_media`). Built field by field: dataclasses.replace costs several times more."""
+    if text is None:
+        return Block("tool_use", block.text, block.tool_id, block.tool_name, {}, block.is_error, block.content,
+                     block.media, block.size, block.raw)
+    media = [b for b in block.content if b.type != "text"] if keep_media and block.content else None
+    if media:
+        return Block("tool_result", "", block.tool_id, block.tool_name, block.input, block.is_error,
+                     [Block("text", text=text), *media], block.media, block.size, block.raw)
+    return Block("tool_result", text, block.tool_id, block.tool_name, block.input, block.is_error, None,
+                 block.media, block.size, block.raw)
+
+
+def edited_message(m: Message, edits: dict[int, BlockEdit], keep_media: bool) -> Message:
+    blocks = [b if (e := edits.get(j)) is None else edited_block(b, e[3], keep_media) for j, b in enumerate(m.blocks)]
+    return Message(m.role, m.kind, blocks, m.uuid, m.parent_uuid, m.lines, m.offset, m.timestamp, m.model,
+                   m.response_id)  # field by field: dataclasses.replace costs several times more
+
+
+@dataclass(slots=True, eq=False)
+class MicroEdits:
+    """A microcompaction kept compact: the block edits it makes, the figure after each message they change and the
+    tokens saved. Rows and new messages are built only when asked for (`rows`), so planning allocates next to
+    nothing per edit."""
+
+    fate: Fate
+    what: str
+    keep_media: bool
+    edits: list[BlockEdit]
+    after: dict[int, int]
+    saved: int
+
+    def rows(self, plan: Plan) -> dict[int, Row]:
+        groups: dict[int, dict[int, BlockEdit]] = {}
+        for e in self.edits:
+            groups.setdefault(e[0], {})[e[1]] = e
+        messages, start, tokens = plan.session.messages, plan.start, plan.tokens
+        rows: dict[int, Row] = {}
+        for i in sorted(self.after):
+            m, group = messages[i], groups[i]
+            rows[i] = Row(self.fate, i, i, m.role, m.kind, tokens[i - start], self.after[i],
+                          edited_message(m, group, self.keep_media), f"{len(group)} {self.what}")
+        return rows
+
+
+def microcompact_plan(strategy: str, session: Session, settings: object, estimates: Estimates,
+                      edits: list[BlockEdit], fate: Fate, keep_media: bool, protected_from: int,
+                      cleared: list[str], what: str, tokens: list[int] | None = None, note: str = "") -> Plan:
     """A plan that edits blocks of some context messages in place (snip, clear, clear_tool_uses).
 
-    `changes` gives the new blocks per message; each row's note counts them (`what` names them). An edit that would
-    not save tokens is dropped, so a microcompaction plan never adds tokens whatever the estimator.
+    Each changed message's figure after is what the estimator gives for the edited message; a one-block message
+    whose result gets new text (every result in Claude Code sessions) is priced without building it
+    (`Estimator.result`), others are built and estimated. A message whose edits would not save tokens keeps them
+    all undone, so a microcompaction plan never adds tokens whatever the estimator. Each row's note counts the
+    message's edits (`what` names them).
     """
     tokens = estimate_context(session, estimates) if tokens is None else tokens
-    start, messages, estimate = session.context_start, session.messages, estimates.estimator.message
-    edits: dict[int, Row] = {}
+    start, messages, estimator = session.context_start, session.messages, estimates.estimator
+    result, single = estimator.result, estimator.single
+    after: dict[int, int] = {}
+    kept: list[BlockEdit] = []
+    others: dict[int, dict[int, BlockEdit]] = {}
     dropped: set[str | None] = set()
-    for i, blocks in changes.items():
+    saved = 0
+    for e in edits:
+        i, j, block, text = e
         m = messages[i]
-        new_blocks = [blocks.get(j, b) for j, b in enumerate(m.blocks)] if len(m.blocks) > 1 else [blocks[0]]
-        new = Message(m.role, m.kind, new_blocks, m.uuid, m.parent_uuid, m.lines, m.offset, m.timestamp, m.model,
-                      m.response_id)  # field by field: dataclasses.replace costs several times more
+        if text is None or len(m.blocks) > 1 or (keep_media and block.content):
+            others.setdefault(i, {})[j] = e
+            continue
+        new = single(result(block, text))
         before = tokens[i - start]
-        after = estimate(new)  # not cached: a plan's new messages only enter the cache when applied
-        if after < before or (after == before and _shorter(new, m)):
-            edits[i] = Row(fate, i, i, m.role, m.kind, before, after, new, f"{len(blocks)} {what}")
+        if new < before or (new == before and len(text) < len(m.text())):
+            if i not in after:
+                saved += before - new
+            after[i] = new
+            kept.append(e)
         else:
-            dropped.update(b.tool_id for b in blocks.values())
-    if dropped:
-        cleared = tuple(t for t in cleared if t not in dropped)
-    if any(a > b for a, b in zip(edits, list(edits)[1:])):
-        edits = dict(sorted(edits.items()))
-    return Plan(strategy, session, settings, estimates, tokens, protected_from, edits, cleared, note=note)
-
-
-def _shorter(new: Message, old: Message) -> bool:
-    return len(new.text()) < len(old.text())
+            dropped.add(block.tool_id)
+    for i, group in others.items():
+        m = messages[i]
+        edited = edited_message(m, group, keep_media)
+        new = estimator.message(edited)  # not cached: a plan's new messages only enter the cache when applied
+        before = tokens[i - start]
+        if new < before or (new == before and len(edited.text()) < len(m.text())):
+            saved += before - new
+            after[i] = new
+            kept.extend(group.values())
+        else:
+            dropped.update(e[2].tool_id for e in group.values())
+    ids = tuple(t for t in cleared if t not in dropped) if dropped else tuple(cleared)
+    return Plan(strategy, session, settings, estimates, tokens, protected_from,
+                MicroEdits(fate, what, keep_media, kept, after, saved), ids, note=note)
 
 
 @contextmanager
