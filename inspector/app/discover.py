@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -43,6 +44,8 @@ def _entry(path: Path, source: str) -> Entry | None:
     try:
         st = path.stat()
     except OSError:
+        return None
+    if not stat.S_ISREG(st.st_mode):  # a FIFO would block the read below forever; a directory is no session
         return None
     e = Entry(path, source, st.st_size, st.st_mtime)
     _read_head(e)
