@@ -21,7 +21,7 @@ from bad_inputs.proc import cli, run
 
 BIG = sorted(name for name, case in CASES.items() if case.big)
 SMALL = sorted(name for name, case in CASES.items() if not case.big and name != "unreadable")
-PEAK_MB = 400  # a 50 MB line costs ~210 MB (raw bytes, str, parsed copy); more would mean a copy per stage
+PEAK_MB = 300  # a 50 MB line costs ~215 MB (benchmarks/hostile_inputs.py): raw bytes, str, parsed copy
 ROOT_USER = os.geteuid() == 0
 
 
@@ -104,7 +104,7 @@ def test_app_big_in_bounded_memory(name, big_inputs):
         assert seen["state"] == "loaded", seen
     else:
         assert seen["state"] == "failed" and CASES[name].says in seen["error"], seen
-    assert result.peak_mb < PEAK_MB + 150, f"{name}: the app peaked at {result.peak_mb:.0f} MB"
+    assert result.peak_mb < PEAK_MB + 50, f"{name}: the app peaked at {result.peak_mb:.0f} MB"
 
 
 @pytest.fixture
@@ -150,12 +150,10 @@ def test_a_directory_of_bad_sessions_reports_the_newest(tmp_path):
     assert result.returncode == 2 and str(newest) in result.stderr and result.stderr.count("\n") == 1
 
 
-async def test_the_picker_lists_a_directory_of_bad_sessions(tmp_path):
-    """The picker reads every file's head and counts its messages: none of the bad files may take it down."""
+def test_the_picker_lists_a_directory_of_bad_sessions(tmp_path):
+    """The picker reads every file's head and counts its messages: none of the bad files may hang it (a FIFO did)
+    or take it down (a first line nested too deeply did). A subprocess, so a hang fails instead of stalling."""
     from bad_inputs.build import DEEP
-
-    from inspector.app import make_app
-    from inspector.app.screens.picker import PickerScreen
 
     for name in SMALL:
         if name not in ("missing", "directory"):
@@ -164,10 +162,10 @@ async def test_the_picker_lists_a_directory_of_bad_sessions(tmp_path):
             if built.exists() or built.is_symlink():
                 built.rename(tmp_path / f"{name}.jsonl")
     (tmp_path / "deep-first-line.jsonl").write_bytes(b"[" * DEEP + b"]" * DEEP + b"\n")
-    app = make_app(tmp_path, home=False)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await pilot.pause(0.2)
-        assert isinstance(app.screen, PickerScreen)
-        await app.screen.workers.wait_for_complete()
-        await pilot.press("j", "j", "k")
-        assert app.is_running and len(app.screen.entries) >= len(SMALL) - 6
+    result = run([sys.executable, "tests/bad_inputs/open_app.py", str(tmp_path)], timeout=60)
+    assert not result.timed_out, "the picker hung"
+    assert result.returncode == 0, result.stderr
+    seen = json.loads(result.stdout)
+    assert seen["state"] == "picker" and seen["running"], seen
+    regular = [p for p in tmp_path.glob("*.jsonl") if p.is_file()]
+    assert seen["entries"] == len(regular), seen  # every readable regular file listed, nothing else

@@ -16,7 +16,7 @@ KEYS = ("G", "2", "3", "W")  # the last message, the prompt view, the timeline, 
 
 async def outcome(path: Path, keys: tuple[str, ...] = KEYS) -> dict:
     """{"state": "loaded"|"failed"|"picker", "error": text shown, "messages", "warnings", "orphans" (unpaired
-    tool calls marked in the list), "running"}."""
+    tool calls marked in the list), "entries" (sessions a picker lists), "running"}."""
     from inspector.app import make_app
     from inspector.app.screens.main import MainScreen
     from inspector.app.screens.picker import PickerScreen
@@ -28,7 +28,8 @@ async def outcome(path: Path, keys: tuple[str, ...] = KEYS) -> dict:
             await pilot.pause(0.02)
             screen = app.screen
             if isinstance(screen, PickerScreen):
-                result["state"] = "picker"
+                await screen.workers.wait_for_complete()  # the message counts: every listed file read
+                result.update(state="picker", entries=len(screen.entries))
                 break
             if isinstance(screen, MainScreen):
                 label = str(screen.query_one("#loading-label").render())

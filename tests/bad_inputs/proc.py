@@ -1,12 +1,15 @@
 """Run the CLI (or any Python script) as a subprocess with a hard timeout, and measure that child's peak memory.
 
-`resource.getrusage(RUSAGE_CHILDREN)` is the maximum over every child ever waited for, so one greedy test would
-taint the figures of all later ones: `os.wait4` gives the rusage of exactly the child we started.
+Peak RSS is a per-process figure that is easy to get wrong: `getrusage(RUSAGE_CHILDREN)` is the maximum over every
+child ever waited for, and a child's `ru_maxrss` starts from the image it was forked from (the test process, with
+its big inputs and Textual loaded) and survives `exec`. So the command runs under a small launcher, a fresh Python
+that forks it and reports `os.wait4`'s figure for exactly that grandchild: at most a few MB of launcher count too.
 """
 
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -16,38 +19,55 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 
+LAUNCHER = """
+import os, signal, sys
+pid = os.fork()
+if pid == 0:
+    os.execvp(sys.argv[2], sys.argv[2:])
+_, status, usage = os.wait4(pid, 0)
+with open(sys.argv[1], "w") as f:
+    f.write(str(usage.ru_maxrss))
+code = os.waitstatus_to_exitcode(status)
+if code < 0:
+    signal.signal(-code, signal.SIG_DFL)
+    os.kill(os.getpid(), -code)
+sys.exit(code)
+"""
+
 
 @dataclass
 class Result:
     returncode: int
     stdout: str
     stderr: str
-    peak_mb: float
+    peak_mb: float  # 0 when the command was killed by the timeout
     timed_out: bool
 
 
 def run(args: list[str], timeout: float = 60, *, env: dict[str, str] | None = None) -> Result:
-    """Run `args` to completion (killed after `timeout` s); output captured through files, not pipes, so a child
-    printing a lot cannot block on a full pipe while we wait."""
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        proc = subprocess.Popen(args, stdout=out, stderr=err, stdin=subprocess.DEVNULL, cwd=ROOT, env=env)
+    """Run `args` to completion (its whole process group killed after `timeout` s); output captured through
+    files, not pipes, so a child printing a lot cannot block on a full pipe while we wait."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, \
+            tempfile.NamedTemporaryFile("r", suffix=".rss") as rss:
+        proc = subprocess.Popen([sys.executable, "-c", LAUNCHER, rss.name, *args], stdout=out, stderr=err,
+                                stdin=subprocess.DEVNULL, cwd=ROOT, env=env, start_new_session=True)
         fired = threading.Event()
 
         def kill() -> None:
             fired.set()
-            proc.kill()
+            os.killpg(proc.pid, signal.SIGKILL)
 
         killer = threading.Timer(timeout, kill)
         killer.start()
         try:
-            _, status, usage = os.wait4(proc.pid, 0)
+            proc.wait()
         finally:
             killer.cancel()
-        proc.returncode = os.waitstatus_to_exitcode(status)  # reaped here: stop Popen from waiting again
         out.seek(0)
         err.seek(0)
+        kb = rss.read().strip()
         return Result(proc.returncode, out.read().decode("utf-8", "replace"), err.read().decode("utf-8", "replace"),
-                      usage.ru_maxrss / 1024, fired.is_set())
+                      int(kb) / 1024 if kb else 0.0, fired.is_set())
 
 
 def cli(*args: str, timeout: float = 60, env: dict[str, str] | None = None) -> Result:
