@@ -357,3 +357,17 @@ def test_progress_reports_bytes_and_ends_at_the_total(monkeypatch):
     assert len(calls) > 100 and calls[-1] == (size, size)
     assert all(t == size for _, t in calls)
     assert [d for d, _ in calls] == sorted(d for d, _ in calls)
+
+
+def test_loading_leaves_the_garbage_collector_as_it_was():
+    import gc
+
+    assert gc.isenabled()
+    load(SHORT)
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        load(SHORT)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()

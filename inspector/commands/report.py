@@ -10,6 +10,7 @@ from inspector.cli import UsageError
 from inspector.core.compaction.replay import render_what_if, replay
 from inspector.core.estimators import ESTIMATORS
 from inspector.core.formats import load
+from inspector.core.gc_pause import gc_paused
 from inspector.core.limits import POLICIES, window_info
 from inspector.core.report import report_dict, report_text, safe
 from inspector.core.token_report import add_token_keys, token_text
@@ -35,6 +36,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    with gc_paused():  # one big graph built once (session, accounting, report): collections would free nothing
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
     session = load(args.path, progress=_progress if sys.stderr.isatty() else None)
     if sys.stderr.isatty():
         sys.stderr.write("\r\x1b[K")

@@ -13,6 +13,7 @@ import os
 import time
 from typing import Any, Callable
 
+from inspector.core.gc_pause import gc_paused
 from inspector.core.index import LineIndex
 
 Progress = Callable[[int, int], None]
@@ -30,6 +31,12 @@ def read_jsonl(path: str | os.PathLike[str], feed: Feed, warn: Warn, progress: P
     `skim(line_no, offset, raw)`, when given, sees each raw line first and returns True when it has taken the line
     without a parse (the Claude Code loader does this for progress entries, half of a file's bytes)."""
     index = index if index is not None else LineIndex(path)  # an empty index is falsy (len 0)
+    with gc_paused():
+        _read(index, feed, warn, progress, skim)
+    return index
+
+
+def _read(index: LineIndex, feed: Feed, warn: Warn, progress: Progress | None, skim: Skim | None) -> None:
     total = os.path.getsize(index.path)
     decode = json.JSONDecoder().decode  # on str: skips json.loads' per-call encoding detection
     clock = time.monotonic
@@ -59,7 +66,6 @@ def read_jsonl(path: str | os.PathLike[str], feed: Feed, warn: Warn, progress: P
             feed(len(index) + 1, index.end, obj)
     if progress is not None:
         progress(total, total)
-    return index
 
 
 def first_object(path: str | os.PathLike[str]) -> Any:
