@@ -70,7 +70,8 @@ def pytest_output(rng: random.Random, tests: int, failures: int) -> str:
         fn = _name(rng)
         out += ["", f"___________________________ test_{fn} ___________________________", "",
                 f"    def test_{fn}():", f">       assert {fn}(sample) == expected",
-                f"E       AssertionError: assert {{'{_name(rng, 1)}': {rng.randint(1, 99)}}} == {{'{_name(rng, 1)}': 0}}",
+                f"E       AssertionError: assert {{'{_name(rng, 1)}': {rng.randint(1, 99)}}} == "
+                f"{{'{_name(rng, 1)}': 0}}",
                 "", f"tests/test_{rng.choice(MODULES)}.py:{rng.randint(10, 300)}: AssertionError"]
     out.append(f"==== {failures} failed, {tests - failures} passed in {rng.uniform(0.5, 9):.2f}s ====")
     return "\n".join(out)
@@ -202,10 +203,11 @@ def work_turn(w: ClaudeCodeWriter, rng: random.Random, big: bool) -> None:
     (tid,) = w.assistant([_tool("Grep", pattern=_name(rng), path=f"{w.cwd}/src", output_mode="content")])
     w.tool_result(tid, grep_output(rng, rng.randint(40, 160) if big else rng.randint(5, 30)))
     if rng.random() < 0.7:
-        (tid,) = w.assistant([{"type": "thinking", "thinking": f"The {_name(rng).replace('_', ' ')} path never "
-                               f"handles an empty {_name(rng, 1)}; a guard in {mod} is the smallest fix.",
-                               "signature": "sig"}, _tool("Edit", file_path=path, old_string=f"    return {{}}",
-                                                          new_string=f"    return {{}} if not {_name(rng, 1)} else {{}}")])[-1:]
+        thinking = {"type": "thinking", "thinking": f"The {_name(rng).replace('_', ' ')} path never handles an "
+                    f"empty {_name(rng, 1)}; a guard in {mod} is the smallest fix.", "signature": "sig"}
+        edit = _tool("Edit", file_path=path, old_string="    return {}",
+                     new_string=f"    return {{}} if not {_name(rng, 1)} else {{}}")
+        (tid,) = w.assistant([thinking, edit])
         w.tool_result(tid, f"The file {path} has been updated.")
     failures = rng.choice([0, 0, 1, 2])
     (tid,) = w.assistant([_tool("Bash", command="python -m pytest -q", description="Run the test suite")])

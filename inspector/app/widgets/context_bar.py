@@ -17,7 +17,8 @@ KNOWN = {"system": "#5f87d7", "tools": "#5f87d7", "unrecorded": "#6c6c6c", "memo
          "tool_use": "#d7d75f", "summary": "#ff87af", "image": "#87d7af", "meta": "#8a8a8a"}
 FREE = Style(color="#3a3a3a")
 RESERVED = Style(color="#875f5f")
-MARKS = (("warning", ("warning", "warn", "w"), "yellow"), ("autocompact", ("auto-compact", "auto", "a"), "bold #ff8700"),
+MARKS = (("warning", ("warning", "warn", "w"), "yellow"),
+         ("autocompact", ("auto-compact", "auto", "a"), "bold #ff8700"),
          ("blocking", ("blocking", "block", "b"), "red"))
 
 
@@ -34,7 +35,9 @@ class ContextBar(Widget):
     """`stale` is set while new settings are being computed: the figures shown are the previous ones."""
 
     DEFAULT_CSS = """
-    ContextBar { height: auto; min-height: 4; padding: 0 1; background: $panel; text-wrap: nowrap; text-overflow: ellipsis; }
+    ContextBar {
+        height: auto; min-height: 4; padding: 0 1; background: $panel; text-wrap: nowrap; text-overflow: ellipsis;
+    }
     """
 
     stale: reactive[bool] = reactive(False)

@@ -1,8 +1,8 @@
 """The message list: one row per message, drawn with Textual's Line API so 100,000 rows cost nothing to mount.
 
-Only visible rows are rendered, each once per (row, width, cursor, generation) thanks to an LRU cache of Strips.
-The rows are a list of ints: a message index (>= 0) or a compaction separator (-1 - compaction number). Filtering
-and sorting build a new row list; appending messages (live follow) extends it and refreshes only the new lines.
+Scrolling, the cursor and the LRU cache of Strips (only visible rows are rendered) come from `CursorLines`. The
+rows are a list of ints: a message index (>= 0) or a compaction separator (-1 - compaction number). Filtering and
+sorting build a new row list; appending messages (live follow) extends it and refreshes only the new lines.
 """
 
 from __future__ import annotations
@@ -12,17 +12,15 @@ from typing import Iterable
 
 from rich.segment import Segment
 from rich.style import Style
-from textual import events, on, work
+from textual import on, work
 from textual.binding import Binding
-from textual.cache import LRUCache
 from textual.geometry import Size
 from textual.message import Message as TMessage
-from textual.reactive import reactive
-from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from inspector.app.figures import Figures
 from inspector.app.text import human, one_line, visible
+from inspector.app.widgets.cursor_lines import CursorLines
 from inspector.core.model import Message, Session
 
 KIND_LABEL = {"prompt": "user", "assistant": "assistant", "tool_result": "tool result", "meta": "meta",
@@ -110,7 +108,7 @@ _KIND_ALIASES = {"user": ("prompt",), "tool": ("tool_result",), "result": ("tool
                  ("compact_summary",), "ai": ("assistant",)}
 
 
-class MessageList(ScrollView, can_focus=True, inherit_bindings=False):
+class MessageList(CursorLines):
     """Rows of messages with a cursor; posts `Highlighted` whenever the cursor lands on a row."""
 
     DEFAULT_CSS = """
@@ -135,8 +133,6 @@ class MessageList(ScrollView, can_focus=True, inherit_bindings=False):
         Binding("o", "toggle_sort", "Sort", id="list.sort"),
     ]
 
-    cursor: reactive[int] = reactive(0, always_update=True, init=False)
-
     class Highlighted(TMessage):
         """The cursor is on `index` (a message index, or None) or on compaction separator `compaction`."""
 
@@ -152,15 +148,13 @@ class MessageList(ScrollView, can_focus=True, inherit_bindings=False):
             self.shown, self.total, self.description = shown, total, description
 
     def __init__(self, *, name: str | None = None, id: str | None = None, classes: str | None = None) -> None:
-        super().__init__(name=name, id=id, classes=classes)
+        super().__init__(name=name, id=id, classes=classes, cache_size=2048)
         self.figures: Figures | None = None  # None while the figures of `session` are still being computed
         self.session: Session | None = None
         self.tool_names: dict[str, str] = {}
         self.rows: list[int] = []
         self.filter = Filter()
         self.by_size = False
-        self._cache: LRUCache[tuple, Strip] = LRUCache(2048)
-        self._generation = 0
         self._largest = 1
         self._styles: dict[str, Style] = {}
 
@@ -258,9 +252,7 @@ class MessageList(ScrollView, can_focus=True, inherit_bindings=False):
 
     def _install(self, rows: list[int], keep: int | None) -> None:
         self.rows = rows
-        self._generation += 1
-        self._cache.clear()
-        self.virtual_size = Size(self.size.width, len(rows))
+        self.reset()
         target = rows.index(keep) if keep is not None and keep in rows and len(rows) < 200_000 else 0
         self._move(target, force=True)
         self.refresh()
@@ -288,50 +280,12 @@ class MessageList(ScrollView, can_focus=True, inherit_bindings=False):
 
     # -- cursor -----------------------------------------------------------------------------------------------------
 
-    def _move(self, row: int, force: bool = False) -> None:
-        row = max(0, min(row, len(self.rows) - 1)) if self.rows else 0
-        if row == self.cursor and not force:
-            return
-        old, self.cursor = self.cursor, row
-        self.refresh_line(old)
-        self.refresh_line(row)
-        self._keep_visible()
-
     def watch_cursor(self, row: int) -> None:
         if 0 <= row < len(self.rows):
             r = self.rows[row]
             self.post_message(self.Highlighted(r if r >= 0 else None, None if r >= 0 else -1 - r))
         else:
             self.post_message(self.Highlighted(None, None))
-
-    def _keep_visible(self) -> None:
-        height = self.scrollable_content_region.height or self.size.height
-        top = round(self.scroll_offset.y)
-        if self.cursor < top:
-            self.scroll_to(y=self.cursor, animate=False, immediate=True)
-        elif height and self.cursor >= top + height:
-            self.scroll_to(y=self.cursor - height + 1, animate=False, immediate=True)
-
-    def _page(self) -> int:
-        return max(1, (self.scrollable_content_region.height or self.size.height) - 1)
-
-    def action_cursor_up(self) -> None:
-        self._move(self.cursor - 1)
-
-    def action_cursor_down(self) -> None:
-        self._move(self.cursor + 1)
-
-    def action_page_up(self) -> None:
-        self._move(self.cursor - self._page())
-
-    def action_page_down(self) -> None:
-        self._move(self.cursor + self._page())
-
-    def action_first(self) -> None:
-        self._move(0)
-
-    def action_last(self) -> None:
-        self._move(len(self.rows) - 1)
 
     def action_largest(self) -> None:
         f = self.figures
@@ -347,20 +301,8 @@ class MessageList(ScrollView, can_focus=True, inherit_bindings=False):
             return
         self.set_sort(not self.by_size)
 
-    def on_click(self, event: events.Click) -> None:
-        self.focus()
-        row = round(self.scroll_offset.y) + event.y
-        if 0 <= row < len(self.rows):
-            self._move(row)
-
-    def on_resize(self) -> None:
-        self._cache.clear()
-        self.virtual_size = Size(self.size.width, len(self.rows))
-        self._keep_visible()
-
     def notify_style_update(self) -> None:
         super().notify_style_update()
-        self._cache.clear()
         self._styles.clear()
 
     # -- drawing ----------------------------------------------------------------------------------------------------
@@ -385,24 +327,12 @@ class MessageList(ScrollView, can_focus=True, inherit_bindings=False):
             self._styles[key] = style
         return style
 
-    def render_line(self, y: int) -> Strip:
-        row = round(self.scroll_offset.y) + y
-        width = self.scrollable_content_region.width or self.size.width
-        if not 0 <= row < len(self.rows):
-            return Strip.blank(width, self._style("base"))
-        is_cursor = row == self.cursor
-        key = (row, width, is_cursor, self.has_focus, self._generation)
-        strip = self._cache.get(key)
-        if strip is None:
-            strip = self._render_row(self.rows[row], width, is_cursor)
-            self._cache[key] = strip
-        return strip
+    @property
+    def line_count(self) -> int:
+        return len(self.rows)
 
-    def on_focus(self) -> None:
-        self.refresh_line(self.cursor)
-
-    def on_blur(self) -> None:
-        self.refresh_line(self.cursor)
+    def render_row(self, line: int, width: int, is_cursor: bool) -> Strip:
+        return self._render_row(self.rows[line], width, is_cursor)
 
     def _render_row(self, r: int, width: int, is_cursor: bool) -> Strip:
         f, session = self.figures, self.session

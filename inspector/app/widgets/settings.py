@@ -52,7 +52,8 @@ class SettingsPanel(VerticalScroll):
         yield Label("Window tokens (blank: model's)")
         yield Input(str(s.window or ""), placeholder="e.g. 200000", type="integer", compact=True, id="set-window")
         yield Label("Estimator")
-        yield Select([(e, e) for e in estimator_names()], value=s.estimator, allow_blank=False, compact=True, id="set-estimator")
+        yield Select([(e, e) for e in estimator_names()], value=s.estimator, allow_blank=False, compact=True,
+                     id="set-estimator")
         yield Label("Microcompaction strategy")
         yield Select([("clear (Claude Code)", "clear"), ("snip (reference)", "snip")], value=s.micro_strategy,
                      allow_blank=False, compact=True, id="set-micro")
