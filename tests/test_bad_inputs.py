@@ -169,3 +169,15 @@ def test_the_picker_lists_a_directory_of_bad_sessions(tmp_path):
     assert seen["state"] == "picker" and seen["running"], seen
     regular = [p for p in tmp_path.glob("*.jsonl") if p.is_file()]
     assert seen["entries"] == len(regular), seen  # every readable regular file listed, nothing else
+
+
+def test_duplicate_uuids_keep_the_first_copy():
+    """A resumed session repeats earlier entries: the first copy of each stands, a later rewrite does not."""
+    from bad_inputs.build import HERE
+
+    from inspector.core.formats import load
+
+    session = load(HERE / "duplicate-uuids.jsonl")
+    texts = [m.text() for m in session.messages]
+    assert len(texts) == 6 and not any("a rewrite with the same uuid" in t for t in texts)
+    assert texts[-2:] == ["thanks", "welcome"]

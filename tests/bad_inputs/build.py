@@ -214,6 +214,6 @@ CASES: dict[str, Case] = {
     "symlink-loop": Case(symlink_loop, "error", "symbolic links"),
     "dangling-symlink": Case(dangling_symlink, "error", "no such file"),
     "orphan-tool-result": Case(committed("orphan-tool-result.jsonl"), "load", "toolu_never_issued"),
-    "duplicate-uuids": Case(committed("duplicate-uuids.jsonl"), "load"),
+    "duplicate-uuids": Case(committed("duplicate-uuids.jsonl"), "load"),  # a resume repeats uuids: no warning
     "parent-cycle": Case(committed("parent-cycle.jsonl"), "load", "cycle"),
 }
