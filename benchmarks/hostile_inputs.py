@@ -34,7 +34,7 @@ def measure(args: list[str], runs: int) -> tuple[float, float, int]:
     times, peaks, code = [], [], 0
     for _ in range(runs):
         start = time.perf_counter()
-        result = run(args, timeout=300)
+        result = run(args, timeout=300, measure=True)
         times.append(time.perf_counter() - start)
         peaks.append(result.peak_mb)
         code = result.returncode

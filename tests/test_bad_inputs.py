@@ -72,7 +72,7 @@ def test_report_small(name, tmp_path):
 @pytest.mark.parametrize("name", BIG)
 def test_report_big_in_bounded_memory(name, big_inputs):
     check_cli(name, big_inputs[name])
-    result = cli("report", str(big_inputs[name]), "--json")
+    result = cli("report", str(big_inputs[name]), "--json", measure=True)
     assert result.peak_mb < PEAK_MB, f"{name}: report peaked at {result.peak_mb:.0f} MB"
 
 
@@ -95,7 +95,7 @@ async def test_app_small(name, tmp_path):
 
 @pytest.mark.parametrize("name", BIG)
 def test_app_big_in_bounded_memory(name, big_inputs):
-    result = run([sys.executable, "tests/bad_inputs/open_app.py", str(big_inputs[name])], timeout=120)
+    result = run([sys.executable, "tests/bad_inputs/open_app.py", str(big_inputs[name])], timeout=120, measure=True)
     assert not result.timed_out, f"{name}: the app hung"
     assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr
     seen = json.loads(result.stdout)

@@ -11,7 +11,7 @@ import json
 import sys
 from pathlib import Path
 
-KEYS = ("G", "2", "3", "W")  # the last message, the prompt view, the timeline, the warnings
+KEYS = ("G", "3", "W")  # the last message, the timeline, the warnings
 
 
 async def outcome(path: Path, keys: tuple[str, ...] = KEYS) -> dict:

@@ -40,16 +40,18 @@ class Result:
     returncode: int
     stdout: str
     stderr: str
-    peak_mb: float  # 0 when the command was killed by the timeout
+    peak_mb: float  # 0 unless measured, or when the command was killed by the timeout
     timed_out: bool
 
 
-def run(args: list[str], timeout: float = 60, *, env: dict[str, str] | None = None) -> Result:
+def run(args: list[str], timeout: float = 60, *, env: dict[str, str] | None = None, measure: bool = False) -> Result:
     """Run `args` to completion (its whole process group killed after `timeout` s); output captured through
-    files, not pipes, so a child printing a lot cannot block on a full pipe while we wait."""
+    files, not pipes, so a child printing a lot cannot block on a full pipe while we wait. `measure` runs it under
+    the launcher for its peak memory (one more interpreter start)."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, \
             tempfile.NamedTemporaryFile("r", suffix=".rss") as rss:
-        proc = subprocess.Popen([sys.executable, "-c", LAUNCHER, rss.name, *args], stdout=out, stderr=err,
+        command = [sys.executable, "-c", LAUNCHER, rss.name, *args] if measure else args
+        proc = subprocess.Popen(command, stdout=out, stderr=err,
                                 stdin=subprocess.DEVNULL, cwd=ROOT, env=env, start_new_session=True)
         fired = threading.Event()
 
@@ -70,6 +72,6 @@ def run(args: list[str], timeout: float = 60, *, env: dict[str, str] | None = No
                       int(kb) / 1024 if kb else 0.0, fired.is_set())
 
 
-def cli(*args: str, timeout: float = 60, env: dict[str, str] | None = None) -> Result:
+def cli(*args: str, timeout: float = 60, env: dict[str, str] | None = None, measure: bool = False) -> Result:
     """`context-inspector ARGS...` through the console entry point's module."""
-    return run([sys.executable, "-m", "inspector", *args], timeout, env=env)
+    return run([sys.executable, "-m", "inspector", *args], timeout, env=env, measure=measure)
