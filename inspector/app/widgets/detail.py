@@ -23,10 +23,10 @@ from inspector.app.text import human, visible
 from inspector.core.model import Block, Message, Request, Session
 
 CAP = 20_000
-HEAD = Style(bold=True, color="cyan")
+HEAD = Style(bold=True, color="#5fd7d7")
 RULE = Style(color="#5f87af", bold=True)
 DIM = Style(dim=True)
-ERROR = Style(color="red", bold=True)
+ERROR = Style(color="#ff5f5f", bold=True)
 Line = tuple[str, Style | None]
 
 
@@ -149,7 +149,7 @@ class DetailView(ScrollView, can_focus=True, inherit_bindings=False):
         if req is not None:
             out.append((f"request {req.id}: input {req.input_tokens:,} · cache creation {req.cache_creation:,} · "
                         f"cache read {req.cache_read:,} · output {req.output_tokens:,} · context "
-                        f"{req.measured_context:,}", Style(color="green")))
+                        f"{req.measured_context:,}", Style(color="#5fd75f")))
         for n, b in enumerate(m.blocks, 1):
             out.append(("", None))
             out.extend(self._block_lines(f, b, n))
@@ -182,7 +182,7 @@ class DetailView(ScrollView, can_focus=True, inherit_bindings=False):
         lines: list[Line] = [(line, None) for line in visible(text[:self.cap]).expandtabs(4).split("\n")]
         if cut:
             more = f"{total - self.cap:,} more characters" if total else "more"
-            lines.append((f"… {more} (press m to show more)", Style(color="yellow", italic=True)))
+            lines.append((f"… {more} (press m to show more)", Style(color="#d7d75f", italic=True)))
         return lines
 
     def _linked(self, f: Figures | Links, m: Message, out: list[Line]) -> None:

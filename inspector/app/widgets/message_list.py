@@ -25,10 +25,11 @@ from inspector.core.model import Message, Session
 
 KIND_LABEL = {"prompt": "user", "assistant": "assistant", "tool_result": "tool result", "meta": "meta",
               "compact_summary": "summary", "summary_ack": "ack", "system": "system"}
-KIND_STYLE = {"prompt": Style(color="green", bold=True), "assistant": Style(color="cyan"),
-              "tool_result": Style(color="yellow"), "meta": Style(dim=True),
-              "compact_summary": Style(color="magenta", bold=True), "summary_ack": Style(color="magenta"),
-              "system": Style(color="blue")}
+# Truecolor, not ANSI names: Textual converts ANSI colours to truecolor on every frame (ANSIToTruecolor filter).
+KIND_STYLE = {"prompt": Style(color="#5fd75f", bold=True), "assistant": Style(color="#5fd7d7"),
+              "tool_result": Style(color="#d7d75f"), "meta": Style(color="#8a8a8a"),
+              "compact_summary": Style(color="#ff87ff", bold=True), "summary_ack": Style(color="#ff87ff"),
+              "system": Style(color="#5f87ff")}
 BAR = " ▏▎▍▌▋▊▉█"
 BAR_WIDTH = 8
 THREADED_FILTER = 20_000  # messages: above this a text filter runs in a worker so the list never freezes
