@@ -16,16 +16,16 @@ from inspector.core.compaction.micro import CLEARED_MARKER, CONTEXT_EDIT_PLACEHO
 from inspector.core.compaction.plan import edited_block
 from inspector.core.estimators import SCRIPT_RATIOS, Calibrated, Estimator, Exact, get_estimator
 from inspector.core.formats import load
-from inspector.core.model import Block, Message, Session
+from inspector.core.model import Block, Compaction, Message, Session
 
 CORPUS = sorted((Path(__file__).parent / "corpus").glob("*.jsonl"))
 
 
 def estimators() -> list[Estimator]:
-    exact = Exact(client=object())  # no API call is made: only `state` calls it; the ratio of a past call is set
+    exact = Exact(client=object())  # only `state` calls the API: never here; the ratio of a past call is set
     exact.scale = 1.37
-    fitted = Calibrated({"m": [r * f for r, f in zip(SCRIPT_RATIOS, (1.3, 0.9, 1.1, 0.7, 1.2, 1, 0.8, 1.4, 0.6, 2))]},
-                        model="m")
+    factors = (1.3, 0.9, 1.1, 0.7, 1.2, 1, 0.8, 1.4, 0.6, 2)
+    fitted = Calibrated({"m": [r * f for r, f in zip(SCRIPT_RATIOS, factors)]}, model="m")
     return [get_estimator("chars35"), get_estimator("blocks"), get_estimator("script"), fitted, exact]
 
 
@@ -71,8 +71,9 @@ def test_single_block_figures_are_the_message_figures(estimator):
             for b in m.blocks:
                 assert estimator.single(estimator.block(b)) == estimator.message(Message(m.role, m.kind, [b]))
                 if b.type == "tool_result":
-                    for text in (CLEARED_MARKER, CONTEXT_EDIT_PLACEHOLDER, snip_text(b.all_text(), 50) or "", "é→中"):
-                        assert estimator.result(b, text) == estimator.block(edited_block(b, text, False))
+                    snipped = snip_text(b.all_text(), 50) or ""
+                    for text in (CLEARED_MARKER, CONTEXT_EDIT_PLACEHOLDER, snipped, "é→中"):
+                        assert estimator.result(b, text) == estimator.block(edited_block(b, text, keep_media=False))
 
 
 @pytest.mark.parametrize("estimator", estimators(), ids=lambda e: e.name)
@@ -91,3 +92,23 @@ def test_plan_figures_on_random_sessions(session, name):
     estimator = get_estimator(name)
     for plan in plans(session, Estimates(estimator)):
         check_figures(plan, estimator)
+
+
+def test_the_context_is_reused_only_while_it_holds_the_same_messages():
+    session = SESSIONS[-1]
+    est = Estimates("chars35")
+    context = est.context(session)
+    assert est.context(session.copy_with(messages=list(session.messages))) is context  # same message objects
+    swapped = list(session.messages)
+    swapped[2] = swapped[2].copy_with()  # an equal message, but another object
+    assert est.context(session.copy_with(messages=swapped)) is not context
+    plan = plan_clear(session, ClearSettings(keep_recent=0), est)
+    applied = apply(plan)
+    assert est.context(applied) is not context
+    assert est.context(applied).tokens == [est.estimator.message(m) for m in applied.messages]
+    assert [t[:2] for t in est.context(applied).tools] == [
+        (i, j) for i, m in enumerate(applied.messages) for j, b in enumerate(m.blocks)
+        if b.type in ("tool_use", "tool_result")]
+    later = applied.copy_with(compactions=[*applied.compactions, Compaction("compact", 3)])
+    assert est.context(later).start == 3 and est.context(later).tokens == est.context(applied).tokens[3:]
+    check_figures(plan_clear_tool_uses(later, ContextEditSettings(trigger=0, keep=0), est), est.estimator)

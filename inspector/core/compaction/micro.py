@@ -13,8 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from inspector.core.compaction.plan import (BlockEdit, Estimates, Plan, estimate_context, estimates_for,
-                                            microcompact_plan, paused_gc)
+from inspector.core.compaction.plan import BlockEdit, Estimates, Plan, estimates_for, microcompact_plan, paused_gc
 from inspector.core.estimators import Estimator
 from inspector.core.model import Block, Message, Session
 
@@ -58,9 +57,7 @@ def result_text(block: Block) -> str:
 def _replaceable(block: Block, marker: str) -> bool:
     """Whether putting `marker` in place of this result can make it shorter (one already cleared, or shorter than
     the marker, is left alone; the plan drops any edit that saves nothing). Counted without joining the text."""
-    if block.content:
-        return True
-    return len(block.text) > len(marker)
+    return bool(block.content) or len(block.text) > len(marker)
 
 
 def snip_text(text: str, max_chars: int) -> str | None:
@@ -83,13 +80,11 @@ def plan_snip(session: Session, settings: SnipSettings = SnipSettings(),
     start = session.context_start
     cutoff = max(start, len(messages) - max(settings.preserve_last_n, 0))
     edits: list[BlockEdit] = []
-    for i in range(start, cutoff):
-        for j, block in enumerate(messages[i].blocks):
-            if block.type != "tool_result":
-                continue
-            new_text = snip_text(result_text(block), settings.max_chars)
-            if new_text is not None:
-                edits.append((i, j, block, new_text))
+    for i, j, block in est.context(session).tools:
+        if i >= cutoff:
+            break
+        if block.type == "tool_result" and (new_text := snip_text(result_text(block), settings.max_chars)):
+            edits.append((i, j, block, new_text))
     return microcompact_plan("snip", session, settings, est, edits, "snipped", True, cutoff,
                              [e[2].tool_id or "" for e in edits], "result(s) snipped")
 
@@ -109,13 +104,13 @@ def plan_clear(session: Session, settings: ClearSettings = ClearSettings(),
     wanted = set(settings.tools)
     wanted_ids: set[str | None] = set()  # the uses of wanted tools seen so far (a use precedes its result)
     eligible: list[tuple[int, int, Block]] = []
-    for i in range(start, len(messages)):
-        for j, b in enumerate(messages[i].blocks):
-            if b.type == "tool_use":
-                if b.tool_name in wanted and b.tool_id:
-                    wanted_ids.add(b.tool_id)
-            elif b.type == "tool_result" and b.tool_id in wanted_ids and (b.content or b.text != CLEARED_MARKER):
-                eligible.append((i, j, b))  # (a result already holding the marker is not counted)
+    for tool in est.context(session).tools:
+        b = tool[2]
+        if b.type == "tool_use":
+            if b.tool_name in wanted and b.tool_id:
+                wanted_ids.add(b.tool_id)
+        elif b.tool_id in wanted_ids and (b.content or b.text != CLEARED_MARKER):
+            eligible.append(tool)  # (a result already holding the marker is not counted)
     keep = max(settings.keep_recent, 0)
     to_clear = eligible[: len(eligible) - keep] if keep else eligible
     protected = eligible[len(to_clear)][0] + 1 if len(to_clear) < len(eligible) else len(messages)
@@ -138,34 +133,35 @@ def plan_clear_tool_uses(session: Session, settings: ContextEditSettings = Conte
     est = estimates_for(estimates)
     messages = session.messages
     start = session.context_start
-    tokens = estimate_context(session, est)
+    tokens = est.context(session).tokens
     size = sum(tokens) if context_tokens is None else context_tokens
     if size < settings.trigger:
         return microcompact_plan("clear_tool_uses", session, settings, est, [], "cleared", False, start, [], "",
-                                 tokens, note=f"context {size:,} tokens is below the trigger {settings.trigger:,}: nothing cleared")
+                                 tokens, note=f"context {size:,} tokens is below the trigger {settings.trigger:,}:"
+                                              " nothing cleared")
     excluded = set(settings.exclude_tools)
+    placeholder = settings.placeholder
     uses: list[tuple[int, int, Block]] = []
     results: dict[str | None, tuple[int, int, Block]] = {}
-    for i in range(start, len(messages)):
-        for j, b in enumerate(messages[i].blocks):
-            if b.type == "tool_use":
-                if b.tool_name not in excluded:
-                    uses.append((i, j, b))
-            elif b.type == "tool_result":
-                results[b.tool_id] = (i, j, b)
+    for tool in est.context(session).tools:
+        b = tool[2]
+        if b.type == "tool_use":
+            if b.tool_name not in excluded:
+                uses.append(tool)
+        else:
+            results[b.tool_id] = tool
     keep = max(settings.keep, 0)
     to_clear = uses[: len(uses) - keep] if keep else uses
     inputs = settings.clear_tool_inputs
-    placeholder = settings.placeholder
+    input_tools = inputs if isinstance(inputs, tuple) else ()
     edits: list[BlockEdit] = []
     cleared: list[str] = []
     for i, j, use in to_clear:
         hit = results.get(use.tool_id)
-        changed = False
-        if hit is not None and _replaceable(hit[2], placeholder):
-            edits.append((*hit, placeholder))
-            changed = True
-        if (inputs is True or (isinstance(inputs, tuple) and use.tool_name in inputs)) and use.input not in ({}, None):
+        changed = hit is not None and _replaceable(hit[2], placeholder)
+        if changed:
+            edits.append((*hit, placeholder))  # type: ignore[arg-type]
+        if (inputs is True or use.tool_name in input_tools) and use.input not in ({}, None):
             edits.append((i, j, use, None))
             changed = True
         if changed:
@@ -175,6 +171,6 @@ def plan_clear_tool_uses(session: Session, settings: ContextEditSettings = Conte
                              "block(s) cleared", tokens)
     if plan.saved < settings.clear_at_least:
         return microcompact_plan("clear_tool_uses", session, settings, est, [], "cleared", False, start, [], "",
-                                 tokens, note=f"would free {plan.saved:,} tokens, less than clear_at_least {settings.clear_at_least:,}:"
-                          " nothing cleared")
+                                 tokens, note=f"would free {plan.saved:,} tokens, less than clear_at_least"
+                                              f" {settings.clear_at_least:,}: nothing cleared")
     return plan

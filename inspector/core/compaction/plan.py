@@ -9,6 +9,7 @@ turns a plan into a new Session and never touches the old one.
 from __future__ import annotations
 
 import gc
+from itertools import islice
 from operator import is_, itemgetter
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -30,12 +31,15 @@ class Estimates:
 
     Messages are never mutated (plans copy what they change), so a message's estimate never goes stale; the cache
     holds a reference to each message so its id() cannot be reused while the entry lives. The app and the agent loop
-    keep one per session, so re-planning only estimates what a plan would create.
+    keep one per session, so re-planning only estimates what a plan would create. What plans read about the current
+    context whatever their settings (`Context`) is kept for the last context asked about, as the app re-plans it on
+    every change of settings.
     """
 
     def __init__(self, estimator: Estimator | str = "chars35") -> None:
         self.estimator = get_estimator(estimator) if isinstance(estimator, str) else estimator
         self._cache: dict[int, tuple[Message, int]] = {}
+        self._context: Context | None = None
 
     @property
     def name(self) -> str:
@@ -59,15 +63,54 @@ class Estimates:
     def total(self, messages: list[Message]) -> int:
         return sum(self.message(m) for m in messages)
 
-    def each(self, messages: list[Message]) -> list[int]:
-        """Every message's estimate; when all are cached (re-planning), looked up in C loops only."""
-        hits = list(map(self._cache.get, map(id, messages)))
-        if None not in hits and all(map(is_, map(itemgetter(0), hits), messages)):
-            return list(map(itemgetter(1), hits))
-        return [self.message(m) for m in messages]
+    def context(self, session: Session) -> Context:
+        """The session's current context as plans read it; the last one is reused when it holds the very same
+        message objects (checked one by one, in a C loop)."""
+        start, messages = session.context_start, session.messages
+        last = self._context
+        if (last is not None and last.start == start and len(last.messages) == len(messages) - start
+                and all(map(is_, last.messages, islice(messages, start, None)))):
+            return last
+        context = messages[start:]
+        hits = list(map(self._cache.get, map(id, context)))  # all cached (re-planning after apply): C loops only
+        if None not in hits and all(map(is_, map(itemgetter(0), hits), context)):
+            tokens = list(map(itemgetter(1), hits))
+        else:
+            tokens = [self.message(m) for m in context]
+        self._context = Context(tuple(context), start, tokens)
+        return self._context
 
     def text(self, text: str) -> int:
         return self.estimator.text(text)
+
+
+@dataclass(slots=True, eq=False)
+class Context:
+    """What every plan of one current context reads, whatever its settings: the messages (session indices from
+    `start`), their estimates (shared by the plans made from it: read only) and, built on first use, where their
+    tool blocks are."""
+
+    messages: tuple[Message, ...]
+    start: int
+    tokens: list[int]
+    _tools: list[tuple[int, int, Block]] | None = None
+    _unsafe: list[bool] | None = None
+
+    @property
+    def tools(self) -> list[tuple[int, int, Block]]:
+        """(session index, block index, block) of every tool_use and tool_result block, in order."""
+        if self._tools is None:
+            self._tools = [(i, j, b) for i, m in enumerate(self.messages, self.start) for j, b in enumerate(m.blocks)
+                           if b.type == "tool_use" or b.type == "tool_result"]
+        return self._tools
+
+    def unsafe_cuts(self) -> list[bool]:
+        """`split.unsafe_cuts` of the messages (indices from `start`)."""
+        if self._unsafe is None:
+            from inspector.core.compaction.split import unsafe_cuts  # split.py imports this module
+
+            self._unsafe = unsafe_cuts(self.messages)
+        return self._unsafe
 
 
 def estimates_for(estimates: Estimates | Estimator | str | None) -> Estimates:
@@ -198,10 +241,6 @@ class Plan:
         return rows
 
 
-def estimate_context(session: Session, estimates: Estimates) -> list[int]:
-    return estimates.each(session.messages[session.context_start:])
-
-
 # A block edit: (session index of the message, index of the block in it, the block, the tool_result's new text;
 # None: the tool_use loses its input).
 BlockEdit = tuple[int, int, Block, str | None]
@@ -264,11 +303,10 @@ def microcompact_plan(strategy: str, session: Session, settings: object, estimat
     all undone, so a microcompaction plan never adds tokens whatever the estimator. Each row's note counts the
     message's edits (`what` names them).
     """
-    tokens = estimate_context(session, estimates) if tokens is None else tokens
+    tokens = estimates.context(session).tokens if tokens is None else tokens
     start, messages, estimator = session.context_start, session.messages, estimates.estimator
     result, single = estimator.result, estimator.single
     after: dict[int, int] = {}
-    kept: list[BlockEdit] = []
     others: dict[int, dict[int, BlockEdit]] = {}
     dropped: set[str | None] = set()
     saved = 0
@@ -284,7 +322,6 @@ def microcompact_plan(strategy: str, session: Session, settings: object, estimat
             if i not in after:
                 saved += before - new
             after[i] = new
-            kept.append(e)
         else:
             dropped.add(block.tool_id)
     for i, group in others.items():
@@ -295,12 +332,13 @@ def microcompact_plan(strategy: str, session: Session, settings: object, estimat
         if new < before or (new == before and len(edited.text()) < len(m.text())):
             saved += before - new
             after[i] = new
-            kept.extend(group.values())
         else:
             dropped.update(e[2].tool_id for e in group.values())
-    ids = tuple(t for t in cleared if t not in dropped) if dropped else tuple(cleared)
+    if dropped:
+        edits = [e for e in edits if e[0] in after]
+        cleared = [t for t in cleared if t not in dropped]
     return Plan(strategy, session, settings, estimates, tokens, protected_from,
-                MicroEdits(fate, what, keep_media, kept, after, saved), ids, note=note)
+                MicroEdits(fate, what, keep_media, edits, after, saved), tuple(cleared), note=note)
 
 
 @contextmanager

@@ -7,7 +7,7 @@ rejects the first and the second splits one model turn. So the cut moves to the 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from inspector.core.compaction.plan import Estimates
 from inspector.core.model import Message
@@ -50,14 +50,20 @@ def find_split_point(messages: Sequence[Message], keep_ratio: float = 0.3,
     part may then start with an assistant message; the API joins it with the acknowledgement into one turn.
     keep_ratio 0 summarizes everything; 0 is returned when nothing would be summarized.
     """
-    n = len(messages)
+    est = estimates or Estimates()
+    return cut_point([est.message(m) for m in messages] if keep_ratio > 0 else [0] * len(messages), keep_ratio,
+                     lambda: unsafe_cuts(messages))
+
+
+def cut_point(tokens: Sequence[int], keep_ratio: float, unsafe_of: Callable[[], Sequence[bool]]) -> int:
+    """`find_split_point` from the messages' estimates and their unsafe cuts (asked for only when needed): plans
+    pass the ones their `Context` keeps."""
+    n = len(tokens)
     if n == 0:
         return 0
-    est = estimates or Estimates()
     if keep_ratio <= 0:
         target = n
     else:
-        tokens = [est.message(m) for m in messages]
         goal = int(sum(tokens) * keep_ratio)
         running, target = 0, 0
         for i in range(n - 1, -1, -1):
@@ -67,7 +73,7 @@ def find_split_point(messages: Sequence[Message], keep_ratio: float = 0.3,
                 break
     if target == 0:  # the recent part would hold everything
         return 0
-    unsafe = unsafe_cuts(messages)
+    unsafe = unsafe_of()
     for i in range(target, 0, -1):
         if not unsafe[i]:
             return i

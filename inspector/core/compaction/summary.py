@@ -15,9 +15,9 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from typing import Callable, Literal
 
-from inspector.core.compaction.plan import Estimates, Plan, Row, estimate_context, estimates_for, paused_gc
+from inspector.core.compaction.plan import Estimates, Plan, Row, estimates_for, paused_gc
 from inspector.core.compaction.provider import SummaryError, SummaryProvider
-from inspector.core.compaction.split import find_split_point
+from inspector.core.compaction.split import cut_point
 from inspector.core.estimators import Estimator
 from inspector.core.model import Block, Message, Session
 
@@ -210,8 +210,9 @@ def plan_summary(session: Session, settings: SummarySettings = SummarySettings()
     acknowledgement to be added, and the recent part kept; the exact request and its size in `plan.summary`."""
     est = estimates_for(estimates)
     messages, start = session.messages, session.context_start
-    tokens = estimate_context(session, est)
-    split = start + find_split_point(messages[start:], settings.keep_ratio, est)
+    context = est.context(session)
+    tokens = context.tokens
+    split = start + cut_point(tokens, settings.keep_ratio, context.unsafe_cuts)
     if split == start:
         return Plan("summary", session, settings, est, tokens, start, note="nothing to summarize")
     old = messages[start:split]
