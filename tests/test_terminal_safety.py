@@ -212,3 +212,31 @@ async def test_app_picker_shows_hostile_projects_literally(tmp_path):
         await pilot.pause(0.3)
         assert isinstance(app.screen, PickerScreen) and len(app.screen.entries) == 2
         assert_inert(re.sub(r"[\t\n]", "", app.export_screenshot()), "picker")
+
+
+KINDS = {
+    "osc52-clipboard-write": "\x1b]52;c;ZXZpbA==\x07",
+    "osc0-title-change": "\x1b]0;pwned\x07",
+    "osc8-hyperlink": "\x1b]8;;https://evil.example\x1b\\click\x1b]8;;\x1b\\",
+    "screen-clear": "\x1b[2J\x1b[3J",
+    "cursor-move": "\x1b[H\x1b[10;10H\x1b[5A",
+    "c1-csi": "\x9b2J",
+    "dcs": "\x1bPq#0;2;0;0;0\x1b\\",
+    "bell-backspace-cr": "\x07\b\rover",
+    "lone-surrogate": "\ud800",
+}
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_each_escape_kind_is_inert_in_the_cli_and_the_app(kind):
+    from rich.text import Text
+
+    from inspector.app.text import one_line, plain, visible
+    from inspector.core.report import safe
+
+    text = f"a {KINDS[kind]} b"
+    for shown in (safe(text), visible(text), one_line(text), plain(text).plain):
+        assert_inert(shown, kind)
+        assert shown.startswith("a ") and shown.endswith(" b")
+    assert plain(MARKUP).plain == MARKUP and isinstance(plain(MARKUP), Text)  # markup stays text
+    assert not plain(MARKUP).spans
