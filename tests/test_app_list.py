@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from app_helpers import CORPUS, ready, row_text
+from app_helpers import CORPUS, ready, row_text, until
 
 from inspector.app import make_app
 from inspector.app.messages import Loaded, LoadProgress
@@ -42,7 +42,7 @@ async def test_rows_separator_and_movement():
         # the detail pane follows the cursor
         await pilot.press("home")
         await pilot.pause()
-        assert screen.query_one(DetailView).plain.startswith("#0  user")
+        await until(pilot, lambda: screen.query_one(DetailView).plain.startswith("#0  user"))
     assert any(isinstance(m, LoadProgress) and m.done == m.total > 0 for m in posted)
 
 
@@ -134,7 +134,7 @@ async def test_orphan_tool_calls_are_flagged(tmp_path):
         assert "orphan" in row_text(lst, 3) and "orphan" not in row_text(lst, 1)
         lst.select_message(3)
         await pilot.pause()
-        assert "orphan: a tool call without its result" in screen.query_one(DetailView).plain
+        await until(pilot, lambda: "orphan: a tool call without its result" in screen.query_one(DetailView).plain)
 
 
 async def test_first_frame_comes_before_the_file_is_read():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from app_helpers import ready, row_text
+from app_helpers import ready, row_text, until
 
 from inspector.app import make_app
 from inspector.app.text import visible
@@ -38,6 +38,7 @@ async def test_markup_and_escapes_show_literally(tmp_path):
         first = row_text(lst, 0)
         assert "[bold red]x[/] [@click=app.quit]y[/]" in first
         assert "\x1b" not in first and "␛[31mred" in first
+        await until(pilot, lambda: detail.plain.startswith("#0"))  # the detail pane follows the cursor
         assert "[bold red]x[/] [@click=app.quit]y[/] ␛[31mred␛[0m ␛]0;pwned␇ \\x9b2J end" in detail.plain
         rendered = "".join(seg.text for y in range(detail.size.height) for seg in detail.render_line(y))
         assert "[@click=app.quit]y[/]" in rendered and "\x1b" not in rendered and "\x07" not in rendered
@@ -70,7 +71,7 @@ async def test_huge_content_is_capped_and_expands_on_demand(tmp_path):
         screen = await ready(app, pilot)
         detail = screen.query_one(DetailView)
         await pilot.press("G")
-        await pilot.pause()
+        await until(pilot, lambda: detail.plain.startswith("#2"))
         shown = sum(len(text) for text, _ in detail.lines)
         assert CAP <= shown < CAP + 2_000
         assert f"{len(huge) - CAP:,} more characters (press m to show more)" in detail.plain

@@ -8,6 +8,7 @@ sorting build a new row list; appending messages (live follow) extends it and re
 from __future__ import annotations
 
 from dataclasses import dataclass
+from time import monotonic
 from typing import Iterable
 
 from rich.segment import Segment
@@ -17,6 +18,7 @@ from textual.binding import Binding
 from textual.geometry import Size
 from textual.message import Message as TMessage
 from textual.strip import Strip
+from textual.timer import Timer
 
 from inspector.app.figures import Figures
 from inspector.app.text import human, one_line, visible
@@ -32,6 +34,7 @@ KIND_STYLE = {"prompt": Style(color="#5fd75f", bold=True), "assistant": Style(co
               "system": Style(color="#5f87ff")}
 BAR = " ▏▎▍▌▋▊▉█"
 BAR_WIDTH = 8
+HIGHLIGHT_EVERY = 0.05  # seconds between Highlighted messages while the cursor moves faster than that
 THREADED_FILTER = 20_000  # messages: above this a text filter runs in a worker so the list never freezes
 
 
@@ -158,6 +161,8 @@ class MessageList(CursorLines):
         self.by_size = False
         self._largest = 1
         self._styles: dict[str, Style] = {}
+        self._highlighted_at = 0.0
+        self._trailing: Timer | None = None
 
     # -- data -------------------------------------------------------------------------------------------------------
 
@@ -282,6 +287,20 @@ class MessageList(CursorLines):
     # -- cursor -----------------------------------------------------------------------------------------------------
 
     def watch_cursor(self, row: int) -> None:
+        """Say where the cursor is at once, except while it races (a held key): then at most every
+        HIGHLIGHT_EVERY seconds and once when it stops, so the list does not wait on the detail pane's redraws."""
+        if self._trailing is not None:
+            self._trailing.stop()
+            self._trailing = None
+        if monotonic() - self._highlighted_at >= HIGHLIGHT_EVERY:
+            self._highlight()
+        else:
+            self._trailing = self.set_timer(HIGHLIGHT_EVERY, self._highlight)
+
+    def _highlight(self) -> None:
+        self._trailing = None
+        self._highlighted_at = monotonic()
+        row = self.cursor
         if 0 <= row < len(self.rows):
             r = self.rows[row]
             self.post_message(self.Highlighted(r if r >= 0 else None, None if r >= 0 else -1 - r))
