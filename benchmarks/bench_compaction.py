@@ -9,11 +9,16 @@ run is the code's own cost):
 - `compacted`: the same messages with a compaction at each tile boundary, as a long real session has: plans only
   look at the current context after the last one.
 
-and with the estimate cache in two states:
+and with the cache (`Estimates`, one per session in the app and the agent loop) in three states:
 
-- warm: the per-message estimates are already cached (`Estimates`), as in the app and the agent loop, which keep one
-  cache per session and re-plan as settings change;
+- warm: the per-message estimates are cached and the context was planned before (`Estimates.context` kept): the
+  app re-planning as settings change;
+- changed: the per-message estimates are cached but the context changed since the last plan (its first message is
+  another object on every other run), so what plans read about it is gathered again: the first plan after a step
+  was applied;
 - cold: a fresh cache, so the time includes estimating every message once.
+
+The verdict is on the slowest warm or changed plan, in CPU time.
 
     /work/venv/bin/python benchmarks/bench_compaction.py [--messages N] [--runs N] [--estimator NAME]
 """
@@ -62,24 +67,31 @@ def timed(fn) -> tuple[float, float]:
 
 
 def bench(session: Session, estimator: str, runs: int) -> float:
-    """Print one table; return the slowest warm CPU time in ms (the verdict's figure: wall time on a shared machine
-    measures the other processes as much as this code)."""
+    """Print one table; return the slowest warm or changed CPU time in ms (the verdict's figure: wall time on a
+    shared machine measures the other processes as much as this code)."""
     warm = Estimates(estimator)
     fill, _ = timed(lambda: warm.total(session.context))
     print(f"  estimating the {len(session.context):,} context messages once: {fill:,.0f} ms")
+    start = session.context_start
+    swapped = list(session.messages)
+    swapped[start] = replace(swapped[start])  # an equal message, another object: the context has changed
+    variants = [session, session.copy_with(messages=swapped)]
+    warm.total(variants[1].context)
     settings = {"clear_tool_uses": ContextEditSettings(trigger=0)}  # always acts (the default trigger may not)
     worst = 0.0
-    print(f"  {'strategy':<16} {'warm wall':>9} {'warm cpu':>9} {'cold wall':>9}  (ms)  result")
+    print(f"  {'strategy':<16} {'warm wall':>9} {'warm cpu':>9} {'changed cpu':>11} {'cold wall':>9}  (ms)  result")
     for strategy in STRATEGIES:
         s = settings.get(strategy)
+        plan = plan_strategy(strategy, session, s, warm)
         warm_runs = [timed(lambda: plan_strategy(strategy, session, s, warm)) for _ in range(runs)]
         warm_wall, warm_cpu = min(w for w, _ in warm_runs), min(c for _, c in warm_runs)
+        changed_cpu = min(timed(lambda: plan_strategy(strategy, variants[(k + 1) % 2], s, warm))[1]
+                          for k in range(runs))
         cold_wall = min(timed(lambda: plan_strategy(strategy, session, s, Estimates(estimator)))[0]
                         for _ in range(runs))
-        plan = plan_strategy(strategy, session, s, warm)
-        worst = max(worst, warm_cpu)
+        worst = max(worst, warm_cpu, changed_cpu)
         changed = sum(n for fate, n in plan.counts.items() if fate != "kept")
-        print(f"  {strategy:<16} {warm_wall:>9.0f} {warm_cpu:>9.0f} {cold_wall:>9.0f}        "
+        print(f"  {strategy:<16} {warm_wall:>9.0f} {warm_cpu:>9.0f} {changed_cpu:>11.0f} {cold_wall:>9.0f}        "
               f"{plan.before:,} -> {plan.after:,} tokens, {changed:,} rows changed")
     return worst
 
@@ -100,7 +112,7 @@ def main(argv: list[str] | None = None) -> int:
         worst = bench(session, args.estimator, args.runs)
         verdicts.append(worst < TARGET_MS)
         verdict = "PASS" if worst < TARGET_MS else "FAIL"
-        print(f"  slowest warm plan: {worst:.0f} ms CPU (target < {TARGET_MS} ms): {verdict}")
+        print(f"  slowest warm or changed plan: {worst:.0f} ms CPU (target < {TARGET_MS} ms): {verdict}")
     return 0 if all(verdicts) else 1
 
 

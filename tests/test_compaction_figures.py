@@ -106,9 +106,8 @@ def test_the_context_is_reused_only_while_it_holds_the_same_messages():
     applied = apply(plan)
     assert est.context(applied) is not context
     assert est.context(applied).tokens == [est.estimator.message(m) for m in applied.messages]
-    assert [t[:2] for t in est.context(applied).tools] == [
-        (i, j) for i, m in enumerate(applied.messages) for j, b in enumerate(m.blocks)
-        if b.type in ("tool_use", "tool_result")]
+    assert est.context(applied).tools == [
+        (i, b) for i, m in enumerate(applied.messages) for b in m.blocks if b.type in ("tool_use", "tool_result")]
     later = applied.copy_with(compactions=[*applied.compactions, Compaction("compact", 3)])
     assert est.context(later).start == 3 and est.context(later).tokens == est.context(applied).tokens[3:]
     check_figures(plan_clear_tool_uses(later, ContextEditSettings(trigger=0, keep=0), est), est.estimator)

@@ -80,13 +80,13 @@ def plan_snip(session: Session, settings: SnipSettings = SnipSettings(),
     start = session.context_start
     cutoff = max(start, len(messages) - max(settings.preserve_last_n, 0))
     edits: list[BlockEdit] = []
-    for i, j, block in est.context(session).tools:
+    for i, block in est.context(session).tools:
         if i >= cutoff:
             break
         if block.type == "tool_result" and (new_text := snip_text(result_text(block), settings.max_chars)):
-            edits.append((i, j, block, new_text))
+            edits.append((i, block, new_text))
     return microcompact_plan("snip", session, settings, est, edits, "snipped", True, cutoff,
-                             [e[2].tool_id or "" for e in edits], "result(s) snipped")
+                             [e[1].tool_id or "" for e in edits], "result(s) snipped")
 
 
 def tool_names(messages: list[Message]) -> dict[str, str]:
@@ -103,9 +103,9 @@ def plan_clear(session: Session, settings: ClearSettings = ClearSettings(),
     start = session.context_start
     wanted = set(settings.tools)
     wanted_ids: set[str | None] = set()  # the uses of wanted tools seen so far (a use precedes its result)
-    eligible: list[tuple[int, int, Block]] = []
+    eligible: list[tuple[int, Block]] = []
     for tool in est.context(session).tools:
-        b = tool[2]
+        b = tool[1]
         if b.type == "tool_use":
             if b.tool_name in wanted and b.tool_id:
                 wanted_ids.add(b.tool_id)
@@ -116,9 +116,9 @@ def plan_clear(session: Session, settings: ClearSettings = ClearSettings(),
     protected = eligible[len(to_clear)][0] + 1 if len(to_clear) < len(eligible) else len(messages)
     if not to_clear:
         protected = start
-    edits: list[BlockEdit] = [(i, j, b, CLEARED_MARKER) for i, j, b in to_clear if _replaceable(b, CLEARED_MARKER)]
+    edits: list[BlockEdit] = [(i, b, CLEARED_MARKER) for i, b in to_clear if _replaceable(b, CLEARED_MARKER)]
     return microcompact_plan("clear", session, settings, est, edits, "cleared", False, protected,
-                             [e[2].tool_id or "" for e in edits], "result(s) cleared")
+                             [e[1].tool_id or "" for e in edits], "result(s) cleared")
 
 
 @paused_gc()
@@ -141,10 +141,10 @@ def plan_clear_tool_uses(session: Session, settings: ContextEditSettings = Conte
                                               " nothing cleared")
     excluded = set(settings.exclude_tools)
     placeholder = settings.placeholder
-    uses: list[tuple[int, int, Block]] = []
-    results: dict[str | None, tuple[int, int, Block]] = {}
+    uses: list[tuple[int, Block]] = []
+    results: dict[str | None, tuple[int, Block]] = {}
     for tool in est.context(session).tools:
-        b = tool[2]
+        b = tool[1]
         if b.type == "tool_use":
             if b.tool_name not in excluded:
                 uses.append(tool)
@@ -156,13 +156,13 @@ def plan_clear_tool_uses(session: Session, settings: ContextEditSettings = Conte
     input_tools = inputs if isinstance(inputs, tuple) else ()
     edits: list[BlockEdit] = []
     cleared: list[str] = []
-    for i, j, use in to_clear:
+    for i, use in to_clear:
         hit = results.get(use.tool_id)
-        changed = hit is not None and _replaceable(hit[2], placeholder)
+        changed = hit is not None and _replaceable(hit[1], placeholder)
         if changed:
-            edits.append((*hit, placeholder))  # type: ignore[arg-type]
+            edits.append((hit[0], hit[1], placeholder))  # type: ignore[index]
         if (inputs is True or use.tool_name in input_tools) and use.input not in ({}, None):
-            edits.append((i, j, use, None))
+            edits.append((i, use, None))
             changed = True
         if changed:
             cleared.append(use.tool_id or "")
