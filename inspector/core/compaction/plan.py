@@ -9,11 +9,11 @@ turns a plan into a new Session and never touches the old one.
 from __future__ import annotations
 
 import gc
-from itertools import islice
-from operator import is_, itemgetter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from itertools import islice
+from operator import is_, itemgetter
 from typing import TYPE_CHECKING, Literal
 
 from inspector.core.estimators import Estimator, get_estimator
@@ -148,8 +148,8 @@ class Plan:
     message, `micro` the block edits of a microcompaction and the figure after each message they change, `added` the
     summary and acknowledgement rows of a summary plan (whose cut is `summary.split`). `edits` (the changed rows by
     session index, with their new messages) and `rows` (every row in the order of the new context, summarized rows
-    first) are built on first use. Messages before `session.context_start` are history and appear in no
-    row. `protected_from` is the session index from which the strategy promises to leave messages byte-identical.
+    first) are built on first use. Messages before `session.context_start` are history and appear in no row.
+    `protected_from` is the session index from which the strategy promises to leave messages byte-identical.
     """
 
     strategy: str
@@ -242,7 +242,7 @@ class Plan:
 
 
 # A block edit: (session index of the message, the block, the tool_result's new text; None: the tool_use loses its
-# input). The block is found in its message by identity (no block index: finding them costs a third of a scan).
+# input). The block is found in its message by identity: recording block indices makes the scan a third slower.
 BlockEdit = tuple[int, Block, str | None]
 
 
