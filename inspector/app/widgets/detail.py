@@ -23,6 +23,7 @@ from inspector.app.text import human, visible
 from inspector.core.model import Block, Message, Request, Session
 
 CAP = 20_000
+MAX_BLOCKS = 200  # blocks drawn per message (and per result): one can hold 100,000 parallel calls or parts
 HEAD = Style(bold=True, color="#5fd7d7")
 RULE = Style(color="#5f87af", bold=True)
 DIM = Style(dim=True)
@@ -51,6 +52,12 @@ def _wrap(text: str, width: int) -> list[str]:
             text = text[cut + 1:]
     out.append(text)
     return out
+
+
+def _more_blocks(total: int) -> list[Line]:
+    if total <= MAX_BLOCKS:
+        return []
+    return [("", None), (f"… {total - MAX_BLOCKS:,} more blocks not shown", Style(color="#d7d75f", italic=True))]
 
 
 class DetailView(ScrollView, can_focus=True, inherit_bindings=False):
@@ -150,9 +157,10 @@ class DetailView(ScrollView, can_focus=True, inherit_bindings=False):
             out.append((f"request {req.id}: input {req.input_tokens:,} · cache creation {req.cache_creation:,} · "
                         f"cache read {req.cache_read:,} · output {req.output_tokens:,} · context "
                         f"{req.measured_context:,}", Style(color="#5fd75f")))
-        for n, b in enumerate(m.blocks, 1):
+        for n, b in enumerate(m.blocks[:MAX_BLOCKS], 1):
             out.append(("", None))
             out.extend(self._block_lines(f, b, n))
+        out += _more_blocks(len(m.blocks))
         self._linked(f, m, out)
         return out
 
@@ -173,8 +181,9 @@ class DetailView(ScrollView, can_focus=True, inherit_bindings=False):
         else:
             if b.text or not b.content:
                 out += self._text_lines(b.text[:self.cap + 1], len(b.text))
-            for k, c in enumerate(b.content or (), 1):
+            for k, c in enumerate((b.content or [])[:MAX_BLOCKS], 1):
                 out += self._block_lines(f, c, f"{n}.{k}")
+            out += _more_blocks(len(b.content or ()))
         return out
 
     def _text_lines(self, text: str, total: int | None) -> list[Line]:
@@ -186,19 +195,28 @@ class DetailView(ScrollView, can_focus=True, inherit_bindings=False):
         return lines
 
     def _linked(self, f: Figures | Links, m: Message, out: list[Line]) -> None:
-        """A tool call's result, or a result's call, shown after the message itself."""
-        for b in m.blocks:
+        """A tool call's result, or a result's call, shown after the message itself (for the blocks shown)."""
+        partners: dict[int, dict[str | None, list[Block]]] = {}  # message -> tool id -> its blocks, built once
+
+        def partner(j: int, tool_id: str | None) -> list[Block]:
+            if j not in partners:
+                partners[j] = {}
+                for c in f.session.messages[j].blocks:
+                    partners[j].setdefault(c.tool_id, []).append(c)
+            return partners[j].get(tool_id, [])
+
+        for b in m.blocks[:MAX_BLOCKS]:
             if b.type == "tool_use" and b.tool_id in f.result_at:
                 j = f.result_at[b.tool_id]
                 size = f", {human(f.size(j))} tokens" if isinstance(f, Figures) else ""
                 out += [("", None), (f"═══ result of {b.tool_name} (message #{j}{size}) ", RULE)]
-                for r in f.session.messages[j].tool_results():
-                    if r.tool_id == b.tool_id:
+                for r in partner(j, b.tool_id):
+                    if r.type == "tool_result":
                         out += self._block_lines(f, r, "→")[1:]
             elif b.type == "tool_result" and b.tool_id in f.call_at:
                 j = f.call_at[b.tool_id]
-                for u in f.session.messages[j].tool_uses():
-                    if u.tool_id == b.tool_id:
+                for u in partner(j, b.tool_id):
+                    if u.type == "tool_use":
                         out += [("", None), (f"═══ call (message #{j}): {u.tool_name} ", RULE)]
                         out += self._text_lines(_json(u.input, min(self.cap, 4000)), None)
 
