@@ -118,6 +118,19 @@ def huge_garbage_line(d: Path) -> Path:
     return path
 
 
+def many_blocks(d: Path) -> Path:
+    """One message of 100,000 text blocks, one response of 20,000 parallel tool calls and their results: views
+    that handle a message's blocks one by one (or pair calls with results by scanning) meet their worst case."""
+    usage = {"input_tokens": 100, "output_tokens": 10}
+    calls = [{"type": "tool_use", "id": f"toolu_{i}", "name": "Bash", "input": {"command": f"echo {i}"}}
+             for i in range(20_000)]
+    results = [{"type": "tool_result", "tool_use_id": f"toolu_{i}", "content": f"{i}"} for i in range(20_000)]
+    lines = [entry("user", "u1", None, [{"type": "text", "text": "part"}] * 100_000),
+             entry("assistant", "a1", "u1", calls, id="msg_1", model="claude-sonnet-4-5", usage=usage),
+             entry("user", "u2", "a1", results)]
+    return _write(d / "many-blocks.jsonl", b"".join(json.dumps(x).encode() + b"\n" for x in lines))
+
+
 def deep_nesting(d: Path) -> Path:
     """JSON nested 100,000 deep inside an otherwise good line, and as a line of its own."""
     lines = good_lines()
@@ -204,6 +217,7 @@ CASES: dict[str, Case] = {
     "nul-late": Case(nul_late, "load", "line 3: corrupt line skipped"),
     "huge-line": Case(huge_line, "load", big=True),
     "huge-garbage-line": Case(huge_garbage_line, "load", "line 2: corrupt line skipped", big=True),
+    "many-blocks": Case(many_blocks, "load", big=True),
     "deep-nesting": Case(deep_nesting, "load", "line 2: corrupt line skipped (nested too deeply", big=True),
     "deep-document": Case(deep_document, "error", "nested too deeply", big=True),
     "directory": Case(directory, "error", "no session"),
