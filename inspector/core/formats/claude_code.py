@@ -430,6 +430,7 @@ class _Assembler:
         self.context_start = 0
         self.shared = (0, 0)  # messages and requests below these counts are in a published Session
         self.owned: set[int] = set()  # shared messages already copied since the last publish
+        self.result_at: dict[str, list[int]] = {}  # tool_use id -> messages holding a result for it
 
     def publish(self, session: Session) -> None:
         session.messages, session.requests = list(self.messages), list(self.requests)
@@ -459,16 +460,16 @@ class _Assembler:
                                                pre_tokens=opt_int(meta.get("preTokens")),
                                                tokens_saved=opt_int(meta.get("tokensSaved")),
                                                cleared_tool_ids=ids, line=rec.line, timestamp=rec.timestamp))
-            wanted = set(ids)
-            for i in range(min(self.shared[0], len(messages))):  # the results it clears change: copy them first
-                if any(b.type == "tool_result" and b.tool_id in wanted for b in messages[i].blocks):
-                    self._own(i)
-            replace_results(messages, dict.fromkeys(ids, CLEARED))
+            # only the messages holding those results, found through the index: a scan of every message per
+            # boundary is quadratic, and a hostile file can hold thousands of boundaries
+            targets = sorted({i for tool_id in ids for i in self.result_at.get(tool_id, ())})
+            replace_results([self._own(i) for i in targets], dict.fromkeys(ids, CLEARED))  # copied before changed
             return
         index = self.by_response.get(rec.response_id) if rec.response_id else None
         if index is not None:  # a later line of a response already started: same message, same Request
             message = self._own(index)
             message.blocks.extend(rec.blocks)
+            self._index_results(rec.blocks, index)
             message.lines += (rec.line,)
             if rec.usage is not None:
                 at = self.request_at.get(message.response_id or "")
@@ -487,8 +488,14 @@ class _Assembler:
         messages.append(Message(role, rec.msg_kind, list(rec.blocks), uuid=rec.uuid, lines=(rec.line,),
                                 offset=rec.offset, timestamp=rec.timestamp, model=rec.model,
                                 response_id=rec.response_id))
+        self._index_results(rec.blocks, len(messages) - 1)
         if rec.usage is not None:
             self._add_request(rec, len(messages) - 1)
+
+    def _index_results(self, blocks: list[Block], index: int) -> None:
+        for b in blocks:
+            if b.type == "tool_result" and b.tool_id is not None:
+                self.result_at.setdefault(b.tool_id, []).append(index)
 
     def _add_request(self, rec: _Record, index: int) -> None:
         assert rec.usage is not None
