@@ -131,6 +131,27 @@ def many_blocks(d: Path) -> Path:
     return _write(d / "many-blocks.jsonl", b"".join(json.dumps(x).encode() + b"\n" for x in lines))
 
 
+def many_compactions(d: Path) -> Path:
+    """20,000 compactions, each a compact boundary, its summary, an answer and a microcompact boundary: work per
+    boundary that scans every earlier message makes this quadratic (hours)."""
+    usage = {"input_tokens": 10, "output_tokens": 1}
+    parent = None
+    with open(d / "many-compactions.jsonl", "w") as f:
+        for i in range(20_000):
+            boundary = {"type": "system", "subtype": "compact_boundary", "uuid": f"b{i}", "parentUuid": None,
+                        "logicalParentUuid": parent, "sessionId": SESSION,
+                        "compactMetadata": {"trigger": "auto", "preTokens": 1000}}
+            summary = {**entry("user", f"s{i}", f"b{i}", "This session is being continued from a previous "
+                                                           "conversation."), "isCompactSummary": True}
+            answer = entry("assistant", f"a{i}", f"s{i}", [{"type": "text", "text": "ok"}], id=f"m{i}",
+                           model="claude-sonnet-4-5", usage=usage)
+            micro = {"type": "system", "subtype": "microcompact_boundary", "uuid": f"mc{i}", "parentUuid": f"a{i}",
+                     "sessionId": SESSION, "microcompactMetadata": {"preTokens": 5, "compactedToolIds": [f"t{i}"]}}
+            f.write("".join(json.dumps(x) + "\n" for x in (boundary, summary, answer, micro)))
+            parent = f"mc{i}"
+    return d / "many-compactions.jsonl"
+
+
 def deep_nesting(d: Path) -> Path:
     """JSON nested 100,000 deep inside an otherwise good line, and as a line of its own."""
     lines = good_lines()
@@ -201,6 +222,7 @@ class Case:
     expect: Expect
     says: str = ""  # a piece of the warning or error the user must see ("" = no particular wording)
     big: bool = False  # memory-checked, built once per session
+    app: bool = True  # also opened in the app by the tests (False: too slow there for the suite's budget)
 
 
 CASES: dict[str, Case] = {
@@ -218,6 +240,8 @@ CASES: dict[str, Case] = {
     "huge-line": Case(huge_line, "load", big=True),
     "huge-garbage-line": Case(huge_garbage_line, "load", "line 2: corrupt line skipped", big=True),
     "many-blocks": Case(many_blocks, "load", big=True),
+    # the app takes ~17 s on this one (40,000 list rows with separators): report only; see docs/fuzzing.md
+    "many-compactions": Case(many_compactions, "load", big=True, app=False),
     "deep-nesting": Case(deep_nesting, "load", "line 2: corrupt line skipped (nested too deeply", big=True),
     "deep-document": Case(deep_document, "error", "nested too deeply", big=True),
     "directory": Case(directory, "error", "no session"),
