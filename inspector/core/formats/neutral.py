@@ -95,6 +95,10 @@ class NeutralLoader:
         self.session = Session(source=source, format=fmt)  # type: ignore[arg-type]
         self._unknown_events: dict[str, list[int]] = {}
         self._header_model: str | None = None  # the configured model: listed only until a response names one
+        # Kept as lines arrive, so a compaction event costs what it touches, not a scan of every earlier message
+        # (a file can hold thousands of them): tool_use id -> messages holding its result; the context's start.
+        self._result_at: dict[str, list[int]] = {}
+        self._context_start = 0
 
     def warn(self, line: int | None, message: str) -> None:
         self.session.warnings.append(LoadWarning(line, message))
@@ -126,7 +130,10 @@ class NeutralLoader:
             replacements = obj.get("replacements")
             if kind == "microcompact" and isinstance(replacements, dict):
                 c.cleared_tool_ids = tuple(str(k) for k in replacements)
-                replace_results(s.messages, {str(k): str(v) for k, v in replacements.items()})
+                targets = sorted({i for k in c.cleared_tool_ids for i in self._result_at.get(k, ())})
+                replace_results([s.messages[i] for i in targets], {str(k): str(v) for k, v in replacements.items()})
+            elif kind == "compact":
+                self._context_start = len(s.messages)
             s.compactions.append(c)
         else:
             seen = self._unknown_events.setdefault(str(event), [0, line_no or 0])
@@ -145,13 +152,16 @@ class NeutralLoader:
                 self.warn(line_no, f"unknown kind {str(kind)[:40]!r}, used {message.kind!r}")
         index = len(s.messages)
         s.messages.append(message)
+        for b in message.blocks:
+            if b.type == "tool_result" and b.tool_id is not None:
+                self._result_at.setdefault(b.tool_id, []).append(index)
         usage = obj.get("usage")
         if message.role == "assistant" and isinstance(usage, dict):
             rid = opt_str(usage.get("id")) or message.uuid or f"line-{line_no or index}"
             request = Request(rid, message.model, as_int(usage.get("input_tokens")),
                               as_int(usage.get("cache_creation_input_tokens")),
                               as_int(usage.get("cache_read_input_tokens")), as_int(usage.get("output_tokens")),
-                              message_index=index, seen_start=s.context_start, seen_end=index, line=line_no,
+                              message_index=index, seen_start=self._context_start, seen_end=index, line=line_no,
                               timestamp=message.timestamp)
             message.response_id = rid
             s.requests.append(request)
