@@ -13,6 +13,8 @@ import os
 import time
 from typing import Any, Callable
 
+import orjson
+
 from inspector.core.gc_pause import gc_paused
 from inspector.core.index import LineIndex
 
@@ -38,16 +40,17 @@ def read_jsonl(path: str | os.PathLike[str], feed: Feed, warn: Warn, progress: P
 
 def _read(index: LineIndex, feed: Feed, warn: Warn, progress: Progress | None, skim: Skim | None) -> None:
     total = os.path.getsize(index.path)
-    decode = json.JSONDecoder().decode  # on str: skips json.loads' per-call encoding detection
+    decode = orjson.loads  # 3x the standard library's speed; what it refuses goes to the standard library below
     clock = time.monotonic
     next_report = clock() + PROGRESS_EVERY
     for line_no, offset, raw in index.read_new():
         if not raw or raw.isspace() or (skim is not None and skim(line_no, offset, raw)):
             continue
         try:
-            obj = decode(raw.decode())
-        except (ValueError, RecursionError):
-            try:  # another encoding, bytes that are no UTF-8, or truly corrupt: say which, and why
+            obj = decode(raw)
+        except ValueError:
+            try:  # lone surrogates, huge integers, NaN, deep nesting, another encoding, bytes that are no UTF-8,
+                # or truly corrupt: the standard library reads what it can and says which, and why
                 obj = _parse_odd(raw, line_no, warn)
             except ValueError as exc:
                 warn(line_no, f"corrupt line skipped ({_reason(exc)})")
