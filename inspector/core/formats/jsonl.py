@@ -105,5 +105,5 @@ def _parse_odd(raw: bytes, line_no: int, warn: Warn) -> Any:
 
 def _reason(exc: ValueError) -> str:
     if isinstance(exc, json.JSONDecodeError):
-        return f"{exc.msg} at column {exc.colno}"
+        return f"{exc.msg.removesuffix(' at')} at column {exc.colno}"  # "Unterminated string starting at"
     return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
