@@ -11,6 +11,7 @@ from pathlib import Path
 from textual.app import App
 from textual.binding import Binding
 
+from inspector.app.agent_bridge import AgentOptions, fresh_session
 from inspector.app.commands import InspectorCommands
 from inspector.app.figures import Settings
 from inspector.app.screens.help import HelpScreen
@@ -27,19 +28,24 @@ class InspectorApp(App[None]):
         Binding("q", "quit", "Quit", id="app.quit"),
         Binding("f1,question_mark", "help", "Help", id="app.help"),
         Binding("ctrl+o", "pick", "Sessions", id="app.pick"),
+        Binding("ctrl+n", "new_agent", "New agent session", show=False, id="app.new_agent"),
     ]
 
     def __init__(self, path: str | os.PathLike[str] | None = None, *, session: Session | None = None,
-                 settings: Settings | None = None, home: bool = True, follow: bool = False) -> None:
+                 settings: Settings | None = None, home: bool = True, follow: bool = False,
+                 agent: AgentOptions | None = None) -> None:
         super().__init__()
         self.follow = follow  # follow mode for sessions opened from the command line (a directory: its newest)
         self.path = Path(path) if path is not None else None
         self.initial_session = session
         self.settings = settings or Settings()
         self.home = home
+        self.agent_options = agent or AgentOptions()  # how every session screen's Agent view runs the agent
 
     def on_mount(self) -> None:
-        if self.initial_session is not None:
+        if self.agent_options.open_view and (self.path is None or not self.path.exists()):
+            self.push_screen(MainScreen(session=fresh_session(self.agent_options, self.path)))
+        elif self.initial_session is not None:
             self.push_screen(MainScreen(session=self.initial_session))
         elif self.path is not None and self.path.is_dir() and not self.follow:
             self.push_screen(PickerScreen(self.path, home=self.home))
@@ -55,6 +61,10 @@ class InspectorApp(App[None]):
                 break
             self.pop_screen()
         self.push_screen(MainScreen(path))
+
+    def action_new_agent(self) -> None:
+        """A new agent session on its own session screen, its Agent view open (the SDK is imported here)."""
+        self.push_screen(MainScreen(session=fresh_session(self.agent_options)))
 
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):

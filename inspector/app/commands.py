@@ -24,6 +24,7 @@ class InspectorCommands(Provider):
         screen = self.screen
         app = self.app
         out: list[Command] = [("Open another session", app.action_pick, "the session picker"),  # type: ignore
+                              ("New agent session", app.action_new_agent, "a fresh session for the agent"),  # type: ignore
                               ("Help: keys", app.action_help, "every key, with its binding id")]  # type: ignore
         if not isinstance(screen, MainScreen):
             return out
@@ -32,6 +33,9 @@ class InspectorCommands(Provider):
             ("View: messages", partial(screen.action_view, "messages"), "list and detail"),
             ("View: prompt", partial(screen.action_view, "prompt"), "system prompt sections and lint"),
             ("View: timeline", partial(screen.action_view, "timeline"), "context per request, forecast"),
+            ("View: agent", partial(screen.action_view, "agent"), "run the agent on this session"),
+            ("Agent: reset the compaction circuit breaker", screen.query_one("#agent-panel").reset_breaker,
+             "auto-compaction on again after failures"),
             ("Jump to the largest message", lst.action_largest, "among the rows shown"),
             ("Sort by size" if not lst.by_size else "Sort by position", lst.action_toggle_sort, ""),
             ("Settings", screen.action_settings, "policy, window, estimator, microcompaction"),

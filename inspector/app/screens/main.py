@@ -25,6 +25,7 @@ from inspector.app.figures import Figures, Links, Settings, compute, links
 from inspector.app.follow import Live, LiveMessage, LiveStatus
 from inspector.app.messages import FiguresReady, LoadFailed, Loaded, LoadProgress
 from inspector.app.text import human, plain, visible
+from inspector.app.widgets.agent_panel import AgentPanel
 from inspector.app.widgets.context_bar import ContextBar
 from inspector.app.widgets.detail import DetailView
 from inspector.app.widgets.message_list import Filter, MessageList
@@ -34,7 +35,7 @@ from inspector.app.widgets.timeline import Timeline
 from inspector.core.model import Session
 
 FREEZE_ABOVE = 10_000  # messages: a session this big is moved out of the cyclic GC's reach once shown
-VIEWS = ("messages", "prompt", "timeline")
+VIEWS = ("messages", "prompt", "timeline", "agent")
 
 
 class Cancelled(Exception):
@@ -47,6 +48,7 @@ class MainScreen(Screen):
         Binding("1", "view('messages')", "Messages", id="view.messages"),
         Binding("2", "view('prompt')", "Prompt", id="view.prompt"),
         Binding("3", "view('timeline')", "Timeline", id="view.timeline"),
+        Binding("4", "view('agent')", "Agent", show=False, id="view.agent"),
         Binding("slash", "search", "Filter", id="list.search"),
         Binding("escape", "escape", "Clear", show=False, id="main.escape"),
         Binding("s", "settings", "Settings", id="main.settings"),
@@ -93,6 +95,8 @@ class MainScreen(Screen):
                 yield PromptView(id="prompt-view")
             with TabPane("3 Timeline", id="timeline"):
                 yield Timeline(id="timeline-view")
+            with TabPane("4 Agent", id="agent"):
+                yield AgentPanel(id="agent-panel")
         yield SettingsPanel(self.settings, id="settings")
         yield LiveStatus("", id="live")
         yield Static("", id="status")
@@ -282,6 +286,8 @@ class MainScreen(Screen):
             box.value = ""
 
     def action_escape(self) -> None:
+        if self.query_one(AgentPanel).cancel_turn():  # a running agent turn is cancelled from any view
+            return
         panel = self.query_one(SettingsPanel)
         if panel.display:
             panel.display = False
@@ -292,7 +298,7 @@ class MainScreen(Screen):
 
     def action_view(self, name: str) -> None:
         self.query_one(TabbedContent).active = name
-        target = {"messages": MessageList, "prompt": PromptView, "timeline": Timeline}[name]
+        target = {"messages": MessageList, "prompt": PromptView, "timeline": Timeline, "agent": AgentPanel}[name]
         widget = self.query_one(target)
         if widget.focusable:
             widget.focus()

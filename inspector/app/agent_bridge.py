@@ -1,0 +1,268 @@
+"""The app's side of the agent loop: one agent session per session screen, one turn at a time in a thread worker.
+
+`AgentSession` holds what lasts across turns: the config (its compactor keeps the circuit breaker), the loop's
+state and the session writer. `turn` runs in the agent panel's thread worker: it iterates the loop through the
+writer, so every event is on disk before the UI hears of it, and posts one `AgentEvent` per event. Events that
+change the conversation carry a snapshot (a shallow copy of the session taken while the loop waits at that event),
+so the UI thread shows snapshots and never reads the state the loop is changing. A permission question blocks the
+worker in `wait_reply` until the UI answers it or the turn is cancelled (Esc: `cancel`).
+
+The agent never writes to a file it did not create: a session of another format, or a neutral file from elsewhere,
+is continued in a new agent file that starts with its whole history (SessionWriter does that); only the agent's own
+files (the per-user data directory, or the file named with `open --agent FILE`) are continued in place.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable
+from contextlib import closing
+from dataclasses import dataclass
+from pathlib import Path
+
+from typing import TYPE_CHECKING
+
+from textual.message import Message as TMessage
+
+from inspector.core.model import Session, ToolSchema
+from inspector.core.prompt.memory import user_data_dir
+
+if TYPE_CHECKING:
+    from inspector.core.agent.cancel import Cancel
+    from inspector.core.agent.config import AgentConfig
+    from inspector.core.agent.events import Event
+    from inspector.core.agent.writer import SessionWriter
+    from inspector.core.compaction.pipeline import CompactionPolicy
+
+KEY_HELP = """The agent needs an Anthropic API key, read from the environment (never saved, never shown).
+Quit (q), set it, and start again:
+
+    export ANTHROPIC_API_KEY=sk-ant-...
+    export ANTHROPIC_BASE_URL=https://...     optional: any Messages-compatible endpoint
+    context-inspector open --agent --model claude-sonnet-4-6     optional: the model (default: $ANTHROPIC_MODEL, else {model})
+
+Everything else in the inspector works without a key."""
+
+
+@dataclass(slots=True)
+class AgentOptions:
+    """How the app's agent runs (from `open --agent ...`); the compaction policy and window come from the app's
+    settings, so the context bar's thresholds are the ones the agent compacts at."""
+
+    model: str | None = None  # None: $ANTHROPIC_MODEL, else the provider's default
+    cwd: Path | None = None  # where the tools run (None: the current directory)
+    session: Path | None = None  # the agent file the app was opened on: continued in place
+    compact_at: int | None = None  # compact above this many tokens instead of the policy's threshold
+    compact: bool = True
+    open_view: bool = False  # start on the Agent view
+
+    @property
+    def model_name(self) -> str:
+        """Imports the SDK (through the agent package): call it off the UI thread or when the agent is wanted."""
+        from inspector.core.agent.provider import DEFAULT_MODEL
+
+        return self.model or os.environ.get("ANTHROPIC_MODEL") or DEFAULT_MODEL
+
+    @property
+    def workdir(self) -> Path:
+        return Path(self.cwd or os.getcwd()).expanduser().resolve()
+
+
+def has_key() -> bool:
+    return bool(os.environ.get("ANTHROPIC_API_KEY", "").strip())
+
+
+def key_help(default_model: str) -> str:
+    return KEY_HELP.format(model=default_model)
+
+
+def fresh_session(options: AgentOptions, path: Path | None = None) -> Session:
+    """An empty agent session for `options`, to be written to `path` (default: the `--agent FILE`, else a new
+    per-user data file). Its system prompt and tools are there before the first turn, so the prompt view and the
+    bar show them."""
+    from inspector.core.agent.tools import TOOLS
+    from inspector.core.agent.writer import default_session_path
+    from inspector.core.prompt.builder import assemble
+
+    path = path or options.session or default_session_path()
+    return Session(source=str(path), format="neutral", cwd=str(options.workdir),
+                   system=assemble(options.workdir).text, models=[options.model_name],
+                   tools=[ToolSchema(t.name, t.description, t.input_schema) for t in TOOLS])
+
+
+def agent_file(shown: Session, options: AgentOptions) -> tuple[Path, bool]:
+    """Where the agent writes when it continues `shown`, and whether that is in place (the file already holds
+    `shown`). In place only for a neutral file the agent owns: not yet written, in the per-user data directory, or
+    the one `open --agent FILE` named; anything else goes to a new per-user data file."""
+    from inspector.core.agent.writer import default_session_path
+
+    source = Path(shown.source) if shown.source else None
+    if shown.format == "neutral" and source is not None:
+        if not source.exists():
+            return source, False
+        own = [user_data_dir() / "sessions", *([options.session] if options.session else [])]
+        resolved = source.resolve()
+        if any(resolved == p.resolve() or resolved.is_relative_to(p.resolve()) for p in own):
+            return source, True
+    return default_session_path(), False
+
+
+def policy_for(options: AgentOptions, policy: str, window: int | None, micro: str) -> CompactionPolicy | None:
+    """The agent's compaction policy under the app's settings; None when compaction is off. ValueError (with the
+    reason) when the settings give no usable threshold."""
+    from inspector.core.agent.config import compaction_policy
+
+    if not options.compact:
+        return None
+    return compaction_policy(options.model_name, policy, window, options.compact_at,
+                             micro if micro in ("snip", "clear", "clear_tool_uses") else None)
+
+
+class AgentEvent(TMessage):
+    """One event of the loop; `snapshot` is the session after it when the event changed the conversation.
+
+    Streamed pieces of one kind that the UI has not handled yet are merged, so a fast stream costs one update per
+    batch rather than one per piece."""
+
+    def __init__(self, event: Event, snapshot: Session | None = None) -> None:
+        super().__init__()
+        self.event, self.snapshot = event, snapshot
+
+    def can_replace(self, message: TMessage) -> bool:
+        # Textual asks the message it is about to handle whether the next pending one supersedes it
+        from inspector.core.agent.events import Piece
+
+        if (isinstance(message, AgentEvent) and isinstance(self.event, Piece)
+                and type(message.event) is type(self.event)):
+            message.event = type(self.event)(self.event.text + message.event.text)  # type: ignore[call-arg]
+            return True
+        return False
+
+
+class AgentReady(TMessage):
+    """The agent of the panel exists (built in the worker: the SDK import and the client take a moment)."""
+
+    def __init__(self, agent: AgentSession) -> None:
+        super().__init__()
+        self.agent = agent
+
+
+class TurnEnded(TMessage):
+    """The worker is done with the turn (after TurnDone, or with `error` when the turn could not run or broke
+    off)."""
+
+    def __init__(self, error: str | None = None) -> None:
+        super().__init__()
+        self.error = error
+
+
+@dataclass(slots=True)
+class Plan:
+    """What the UI decided before the first turn: the session to continue, the file, the policy, the cancel token
+    (the UI's, so Esc works before the agent exists)."""
+
+    shown: Session
+    options: AgentOptions
+    path: Path
+    in_place: bool
+    policy: CompactionPolicy | None
+    cancel: Cancel
+
+
+class AgentSession:
+    """The agent of one session screen: config, the loop's state and the writer, across turns."""
+
+    def __init__(self, config: AgentConfig, state: Session, system: str, path: Path, previous: Session | None) -> None:
+        self.config, self.state, self.system, self.path = config, state, system, path
+        self._previous = previous
+        self.writer: SessionWriter | None = None  # opened by the first turn, in the worker (a copied history can
+        self._lock = threading.Lock()             # be long to write)
+        self._busy = self._closed = False
+
+    @classmethod
+    def start(cls, plan: Plan) -> AgentSession:
+        """Continue `plan.shown` (MissingApiKey without a key)."""
+        from inspector.core.agent.config import AgentConfig
+        from inspector.core.agent.provider import AnthropicProvider
+
+        options, shown = plan.options, plan.shown
+        provider = AnthropicProvider.from_env(options.model_name)
+        config = AgentConfig(provider, options.workdir, model=options.model_name, compaction=plan.policy,
+                             cancel=plan.cancel)
+        header = fresh_session(options, plan.path)
+        models = [m for m in shown.models if m not in header.models] + header.models
+        state = shown.copy_with(source=str(plan.path), format="neutral", messages=list(shown.messages),
+                                requests=list(shown.requests), compactions=list(shown.compactions), warnings=[],
+                                cwd=header.cwd, system=header.system, tools=header.tools, models=models)
+        return cls(config, state, header.system or "", plan.path, shown if plan.in_place else None)
+
+    def set_policy(self, policy: CompactionPolicy | None) -> None:
+        """Settings changed between turns: the compactor takes the new policy and keeps its breaker."""
+        if self.config.compactor is not None and policy is not None:
+            self.config.compactor.policy = policy
+
+    def turn(self, text: str, post: Callable[[TMessage], object]) -> None:
+        """Run one user turn (in the worker thread), posting every event."""
+        from inspector.core.agent.events import CompactionFinished, MessageAdded, PermissionAsked
+        from inspector.core.agent.loop import run
+        from inspector.core.agent.writer import SessionWriter
+
+        with self._lock:
+            if self._closed:
+                return
+            self._busy = True
+        try:
+            if self.writer is None:
+                self.writer = SessionWriter(self.path, self.state, self._previous)
+            with closing(run(text, self.state, self.config, self.system)) as events:
+                for event in self.writer.tee(events):
+                    changed = isinstance(event, (MessageAdded, CompactionFinished))
+                    post(AgentEvent(event, self.snapshot() if changed else None))
+                    if isinstance(event, PermissionAsked) and event.decision is None:
+                        event.wait_reply(self.config.cancel)  # the panel's prompt replies, or Esc cancels
+        finally:
+            with self._lock:
+                self._busy = False
+                if self._closed and self.writer is not None:
+                    self.writer.close()
+
+    def snapshot(self) -> Session:
+        s = self.state
+        return s.copy_with(messages=list(s.messages), requests=list(s.requests),
+                           compactions=list(s.compactions), models=list(s.models))
+
+    def close(self) -> None:
+        """Close the file now, or when the running turn ends (the screen went away: it was cancelled)."""
+        with self._lock:
+            self._closed = True
+            if not self._busy and self.writer is not None:
+                self.writer.close()
+
+    @property
+    def breaker(self) -> str:
+        compactor = self.config.compactor
+        return "compaction off" if compactor is None else compactor.breaker.status()
+
+    @property
+    def breaker_open(self) -> bool:
+        return self.config.compactor is not None and self.config.compactor.breaker.open
+
+
+def run_turn(agent: AgentSession | None, plan: Plan | None, text: str, post: Callable[[TMessage], object]) -> None:
+    """The worker's body: build the agent on the first turn (`plan`), run the turn, always post TurnEnded last."""
+    from inspector.core.agent.provider import MissingApiKey
+
+    error = None
+    try:
+        if agent is None:
+            assert plan is not None
+            agent = AgentSession.start(plan)
+            post(AgentReady(agent))
+        agent.turn(text, post)
+    except MissingApiKey:
+        error = "no API key: see above"
+    except Exception as exc:  # a full disk, an unwritable file, a bug: the turn ends, the app stays usable
+        error = f"{type(exc).__name__}: {exc}"
+    finally:
+        post(TurnEnded(error))
