@@ -5,6 +5,7 @@ Every wait is bounded polling of app state (never a fixed sleep standing in for 
 from __future__ import annotations
 
 import os
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 from inspector.app import make_app
@@ -46,6 +47,16 @@ async def opened(app, pilot) -> MainScreen:
     return app.screen
 
 
+@asynccontextmanager
+async def live_app(tmp_path, lines: int, follow: bool = True):
+    """The app on a file holding the first `lines` corpus lines: (app, pilot, screen, path)."""
+    path = tmp_path / "live.jsonl"
+    path.write_bytes(b"".join(LINES[:lines]))
+    app = make_app(path, follow=follow, home=False)
+    async with app.run_test(size=SIZE) as pilot:
+        yield app, pilot, await opened(app, pilot), path
+
+
 def write(path: Path, data: bytes) -> None:
     with open(path, "ab") as f:
         f.write(data)
@@ -69,11 +80,7 @@ def assert_matches_fresh_load(screen: MainScreen, path: Path) -> None:
 
 
 async def test_chunks_split_mid_line_a_compaction_and_a_burst_show_every_message_once(tmp_path):
-    path = tmp_path / "live.jsonl"
-    path.write_bytes(b"".join(LINES[:300]))
-    app = make_app(path, follow=True, home=False)
-    async with app.run_test(size=SIZE) as pilot:
-        screen = await opened(app, pilot)
+    async with live_app(tmp_path, 300) as (app, pilot, screen, path):
         lst = screen.query_one(MessageList)
         follower = screen.live.follower
 
@@ -108,11 +115,7 @@ async def test_chunks_split_mid_line_a_compaction_and_a_burst_show_every_message
 
 
 async def test_scrolled_away_the_list_stays_and_counts_new_rows_until_end(tmp_path):
-    path = tmp_path / "live.jsonl"
-    path.write_bytes(b"".join(LINES[:300]))
-    app = make_app(path, follow=True, home=False)
-    async with app.run_test(size=SIZE) as pilot:
-        screen = await opened(app, pilot)
+    async with live_app(tmp_path, 300) as (app, pilot, screen, path):
         lst = screen.query_one(MessageList)
         await until(pilot, lambda: lst.cursor == len(lst.rows) - 1 and screen.live.updates == 0, "the bottom")
         await pilot.press("home")
@@ -133,11 +136,7 @@ async def test_scrolled_away_the_list_stays_and_counts_new_rows_until_end(tmp_pa
 
 
 async def test_follow_toggle_pauses_and_catches_up_and_is_a_bound_key(tmp_path):
-    path = tmp_path / "live.jsonl"
-    path.write_bytes(b"".join(LINES[:300]))
-    app = make_app(path, home=False)  # not following: the key turns it on
-    async with app.run_test(size=SIZE) as pilot:
-        screen = await opened(app, pilot)
+    async with live_app(tmp_path, 300, follow=False) as (app, pilot, screen, path):  # the key turns following on
         assert any(b.id == "main.follow" and b.key == "f" for b in MainScreen.BINDINGS)
         n = len(screen.session.messages)
         write(path, b"".join(LINES[300:340]))
@@ -154,11 +153,7 @@ async def test_follow_toggle_pauses_and_catches_up_and_is_a_bound_key(tmp_path):
 
 
 async def test_truncated_file_is_reloaded_with_a_notice(tmp_path):
-    path = tmp_path / "live.jsonl"
-    path.write_bytes(b"".join(LINES[:400]))
-    app = make_app(path, follow=True, home=False)
-    async with app.run_test(size=SIZE) as pilot:
-        screen = await opened(app, pilot)
+    async with live_app(tmp_path, 400) as (app, pilot, screen, path):
         path.write_bytes(b"".join(LINES[:120]))
         await until(pilot, lambda: screen.live.follower.covered == path.stat().st_size and settled(screen),
                     "the reload")

@@ -78,6 +78,7 @@ def merge(older: Change, newer: Change) -> Change:
         first = min(older.first_new, newer.first_new)
     return Change(newer.session, first_new=first, updated=sorted(set(older.updated) | set(newer.updated)),
                   rebuilt=older.rebuilt or newer.rebuilt, new_requests=older.new_requests + newer.new_requests,
+                  new_warnings=older.new_warnings + newer.new_warnings,
                   compactions=older.compactions + newer.compactions, reloaded=newer.reloaded or older.reloaded,
                   switched=newer.switched or older.switched, lines=older.lines + newer.lines,
                   bytes=older.bytes + newer.bytes)
@@ -195,6 +196,7 @@ class Live:
         self._exact_running = False
         self._exact_seconds = 0.0
         self._stop: asyncio.Event | None = None
+        self.watching = False  # the watcher has caught up and waits for file events
 
     # -- loading (called from the screen's load worker thread) ------------------------------------------------------
 
@@ -243,12 +245,15 @@ class Live:
         while self.screen.figures is None:  # the first figures are still being computed: appends can wait
             await asyncio.sleep(0.05)
         await self._update(follower)  # catch up with what was written before watching began
+        self.watching = True
         try:
             async for _changes in awatch(follower.watch_dir(), stop_event=stop, debounce=DEBOUNCE_MS, step=10,
                                          rust_timeout=POLL_MS, yield_on_timeout=True, recursive=False):
                 await self._update(follower)
         except Exception as exc:  # a watcher that cannot start (no inotify, the directory is gone): say so
             self.screen.post_message(WatchFailed(f"cannot watch {follower.watch_dir()}: {exc}"))
+        finally:
+            self.watching = False
 
     async def _update(self, follower: Follower) -> None:
         try:
@@ -383,6 +388,8 @@ class Live:
             text.append(f"  ·  last update: +{c.new_messages} message(s), +{c.new_requests} request(s)")
             if c.compactions:
                 text.append(f", {len(c.compactions)} compaction(s)", style="magenta")
+            if c.new_warnings:
+                text.append(f", {c.new_warnings} warning(s) (W)", style="yellow")
         if f.error:
             text.append(f"  ·  {visible(f.error)[:120]}", style="red")
         if self.new_rows:

@@ -41,6 +41,7 @@ class Change:
     updated: list[int] = field(default_factory=list)  # earlier messages whose content changed (indices)
     rebuilt: bool = False  # messages from first_new on replace what was there (a re-read, a rewind, cleared results)
     new_requests: int = 0
+    new_warnings: int = 0
     compactions: list[Compaction] = field(default_factory=list)  # compactions that appeared in this update
     reloaded: str | None = None  # a notice: why everything was read again (truncated, replaced, a rewind)
     switched: str | None = None  # the newer session file a followed directory moved to
@@ -54,7 +55,8 @@ class Change:
     @property
     def empty(self) -> bool:
         """Nothing to show: no new message, request or compaction, no change to an earlier message, no reload."""
-        return not (self.new_messages or self.updated or self.rebuilt or self.new_requests or self.compactions)
+        return not (self.new_messages or self.updated or self.rebuilt or self.new_requests or self.compactions
+                    or self.new_warnings)
 
 
 def make_loader(path: Path, fmt: Format) -> Loader | None:
@@ -206,10 +208,12 @@ class Follower:
         if self._fed == before_fed and index.end == before_end:
             return Change(old, first_new=len(old.messages))  # a spurious event, or half a line: nothing to build
         session = self._loader.build()
-        self.session = session
-        self.covered = index.end
         change = self._diff(old, session)
         change.lines, change.bytes = len(index) - before_lines, index.end - before_end
+        if change.empty:  # lines that change nothing shown (progress, bookkeeping): the session stays the same object
+            change.session = session = old
+        self.session = session
+        self.covered = index.end
         self._remember_tail(session)
         return change
 
@@ -249,7 +253,8 @@ class Follower:
         """What `new` adds to `old`: appended messages, changed earlier ones, new requests and compactions."""
         n_old = len(old.messages)
         change = Change(new, first_new=n_old, new_requests=max(0, len(new.requests) - len(old.requests)),
-                        compactions=new.compactions[len(old.compactions):])
+                        compactions=new.compactions[len(old.compactions):],
+                        new_warnings=max(0, len(new.warnings) - len(old.warnings)))
         if any(c.kind == "microcompact" for c in change.compactions):
             change.first_new, change.rebuilt = 0, True  # cleared results can be anywhere before the boundary
             return change

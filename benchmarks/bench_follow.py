@@ -1,0 +1,193 @@
+"""Follow-mode benchmark: what one append costs, and how long until it is on screen, with a 100 MB session open.
+
+    python benchmarks/bench_follow.py [--appends 60] [--interval 0.3] [--skip-app]
+
+Works on a copy of benchmarks/data/large-session.jsonl (made by generate_large_session.py on first use; the copy
+lives in a temp directory, so the data file is never written to). The appended lines are the next tiles of the
+corpus with fresh ids, chained onto the session's last entry, one turn (up to and including the next message line)
+per append, so they carry split responses, parallel tool results, progress bursts and a compaction.
+
+1. Core, at two session sizes: `Follower.update()` after each append (read the new bytes, parse, feed, build the
+   session), on a one-tile session (~2.7 MB) and on the 100 MB one. Proportional cost means the two columns match.
+2. App: the real app under Pilot following the 100 MB copy; a writer appends one turn every `--interval` seconds;
+   latency is from the write to the first frame painted after the list holds the state the write made (a new row, or
+   a grown response's row redrawn: the row is on screen), and separately to the exact figures for that state (context bar, thresholds, timeline). Target: p95 of
+   the row latency under 250 ms.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import importlib.util
+import re
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+DATA = ROOT / "benchmarks" / "data" / "large-session.jsonl"
+CORPUS = ROOT / "tests" / "corpus" / "claude-code-manual-compact.jsonl"
+UUID = re.compile(rb'"uuid":"([^"]+)"')
+MESSAGE = re.compile(rb'"type":"(user|assistant)"')
+
+
+def _generator():
+    spec = importlib.util.spec_from_file_location("gen", ROOT / "benchmarks" / "generate_large_session.py")
+    gen = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    spec.loader.exec_module(gen)  # type: ignore[union-attr]
+    return gen
+
+
+def last_uuid(path: Path) -> str:
+    with open(path, "rb") as f:
+        f.seek(max(0, path.stat().st_size - 8 * 1024 * 1024))
+        tail = f.read()
+    found = [m.group(1) for line in tail.splitlines()[-200:] if (m := UUID.search(line))]
+    return found[-1].decode()
+
+
+def turns(parent: str, first_tile: int, count: int) -> list[bytes]:
+    """`count` appends, each the corpus lines up to and including the next user/assistant line, tiles chained."""
+    gen = _generator()
+    corpus = CORPUS.read_bytes().splitlines()
+    out: list[bytes] = []
+    pending: list[bytes] = []
+    tile = first_tile
+    while len(out) < count:
+        for raw in corpus:
+            line = gen.fresh_ids(raw, tile)
+            if b'"parentUuid":null' in line and b"compact_boundary" not in line:
+                line = line.replace(b'"parentUuid":null', b'"parentUuid":"%s"' % parent.encode(), 1)
+            pending.append(line + b"\n")
+            if MESSAGE.search(line[:4096]) and b'"isSidechain":false' in line[:4096]:
+                out.append(b"".join(pending))
+                pending = []
+                if len(out) == count:
+                    break
+        found = [m.group(1) for x in corpus[-40:] if (m := UUID.search(x))]
+        parent = gen.fresh_ids(found[-1], tile).decode()
+        tile += 1
+    return out
+
+
+def pct(values: list[float], p: float) -> float:
+    s = sorted(values)
+    return s[min(len(s) - 1, max(0, round(p / 100 * len(s) + 0.5) - 1))]
+
+
+def summary(name: str, values: list[float]) -> str:
+    ms = [v * 1000 for v in values]
+    return (f"{name:<44} n={len(ms):<4} median {statistics.median(ms):7.1f} ms   p95 {pct(ms, 95):7.1f} ms   "
+            f"max {max(ms):7.1f} ms")
+
+
+def core(path: Path, appends: list[bytes]) -> tuple[list[float], dict[str, int]]:
+    from inspector.core.live import Follower
+
+    follower = Follower(path)
+    follower.open()
+    times, modes = [], {"extended": 0, "full": 0}
+    for data in appends:
+        with open(path, "ab") as f:
+            f.write(data)
+        t = time.perf_counter()
+        follower.update()
+        times.append(time.perf_counter() - t)
+        modes[follower._loader.last_build[0]] += 1  # type: ignore[union-attr]  # noqa: SLF001
+    return times, modes
+
+
+async def app_latency(path: Path, appends: list[bytes], interval: float) -> tuple[list[float], list[float], float]:
+    from inspector.app import make_app
+    from inspector.app.widgets.message_list import MessageList
+
+    frames: list[float] = []
+    app = make_app(path, home=False, follow=True)
+    display = app._display  # noqa: SLF001
+
+    def timed_display(screen, renderable) -> None:
+        display(screen, renderable)
+        if renderable is not None:
+            frames.append(time.perf_counter())
+
+    app._display = timed_display  # type: ignore[method-assign]  # noqa: SLF001
+    rows, exact = [], []
+    async with app.run_test(size=(160, 48)) as pilot:
+        start = time.perf_counter()
+        while getattr(app.screen, "figures", None) is None:
+            await asyncio.sleep(0.01)
+        screen = app.screen
+        opened = time.perf_counter() - start
+        live, lst = screen.live, screen.query_one(MessageList)
+        while live.follower.covered != path.stat().st_size or not live.watching:
+            if time.perf_counter() - start > 120:
+                raise SystemExit(f"not watching after 120 s (covered {live.follower.covered}, error "
+                                 f"{live.follower.error}, watching {live.watching})")
+            await asyncio.sleep(0.01)
+        await pilot.pause(0.5)
+        for data in appends:
+            with open(path, "ab") as f:
+                f.write(data)
+            t0 = time.perf_counter()
+            target, deadline = path.stat().st_size, t0 + 30
+            # applied: the follower read it all and the screen holds that session (`covered` is set after it)
+            while not (live.follower.covered == target and screen.session is live.follower.session
+                       and lst.session is screen.session):
+                if time.perf_counter() > deadline:
+                    raise SystemExit(f"append {len(rows)}: not on screen after 30 s")
+                await asyncio.sleep(0.002)
+            seen = len(frames)
+            while len(frames) == seen:
+                await asyncio.sleep(0.001)
+            rows.append(frames[-1] - t0)
+            await asyncio.sleep(max(0.0, interval - (time.perf_counter() - t0)))
+        target = path.stat().st_size
+        while not (live.follower.covered == target and live.exact_for is screen.session):
+            if time.perf_counter() - t0 > 120:
+                raise SystemExit("no exact figures 120 s after the last append")
+            await asyncio.sleep(0.005)
+        exact.append(time.perf_counter() - t0)
+    return rows, exact, opened
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--appends", type=int, default=60)
+    parser.add_argument("--interval", type=float, default=0.3, help="seconds between appends in the app run")
+    parser.add_argument("--skip-app", action="store_true")
+    args = parser.parse_args()
+    if not DATA.exists():
+        gen = _generator()
+        gen.generate(DATA, 100, 100_000)
+    with tempfile.TemporaryDirectory() as tmp:
+        small, large = Path(tmp) / "small.jsonl", Path(tmp) / "large.jsonl"
+        gen = _generator()
+        with open(small, "wb") as f:
+            f.write(b"".join(gen.fresh_ids(x, 0x6fff) + b"\n" for x in CORPUS.read_bytes().splitlines()))
+        shutil.copyfile(DATA, large)
+        print(f"sessions: small {small.stat().st_size / 1e6:.1f} MB, large {large.stat().st_size / 1e6:.1f} MB; "
+              f"{args.appends} appends of one turn each")
+        for name, path in (("small", small), ("large", large)):
+            appends = turns(last_uuid(path), 0x7000, args.appends)
+            size = sum(map(len, appends)) / len(appends)
+            times, modes = core(path, appends)
+            print(summary(f"core update, {name} session (avg {size / 1e3:.1f} kB)", times), f"  builds {modes}", flush=True)
+        if args.skip_app:
+            return
+        shutil.copyfile(DATA, large)
+        appends = turns(last_uuid(large), 0x7000, args.appends)
+        rows, exact, opened = asyncio.run(app_latency(large, appends, args.interval))
+        print(f"app: 100 MB session open with figures in {opened:.1f} s", flush=True)
+        print(summary("app: append -> row on screen", rows), "  (target p95 250 ms)", flush=True)
+        print(f"app: last append -> exact figures (bar, thresholds, timeline) {exact[0] * 1000:.0f} ms "
+              f"(provisional figures are on screen with the row; exact ones follow, one compute at a time)",
+              flush=True)
+
+
+if __name__ == "__main__":
+    main()
