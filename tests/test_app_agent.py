@@ -318,3 +318,38 @@ async def test_without_a_key_the_view_says_how_to_set_one_and_the_rest_works(mon
         await pilot.press("3")
         assert screen.query_one("#views").active == "timeline"
         assert len(screen.query_one(MessageList).rows) >= len(screen.session.messages)
+
+
+SNAP_DIR = Path("/tmp/context-inspector-agent-snapshot")  # fixed: the view shows the working directory and file
+
+
+def test_agent_view_snapshot(snap_compare, mock_api, monkeypatch):
+    """The Agent view after a turn with a tool call, a denied write and compaction settings in the status line."""
+    import shutil
+    from datetime import datetime
+    from functools import partial
+
+    from inspector.core.prompt import builder
+
+    shutil.rmtree(SNAP_DIR, ignore_errors=True)
+    (SNAP_DIR / "work").mkdir(parents=True)
+    (SNAP_DIR / "work" / "notes.txt").write_text("alpha\nbeta\n")
+    monkeypatch.setattr(builder, "assemble", partial(builder.assemble, now=datetime(2026, 1, 2, 3, 4, 5)))
+    mock_api.add(r.tool_calls(("read_file", {"path": "notes.txt"}), preamble="Let me look."),
+                 r.tool_calls(("write_file", {"path": "notes.txt", "content": "gone"})),
+                 r.text("notes.txt has two lines; I left it unchanged."))
+    options = AgentOptions(cwd=SNAP_DIR / "work", session=SNAP_DIR / "agent.jsonl", compact_at=50_000,
+                           open_view=True)
+
+    async def run_before(pilot) -> None:
+        app = pilot.app
+        screen, panel = await agent_view(app, pilot)
+        await send(pilot, panel, "What is in notes.txt?")
+        await until(pilot, lambda: panel.pending is not None, "the question")
+        await pilot.press("n")
+        await settled(pilot, panel)
+        app.clear_notifications()  # toasts time out: never in a snapshot
+        await pilot.pause()
+
+    app = make_app(SNAP_DIR / "agent.jsonl", home=False, settings=FIXED, agent=options)
+    assert snap_compare(app, terminal_size=SIZE, run_before=run_before)

@@ -39,8 +39,8 @@ KEY_HELP = """The agent needs an Anthropic API key, read from the environment (n
 Quit (q), set it, and start again:
 
     export ANTHROPIC_API_KEY=sk-ant-...
-    export ANTHROPIC_BASE_URL=https://...     optional: any Messages-compatible endpoint
-    context-inspector open --agent --model claude-sonnet-4-6     optional: the model (default: $ANTHROPIC_MODEL, else {model})
+    export ANTHROPIC_BASE_URL=https://...      (optional: any Messages-compatible endpoint)
+    context-inspector open --agent --model M   (optional: the model; default $ANTHROPIC_MODEL, else {model})
 
 Everything else in the inspector works without a key."""
 

@@ -134,7 +134,7 @@ class AgentPanel(Vertical):
 
     DEFAULT_CSS = """
     AgentPanel { height: 1fr; }
-    AgentPanel #agent-status { height: auto; max-height: 4; background: $panel; padding: 0 1; }
+    AgentPanel #agent-status { height: auto; background: $panel; padding: 0 1; }
     AgentPanel #agent-help { height: auto; margin: 1 2; padding: 1 2; border: round $warning; }
     AgentPanel #agent-log { height: 1fr; padding: 0 1; background: $surface; }
     AgentPanel #agent-input { height: 3; }
@@ -178,7 +178,8 @@ class AgentPanel(Vertical):
         yield Static("", id="agent-status", markup=False)
         yield Static("", id="agent-help", markup=False)
         yield VerticalScroll(id="agent-log")
-        yield Input(placeholder="Ask the agent…  (enter sends · esc cancels a running turn)", id="agent-input")
+        yield Input(placeholder="Ask the agent…  (enter sends · esc cancels a running turn, or leaves this box)",
+                    id="agent-input")
 
     def on_mount(self) -> None:
         self.query_one("#agent-help").display = False
@@ -316,8 +317,9 @@ class AgentPanel(Vertical):
             live.toggle()
 
     def action_cancel_turn(self) -> None:
+        """Esc: cancel the running turn; when none runs, leave the prompt box so the screen's keys (1-4...) work."""
         if not self.running or self.cancel is None:
-            self.notify("no turn is running", timeout=2)
+            self.query_one("#agent-log").focus()
             return
         self.cancel.cancel()
         self._add("note", Text("cancelling…", style="italic"))
@@ -507,7 +509,7 @@ class AgentPanel(Vertical):
         if path is not None:
             text.append("saved to " if self.agent is not None else "will save to ")
             text.append(visible(str(path)), style="underline")
-            text.append("  (reopen or follow it: context-inspector FILE --follow)\n", style="dim")
+            text.append("  (context-inspector FILE reopens it, --follow follows it)\n", style="dim")
         if not has_key():
             text.append("no API key", style="bold red")
         elif self.pending is not None:
