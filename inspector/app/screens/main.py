@@ -176,6 +176,8 @@ class MainScreen(Screen):
     @on(FiguresReady)
     def _figures(self, event: FiguresReady) -> None:
         f = event.figures
+        if self.session is not None and f.session is not self.session:
+            return  # computed for a session a live update has since replaced: newer figures follow
         first = self.figures is None or self.figures.session.source != f.session.source  # another file: to its end
         self.figures = f
         self.query_one("#loading").display = False
@@ -251,6 +253,8 @@ class MainScreen(Screen):
             source = self.links  # figures still being computed: the message without its token figures
         if source is None or source.session is not lst.session:
             return
+        if index is not None and index >= len(source.session.messages):
+            index = None  # a highlight posted before the rows changed (a live reload)
         if index is None and compaction is None:
             index = lst.current_index
             if index is None and 0 <= lst.cursor < len(lst.rows):
