@@ -1,8 +1,7 @@
 """Where `context-inspector report PATH --json` spends its CPU time on a large Claude Code session, phase by phase.
 
 Complements bench_load.py (whole commands in fresh processes) with the stages of one process, each timed on its own
-(CPU time, best of `--repeat`), beside the floor's share for the same lines: what parsing the progress lines and the
-other lines would cost with plain `json.loads`. Start-up is timed as fresh processes: bare Python, and Python
+(CPU time, best of `--repeat`), beside the floor: what parsing every line costs with plain `json.loads`. Start-up is timed as fresh processes: bare Python, and Python
 importing the report command.
 
     python benchmarks/load_breakdown.py [PATH] [--repeat 3]
@@ -18,6 +17,8 @@ import sys
 import time
 from pathlib import Path
 from typing import Callable
+
+import orjson
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -64,43 +65,29 @@ def main() -> int:
 
 def _breakdown(shown: Path, path: str, n: int) -> int:
     lines = [raw for _, _, raw in LineIndex(path).read_new()]
-    probe = ClaudeCodeLoader(path)
-    progress = [raw for raw in lines if probe.skim(0, 0, raw)]
-    others = [raw for raw in lines if not ClaudeCodeLoader(path).skim(0, 0, raw)]
     rows: list[tuple[str, float]] = []
-
-    def floor(part: list[bytes]) -> None:
-        for raw in part:
-            json.loads(raw)
-
-    rows.append(("floor: json.loads of the progress lines", cpu_best(lambda: floor(progress), n)[0]))
-    rows.append(("floor: json.loads of the other lines", cpu_best(lambda: floor(others), n)[0]))
+    rows.append(("floor: json.loads of every line", cpu_best(lambda: [json.loads(raw) for raw in lines], n)[0]))
     py = sys.executable
     bare = process_cpu([py, "-c", "pass"], n)
     rows.append(("start-up: Python alone", bare))
     rows.append(("start-up: importing the report command (more)",
                  process_cpu([py, "-c", "import inspector.commands.report"], n) - bare))
     rows.append(("line index (read, split, offsets)", cpu_best(lambda: sum(1 for _ in LineIndex(path).read_new()), n)[0]))
-    decode = json.JSONDecoder().decode
-    stages = [float("inf")] * 4
+    stages = [float("inf")] * 3
     for _ in range(n):  # a fresh loader each time (build extends the last build's branch when it can)
         loader = ClaudeCodeLoader(path)
         t0 = time.process_time()
-        for raw in progress:
-            loader.skim(0, 0, raw)
+        objs = [orjson.loads(raw) for raw in lines]
         t1 = time.process_time()
-        objs = [decode(raw.decode()) for raw in others]
-        t2 = time.process_time()
         for i, obj in enumerate(objs):
             loader.feed(i + 1, 0, obj)
-        t3 = time.process_time()
+        t2 = time.process_time()
         session = loader.build()
-        t4 = time.process_time()
-        stages = [min(a, b) for a, b in zip(stages, (t1 - t0, t2 - t1, t3 - t2, t4 - t3))]
-    rows.append((f"skim of {len(progress):,} progress lines (ids linked)", stages[0]))
-    rows.append((f"parse of the {len(others):,} other lines", stages[1]))
-    rows.append(("feed of the other lines (records, blocks)", stages[2]))
-    rows.append((f"build ({len(session.messages):,} messages, {len(session.requests):,} requests)", stages[3]))
+        t3 = time.process_time()
+        stages = [min(a, b) for a, b in zip(stages, (t1 - t0, t2 - t1, t3 - t2))]
+    rows.append((f"parse of the {len(lines):,} lines (orjson, as the loader does)", stages[0]))
+    rows.append(("feed (ids linked, records and blocks built)", stages[1]))
+    rows.append((f"build ({len(session.messages):,} messages, {len(session.requests):,} requests)", stages[2]))
     account_time, accounting = cpu_best(lambda: account(session), n)
     rows.append(("account() (token figures)", account_time))
 
@@ -111,12 +98,12 @@ def _breakdown(shown: Path, path: str, n: int) -> int:
         return json.dumps(out, ensure_ascii=True, separators=(",", ":"))
 
     rows.append(("what-if replay, report dict, JSON text", cpu_best(report, n)[0]))
-    floor = rows[0][1] + rows[1][1] + bare
+    floor = rows[0][1] + bare
     print(f"{shown}: {len(lines):,} lines; CPU s, best of {n}; load average {os.getloadavg()[0]:.1f}")
     for name, secs in rows:
         print(f"  {name:52} {secs:6.3f}")
-    work = sum(secs for name, secs in rows[2:])
-    print(f"  {'floor (both json.loads rows + Python start-up)':52} {floor:6.3f}")
+    work = sum(secs for name, secs in rows[1:])
+    print(f"  {'floor (json.loads of every line + Python start-up)':52} {floor:6.3f}")
     print(f"  {'report --json, the stages above summed':52} {work:6.3f}  ({work / floor:.2f}x the floor)")
     return 0
 

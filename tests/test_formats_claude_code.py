@@ -229,110 +229,14 @@ def test_older_layout_sibling_agent_files_that_name_the_session(tmp_path):
     assert load(tmp_path).source == str(tmp_path / f"{sid}.jsonl")  # agent files are never the "newest session"
 
 
-def test_skimmed_progress_lines_link_exactly_like_parsed_ones():
-    """The fast path for progress entries must record the same ids as a full parse, for every corpus file."""
-    from inspector.core.formats.jsonl import read_jsonl
-
-    for path in sorted(CORPUS.glob("*.jsonl")):
-        fast, slow = ClaudeCodeLoader(str(path)), ClaudeCodeLoader(str(path))
-        taken = []
-        read_jsonl(path, fast.feed, fast.warn, skim=lambda n, o, raw: fast.skim(n, o, raw) and not taken.append(n))
-        read_jsonl(path, slow.feed, slow.warn)
-        assert fast.main.nodes == slow.main.nodes and fast.side.nodes == slow.side.nodes
-        assert fast.build().messages == slow.build().messages
-        if path.name == MANUAL.name:
-            assert len(taken) == 1697  # every progress line of the long session took the fast path
-
-
-def test_a_progress_line_glued_to_the_next_write_is_not_skimmed(tmp_path):
+def test_a_progress_line_glued_to_the_next_write_is_one_corrupt_line(tmp_path):
     lines = SHORT.read_bytes().split(b"\n")
     progress, user = lines[2], lines[3]  # line 3 is progress, line 4 the prompt
     glued = progress[:len(progress) // 2] + user  # a crashed write, then the next entry on the same line
     path = tmp_path / "s.jsonl"
     path.write_bytes(b"\n".join(lines[:2] + [glued] + lines[4:]))
-    loader = ClaudeCodeLoader(str(path))
-    assert not loader.skim(3, 0, glued)
     s = load(path)
     assert s.warnings[0].line == 3 and s.warnings[0].message.startswith("corrupt line skipped")
-
-
-def _same_as_parsing(tmp_path, lines: list[bytes]) -> int:
-    """Load `lines` with the skim and without: the ids, links, duplicates and warnings must be the same. Returns how
-    many lines the skim took."""
-    from inspector.core.formats.jsonl import read_jsonl
-
-    path = tmp_path / "s.jsonl"
-    path.write_bytes(b"\n".join(lines) + b"\n")
-    fast, slow = ClaudeCodeLoader(str(path)), ClaudeCodeLoader(str(path))
-    taken = []
-    read_jsonl(path, fast.feed, fast.warn, skim=lambda n, o, raw: fast.skim(n, o, raw) and not taken.append(n))
-    read_jsonl(path, slow.feed, slow.warn)
-    assert (fast.main.nodes, fast.side.nodes, fast.duplicates) == (slow.main.nodes, slow.side.nodes, slow.duplicates)
-    assert fast.build().warnings == slow.build().warnings
-    return len(taken)
-
-
-PROGRESS = (b'{"parentUuid":"p-1","isSidechain":false,"userType":"external","cwd":"/w","sessionId":"s","version":"2.1.39",'
-            b'"gitBranch":"main","type":"progress","data":{"type":"bash_progress","output":"a\\nb","elapsedTimeSeconds":2},'
-            b'"toolUseID":"t-1","parentToolUseID":"t-1","uuid":"u-1","timestamp":"2026-02-12T15:00:00.000Z"}')
-
-
-def _variant(old: bytes, new: bytes) -> bytes:
-    assert old in PROGRESS
-    return PROGRESS.replace(old, new, 1)
-
-
-ADVERSARIAL = {
-    # shapes the skim takes, with the ids a parse finds
-    "plain": PROGRESS,
-    "sidechain": _variant(b'"isSidechain":false', b'"isSidechain":true'),
-    "root": _variant(b'"parentUuid":"p-1"', b'"parentUuid":null'),
-    "uuid last": _variant(b'"uuid":"u-1","timestamp":"2026-02-12T15:00:00.000Z"}',
-                          b'"timestamp":"2026-02-12T15:00:00.000Z","uuid":"u-1"}'),
-    "braces quoted in data": _variant(b'"output":"a\\nb"', b'"output":"${X} }{ {"'),
-    "escaped quotes and braces in data": _variant(b'"output":"a\\nb"', b'"output":"echo \\"{\\" \\\\"'),
-    "nested data": _variant(b'"elapsedTimeSeconds":2}', b'"m":{"c":[{"t":"}"},{"u":"x","uuid":"in"}]},"n":[]}'),
-    "unicode id": _variant(b'"uuid":"u-1"', '"uuid":"ü-1"'.encode()),
-    "trailing CR": PROGRESS + b"\r",
-    # members that a parse reads differently from how they look: the skim must leave them to it
-    "escaped key before type": _variant(b'"userType"', b'"x\\"parentUuid":"evil","userType"'),
-    "second parentUuid": _variant(b'"userType"', b'"parentUuid":"p-2","userType"'),
-    "second isSidechain": _variant(b'"userType"', b'"isSidechain":true,"userType"'),
-    "type overridden after data": _variant(b'"toolUseID"', b'"type":"user","message":{"content":"hi"},"toolUseID"'),
-    "type overridden flat": _variant(b'"toolUseID"', b'"type":"user","toolUseID"'),
-    "parentUuid after data": _variant(b'"toolUseID"', b'"parentUuid":"p-9","toolUseID"'),
-    "data closed early": _variant(b'"elapsedTimeSeconds":2}', b'"e":2},"type":"user","z":{"a":1}'),
-    "escaped key in tail": _variant(b'"timestamp"', b'"z\\"uuid":"fake","timestamp"'),
-    "uuid repeated as null": _variant(b'"timestamp":"2026-02-12T15:00:00.000Z"}', b'"uuid":null}'),
-    "escaped uuid": _variant(b'"uuid":"u-1"', b'"uuid":"u\\u002d1"'),
-    "escaped parent": _variant(b'"parentUuid":"p-1"', b'"parentUuid":"p\\u002d1"'),
-    "spaces": PROGRESS.replace(b'":', b'": '),
-    "number in tail": _variant(b'"timestamp"', b'"n":1,"timestamp"'),
-    "junk after": PROGRESS + b"x",
-    "two objects": PROGRESS + PROGRESS,
-    "invalid UTF-8 in data": _variant(b'a\\nb', b'a\xff\xfeb'),
-    "progress in a string only": _variant(b'"type":"progress"', b'"type":"user","t":"\\"type\\":\\"progress\\""'),
-}
-
-
-@pytest.mark.parametrize("name", list(ADVERSARIAL))
-def test_skim_records_what_a_parse_records_on_adversarial_lines(tmp_path, name):
-    line = ADVERSARIAL[name]
-    taken = _same_as_parsing(tmp_path, [PROGRESS.replace(b"u-1", b"u-0"), line, line])  # twice: duplicates too
-    if name in ("plain", "sidechain", "root", "uuid last", "braces quoted in data",
-                "escaped quotes and braces in data", "nested data", "unicode id", "trailing CR"):
-        assert taken == 3, name  # the shapes Claude Code writes stay on the fast path
-
-
-def test_skim_refuses_every_glued_write(tmp_path):
-    """A progress line cut anywhere (a crashed write) with the next entry glued on: whatever the cut, the skim and
-    a parse agree (the glued line is a corrupt line, or at a cut of 0 simply the next entry)."""
-    lines = SHORT.read_bytes().split(b"\n")
-    after = [lines[3], ADVERSARIAL["braces quoted in data"], ADVERSARIAL["nested data"]]
-    for progress in (PROGRESS, ADVERSARIAL["braces quoted in data"], ADVERSARIAL["nested data"]):
-        for nxt in after:
-            for cut in range(0, len(progress), 5):
-                _same_as_parsing(tmp_path, [progress[:cut] + nxt])
 
 
 def test_projects_root_opens_the_newest_session_of_any_project(tmp_path):

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from inspector.core.formats import detect, resolve, subagent_files
-from inspector.core.formats.jsonl import Progress, Skim, first_object, read_jsonl
+from inspector.core.formats.jsonl import Progress, first_object, read_jsonl
 from inspector.core.index import FileShrunk, LineIndex
 from inspector.core.model import Compaction, Format, LoadError, Message, Session
 
@@ -136,7 +136,7 @@ class Follower:
             self.reads = st.st_size
         else:
             self._index = LineIndex(path)
-            read_jsonl(path, self._feed, loader.warn, progress, self._index, self._skim())
+            read_jsonl(path, self._feed, loader.warn, progress, self._index, self._skip_fed_tail)
             session = loader.build()
             self.reads = self._index.end
         self.session = session
@@ -162,18 +162,12 @@ class Follower:
         self._fed += 1
         self._loader.feed(line_no, offset, obj)
 
-    def _skim(self) -> Skim | None:
-        """The loader's raw-line shortcut (Claude Code progress entries), minding a tail line already fed."""
-        skim = getattr(self._loader, "skim", None)
-        if skim is None:
-            return None
-
-        def once(line_no: int, offset: int, raw: bytes) -> bool:
-            if offset == self._tail_fed:
-                self._tail_fed = None
-                return True
-            return skim(line_no, offset, raw)
-        return once
+    def _skip_fed_tail(self, line_no: int, offset: int, raw: bytes) -> bool:
+        """The last line fed before its newline arrived: now complete, it must not be fed twice."""
+        if offset == self._tail_fed:
+            self._tail_fed = None
+            return True
+        return False
 
     # -- updating ---------------------------------------------------------------------------------------------------
 
@@ -197,7 +191,7 @@ class Follower:
         index = self._index
         before_end, before_lines, before_fed = index.end, len(index), self._fed
         try:
-            read_jsonl(self.path, self._feed, self._loader.warn, None, index, self._skim())
+            read_jsonl(self.path, self._feed, self._loader.warn, None, index, self._skip_fed_tail)
         except FileShrunk:
             return self._reopen("the file was truncated")
         except OSError as exc:

@@ -121,7 +121,7 @@ def _load_claude_code(path: Path, progress: Progress | None) -> Session:
     from inspector.core.formats.claude_code import ClaudeCodeLoader
 
     loader = ClaudeCodeLoader(str(path), subagent_files(path))
-    read_jsonl(path, loader.feed, loader.warn, progress, skim=loader.skim)
+    read_jsonl(path, loader.feed, loader.warn, progress)
     return loader.build()
 
 

@@ -36,18 +36,6 @@ META_PREFIXES = (
     "<user-prompt-submit-hook>", "[Request interrupted by user",
 )
 
-SKIM_WINDOW = 2048  # a progress entry's top-level "type" comes early; never scan a multi-megabyte line for it
-# The shape `skim` takes without a parse, the way Claude Code writes a progress entry:
-#   {"parentUuid":null|"<id>","isSidechain":<bool>,<flat members>,"type":"progress","data":{<any>},<string members,
-#   "uuid":"<id>" one of them>}    (ids and the members around data without escapes)
-_SKIM_HEAD = re.compile(rb'\{"parentUuid":(?:null|"([^"\\]*)"),"isSidechain":(?:(true)|false),')
-_SKIM_DATA = b'"type":"progress","data":{'
-_SKIM_MEMBER = rb',"(?!(?:parentUuid|isSidechain|type|uuid)")[^"]*":"[^"]*"'  # no backslash: checked apart (faster)
-_SKIM_TAIL = re.compile(rb'(?:' + _SKIM_MEMBER + rb')*,"uuid":"([^"]*)"(?:' + _SKIM_MEMBER + rb')*\}[ \t\r]*')
-_SKIM_ODD = (b"\\", b"{", b"[", b'"parentUuid":', b'"isSidechain":')  # what the flat members before data lack
-_JSON_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')
-_OUTSIDE_STRINGS = b"{}[],:0123456789.eE+-truefalsn \t\r"  # all JSON has outside its strings
-_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"{}[]")
 SYNTHETIC_MODEL = "<synthetic>"  # Claude Code's placeholder model on locally made assistant messages (API errors)
 
 
@@ -98,7 +86,6 @@ class ClaudeCodeLoader:
         self._branch: _Branch | None = None  # the last build's branch, extended by the next build when it can be
         self.last_build: tuple[str, int] = ("full", 0)  # ("full", entries) or ("extended", steps): a work counter
         self._steps = 0
-        self._skim_members: set[bytes] = set()  # runs of progress members between isSidechain and data, checked
 
     def warn(self, line: int | None, message: str) -> None:
         self.warnings.append(LoadWarning(line, message))
@@ -135,51 +122,6 @@ class ClaudeCodeLoader:
                 graph.tip = uuid
         elif kind not in BOOKKEEPING:
             self._note_unknown(kind, line_no)
-
-    def skim(self, line_no: int, offset: int, raw: bytes) -> bool:
-        """Take a progress entry's ids straight from its raw line, without parsing it; False (so the line is parsed)
-        unless the line has the shape above. Progress is half a file's bytes and most of its lines, so this runs on
-        every line: C-level matches and finds only, the members before `data` checked once per distinct run.
-
-        On any valid JSON line it records exactly what a parse and `feed` would: the members around `data` are
-        tokenized (no nesting, no escapes, so every quote delimits a string; no second parentUuid, isSidechain,
-        type or uuid after the first three and the last), and `data` is one value ending where the tail starts.
-        Two writes glued on one line (a crash mid-line) are refused: the second one's `{` lands in the head, the
-        tail or data's nesting."""
-        head = _SKIM_HEAD.match(raw)
-        if head is None:
-            return False
-        p = head.end()
-        i = raw.find(_SKIM_DATA, p, SKIM_WINDOW)
-        if i < 0:
-            return False
-        members = raw[p:i]  # the same few runs (cwd, session id, version, branch) on every line: checked once each
-        if members not in self._skim_members:
-            if any(odd in members for odd in _SKIM_ODD):
-                return False
-            if len(self._skim_members) >= 256:
-                self._skim_members.clear()
-            self._skim_members.add(members)
-        d = i + len(_SKIM_DATA) - 1  # data's `{`
-        end = raw.rfind(b"}")
-        k = raw.rfind(b"}", d, end)  # data's `}`: the tail holds no brace
-        tail = _SKIM_TAIL.fullmatch(raw, k + 1) if k > d else None
-        if tail is None or raw.find(b"\\", k, end) >= 0 or not (raw.isascii() or _utf8(raw)):
-            return False  # (bytes that are no UTF-8: the parser reports them)
-        if raw.find(b"{", d + 1, k) >= 0 and not _braces_quoted(raw, d, k) and not _one_object(raw[d:k + 1]):
-            return False
-        uuid = tail.group(1).decode()
-        parent = head.group(1)
-        graph = self.main if head.group(2) is None else self.side
-        if uuid in graph.nodes:
-            self.duplicates += 1
-        else:
-            if parent is not None:  # most entries' parent is the entry before: share that string
-                last = graph.order[-1] if graph.order else None
-                parent = last if last is not None and parent == last.encode() else parent.decode()
-            graph.nodes[uuid] = (parent, len(graph.order))
-            graph.order.append(uuid)
-        return True
 
     def _note_unknown(self, kind: Any, line_no: int) -> None:
         seen = self._unknown.setdefault(str(kind), [0, line_no])
@@ -506,43 +448,6 @@ class _Assembler:
         self.requests.append(request)
         if rec.model and rec.model not in self.models:
             self.models.append(rec.model)
-
-
-def _braces_quoted(raw: bytes, start: int, end: int) -> bool:
-    """Whether every brace between `start` (a structural `{`) and `end` is inside a string (a hook command's
-    `${VAR}`), told by the parity of the quotes before it: exact when no quote there is escaped."""
-    if raw.find(b'\\"', start, end) >= 0:
-        return False
-    for brace in b"{}":
-        at = raw.find(brace, start + 1, end)
-        while at >= 0:
-            if raw.count(b'"', start, at) % 2 == 0:
-                return False
-            at = raw.find(brace, at + 1, end)
-    return True
-
-
-def _one_object(value: bytes) -> bool:
-    """Whether `value`, from a `{` to a `}`, is one JSON object: with its strings taken out only JSON's punctuation,
-    numbers and literals remain, and its brackets nest with the first `{` closing at the end."""
-    rest = _JSON_STRING.sub(b"", value)
-    if rest.translate(None, _OUTSIDE_STRINGS):
-        return False
-    inner = rest.translate(None, _NOT_BRACKETS)[1:-1]
-    while inner:
-        n = len(inner)
-        inner = inner.replace(b"{}", b"").replace(b"[]", b"")
-        if len(inner) == n:
-            return False
-    return True
-
-
-def _utf8(raw: bytes) -> bool:
-    try:
-        raw.decode()
-    except UnicodeDecodeError:
-        return False
-    return True
 
 
 def _user_kind(obj: dict, blocks: list[Block]) -> str:

@@ -21,30 +21,30 @@ from inspector.core.index import LineIndex
 Progress = Callable[[int, int], None]
 Feed = Callable[[int, int, Any], None]
 Warn = Callable[[int | None, str], None]
-Skim = Callable[[int, int, bytes], bool]
+Skip = Callable[[int, int, bytes], bool]
 
 PROGRESS_EVERY = 0.1  # seconds
 
 
 def read_jsonl(path: str | os.PathLike[str], feed: Feed, warn: Warn, progress: Progress | None = None,
-               index: LineIndex | None = None, skim: Skim | None = None) -> LineIndex:
+               index: LineIndex | None = None, skip: Skip | None = None) -> LineIndex:
     """Feed `(line_no, offset, obj)` for every line of `path` from where `index` stopped; return the index.
 
-    `skim(line_no, offset, raw)`, when given, sees each raw line first and returns True when it has taken the line
-    without a parse (the Claude Code loader does this for progress entries, half of a file's bytes)."""
+    `skip(line_no, offset, raw)`, when given, sees each raw line first and returns True for a line the caller has
+    already taken (a live follower's last line, fed before its newline arrived)."""
     index = index if index is not None else LineIndex(path)  # an empty index is falsy (len 0)
     with gc_paused():
-        _read(index, feed, warn, progress, skim)
+        _read(index, feed, warn, progress, skip)
     return index
 
 
-def _read(index: LineIndex, feed: Feed, warn: Warn, progress: Progress | None, skim: Skim | None) -> None:
+def _read(index: LineIndex, feed: Feed, warn: Warn, progress: Progress | None, skip: Skip | None) -> None:
     total = os.path.getsize(index.path)
     decode = orjson.loads  # 3x the standard library's speed; what it refuses goes to the standard library below
     clock = time.monotonic
     next_report = clock() + PROGRESS_EVERY
     for line_no, offset, raw in index.read_new():
-        if not raw or raw.isspace() or (skim is not None and skim(line_no, offset, raw)):
+        if not raw or raw.isspace() or (skip is not None and skip(line_no, offset, raw)):
             continue
         try:
             obj = decode(raw)
