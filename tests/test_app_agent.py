@@ -349,7 +349,63 @@ def test_agent_view_snapshot(snap_compare, mock_api, monkeypatch):
         await pilot.press("n")
         await settled(pilot, panel)
         app.clear_notifications()  # toasts time out: never in a snapshot
+        box = panel.query_one("#agent-input", Input)
+        box.cursor_blink = False
+        box.focus()
         await pilot.pause()
+        await until(pilot, lambda: screen.focused is box, "the prompt box's focus")
 
     app = make_app(SNAP_DIR / "agent.jsonl", home=False, settings=FIXED, agent=options)
     assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+
+
+async def test_esc_while_a_question_waits_cancels_the_turn_and_runs_nothing(mock_api, work):
+    mock_api.add(r.tool_calls(("bash", {"command": "touch ran.txt"}), ("read_file", {"path": "x"})), r.text("next"))
+    app = make_app(None, home=False, settings=FIXED, agent=AgentOptions(cwd=work, open_view=True))
+    async with app.run_test(size=SIZE) as pilot:
+        screen, panel = await agent_view(app, pilot)
+        await send(pilot, panel, "run it")
+        await until(pilot, lambda: panel.pending is not None, "the question")
+        prompt = panel.pending
+        await until(pilot, lambda: screen.focused is prompt, "the question to have the focus")
+        await pilot.press("escape")
+        await settled(pilot, panel)
+        assert prompt.answered and "→ turn cancelled: not run" in panel.transcript()
+        assert not (work / "ran.txt").exists() and len(mock_api.message_requests) == 1
+        results = list(screen.session.messages[-1].tool_results())
+        assert len(results) == 2 and all(b.is_error for b in results)  # both calls answered: history valid
+        assert history_valid(screen.session)
+
+
+async def test_another_formats_session_continues_in_a_new_agent_file(mock_api, work, data_dir):
+    from inspector.samples import SAMPLE_DIR
+
+    source = SAMPLE_DIR / "claude-code-tool-heavy.jsonl"
+    before = source.read_bytes()
+    mock_api.add(r.text("I see the earlier work."))
+    app = make_app(source, home=False, settings=FIXED, agent=AgentOptions(cwd=work, open_view=True))
+    async with app.run_test(size=SIZE) as pilot:
+        screen, panel = await agent_view(app, pilot)
+        shown = len(screen.session.messages)
+        await send(pilot, panel, "what happened so far?")
+        await settled(pilot, panel)
+        assert "continuing claude-code-tool-heavy.jsonl (claude-code" in panel.transcript()
+        path = panel.agent.path
+        assert path.parent == data_dir / "context-inspector" / "sessions"
+        assert source.read_bytes() == before  # the inspected file is never written
+        loaded = load(path)
+        assert loaded.format == "neutral" and len(loaded.messages) == shown + 2
+        assert len(screen.session.messages) == shown + 2
+        assert_views_show(screen)
+        sent = mock_api.message_requests[0].messages
+        assert sent[-1]["content"][0]["text"] == "what happened so far?" and len(sent) > 2
+
+
+def test_open_agent_options_are_checked(tmp_path, capsys):
+    from inspector.cli import main
+
+    assert main(["open", "--agent", "--compact-at", "0"]) == 2
+    assert "--compact-at" in capsys.readouterr().err
+    assert main(["open", "--agent", "--cwd", str(tmp_path / "missing")]) == 2
+    assert main(["open", "--agent", str(tmp_path / "no" / "dir" / "s.jsonl")]) == 2
+    assert "cannot write there" in capsys.readouterr().err
