@@ -278,11 +278,7 @@ async def test_esc_cancels_the_turn_and_the_session_goes_on(mock_api, work):
             screen.action_view("messages")  # Esc cancels from any view
             await until(pilot, lambda: screen.focused is screen.query_one(MessageList), "the list's focus")
             await pilot.press("escape")
-            await until(pilot, lambda: "cancelling…" in panel.transcript() and panel.cancel.cancelled, "the cancel")
-            # The provider's closer cannot wake a read blocked on a silent socket: the stream ends at its next
-            # bytes (a real stream keeps sending them), so the gate opens the stream again here.
-            gate.set()
-            await settled(pilot, panel)
+            await settled(pilot, panel)  # the stream is silent (the gate is shut): the cancel must not wait for it
             assert "— cancelled ·" in panel.transcript()
             assert history_valid(screen.session)
             assert_views_show(screen)

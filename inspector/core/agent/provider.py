@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import os
+import socket
 from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from typing import Any
@@ -131,7 +132,7 @@ class AnthropicProvider:
     def _events(self, params: dict[str, Any], cancel: Cancel) -> Generator[Event, None, Response]:
         try:
             with self._client.messages.stream(**params) as stream:
-                unregister = cancel.on_cancel(stream.close)
+                unregister = cancel.on_cancel(lambda: _abort(stream))
                 try:
                     for event in stream:
                         if cancel.cancelled:
@@ -254,6 +255,20 @@ def _response(message: Any) -> Response:
         stop_reason=message.stop_reason, input_tokens=usage.input_tokens or 0,
         cache_creation=usage.cache_creation_input_tokens or 0, cache_read=usage.cache_read_input_tokens or 0,
         output_tokens=usage.output_tokens or 0)
+
+
+def _abort(stream: Any) -> None:
+    """Close `stream` from the cancelling thread. Closing alone leaves a read blocked on a silent socket (waiting for
+    the first token, a stalled server) until bytes arrive; shutting the socket down wakes it at once, and the
+    reader's error becomes Cancelled because the token is set."""
+    network = stream.response.extensions.get("network_stream")
+    sock = network.get_extra_info("socket") if network is not None else None
+    if sock is not None:
+        try:
+            sock.shutdown(socket.SHUT_RDWR)
+        except OSError:  # already closed: the stream ended as we cancelled
+            pass
+    stream.close()
 
 
 def _partial(stream: Any) -> list[Block]:
