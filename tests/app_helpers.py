@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from inspector.app.screens.main import MainScreen
@@ -35,3 +36,9 @@ async def until(pilot, condition, seconds: float = 10.0) -> None:
             return
         await pilot.pause(0.02)
     assert condition(), "condition never held"
+
+
+def write_jsonl(path: Path, objects: list[dict]) -> Path:
+    """A session file of one JSON object a line (the neutral format, when the objects are messages)."""
+    path.write_text("".join(json.dumps(x) + "\n" for x in objects), encoding="utf-8")
+    return path

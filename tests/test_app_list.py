@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from app_helpers import CORPUS, ready, row_text, until
+from app_helpers import CORPUS, ready, row_text, until, write_jsonl
 
 from inspector.app import make_app
 from inspector.app.messages import Loaded, LoadProgress
@@ -117,15 +117,14 @@ async def test_messages_appended_adds_only_new_rows():
 
 
 async def test_orphan_tool_calls_are_flagged(tmp_path):
-    import json
-
+    
     lines = [{"role": "user", "content": "go"},
              {"role": "assistant", "content": [{"type": "tool_use", "id": "a", "name": "run", "input": {}}]},
              {"role": "tool", "tool_call_id": "a", "content": "ok"},
              {"role": "assistant", "content": [{"type": "tool_use", "id": "b", "name": "run", "input": {}}]},
              {"role": "user", "content": "never mind"}]
     path = tmp_path / "orphan.jsonl"
-    path.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+    write_jsonl(path, lines)
     app = make_app(path, home=False)
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await ready(app, pilot)

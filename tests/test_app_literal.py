@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import json
 
-from app_helpers import ready, row_text, until
+from app_helpers import ready, row_text, until, write_jsonl
 
 from inspector.app import make_app
 from inspector.app.text import visible
@@ -23,7 +22,7 @@ def _write(tmp_path):
         {"role": "tool", "tool_call_id": "call_1", "content": HOSTILE * 3},
     ]
     path = tmp_path / "hostile.jsonl"
-    path.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+    write_jsonl(path, lines)
     return path
 
 
@@ -65,7 +64,7 @@ async def test_huge_content_is_capped_and_expands_on_demand(tmp_path):
              {"role": "assistant", "content": [{"type": "tool_use", "id": "c1", "name": "run", "input": {}}]},
              {"role": "tool", "tool_call_id": "c1", "content": huge}]
     path = tmp_path / "huge.jsonl"
-    path.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+    write_jsonl(path, lines)
     app = make_app(path, home=False)
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await ready(app, pilot)
