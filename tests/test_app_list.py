@@ -117,7 +117,6 @@ async def test_messages_appended_adds_only_new_rows():
 
 
 async def test_orphan_tool_calls_are_flagged(tmp_path):
-    
     lines = [{"role": "user", "content": "go"},
              {"role": "assistant", "content": [{"type": "tool_use", "id": "a", "name": "run", "input": {}}]},
              {"role": "tool", "tool_call_id": "a", "content": "ok"},
