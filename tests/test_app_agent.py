@@ -322,15 +322,18 @@ SNAP_DIR = Path("/tmp/context-inspector-agent-snapshot")  # fixed: the view show
 def test_agent_view_snapshot(snap_compare, mock_api, monkeypatch):
     """The Agent view after a turn with a tool call, a denied write and compaction settings in the status line."""
     import shutil
-    from datetime import datetime
-    from functools import partial
 
     from inspector.core.prompt import builder
+    from inspector.core.prompt.environment import Environment
 
     shutil.rmtree(SNAP_DIR, ignore_errors=True)
     (SNAP_DIR / "work").mkdir(parents=True)
     (SNAP_DIR / "work" / "notes.txt").write_text("alpha\nbeta\n")
-    monkeypatch.setattr(builder, "assemble", partial(builder.assemble, now=datetime(2026, 1, 2, 3, 4, 5)))
+    # every machine-dependent fact of the prompt fixed: its token count is on screen
+    monkeypatch.setattr(builder, "environment", lambda cwd, now=None: Environment(
+        cwd=cwd, os="Linux 6.1 (Debian GNU/Linux 12)", shell="/bin/bash", platform="linux (x86_64)",
+        date="2026-01-02 (Friday)"))
+    monkeypatch.setenv("HOME", str(SNAP_DIR / "home"))
     mock_api.add(r.tool_calls(("read_file", {"path": "notes.txt"}), preamble="Let me look."),
                  r.tool_calls(("write_file", {"path": "notes.txt", "content": "gone"})),
                  r.text("notes.txt has two lines; I left it unchanged."))
