@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from inspector.core.compaction.pairing import PairingCheck
 from inspector.core.formats import detect, resolve, subagent_files
 from inspector.core.formats.jsonl import Progress, first_object, read_jsonl
 from inspector.core.index import FileShrunk, LineIndex
@@ -106,6 +107,7 @@ class Follower:
         self._tail: list[tuple] = []  # `_key` of the last messages, to see which of them grew
         self.reads = 0  # bytes read by the last update (a work counter for tests and the benchmark)
         self._fed = 0  # lines fed to the loader so far
+        self._pairs = PairingCheck(undo=TAIL_CHECK)  # the context's tool pairing, re-checked from what changed
 
     def pending(self) -> int:
         """Bytes of an unfinished last line, held back until its newline arrives."""
@@ -138,6 +140,8 @@ class Follower:
             self._index = LineIndex(path)
             read_jsonl(path, self._feed, loader.warn, progress, self._index, self._skip_fed_tail)
             session = loader.build()
+            self._pairs.reset(session.context_start)
+            self._add_pairing(session, session.context_start, 0)
             self.reads = self._index.end
         self.session = session
         self.covered = self._index.end if self._index is not None else st.st_size
@@ -202,7 +206,11 @@ class Follower:
         if self._fed == before_fed and index.end == before_end:
             return Change(old, first_new=len(old.messages))  # a spurious event, or half a line: nothing to build
         session = self._loader.build()
-        change = self._diff(old, session)
+        change, changed = self._diff(old, session)
+        compacts = [c.index for c in change.compactions if c.kind == "compact"]
+        start = session.context_start if change.rebuilt else max([self._pairs.start, *compacts])
+        self._add_pairing(session, start, changed)
+        change.new_warnings = max(0, len(session.warnings) - len(old.warnings))
         change.lines, change.bytes = len(index) - before_lines, index.end - before_end
         if change.empty:  # lines that change nothing shown (progress, bookkeeping): the session stays the same object
             change.session = session = old
@@ -243,30 +251,40 @@ class Follower:
             return "the file was rewritten"
         return None
 
-    def _diff(self, old: Session, new: Session) -> Change:
-        """What `new` adds to `old`: appended messages, changed earlier ones, new requests and compactions."""
+    def _diff(self, old: Session, new: Session) -> tuple[Change, int]:
+        """What `new` adds to `old`: appended messages, changed earlier ones, new requests and compactions; and the
+        first message whose blocks may differ (a microcompact changes only results' text, never which call they
+        answer: the tool pairing is re-checked from there, though every row is redrawn)."""
         n_old = len(old.messages)
         change = Change(new, first_new=n_old, new_requests=max(0, len(new.requests) - len(old.requests)),
-                        compactions=new.compactions[len(old.compactions):],
-                        new_warnings=max(0, len(new.warnings) - len(old.warnings)))
-        if any(c.kind == "microcompact" for c in change.compactions):
-            change.first_new, change.rebuilt = 0, True  # cleared results can be anywhere before the boundary
-            return change
+                        compactions=new.compactions[len(old.compactions):])
+        micro = any(c.kind == "microcompact" for c in change.compactions)
         if n_old and (len(new.messages) < n_old or new.messages[0] is not old.messages[0]):
             same = _common_prefix(old.messages, new.messages)  # the loader walked the branch again
             if same < n_old - len(self._tail):
                 change.first_new, change.rebuilt = same, True
                 last = old.messages[-1].uuid
-                if last is not None and all(m.uuid != last for m in new.messages[same:]):
+                if micro:
+                    change.first_new = 0
+                elif last is not None and all(m.uuid != last for m in new.messages[same:]):
                     change.reloaded = "the active branch changed (a rewind)"
-                return change
+                return change, same
         first_tail = n_old - len(self._tail)
         for k, key in enumerate(self._tail):
             if k + first_tail >= len(new.messages) or _key(new.messages[first_tail + k]) != key:
                 change.updated.append(first_tail + k)
-        if change.updated and change.updated[-1] >= len(new.messages):
+        changed = change.updated[0] if change.updated else n_old
+        if micro:
+            change.first_new, change.rebuilt, change.updated = 0, True, []  # cleared results can be anywhere
+        elif change.updated and change.updated[-1] >= len(new.messages):
             change.first_new, change.rebuilt, change.updated = change.updated[0], True, []
-        return change
+        return change, changed
+
+    def _add_pairing(self, session: Session, start: int, changed: int) -> None:
+        """Re-check the tool pairing from message `changed` (the context now begins at `start`) and warn about it
+        as a fresh `load` does."""
+        self._pairs.follow(session.messages, start, changed)
+        session.warnings.extend(self._pairs.warnings(session.messages))
 
     def _remember_tail(self, session: Session) -> None:
         self._tail = [_key(m) for m in session.messages[-TAIL_CHECK:]]

@@ -13,7 +13,7 @@ from typing import Callable
 
 from inspector.core.formats.detect import detect
 from inspector.core.formats.jsonl import Progress, read_jsonl
-from inspector.core.model import LoadError, LoadWarning, Session
+from inspector.core.model import LoadError, Session
 
 __all__ = ["load", "detect", "resolve", "subagent_files", "Progress"]
 
@@ -26,30 +26,10 @@ def load(path: str | os.PathLike[str], progress: Progress | None = None) -> Sess
     fmt = detect(file)
     loader: Callable[[Path, Progress | None], Session] = _LOADERS[fmt]
     session = loader(file, progress)
+    from inspector.core.compaction.pairing import pairing_warnings  # the compaction package imports formats
+
     session.warnings.extend(pairing_warnings(session))
     return session
-
-
-MAX_PAIRING_WARNINGS = 20
-
-
-def pairing_warnings(session: Session) -> list[LoadWarning]:
-    """Tool calls and results in the current context that the API would refuse: a result answering no call, a
-    call never answered (except in the last message, whose tools may still be running)."""
-    from inspector.core.compaction.pairing import find_orphans
-
-    start, context = session.context_start, session.context
-    orphans = [o for o in find_orphans(context) if o.kind == "tool_result" or o.index < len(context) - 1]
-    out = []
-    for o in orphans[:MAX_PAIRING_WARNINGS]:
-        lines = context[o.index].lines
-        what = (f"tool_result {o.tool_id} answers no tool_use" if o.kind == "tool_result"
-                else f"tool_use {o.tool_id} ({o.tool_name or '?'}) has no tool_result")
-        out.append(LoadWarning(lines[0] if lines else None, f"message {start + o.index}: {what} "
-                                                            "(the API would refuse this context)"))
-    if len(orphans) > MAX_PAIRING_WARNINGS:
-        out.append(LoadWarning(None, f"{len(orphans) - MAX_PAIRING_WARNINGS} more unpaired tool calls or results"))
-    return out
 
 
 def resolve(path: str | os.PathLike[str]) -> Path:
