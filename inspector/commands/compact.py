@@ -3,7 +3,9 @@
 Plans the strategy on the session's current context and prints what it would do, message by message, with token
 totals. With --out the result is written to a new file (never the input), in Claude Code's format when the input
 was Claude Code's so `claude --resume` can continue it, else in the neutral format. A summary is written by the
-model when ANTHROPIC_API_KEY is set, or taken from --summary-file; otherwise the exact prompt is shown.
+model when ANTHROPIC_API_KEY is set, or taken from --summary-file; otherwise the exact prompt is shown. A line at
+the top places the context before and after the plan against the policy's auto-compact threshold (--policy;
+default: the session's own, as in `report`).
 """
 
 from __future__ import annotations
@@ -24,8 +26,9 @@ from inspector.core.compaction.summary import PROMPT_STYLES
 from inspector.core.estimators import ESTIMATORS, Estimator
 from inspector.core.export import check_target, claude_code_session_id, default_format, export_session
 from inspector.core.formats import load
+from inspector.core.limits import POLICIES, WindowInfo, window_info
 from inspector.core.model import LoadError, Session
-from inspector.core.tokens import estimator_for
+from inspector.core.tokens import account, estimator_for
 
 KEY_HINT = ("set ANTHROPIC_API_KEY (and ANTHROPIC_BASE_URL for another endpoint, ANTHROPIC_MODEL for another "
             "model) to have the model write the summary, or pass --summary-file FILE with a summary you wrote")
@@ -63,6 +66,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--estimator", choices=sorted(ESTIMATORS), default=None,
                         help="token estimator (default: calibrated on the session's usage when it has some, "
                              "else script)")
+    parser.add_argument("--policy", choices=POLICIES, default=None,
+                        help="thresholds to place the context against (default: the session's own, as in report)")
+    parser.add_argument("--window", type=int, default=None, metavar="N",
+                        help="context window in tokens (default: the model's, or the one the session states)")
     snip = parser.add_argument_group("snip (the reference design)")
     snip.add_argument("--preserve-last-n", type=_count, default=6, metavar="N",
                       help="leave the last N messages alone (default 6)")
@@ -118,15 +125,26 @@ def run(args: argparse.Namespace) -> int:
     if args.out and not args.dry_run:
         check_target(session, args.out)  # before any work (or a paid summary) is done
     estimates = Estimates(_estimator(session, args.estimator))
+    try:
+        info = window_info(session, args.policy, args.window)
+    except ValueError as exc:  # a bad window
+        raise UsageError(str(exc)) from None
     plan = plan_strategy(args.strategy, session, settings_from(args, session), estimates)
     out = sys.stdout
     if plan.summary is not None:
         plan = _summarize(plan, args)
+    figure = account(session, estimates.estimator).current_context
     if args.json:
-        json.dump(plan_dict(plan, args.all), out, ensure_ascii=True, separators=(",", ":"))
+        d = plan_dict(plan, args.all)
+        d["window"] = info.to_dict()
+        d["context"] = {"before": info.state(figure).to_dict(),
+                        "after": info.state(max(0, figure - plan.saved)).to_dict()}
+        json.dump(d, out, ensure_ascii=True, separators=(",", ":"))
         out.write("\n")
     else:
-        for line in render_plan(plan, args.all):
+        lines = render_plan(plan, args.all)
+        lines.insert(1, threshold_line(info, figure, plan.saved))  # under the strategy line: the rows follow
+        for line in lines:
             out.write(line + "\n")
         if plan.summary is not None and plan.summary.text is not None:
             out.write("\nsummary:\n" + inert(plan.summary.text) + "\n")
@@ -152,6 +170,20 @@ def run(args: argparse.Namespace) -> int:
         where = "its project directory" + ("" if path.name == f"{sid}.jsonl" else f" as {sid}.jsonl")
         out.write(f"to resume it with Claude Code: put it in {where} and run `claude --resume {sid}`\n")
     return 0
+
+
+def threshold_line(info: WindowInfo, figure: int, saved: int) -> str:
+    """Where the context stands against the policy's auto-compact threshold before and after the plan. `figure` is
+    the context figure compaction decisions use (last measured + estimate since); the plan takes `saved` off it."""
+    limit = info.thresholds.autocompact
+    source = "the session's default" if info.policy_source == "default" else "chosen"
+
+    def where(used: int) -> str:
+        gap = limit - used
+        return f"{used:,} ({used / info.context_window:.1%}, {abs(gap):,} {'below' if gap > 0 else 'over'})"
+
+    return (f"{info.policy} policy ({source}): auto-compact at {limit:,} of {info.context_window:,}; "
+            f"context now {where(figure)}, after this plan {where(max(0, figure - saved))}")
 
 
 def plan_dict(plan: Plan, all_rows: bool = False) -> dict:

@@ -28,8 +28,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--estimator", choices=sorted(ESTIMATORS), default=None,
                         help="how to estimate tokens without usage (default: calibrated when the session has usage, "
                              "else script; exact needs ANTHROPIC_API_KEY)")
-    parser.add_argument("--policy", choices=POLICIES, default="claude-code",
-                        help="compaction thresholds to measure against (default: claude-code)")
+    parser.add_argument("--policy", choices=POLICIES, default=None,
+                        help="compaction thresholds to measure against (default: the session's own: codex for "
+                             "Codex rollouts, claude-code for Claude Code's sessions and requests, reference for "
+                             "the others, our agent's included)")
     parser.add_argument("--window", type=int, default=None, metavar="N",
                         help="context window in tokens (default: the model's, or the one the session states)")
     parser.add_argument("--messages", action="store_true", help="table form: list every message's tokens too")
@@ -46,7 +48,7 @@ def _run(args: argparse.Namespace) -> int:
         sys.stderr.write("\r\x1b[K")
     try:
         accounting = account(session, getattr(args, "estimator", None))
-        info = window_info(session, getattr(args, "policy", "claude-code"), getattr(args, "window", None))
+        info = window_info(session, getattr(args, "policy", None), getattr(args, "window", None))
     except ValueError as exc:  # an unknown policy, a bad window, `exact` without a key
         raise UsageError(str(exc)) from None
     what_if = replay(session, info.thresholds.autocompact)  # where the policy would have compacted

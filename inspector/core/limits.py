@@ -10,6 +10,9 @@ Policies (`--policy`):
                  auto-compact threshold to N% of effective (never raises it).
     codex        90% of the stated window (which Codex already gives as 95% of the raw one)
     custom       percentages of the effective window: warning_pct, autocompact_pct, blocking_pct
+
+Without `--policy` a session is measured against its own harness's rule (`default_policy`), so a Codex rollout
+gets Codex's thresholds without asking; `WindowInfo.policy_source` says whether the policy was that default or chosen.
 """
 
 from __future__ import annotations
@@ -24,6 +27,8 @@ LONG_WINDOW = 1_000_000
 DEFAULT_WINDOW = 200_000
 CLAUDE_CODE_RESERVE_CAP = 20_000
 POLICIES: tuple[str, ...] = ("reference", "claude-code", "codex", "custom")
+AGENT_POLICY = "reference"  # what our own agent loop compacts by unless told otherwise (`run --policy`)
+CLAUDE_CODE_PROMPT = "You are Claude Code"  # how Claude Code's system prompt opens: a request it sent
 OVERRIDE_ENV = "CLAUDE_AUTOCOMPACT_PCT_OVERRIDE"
 
 # Max output tokens per Claude model family (the Models overview), most specific first; the output reserve is
@@ -34,6 +39,40 @@ _MAX_OUTPUT: tuple[tuple[str, int], ...] = (
     ("sonnet-4", 64_000), ("haiku-4", 64_000),
 )
 DEFAULT_MAX_OUTPUT = 32_000
+
+
+def default_policy(session: Session | None) -> str:
+    """The policy a session is measured against when none is chosen: the rule of the harness that wrote it.
+
+    - `codex` rollouts: `codex`, the rule Codex itself applies (90% of the window it states).
+    - `claude-code` transcripts: `claude-code`, Claude Code's auto-compact arithmetic.
+    - `neutral` (our own agent's files): `reference`, what the agent loop compacts by (`run --policy` and
+      `agent.config.compaction_policy` default to it: 70% of the window less the output reserve); a `--compact-at`
+      used for a run is not recorded in the file, so the default is the best the file can tell.
+    - `anthropic-request`: a captured Messages request. One whose system prompt opens as Claude Code's was sent by
+      Claude Code (the usual way such captures are made), so `claude-code`; any other was built by some program whose
+      compaction rule nothing records, and the API itself only refuses a request that does not fit, so `reference`,
+      the harness-neutral rule of the design this project follows, not another harness's buffer arithmetic.
+    - `openai-chat`: `reference`, for the same reason (Codex does not write this format; its rule assumes the
+      95%-discounted window only Codex states).
+    - no session: `reference`. Nothing tells whose harness it is, and the one caller that asks without a session
+      is our own agent's configuration (a threshold for a model alone).
+    """
+    return _default_with_reason(session)[0]
+
+
+def _default_with_reason(session: Session | None) -> tuple[str, str]:
+    if session is None:
+        return AGENT_POLICY, "no session"
+    if session.format == "codex":
+        return "codex", "Codex's own rule"
+    if session.format == "claude-code":
+        return "claude-code", "Claude Code's own rule"
+    if session.format == "neutral":
+        return AGENT_POLICY, "what our agent compacts by"
+    if session.format == "anthropic-request" and CLAUDE_CODE_PROMPT in (session.system or "")[:2000]:
+        return "claude-code", "a request Claude Code sent"
+    return "reference", "no harness rule recorded"
 
 
 def max_output(model: str | None) -> int:
@@ -104,6 +143,8 @@ class WindowInfo:
     thresholds: Thresholds
     model: str | None = None
     notes: list[str] = field(default_factory=list)
+    policy_source: str = "chosen"  # "default": the session's own (`default_policy`); "chosen": asked for by name
+    default_policy: str | None = None  # what the session's own policy is, whichever was applied
 
     @property
     def reserved(self) -> int:
@@ -122,7 +163,8 @@ class WindowInfo:
     def to_dict(self) -> dict:
         return {"context_window": self.context_window, "output_reserve": self.output_reserve,
                 "effective": self.effective, "policy": self.policy, "thresholds": self.thresholds.to_dict(),
-                "model": self.model, "notes": self.notes}
+                "policy_source": self.policy_source, "default_policy": self.default_policy, "model": self.model,
+                "notes": self.notes}
 
 
 def _pct(name: str, value: object, default: float) -> float:
@@ -137,16 +179,20 @@ def _pct(name: str, value: object, default: float) -> float:
     return pct
 
 
-def window_info(session: Session | None = None, policy: str = "claude-code", window: int | None = None,
+def window_info(session: Session | None = None, policy: str | None = None, window: int | None = None,
                 model: str | None = None, output_reserve: int | None = None,
                 environ: dict[str, str] | None = None, **options: object) -> WindowInfo:
-    """The window, output reserve and thresholds of `policy` for the session's current model.
+    """The window, output reserve and thresholds of `policy` (None: the session's own, `default_policy`) for the
+    session's current model.
 
     `window` overrides the window; `output_reserve` the reserve. Options: claude-code `autocompact_pct` (else
     CLAUDE_AUTOCOMPACT_PCT_OVERRIDE from `environ`, default os.environ); reference `compact_pct` (70),
     `warning_pct` (60); codex `compact_pct` (90); custom `warning_pct` (60), `autocompact_pct` (70),
     `blocking_pct` (95). Raises ValueError for an unknown policy or a bad option.
     """
+    own, why = _default_with_reason(session)
+    source = "chosen" if policy is not None else "default"
+    policy = policy if policy is not None else own
     if policy not in POLICIES:
         raise ValueError(f"unknown policy {policy!r}; choose from {', '.join(POLICIES)}")
     if window is not None and window <= 0:
@@ -159,6 +205,10 @@ def window_info(session: Session | None = None, policy: str = "claude-code", win
     if model is None and session is not None:
         model = current_model(session)
     notes: list[str] = []
+    if source == "default":
+        notes.append(f"policy {policy}: the session's default, {why}")
+    elif policy != own:
+        notes.append(f"policy {policy} chosen; the session's default is {own}")
     if window is not None:
         size = window
         notes.append("window set by --window")
@@ -209,4 +259,4 @@ def window_info(session: Session | None = None, policy: str = "claude-code", win
     thresholds.warning = max(0, thresholds.warning)
     thresholds.autocompact = max(0, thresholds.autocompact)
     thresholds.blocking = max(thresholds.autocompact, thresholds.blocking)
-    return WindowInfo(size, reserve, effective, policy, thresholds, model, notes)
+    return WindowInfo(size, reserve, effective, policy, thresholds, model, notes, source, own)
