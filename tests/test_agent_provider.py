@@ -17,7 +17,7 @@ def test_api_messages_send_only_what_the_api_accepts():
     messages = [
         Message("user", "prompt", [Block("text", "hi"), Block("image", media="image/png", size=10)]),
         Message("assistant", "assistant", [Block("thinking", "unsigned, from a file"), Block("text", "ok")]),
-        Message("assistant", "assistant", [Block("thinking", "signed", raw={"signature": "s1"})]),
+        Message("assistant", "assistant", [Block("thinking", "signed", signature="s1")]),
         Message("assistant", "assistant", [Block("thinking", "only unsigned thinking")]),
         Message("user", "meta", [Block("unknown", raw={"type": "server_tool_use"})]),
     ]

@@ -40,6 +40,8 @@ class Block:
     tool_use: `tool_id`, `tool_name`, `input`.  tool_result: `tool_id` (the tool_use it answers), `text` and/or
     `content` (nested blocks when the result was a list), `is_error`.  image/document: `media` (media type) and
     `size` (bytes of base64 data, which is not kept).  unknown: `raw` holds the original dict.
+    thinking: `signature`, the API's proof that the text is the model's own (None when the source recorded none):
+    the API takes a thinking block back only with it, verbatim. redacted_thinking: `text` holds its opaque `data`.
     """
 
     type: BlockType
@@ -52,6 +54,7 @@ class Block:
     media: str | None = None
     size: int = 0
     raw: dict | None = None
+    signature: str | None = None
 
     def all_text(self) -> str:
         """Every piece of text the model sees in this block, nested results included (tool_use: the JSON input)."""
@@ -66,7 +69,7 @@ class Block:
         if self.type in ("text",):
             return {"type": "text", "text": self.text}
         if self.type == "thinking":
-            return {"type": "thinking", "thinking": self.text, "signature": ""}
+            return {"type": "thinking", "thinking": self.text, "signature": self.signature or ""}
         if self.type == "redacted_thinking":
             return {"type": "redacted_thinking", "data": self.text}
         if self.type == "tool_use":

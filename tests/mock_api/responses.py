@@ -21,7 +21,8 @@ class Reply:
 
     `input_tokens` None: the server's deterministic count of the request (`count_tokens`). `output_tokens` None:
     one token per four characters of output. `delay` seconds pass between SSE events; when `gate` is given the
-    stream pauses after its first content delta until the gate is set (for cancellation tests).
+    stream pauses after its `gate_after`-th content delta (the first by default) until the gate is set (for
+    cancellation tests). A thinking block streams as thinking deltas then one `signature_delta`, as the API does.
     """
 
     blocks: list[dict]
@@ -33,6 +34,7 @@ class Reply:
     model: str | None = None
     delay: float = 0.0
     gate: threading.Event | None = None
+    gate_after: int = 1
 
 
 @dataclass

@@ -10,6 +10,11 @@ Answers are taken in order from the main queue (`add`), or from a route's queue 
 Endpoints: POST /v1/messages (streaming SSE or JSON, as the request's `stream` asks) and
 POST /v1/messages/count_tokens (a deterministic count, `count_tokens` below). With nothing queued, /v1/messages
 answers 500 with `x-should-retry: false`, so a test that under-scripts fails at once with a clear message.
+
+Extended thinking is checked as the API checks it, for requests that enable `thinking`: a thinking block sent back
+must carry the signature this server issued with that very text (`issued`), a redacted_thinking block data this
+server sent, and the assistant message before the final user turn, when that turn holds tool results, must start
+with a thinking block. Anything else is refused with the API's 400 (not retried; the queued answer stays queued).
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable
 
-from .responses import ApiError, Drop, Reply, Response, message_json, sse_events
+from .responses import ApiError, Drop, Reply, Response, invalid_request, message_json, sse_events
 
 MOCK_KEY = "sk-ant-mock-0123456789"  # the dummy key the fixture and `client()` use
 MESSAGE_OVERHEAD = 3  # tokens counted per message on top of its text, like the API's role/turn markers
@@ -104,6 +109,8 @@ class MockAnthropicServer:
         self._routes: list[tuple[Callable[[RecordedRequest], bool], deque[Response | Any]]] = []
         self._lock = threading.Lock()
         self.requests: list[RecordedRequest] = []
+        self.issued: dict[str, str] = {}  # signature -> the thinking text it was issued with
+        self.redacted: set[str] = set()  # the data of the redacted_thinking blocks it sent
         self._ids = 0
         server = self
         self._httpd = _QuietServer(("127.0.0.1", 0), _handler_class(server))
@@ -163,6 +170,49 @@ class MockAnthropicServer:
 
         return anthropic.Anthropic(api_key=kwargs.pop("api_key", MOCK_KEY), base_url=self.url, **kwargs)
 
+    def _issue(self, reply: Reply) -> None:
+        with self._lock:
+            for block in reply.blocks:
+                if block.get("type") == "thinking":
+                    self.issued[block.get("signature", "sig-mock")] = block.get("thinking", "")
+                elif block.get("type") == "redacted_thinking":
+                    self.redacted.add(block.get("data", ""))
+
+    def thinking_error(self, body: dict) -> ApiError | None:
+        """The API's refusal of a request that enables thinking and sends thinking back wrong, else None."""
+        thinking = body.get("thinking")
+        if not isinstance(thinking, dict) or thinking.get("type") != "enabled":
+            return None
+        messages = body.get("messages", [])
+        for i, message in enumerate(messages):
+            content = message.get("content") if isinstance(message, dict) else None
+            for j, block in enumerate(content if isinstance(content, list) else []):
+                kind = block.get("type") if isinstance(block, dict) else None
+                if kind == "redacted_thinking" and block.get("data") not in self.redacted:
+                    return invalid_request(f"messages.{i}.content.{j}: Invalid `data` in `redacted_thinking` block")
+                if kind != "thinking":
+                    continue
+                signature = block.get("signature")
+                if not isinstance(signature, str):
+                    return invalid_request(f"messages.{i}.content.{j}.thinking.signature: Field required")
+                with self._lock:
+                    issued = self.issued.get(signature)
+                if issued is None or issued != block.get("thinking"):
+                    return invalid_request(f"messages.{i}.content.{j}: Invalid `signature` in `thinking` block")
+        # consecutive user messages are one turn to the API: the last assistant message before the final user turn
+        last = next((i for i in range(len(messages) - 1, -1, -1) if _role(messages[i]) == "assistant"), None)
+        final_turn = messages[last + 1:] if last is not None else []
+        if last is not None and _has(messages[last], "tool_use") and any(_has(m, "tool_result") for m in final_turn):
+            head = messages[last]["content"][0]
+            first = head.get("type") if isinstance(head, dict) else type(head).__name__
+            if first not in ("thinking", "redacted_thinking"):
+                return invalid_request(f"messages.{last}.content.0.type: Expected `thinking` or `redacted_thinking`, "
+                                       f"but found `{first}`. When `thinking` is enabled, a final `assistant` message "
+                                       "must start with a thinking block (preceeding the lastmost set of `tool_use` "
+                                       "and `tool_result` blocks). We recommend you include thinking blocks from "
+                                       "previous turns.")
+        return None
+
     def _next(self, request: RecordedRequest) -> tuple[Response | None, str]:
         """The answer for `request` and the message id it goes out with."""
         with self._lock:
@@ -201,7 +251,11 @@ def _handler_class(server: MockAnthropicServer) -> type[BaseHTTPRequestHandler]:
             if path == "/v1/messages/count_tokens":
                 self._json(200, {"input_tokens": count_tokens(body)})
             elif path == "/v1/messages":
-                self._answer(*server._next(recorded), recorded)
+                refused = server.thinking_error(body)
+                if refused is not None:
+                    self._error(refused)
+                else:
+                    self._answer(*server._next(recorded), recorded)
             else:
                 self._error(ApiError(404, "not_found_error", f"mock server: no route {path}", retry_after_ms=None))
 
@@ -214,6 +268,7 @@ def _handler_class(server: MockAnthropicServer) -> type[BaseHTTPRequestHandler]:
                 self._error(response)
                 return
             reply = response.reply if isinstance(response, Drop) else response
+            server._issue(reply)
             model = reply.model or request.body.get("model", "claude-mock")
             input_tokens = reply.input_tokens if reply.input_tokens is not None else count_tokens(request.body)
             if not request.streamed:
@@ -242,7 +297,7 @@ def _handler_class(server: MockAnthropicServer) -> type[BaseHTTPRequestHandler]:
                 self._chunk(_sse(name, data))
                 if name == "content_block_delta":
                     deltas += 1
-                    if deltas == 1 and reply.gate is not None:
+                    if deltas == reply.gate_after and reply.gate is not None:
                         reply.gate.wait(30)
                 if reply.delay:
                     time.sleep(reply.delay)
@@ -270,6 +325,15 @@ def _handler_class(server: MockAnthropicServer) -> type[BaseHTTPRequestHandler]:
                        headers)
 
     return Handler
+
+
+def _role(message: Any) -> Any:
+    return message.get("role") if isinstance(message, dict) else None
+
+
+def _has(message: Any, kind: str) -> bool:
+    content = message.get("content") if isinstance(message, dict) else None
+    return isinstance(content, list) and any(isinstance(b, dict) and b.get("type") == kind for b in content)
 
 
 def _sse(name: str, data: dict) -> bytes:

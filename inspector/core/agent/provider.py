@@ -79,7 +79,10 @@ class Response:
 class AnthropicProvider:
     """Streams one model response per call (`stream`). It is also the compaction engine's SummaryProvider
     (`summarize`), writing summaries with `model` and stopping when `cancel` is set; `bound` gives a copy sharing
-    the HTTP client with another model and cancel token."""
+    the HTTP client with another model and cancel token.
+
+    A thinking block's signature arrives as one `signature_delta`, its last delta; the SDK's MessageStream folds it
+    into the block, so the Response's thinking blocks (and a cancelled stream's snapshot) carry it."""
 
     def __init__(self, api_key: str, base_url: str | None = None, *, model: str = DEFAULT_MODEL,
                  max_retries: int = 2, timeout: float = 600.0) -> None:
@@ -214,8 +217,9 @@ def _params(request: ModelRequest) -> dict[str, Any]:
 
 
 def api_messages(messages: list[Message]) -> list[dict]:
-    """Messages-API params for the context. Thinking blocks go back only with their signature (the API refuses
-    others; ones loaded from a file have none); image/document data is not kept, so a note stands in for it."""
+    """Messages-API params for the context. Thinking blocks go back verbatim with their signature, which the API
+    requires in the turn before tool results when thinking is on; unsigned ones (a file that recorded no signature)
+    are left out, as the API refuses them. Image/document data is not kept, so a note stands in for it."""
     out = []
     for m in messages:
         content = [b for b in (_block_param(b) for b in m.blocks) if b is not None]
@@ -226,8 +230,7 @@ def api_messages(messages: list[Message]) -> list[dict]:
 
 def _block_param(b: Block) -> dict | None:
     if b.type == "thinking":
-        signature = (b.raw or {}).get("signature")
-        return {"type": "thinking", "thinking": b.text, "signature": signature} if signature else None
+        return b.to_api() if b.signature else None
     if b.type in ("image", "document"):
         return {"type": "text", "text": f"[{b.type} ({b.media or 'unknown type'}) not kept in this session]"}
     if b.type == "unknown":
@@ -240,7 +243,7 @@ def _block(content: Any) -> Block:
     if kind == "text":
         return Block("text", content.text)
     if kind == "thinking":
-        return Block("thinking", content.thinking, raw={"signature": content.signature})
+        return Block("thinking", content.thinking, signature=content.signature or None)
     if kind == "redacted_thinking":
         return Block("redacted_thinking", content.data)
     if kind == "tool_use":
@@ -272,10 +275,14 @@ def _abort(stream: Any) -> None:
 
 
 def _partial(stream: Any) -> list[Block]:
-    """What a cancelled stream had produced that can stand in history: its text. Thinking is dropped (unsigned
-    until its block ends), and so are tool calls: their input may be cut short and they never ran."""
+    """What a cancelled stream had produced that can stand in history: its text, with the thinking before it that
+    had arrived whole (signed: the signature is a thinking block's last delta). Thinking cut short is dropped (the
+    API refuses it unsigned), and so are tool calls: their input may be cut short and they never ran. Without text
+    there is nothing to keep."""
     try:
         snapshot = stream.current_message_snapshot
     except AssertionError:  # cancelled before message_start arrived
         return []
-    return [_block(c) for c in snapshot.content if c.type == "text" and c.text]
+    kept = [c for c in snapshot.content if (c.type == "text" and c.text) or (c.type == "thinking" and c.signature)
+            or c.type == "redacted_thinking"]
+    return [_block(c) for c in kept] if any(c.type == "text" for c in kept) else []

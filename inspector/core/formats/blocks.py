@@ -28,8 +28,8 @@ def block_from_dict(b: dict) -> Block:
     kind = b.get("type")
     if kind == "text":
         return Block("text", _str(b.get("text")))
-    if kind == "thinking":
-        return Block("thinking", _str(b.get("thinking")))
+    if kind == "thinking":  # an empty signature (a file that recorded none) is no signature
+        return Block("thinking", _str(b.get("thinking")), signature=opt_str(b.get("signature")) or None)
     if kind == "redacted_thinking":
         return Block("redacted_thinking", _str(b.get("data")))
     if kind == "tool_use":
