@@ -1,7 +1,9 @@
 """`context-inspector` entry point: open the app, or run a headless subcommand.
 
-Every failure the user can cause (a missing path, a file that is no session) ends in one line on stderr and exit
-status 2; nothing the user does should show a traceback. Set CONTEXT_INSPECTOR_DEBUG=1 to see one for a real bug.
+Every failure the user can cause (a missing path, a file that is no session) or the system can (a full disk, a
+read-only directory: "cannot write PATH: REASON") ends in one line on stderr and exit status 2; nothing the user
+does should show a traceback, and output cut short by its reader (`| head`) ends quietly. Set
+CONTEXT_INSPECTOR_DEBUG=1 to see a traceback for a real bug.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import os
 import sys
 
 from inspector import __version__
+from inspector.core.atomic import reason
 from inspector.core.model import LoadError
 
 SUBCOMMANDS = {
@@ -42,6 +45,21 @@ def _parser(command: str | None = None) -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    try:
+        try:
+            return _main(argv)
+        finally:
+            sys.stdout.flush()  # a reader gone (`| head -1`) shows here, not in the interpreter's exit
+    except BrokenPipeError:
+        # Nobody reads the rest: stop quietly. Output still buffered goes to /dev/null, or the interpreter's own
+        # flush at exit would print "Exception ignored ... BrokenPipeError" and exit 120.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+        return 0
+
+
+def _main(argv: list[str] | None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or (argv[0] not in SUBCOMMANDS and argv[0] not in ("open", "-h", "--help", "--version")):
         argv.insert(0, "open")
@@ -55,7 +73,13 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:
-        return 0
+        raise
+    except OSError as exc:  # the system refused (a full disk, a permission): the user's to fix, not a bug
+        if os.environ.get("CONTEXT_INSPECTOR_DEBUG"):
+            raise
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"context-inspector: {where}{reason(exc)}", file=sys.stderr)
+        return 2
     except Exception as exc:  # a bug: one line, unless the user asked for the traceback
         if os.environ.get("CONTEXT_INSPECTOR_DEBUG"):
             raise

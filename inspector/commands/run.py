@@ -5,7 +5,7 @@ one JSON object a line. Nobody is there to answer permission questions, so read-
 directory run, writes and shell commands run only with --allow-writes, and anything outside the working directory
 (and --add-dir) is denied; the model gets a permission-denied result. Ctrl-C cancels the turn cleanly (a second
 Ctrl-C stops at once). Exit status: 0 when the model finished, 1 on an API error, 130 when cancelled, 2 for bad
-usage or a missing API key.
+usage, a missing API key or a session file that cannot be written (the turn stops there).
 """
 
 from __future__ import annotations
@@ -100,6 +100,8 @@ def run(args: argparse.Namespace) -> int:
             printer.show(event)
             if isinstance(event, TurnDone):
                 stop = event.stop_reason
+    if writer.failed is not None:  # the error event named the file and the reason: nothing was "saved"
+        return 2
     printer.finish(path, stop, args.allow_writes)
     return EXIT.get(stop, 0)
 

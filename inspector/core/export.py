@@ -1,23 +1,24 @@
 """Write a Session to a new file, atomically: the neutral format, or Claude Code's JSONL for Claude Code input.
 
-The file being inspected is never written: the output must be a different path. Lines go to a temporary file in
-the output's directory, which is flushed, synced and renamed over the target with os.replace, so a reader (or a
-crash) never sees half a file. The Claude Code form is what Claude Code itself writes for a conversation: a
-uuid/parentUuid chain of user/assistant lines, a compact_boundary (parentUuid null, logicalParentUuid) before the
-summary line marked isCompactSummary, so `claude --resume` can continue from the compacted context.
+The file being inspected is never written: the output must be a different path. It is written atomically
+(inspector.core.atomic): a reader, a full disk or a crash never sees half of it, a failed write leaves the old file
+as it was and no temporary file, and the failure is one line naming the file and the reason. The Claude Code form
+is what Claude Code itself writes for a conversation: a uuid/parentUuid chain of user/assistant lines, a
+compact_boundary (parentUuid null, logicalParentUuid) before the summary line marked isCompactSummary, so
+`claude --resume` can continue from the compacted context.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import tempfile
 import uuid as uuidlib
 from collections.abc import Iterable, Iterator
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Literal
 
+from inspector.core.atomic import write_atomic
 from inspector.core.formats.claude_code import CLEARED
 from inspector.core.formats.neutral import session_lines
 from inspector.core.model import Compaction, LoadError, Message, Request, Session
@@ -34,12 +35,14 @@ def default_format(session: Session) -> ExportFormat:
 def export_session(session: Session, out: str | os.PathLike[str], fmt: ExportFormat | None = None) -> Path:
     """Write `session` to `out` (a new path, never the session's own file) and return the path written.
 
-    Raises LoadError (one line) when `out` is the input file, a directory, or cannot be written.
+    Raises LoadError (one line) when `out` is the input file or a directory, WriteFailed (a LoadError: "cannot write
+    PATH: no space left on device") when it cannot be written.
     """
     target = check_target(session, out)
     fmt = fmt or default_format(session)
     lines = session_lines_neutral(session) if fmt == "neutral" else claude_code_lines(session, target)
-    _write_atomic(target, lines)
+    # backslashreplace writes a lone surrogate (from a "\ud800" escape in the input) as that same JSON escape
+    write_atomic(target, _json_lines(lines), encoding_errors="backslashreplace")
     return target
 
 
@@ -60,29 +63,9 @@ def _same_file(a: Path, b: Path) -> bool:
         return False
 
 
-def _write_atomic(target: Path, lines: Iterable[dict[str, Any]]) -> None:
-    directory = target.parent if str(target.parent) else Path(".")
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
-    except OSError as exc:
-        raise LoadError(f"{target}: cannot write ({exc.strerror or exc})") from None
-    try:
-        # backslashreplace writes a lone surrogate (from a "\ud800" escape in the input) as that same JSON escape
-        with os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace", newline="\n") as f:
-            for line in lines:
-                f.write(redact(json.dumps(line, ensure_ascii=False, separators=(",", ":"), default=str)))
-                f.write("\n")
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, target)
-    except BaseException as exc:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        if isinstance(exc, OSError):
-            raise LoadError(f"{target}: cannot write ({exc.strerror or exc})") from None
-        raise
+def _json_lines(lines: Iterable[dict[str, Any]]) -> Iterator[str]:
+    for line in lines:
+        yield redact(json.dumps(line, ensure_ascii=False, separators=(",", ":"), default=str)) + "\n"
 
 
 def _results_by_id(messages: list[Message]) -> dict[str, str]:

@@ -1,10 +1,11 @@
 """The agent's session file: neutral JSONL (docs/neutral-format.md), appended as the loop runs.
 
-Each line is written, flushed and fsync'd as its event arrives, so a crash loses at most the line in flight and
-the inspector can follow the file live. Lines come from `inspector.core.formats.neutral` (header_dict,
-message_to_dict, compaction_dict): what is written is exactly what the neutral loader reads back, usage per
-request included. Streaming deltas are not written (the messages they make up are); neither is anything from the
-environment: the API key never reaches the file.
+Each line is written and fsync'd as its event arrives, so a crash loses at most the line in flight and the
+inspector can follow the file live; a failed write (a full disk) stops the turn with an error event, and the next
+write that succeeds catches up. Lines come from `inspector.core.formats.neutral` (header_dict, message_to_dict,
+compaction_dict): what is written is exactly what the neutral loader reads back, usage per request included.
+Streaming deltas are not written (the messages they make up are); neither is anything from the environment: the
+API key never reaches the file.
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from inspector.core.agent.events import CompactionFinished, Event, MessageAdded
+from inspector.core.agent.events import CompactionFinished, Error, Event, MessageAdded, TurnDone, Usage
+from inspector.core.atomic import WriteFailed, write_all
 from inspector.core.formats import load
 from inspector.core.formats.jsonl import loads
 from inspector.core.formats.neutral import compaction_dict, header_dict, message_to_dict, session_lines
@@ -54,37 +56,75 @@ class SessionWriter:
     `previous` is what the file already holds (from `open_session`). Without it the file starts with the whole of
     `session` (header, any messages it already has, its compactions), so a session begun elsewhere (loaded from
     another format, say) is continued in a file that holds all of it. With it, only a new header is written, and
-    only when the system prompt, tools or model changed."""
+    only when the system prompt, tools or model changed.
+
+    A write that fails (a full disk, a quota, the file's directory gone read-only) raises WriteFailed ("cannot
+    write PATH: REASON") after cutting off whatever part of its lines reached the file, so the file stays a whole
+    prefix of the session. The lines not written are kept and go first at the next write: once the disk has room
+    again, the file catches up with the conversation held in memory. Failing while opening (the first lines
+    included) leaves the file as it was, and removes it when this writer created it."""
 
     def __init__(self, path: Path, session: Session, previous: Session | None = None) -> None:
         self.path = path
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
-        _end_last_line(fd)
-        self._file = os.fdopen(fd, "a", encoding="utf-8", errors="backslashreplace")  # lone surrogates as \udXXX
-        if previous is None:
-            for line in session_lines(session):
-                self._write(line)
-        elif _header(previous) != _header(session):
-            self._write(header_dict(session))
+        self.failed: WriteFailed | None = None  # the last failure, until a write succeeds again
+        self._pending: list[bytes] = []  # encoded lines not yet in the file, in order
+        existed = path.exists()
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self._fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
+        except OSError as exc:
+            raise WriteFailed(path, exc) from None
+        try:
+            try:
+                _end_last_line(self._fd)
+            except OSError as exc:
+                raise WriteFailed(path, exc) from None
+            lines = session_lines(session) if previous is None else (
+                [header_dict(session)] if _header(previous) != _header(session) else [])
+            self._append(lines)
+        except BaseException:
+            self._pending.clear()
+            if not existed:
+                _unlink_quietly(path)
+            os.close(self._fd)
+            raise
 
     def handle(self, event: Event) -> None:
+        """Append the lines `event` adds to the file (none for most events); WriteFailed when that fails."""
         if isinstance(event, MessageAdded):
-            self._write(message_to_dict(event.message, event.request))
+            self._append([message_to_dict(event.message, event.request)])
         elif isinstance(event, CompactionFinished):
             replacements = event.replacements if event.compaction.kind == "microcompact" else None
-            self._write(compaction_dict(event.compaction, event.strategy, replacements))
-            for message in event.messages:
-                self._write(message_to_dict(message))
+            self._append([compaction_dict(event.compaction, event.strategy, replacements),
+                          *(message_to_dict(message) for message in event.messages)])
 
     def tee(self, events: Iterable[Event]) -> Iterator[Event]:
-        """Pass `events` through, writing each before handing it on."""
+        """Pass `events` through, writing each before handing it on.
+
+        When a line cannot be written the turn stops rather than running on unrecorded: the event is still handed
+        on (the conversation in memory holds it), the loop is closed, and Error("cannot write PATH: REASON; the
+        turn was stopped", "write_error") and TurnDone("error") end the stream. The next turn's first write
+        retries the lines held back; the loop answers any tool call left without results before it goes on."""
+        calls = 0
         for event in events:
-            self.handle(event)
+            calls += isinstance(event, Usage)
+            try:
+                self.handle(event)
+            except WriteFailed as exc:
+                close = getattr(events, "close", None)
+                if close is not None:
+                    close()
+                yield event
+                yield Error(f"{exc}; the turn was stopped", "write_error")
+                yield TurnDone("error", calls)
+                return
             yield event
 
     def close(self) -> None:
-        self._file.close()
+        """Close the file; lines still held back after a failure are lost with it (the error said so)."""
+        if self._fd >= 0:
+            fd, self._fd = self._fd, -1
+            os.close(fd)
 
     def __enter__(self) -> SessionWriter:
         return self
@@ -92,10 +132,38 @@ class SessionWriter:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _write(self, obj: dict[str, Any]) -> None:
-        self._file.write(redact(json.dumps(obj, ensure_ascii=False, default=str)) + "\n")
-        self._file.flush()
-        os.fsync(self._file.fileno())
+    def _append(self, lines: Iterable[dict[str, Any]]) -> None:
+        """Write the held-back lines and then `lines`, fsync'd, all or none: on failure the file is cut back to
+        where it ended and every line is held back."""
+        self._pending += [_encode(obj) for obj in lines]
+        if not self._pending:
+            return
+        start = os.fstat(self._fd).st_size
+        try:
+            for line in self._pending:
+                write_all(self._fd, line)
+            os.fsync(self._fd)
+        except OSError as exc:
+            try:
+                os.ftruncate(self._fd, start)
+            except OSError:
+                pass  # a device (/dev/full) cannot be cut; a regular file that cannot is left to the loader
+            self.failed = WriteFailed(self.path, exc)
+            raise self.failed from None
+        self._pending.clear()
+        self.failed = None
+
+
+def _encode(obj: dict[str, Any]) -> bytes:
+    """One JSON line, keys redacted; a lone surrogate (from a "\\ud800" escape) is written as that escape."""
+    return redact(json.dumps(obj, ensure_ascii=False, default=str)).encode("utf-8", "backslashreplace") + b"\n"
+
+
+def _unlink_quietly(path: Path) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
 
 
 def _end_last_line(fd: int) -> None:
