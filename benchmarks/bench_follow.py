@@ -1,14 +1,16 @@
 """Follow-mode benchmark: what one append costs, and how long until it is on screen, with a 100 MB session open.
 
-    python benchmarks/bench_follow.py [--appends 60] [--interval 0.3] [--skip-app]
+    python benchmarks/bench_follow.py [--core-appends 600] [--appends 60] [--interval 0.3] [--skip-app]
 
 Works on a copy of benchmarks/data/large-session.jsonl (made by generate_large_session.py on first use; the copy
 lives in a temp directory, so the data file is never written to). The appended lines are the next tiles of the
 corpus with fresh ids, chained onto the session's last entry, one turn (up to and including the next message line)
-per append, so they carry split responses, parallel tool results, progress bursts and a compaction.
+per append, so they carry split responses, parallel tool results and progress bursts; the core run's 600 appends
+also a compaction (at the 431st).
 
 1. Core, at two session sizes: `Follower.update()` after each append (read the new bytes, parse, feed, build the
-   session), on a one-tile session (~2.7 MB) and on the 100 MB one. Proportional cost means the two columns match.
+   session, re-check the tool pairing from the first changed message), on a one-tile session (~2.7 MB) and on the
+   100 MB one. Proportional cost means the two columns match; the messages the pairing check visited are counted.
 2. App: the real app under Pilot following the 100 MB copy; a writer appends one turn every `--interval` seconds;
    latency is from the write to the first frame painted after the list holds the state the write made (a new row, or
    a grown response's row redrawn: the row is on screen), and separately to the exact figures for that state (context bar, thresholds, timeline). Target: p95 of
@@ -82,24 +84,30 @@ def pct(values: list[float], p: float) -> float:
 
 def summary(name: str, values: list[float]) -> str:
     ms = [v * 1000 for v in values]
-    return (f"{name:<44} n={len(ms):<4} median {statistics.median(ms):7.1f} ms   p95 {pct(ms, 95):7.1f} ms   "
-            f"max {max(ms):7.1f} ms")
+    return (f"{name:<44} n={len(ms):<4} median {statistics.median(ms):7.2f} ms   p95 {pct(ms, 95):7.2f} ms   "
+            f"max {max(ms):7.2f} ms")
 
 
 def core(path: Path, appends: list[bytes]) -> tuple[list[float], dict[str, int]]:
+    """Update times, and counts: builds by mode, messages added, messages the pairing check visited."""
     from inspector.core.live import Follower
 
     follower = Follower(path)
-    follower.open()
-    times, modes = [], {"extended": 0, "full": 0}
+    opened = follower.open()
+    before, compactions = len(opened.messages), len(opened.compactions)
+    times, counts = [], {"extended": 0, "full": 0, "pairing steps": 0}
     for data in appends:
         with open(path, "ab") as f:
             f.write(data)
         t = time.perf_counter()
         follower.update()
         times.append(time.perf_counter() - t)
-        modes[follower._loader.last_build[0]] += 1  # type: ignore[union-attr]  # noqa: SLF001
-    return times, modes
+        counts[follower._loader.last_build[0]] += 1  # type: ignore[union-attr]  # noqa: SLF001
+        counts["pairing steps"] += follower._pairs.steps  # noqa: SLF001
+    assert follower.session is not None
+    counts["new messages"] = len(follower.session.messages) - before
+    counts["compactions"] = len(follower.session.compactions) - compactions
+    return times, counts
 
 
 async def app_latency(path: Path, appends: list[bytes], interval: float):
@@ -162,7 +170,8 @@ async def app_latency(path: Path, appends: list[bytes], interval: float):
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--appends", type=int, default=60)
+    parser.add_argument("--core-appends", type=int, default=600, help="appends timed in the core run")
+    parser.add_argument("--appends", type=int, default=60, help="appends timed in the app run")
     parser.add_argument("--interval", type=float, default=0.3, help="seconds between appends in the app run")
     parser.add_argument("--skip-app", action="store_true")
     args = parser.parse_args()
@@ -176,12 +185,12 @@ def main() -> None:
             f.write(b"".join(gen.fresh_ids(x, 0x6fff) + b"\n" for x in CORPUS.read_bytes().splitlines()))
         shutil.copyfile(DATA, large)
         print(f"sessions: small {small.stat().st_size / 1e6:.1f} MB, large {large.stat().st_size / 1e6:.1f} MB; "
-              f"{args.appends} appends of one turn each")
+              "appends of one turn each")
         for name, path in (("small", small), ("large", large)):
-            appends = turns(last_uuid(path), 0x7000, args.appends)
+            appends = turns(last_uuid(path), 0x7000, args.core_appends)
             size = sum(map(len, appends)) / len(appends)
-            times, modes = core(path, appends)
-            print(summary(f"core update, {name} session (avg {size / 1e3:.1f} kB)", times), f"  builds {modes}", flush=True)
+            times, counts = core(path, appends)
+            print(summary(f"core update, {name} session (avg {size / 1e3:.1f} kB)", times), f"  {counts}", flush=True)
         if args.skip_app:
             return
         shutil.copyfile(DATA, large)
