@@ -200,3 +200,14 @@ def test_neutral_lines_round_trip_and_an_empty_signature_is_none():
     unsigned = block_from_dict({"type": "thinking", "thinking": "t", "signature": ""})
     assert unsigned.signature is None and unsigned.to_api()["signature"] == ""
     assert block_from_dict({"type": "thinking", "thinking": "t", "signature": 7}).signature is None
+
+
+@pytest.mark.parametrize("name", ["chars35", "blocks"])
+def test_a_signature_is_not_counted_as_context(name):
+    """The model never reads the signature: keeping it changes no estimate."""
+    from inspector.core.estimators import get_estimator
+
+    estimator = get_estimator(name)
+    signed = Message("assistant", "assistant", [Block("thinking", "some thought", signature=SIGNATURE)])
+    unsigned = Message("assistant", "assistant", [Block("thinking", "some thought")])
+    assert estimator.message(signed) == estimator.message(unsigned) > 0

@@ -108,9 +108,10 @@ _TOOL_RESULT_CHARS = len("tool_result")
 
 
 def _api_chars(block: Block) -> int:
-    """Characters of every string value in the block's API dict (the block's text for a malformed one)."""
+    """Characters of every string value in the block's API dict (the block's text for a malformed one), but a
+    thinking block's signature: the API's proof of origin, which the model does not read."""
     try:
-        return sum(len(s) for s in _strings(block.to_api()))
+        return sum(len(s) for s in _strings(block.to_api())) - len(block.signature or "")
     except (TypeError, ValueError, AttributeError, RecursionError):
         return len(_block_text(block))
 
