@@ -1,6 +1,7 @@
 """Crash safety: SIGKILL the real CLI during an agent turn and during an export. The session file and the export
 are complete or absent, never half-written, apart from a final partial line that the loader tolerates; a session
-continued after such a crash stays whole.
+continued after such a crash stays whole, and the temporary file a killed export leaves goes with the next export
+to the same name.
 """
 
 from __future__ import annotations
@@ -157,6 +158,12 @@ def test_sigkill_while_the_export_is_written_leaves_no_export(big_session, tmp_p
             proc.kill()
     assert writing, "the export finished before it could be interrupted: make the session bigger"
     assert not out.exists()  # absent, not half-written (a temporary file is left beside it, never the target)
+    left = [p.name for p in tmp_path.iterdir()]
+    assert len(left) == 1 and f"-{proc.pid}-" in left[0], left  # the temporary file names its dead writer
+    retry = _export(big_session, out)
+    assert retry.wait(120) == 0, retry.stderr.read() if retry.stderr else ""
+    assert [p.name for p in tmp_path.iterdir()] == ["out.jsonl"]  # the next export to that name removed it
+    assert len(load(out).messages) == 3000
 
 
 def test_an_export_is_whole_once_it_exists(big_session, tmp_path):
