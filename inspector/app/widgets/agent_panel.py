@@ -290,7 +290,9 @@ class AgentPanel(Vertical):
         self._show_status()
         self._turn(self.agent, plan, text)
 
-    @work(thread=True, exclusive=True, exit_on_error=False, group="agent")
+    # Workers get a fixed description: without one Textual builds it from the repr of every argument, on the UI
+    # thread, and the repr of a 10,000-message session takes ~300 ms.
+    @work(thread=True, exclusive=True, exit_on_error=False, group="agent", description="agent turn")
     def _turn(self, agent: AgentSession | None, plan: Plan | None, text: str) -> None:
         run_turn(agent, plan, text, self.post_message)
 
@@ -584,7 +586,7 @@ class AgentPanel(Vertical):
         self._exact_running, self._exact_dirty = True, False
         self._exact(screen.session, self.app.settings)  # type: ignore[attr-defined]
 
-    @work(thread=True, exit_on_error=False, group="agent-figures")
+    @work(thread=True, exit_on_error=False, group="agent-figures", description="exact figures")
     def _exact(self, session: Session, settings: Any) -> None:
         from inspector.app.figures import compute
 
