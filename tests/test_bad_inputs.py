@@ -169,7 +169,8 @@ def test_the_picker_lists_a_directory_of_bad_sessions(tmp_path):
 
 
 def test_duplicate_uuids_keep_the_first_copy():
-    """A resumed session repeats earlier entries: the first copy of each stands, a later rewrite does not."""
+    """A resumed session repeats earlier entries: the first copy of each stands, a later rewrite does not. The
+    identical repeat (u1) is silent; the rewrite (a1, other content) is warned, once, naming both lines."""
     from bad_inputs.build import HERE
 
     from inspector.core.formats import load
@@ -178,3 +179,8 @@ def test_duplicate_uuids_keep_the_first_copy():
     texts = [m.text() for m in session.messages]
     assert len(texts) == 6 and not any("a rewrite with the same uuid" in t for t in texts)
     assert texts[-2:] == ["thanks", "welcome"]
+    assert [(w.line, w.message) for w in session.warnings] == [
+        (6, "uuid 'a1' repeated at line 6 with different content than line 2; the first is kept")]
+    resumed = load(HERE / "duplicate-uuids-resumed.jsonl")  # every entry repeated, other sessionId and timestamps
+    assert not resumed.warnings
+    assert [m.text() for m in resumed.messages][-3:] == ["Two files.", "thanks", "welcome"]

@@ -124,7 +124,7 @@ def test_rewind_keeps_the_newest_branch_and_bookkeeping_links_the_chain():
         entry("p1", "a1", "progress", data={"big": "x" * 100}),
         entry("u3", "p1", content="rewritten"),
         reply("a3", "u3", "m3", [{"type": "text", "text": "three"}]),
-        entry("u1", None, content="duplicate of u1 from a resume"),
+        entry("u1", None, content="first"),  # a resume repeats it as it was: silent
         {"type": "file-history-snapshot", "messageId": "x", "snapshot": {}},
     ])
     assert [m.text() for m in s.messages] == ["first", "one", "rewritten", "three"]

@@ -37,6 +37,7 @@ META_PREFIXES = (
 )
 
 SYNTHETIC_MODEL = "<synthetic>"  # Claude Code's placeholder model on locally made assistant messages (API errors)
+MAX_CONFLICT_WARNINGS = 20  # uuids repeated with other content warned one by one; beyond, one line counts the rest
 
 
 @dataclass(slots=True)
@@ -82,6 +83,7 @@ class ClaudeCodeLoader:
         self.session_id: str | None = None
         self.version: str | None = None
         self.duplicates = 0
+        self.conflicts: set[str] = set()  # uuids repeated with content other than their first copy's
         self._unknown: dict[str, list[int]] = {}  # type -> [count, first line]
         self._branch: _Branch | None = None  # the last build's branch, extended by the next build when it can be
         self.last_build: tuple[str, int] = ("full", 0)  # ("full", entries) or ("extended", steps): a work counter
@@ -103,7 +105,7 @@ class ClaudeCodeLoader:
             return
         graph = self.side if obj.get("isSidechain") else self.main
         if uuid in graph.nodes:
-            self.duplicates += 1  # resumed sessions repeat earlier entries: the first copy stands
+            self._repeated(graph, uuid, kind, line_no, offset, obj)
             return
         parent = obj.get("parentUuid")
         graph.nodes[uuid] = (parent if parent.__class__ is str else None, len(graph.order))
@@ -122,6 +124,25 @@ class ClaudeCodeLoader:
                 graph.tip = uuid
         elif kind not in BOOKKEEPING:
             self._note_unknown(kind, line_no)
+
+    def _repeated(self, graph: _Graph, uuid: str, kind: Any, line_no: int, offset: int, obj: dict) -> None:
+        """A uuid seen before: the first copy stands. A resumed session repeats earlier entries as they were, which
+        is silent; a repeat that says something else (other content, parent or kind) is an anomaly, warned once per
+        uuid. What is compared is what the loader keeps (envelope fields such as sessionId may differ), and only
+        for repeats, so lines seen once cost nothing."""
+        self.duplicates += 1
+        if uuid in self.conflicts:
+            return
+        parent = obj.get("parentUuid")
+        first = graph.records.get(uuid)
+        again = self._record(uuid, kind, line_no, offset, obj) if kind != "progress" else None
+        if graph.nodes[uuid][0] == (parent if parent.__class__ is str else None) and _same(first, again):
+            return
+        self.conflicts.add(uuid)
+        if len(self.conflicts) <= MAX_CONFLICT_WARNINGS:
+            than = f" than line {first.line}" if first is not None else ""
+            self.warn(line_no, f"uuid {uuid[:64]!r} repeated at line {line_no} with different content{than}; "
+                               "the first is kept")
 
     def _note_unknown(self, kind: Any, line_no: int) -> None:
         seen = self._unknown.setdefault(str(kind), [0, line_no])
@@ -175,6 +196,10 @@ class ClaudeCodeLoader:
         for kind, (count, first) in self._unknown.items():
             times = f"{count} entries" if count > 1 else "1 entry"
             session.warnings.append(LoadWarning(first, f"skipped {times} of unknown type {kind!r}"))
+        more = len(self.conflicts) - MAX_CONFLICT_WARNINGS
+        if more > 0:
+            session.warnings.append(LoadWarning(None, f"{more} more uuid{'s' if more > 1 else ''} repeated with "
+                                                      "different content; the first copies are kept"))
         session.warnings.extend(branch.warnings)
         for rec in added:
             branch.assembler.add(rec)
@@ -448,6 +473,14 @@ class _Assembler:
         self.requests.append(request)
         if rec.model and rec.model not in self.models:
             self.models.append(rec.model)
+
+
+def _same(a: _Record | None, b: _Record | None) -> bool:
+    """Whether two copies of an entry hold the same: kind, content and response (not line, offset or timestamp)."""
+    if a is None or b is None:
+        return a is b
+    return (a.kind, a.msg_kind, a.response_id, a.model, a.usage, a.logical_parent, a.meta, a.blocks) == (
+        b.kind, b.msg_kind, b.response_id, b.model, b.usage, b.logical_parent, b.meta, b.blocks)
 
 
 def _user_kind(obj: dict, blocks: list[Block]) -> str:
