@@ -11,7 +11,7 @@ replaces history only once approved. Export writes the current step to a new fil
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 from weakref import WeakKeyDictionary
@@ -26,7 +26,8 @@ from textual.screen import Screen
 from textual.widgets import Button, ContentSwitcher, Footer, Input, Label, Select, Static, TextArea
 from textual.worker import get_current_worker
 
-from inspector.app.figures import Figures, compute
+from inspector.app.figures import Figures, Settings, compute
+from inspector.app.figures import _micro as micro_saving
 from inspector.app.messages import FiguresReady
 from inspector.app.text import human, plain, visible
 from inspector.app.widgets.before_after import BeforeAfter
@@ -37,7 +38,7 @@ from inspector.core.compaction.micro import CLEARABLE_TOOLS, ClearSettings, Cont
 from inspector.core.compaction.pipeline import STRATEGIES, CompactionPolicy, plan_strategy
 from inspector.core.compaction.plan import Estimates, Plan, apply
 from inspector.core.compaction.provider import SummaryError
-from inspector.core.compaction.steps import StepStack, next_layer
+from inspector.core.compaction.steps import StepStack, microcompacted, next_layer
 from inspector.core.compaction.summary import PROMPT_STYLES, SummarySettings, complete_summary
 from inspector.core.compaction.survival import Survival, claude_md_files, survival
 from inspector.core.model import Session
@@ -81,6 +82,14 @@ class PreviewReady(TMessage):
     def __init__(self, preview: Preview, generation: int) -> None:
         super().__init__()
         self.preview, self.generation = preview, generation
+
+
+class SavingReady(TMessage):
+    """`figures.micro_saving` is known now (it was None when the preview was first shown)."""
+
+    def __init__(self, figures: Figures) -> None:
+        super().__init__()
+        self.figures = figures
 
 
 class PreviewFailed(TMessage):
@@ -290,22 +299,60 @@ class WorkbenchScreen(Screen):
             if worker.is_cancelled:
                 return
             settings = self.main.settings
-            before = self._figures.get(id(session))
-            if before is None or before.session is not session or before.settings != settings:
-                before = compute(session, settings)
+            before = self._step_figures(self.stack.position, settings)
+            if self.main.session is session and self.main.figures is not before:
+                self.main.post_message(FiguresReady(before))  # the session screen computed a step from scratch
             after_session = _applied(plan)
             if worker.is_cancelled:
                 return
-            after = compute(after_session, settings) if after_session is not session else before
+            if after_session is session:
+                after = before
+            elif plan.micro is not None:
+                after = after_figures(before, plan, after_session)
+            else:  # a summary starts a window no usage has measured: the prefix plus estimates, from scratch
+                after = compute(after_session, settings)
             kept = None
             if plan.summary is not None and session.format == "claude-code":
                 if self._claude_md is None:
                     self._claude_md = claude_md_files(session, est)
                 kept = survival(plan, self._claude_md, self.stack.original.session)
-            if not worker.is_cancelled:
-                self.post_message(PreviewReady(Preview(plan, before, after, kept), generation))
+            if worker.is_cancelled:
+                return
+            self.post_message(PreviewReady(Preview(plan, before, after, kept), generation))
+            for figures in (before, after):  # the bars' microcompaction notes, once the preview is on screen
+                if figures.micro_saving is None and not worker.is_cancelled:
+                    figures.micro_saving, figures.micro_note = micro_saving(figures.session, settings)
+                    self.post_message(SavingReady(figures))
         except Exception as exc:  # a plan must never take the app down: say what failed
             self.post_message(PreviewFailed(f"{type(exc).__name__}: {exc}"))
+
+    def _step_figures(self, index: int, settings: Settings) -> Figures:
+        """The figures of step `index` under `settings`: known ones, else a microcompaction step's accounted from the
+        step before it (`after_figures`), else computed (the original, a summary) and kept."""
+        step = self.stack.steps[index]
+        micro = step.plan if step.plan is not None and step.plan.micro is not None else None
+
+        def fits(f: Figures | None) -> bool:
+            return f is not None and f.session is step.session and f.settings == settings
+
+        figures = self._figures.get(id(step.session))
+        if not fits(figures):
+            if micro is None and fits(self.main.figures):  # the session screen's, from scratch: right for these
+                figures = self.main.figures
+            elif micro is not None:
+                figures = after_figures(self._step_figures(index - 1, settings), micro, step.session)
+            else:
+                figures = compute(step.session, settings)
+        self._figures[id(step.session)] = figures
+        return figures
+
+    @on(SavingReady)
+    def _saving_ready(self, event: SavingReady) -> None:
+        for bar in self.query(ContextBar):
+            if bar.figures is event.figures:
+                bar.refresh()
+        if self.main.figures is event.figures:  # applied before the note was ready: the session screen shows it too
+            self.main.post_message(FiguresReady(event.figures))
 
     @on(PreviewReady)
     def _preview_ready(self, event: PreviewReady) -> None:
@@ -334,9 +381,7 @@ class WorkbenchScreen(Screen):
         plan = p.plan
         self.query_one("#wb-bar-before", ContextBar).show(p.before)
         self.query_one("#wb-bar-after", ContextBar).show(p.after)
-        pending = " (summary pending: bar drawn without it)" if plan.pending else ""
-        self.query_one("#wb-after-label", Label).update(
-            f"after {plan.strategy}{pending}: {human(p.after.window.used)} used")
+        self.query_one("#wb-after-label", Label).update(after_label(p))
         survives = p.survival.reinjected_messages if p.survival else set()
         self.query_one(DiffView).show(plan.rows, survives)
         totals = render_totals(plan.before, plan.after, plan.counts, plan.pending)
@@ -350,6 +395,10 @@ class WorkbenchScreen(Screen):
         self._show_survival()
         self._update_header()
 
+    def _policy_name(self) -> str:
+        figures = self._figures.get(id(self.stack.original.session)) or self.main.figures
+        return figures.window.policy if figures else str(self.main.settings.policy or "default")
+
     def _update_header(self) -> None:
         stack = self.stack
         name = Path(stack.original.session.source).name
@@ -357,7 +406,7 @@ class WorkbenchScreen(Screen):
         threshold = self.policy().threshold
         self.query_one("#wb-title", Static).update(plain(
             f"Workbench · {name} · step {stack.position}/{len(stack.steps) - 1} {step.label} · "
-            f"figure {step.figure:,}, auto-compact at {threshold:,} ({self.main.settings.policy})"))
+            f"figure {step.figure:,}, auto-compact at {threshold:,} ({self._policy_name()})"))
         parts = Text("steps: ")
         for i, s in enumerate(stack.steps):
             if i:
@@ -553,7 +602,8 @@ class WorkbenchScreen(Screen):
                             severity="warning", markup=False)
                 return
         reuse = p.after.session if summary is None and p.after.session is not plan.session else None
-        step = self.stack.push(plan, summary, applied=reuse)
+        freed = p.before.window.used - p.after.window.used if reuse is not None and plan.micro is not None else None
+        step = self.stack.push(plan, summary, applied=reuse, saved=freed)
         if reuse is not None:
             self._figures[id(reuse)] = p.after
         self._summary_note = ""
@@ -574,7 +624,15 @@ class WorkbenchScreen(Screen):
             self.notify(f"next layer: {layer.reason}. Run it (r) or write a summary, then approve (ctrl+s).",
                         markup=False, timeout=6)
             return
-        step = self.stack.push(layer.plan, trigger="auto")
+        plan, settings = layer.plan, self.main.settings
+        before = self._figures.get(id(plan.session))
+        if before is not None and before.session is plan.session and before.settings == settings:
+            applied = apply(plan, trigger="auto")
+            after = after_figures(before, plan, applied)
+            step = self.stack.push(plan, trigger="auto", applied=applied, saved=before.window.used - after.window.used)
+            self._figures[id(applied)] = after
+        else:  # figures still being computed: the step's own are made when it is previewed
+            step = self.stack.push(plan, trigger="auto")
         self.notify(f"step {self.stack.position}: {step.label} ({layer.reason})", markup=False, timeout=4)
         self._stepped()
 
@@ -598,8 +656,7 @@ class WorkbenchScreen(Screen):
         figures = self._figures.get(id(session))
         if figures is not None and figures.session is session and figures.settings == self.main.settings:
             self.main.post_message(FiguresReady(figures))  # known already: no need to compute them again
-        else:
-            self.main.recompute()
+        # else the planning worker accounts the step (from the step before it) and hands its figures over
         self._update_header()
         self.replan()
 
@@ -811,6 +868,65 @@ def _applied(plan: Plan) -> Session:
     if not plan.changed:
         return plan.session
     return apply(plan, PENDING_TEXT if plan.pending else None)
+
+
+def after_label(p: Preview) -> Text:
+    """The line above the after bar: its total, and what moved in its split (before → after per category, the rest
+    as it was), so the bar's colours can be read without a legend."""
+    plan = p.plan
+    out = Text(f"after {plan.strategy}", style="bold")
+    if plan.pending:
+        out.append(" (summary pending: bar drawn without it)")
+    out.append(f": {human(p.after.window.used)} used")
+    if p.after.session is plan.session:
+        return out
+    if plan.micro is not None:
+        out.append(", estimated: changed messages at their new size", style="yellow")
+    was, now = dict(p.before.categories), dict(p.after.categories)
+    for name, t in p.before.categories[:1]:  # the prefix (system prompt and tools) comes first
+        if now.get(name) == t:
+            out.append(f" · prefix {human(t)} unchanged", style="dim")
+    moved = [f"{_short(name)} {human(was.get(name, 0))}→{human(t)}" for name, t in p.after.categories
+             if t != was.get(name, 0)] + [f"{_short(name)} {human(t)}→0" for name, t in p.before.categories
+                                          if name not in now]
+    if moved:
+        out.append(" · " + ", ".join(moved))
+    return out
+
+
+def _short(category: str) -> str:
+    return visible(category.removeprefix("tool results: "))
+
+
+def after_figures(before: Figures, plan: Plan, session: Session) -> Figures:
+    """The figures of `session` (`plan`, a microcompaction, applied to `before.session`), accounted from `before`:
+    the prefix, the unrecorded growth and every unchanged message keep their figures; each changed message counts at
+    its new estimated size, so the total drops by what they freed. The result is an estimate (no request measured
+    that state), and the bar keeps the categories in the order and colours of the one before. `micro_saving` is left
+    None (not computed): it needs a plan of its own."""
+    from inspector.core import limits
+    from inspector.core.categories import label
+
+    edit = microcompacted(plan, before.size, before.tool_names)
+    estimated, measured, category = list(before.estimated), list(before.measured), list(before.category)
+    for i, size in edit.sizes.items():
+        estimated[i], measured[i] = size, None
+    for i, key in edit.category.items():
+        category[i] = key
+    cumulative, run = list(before.cumulative), 0
+    for j in range(min(edit.sizes, default=len(cumulative)), len(cumulative)):  # the current window: one sum
+        size = edit.sizes.get(j)
+        if size is not None:
+            run += before.size(j) - size
+        cumulative[j] -= run
+    freed = {label(k): v for k, v in edit.by_category.items()}
+    w = before.window
+    info = limits.window_info(session, policy=before.settings.policy, window=before.settings.window)
+    state = info.state(max(0, w.used - edit.freed))
+    window = replace(w, used=state.used, used_measured=False, free=state.free, percent=state.percent)
+    return replace(before, session=session, estimated=estimated, measured=measured, cumulative=cumulative,
+                   category=category, window=window, categories_measured=False, micro_saving=None, micro_note="",
+                   categories=[(name, t - freed.get(name, 0)) for name, t in before.categories])
 
 
 def _free_path(path: Path) -> Path:

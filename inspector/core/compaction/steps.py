@@ -5,17 +5,24 @@ not change with the step before, so a stack of steps costs little more than one 
 layer `maybe_compact` would apply next: nothing within the threshold, microcompaction while it still changes
 something, then a summary. The figure each step carries follows maybe_compact's arithmetic: a measured figure cannot
 see edits made after its request, so savings are subtracted from it.
+
+`microcompacted` says what a microcompaction changes in the figures of the state before it, so the state after is
+accounted from the one before instead of again from scratch: re-accounting the edited session against usage that
+measured the unedited messages puts everything the step freed into the unrecorded prefix (and takes seconds at
+100k messages).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
+from inspector.core import categories as cat
 from inspector.core.compaction.diff import Diff, diff_sessions
 from inspector.core.compaction.pipeline import CompactionPolicy, plan_strategy
 from inspector.core.compaction.plan import Estimates, Plan, apply
 from inspector.core.compaction.summary import plan_summary
-from inspector.core.model import Session
+from inspector.core.model import Block, Message, Session
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,17 +76,17 @@ class StepStack:
         return self.position < len(self.steps) - 1
 
     def push(self, plan: Plan, summary: str | None = None, trigger: str = "manual",
-             applied: Session | None = None) -> Step:
+             applied: Session | None = None, saved: int | None = None) -> Step:
         """Apply `plan` (made on the current step's session) and make the result the current step. `summary`
         supplies a summary plan's text (e.g. one edited by hand); a pending plan without it raises PendingSummary.
-        `applied` is `apply(plan, summary, trigger=trigger)` when the caller already made it (a preview)."""
+        `applied` is `apply(plan, summary, trigger=trigger)` when the caller already made it (a preview); `saved`
+        what the step frees when the caller accounted it (the workbench's bars: the changed messages' figures before
+        minus their new sizes), else the plan's estimate; the step's figure is the one before minus that."""
         if plan.session is not self.current.session:
             raise ValueError("the plan was made for another step; plan again on the current one")
         new = applied if applied is not None else apply(plan, summary, trigger=trigger)
-        if plan.summary is not None:
-            saved = plan.before - plan.estimates.total(new.context)
-        else:
-            saved = plan.saved
+        if saved is None:
+            saved = plan.before - plan.estimates.total(new.context) if plan.summary is not None else plan.saved
         figure = max(0, self.current.figure - saved)
         step = Step(new, f"{plan.strategy} (-{saved:,})", figure, plan)
         del self.steps[self.position + 1:]
@@ -126,3 +133,73 @@ def next_layer(step: Step, policy: CompactionPolicy, estimates: Estimates, force
         return NextLayer(None, f"nothing left to summarize ({plan.note})")
     why = "microcompaction has nothing left to free" if policy.micro is not None else "no microcompaction layer"
     return NextLayer(plan, f"summary: {why}")
+
+
+@dataclass(frozen=True, slots=True)
+class Microcompacted:
+    """The figures a microcompaction changes. Only its changed messages move: each now counts at its new estimated
+    size; what it counted for before (its measured share of usage, or its estimate) minus that size is freed from
+    the categories of its edited blocks. The prefix, the unrecorded growth and every other message keep their
+    figures."""
+
+    sizes: dict[int, int]  # session index of a changed message -> its estimated size after the step
+    freed: int  # sum over the changed messages of (figure before - size after)
+    by_category: dict[str, int]  # category key -> tokens freed in it
+    category: dict[int, str]  # changed messages whose main category the edit changed -> the new one
+
+
+def microcompacted(plan: Plan, figure: Callable[[int], int], names: Mapping[str, str] | None = None) -> Microcompacted:
+    """What `plan` (a microcompaction) changes in the figures of `plan.session`, whose message i counts `figure(i)`
+    tokens now. `names`: tool_use id -> tool name (found in the session when not given). A message whose edits touch
+    several categories (results of different tools in one message) frees from each in proportion to what the
+    estimator says its blocks of that category lost."""
+    if plan.micro is None:
+        raise ValueError(f"{plan.strategy} is not a microcompaction: account the state after it from scratch")
+    messages = plan.session.messages
+    if names is None:
+        names = cat.tool_names(messages)
+    touched: dict[int, set[int]] = {}  # message -> id() of its edited blocks
+    for i, block, _ in plan.micro.edits:
+        touched.setdefault(i, set()).add(id(block))
+    est = plan.estimates.estimator
+    freed_in: dict[str, int] = {}
+    category: dict[int, str] = {}
+    freed = 0
+    for i, size in plan.micro.after.items():
+        old, new = messages[i], plan.edits[i].message
+        assert new is not None
+        gone = figure(i) - size
+        freed += gone
+        edited = touched.get(i, set())
+        keys = {cat.block_category(old, b, names) for b in old.blocks if id(b) in edited} or \
+            {cat.block_category(old, b, names) for b in old.blocks}
+        if len(keys) == 1:
+            key = keys.pop()
+            freed_in[key] = freed_in.get(key, 0) + gone
+        else:
+            lost = {k: _tokens(est, old, k, names) - _tokens(est, new, k, names) for k in sorted(keys)}
+            _share(freed_in, lost, gone)
+        if len({cat.block_category(old, b, names) for b in old.blocks}) > 1:
+            after = {k: _tokens(est, new, k, names) for k in {cat.block_category(new, b, names) for b in new.blocks}}
+            category[i] = max(sorted(after), key=after.__getitem__)
+    return Microcompacted(dict(plan.micro.after), freed, freed_in, category)
+
+
+def _tokens(est, message: Message, key: str, names: Mapping[str, str]) -> int:
+    blocks: list[Block] = [b for b in message.blocks if cat.block_category(message, b, names) == key]
+    return est.blocks(blocks) if blocks else 0
+
+
+def _share(out: dict[str, int], weights: dict[str, int], total: int) -> None:
+    """Add integer shares of `total` to `out` in proportion to `weights` (equal shares when none is positive); the
+    shares sum to `total` exactly."""
+    w = {k: max(0, v) for k, v in weights.items()}
+    s = sum(w.values())
+    if s <= 0:
+        w, s = dict.fromkeys(weights, 1), len(weights)
+    given, run = 0, 0
+    for k, x in w.items():
+        run += x
+        upto = round(total * run / s)
+        out[k] = out.get(k, 0) + upto - given
+        given = upto
