@@ -382,7 +382,9 @@ async def test_another_formats_session_continues_in_a_new_agent_file(mock_api, w
     source = SAMPLE_DIR / "claude-code-tool-heavy.jsonl"
     before = source.read_bytes()
     mock_api.add(r.text("I see the earlier work."))
-    app = make_app(source, home=False, settings=FIXED, agent=AgentOptions(cwd=work, open_view=True))
+    # 149k of context: under Claude Code's 167k; our agent's own policy (reference, 126k) would compact first
+    claude = Settings(estimator="chars35", policy="claude-code")
+    app = make_app(source, home=False, settings=claude, agent=AgentOptions(cwd=work, open_view=True))
     async with app.run_test(size=SIZE) as pilot:
         screen, panel = await agent_view(app, pilot)
         shown = len(screen.session.messages)

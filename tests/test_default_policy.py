@@ -4,13 +4,22 @@ in the core, `report`, `compact` and the app."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
+from app_helpers import ready, until
 
+from inspector.app import make_app
+from inspector.app.agent_bridge import AgentOptions
+from inspector.app.commands import InspectorCommands
+from inspector.app.widgets.agent_panel import AgentPanel
+from inspector.app.widgets.context_bar import ContextBar
+from inspector.app.widgets.settings import SettingsPanel
 from inspector.cli import main
 from inspector.core.formats import load
 from inspector.core.limits import AGENT_POLICY, default_policy, window_info
 from inspector.core.model import Session
+from textual.widgets import Select, Static
 
 from conftest import CORPUS, FIXTURES
 
@@ -113,3 +122,73 @@ def test_compact_bad_window_is_one_line(capsys):
     assert main(["compact", str(CODEX), "--dry-run", "--window", "0"]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "window" in err
+
+
+# -- the app ---------------------------------------------------------------------------------------------------------
+
+async def _settle(screen, pilot) -> None:
+    await pilot.pause()
+    await screen.workers.wait_for_complete()
+    await pilot.pause()
+
+
+async def test_app_on_a_codex_session_shows_the_codex_policy():
+    app = make_app(CODEX, home=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await ready(app, pilot)
+        w = screen.figures.window
+        assert app.settings.policy is None  # nothing chosen: the session's own
+        assert w.policy == "codex" and w.thresholds["autocompact"] == 244_800
+        assert "policy codex" in screen.query_one(ContextBar).render().plain
+        await pilot.press("s")
+        panel = screen.query_one(SettingsPanel)
+        assert panel.query_one("#set-policy", Select).value is None
+        assert "this session's own: codex" in str(panel.query_one("#set-policy-own", Static).render())
+
+        panel.query_one("#set-policy", Select).value = "claude-code"  # a choice overrides it
+        await _settle(screen, pilot)
+        assert app.settings.policy == "claude-code" and screen.figures.window.policy == "claude-code"
+        assert screen.figures.window.thresholds["autocompact"] == 239_000
+        panel.query_one("#set-policy", Select).value = None  # and back to the session's own
+        await _settle(screen, pilot)
+        assert app.settings.policy is None and screen.figures.window.policy == "codex"
+
+        await pilot.press("escape", "p")  # the key cycles on from the policy in force
+        await _settle(screen, pilot)
+        assert app.settings.policy == "custom" and screen.figures.window.policy == "custom"
+        assert panel.query_one("#set-policy", Select).value == "custom"
+
+
+async def test_app_session_own_policy_follows_each_session_opened():
+    app = make_app(CLAUDE, home=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await ready(app, pilot)
+        assert screen.figures.window.policy == "claude-code"
+        assert screen.figures.window.thresholds["autocompact"] == 167_000
+        app.open_session(CODEX)  # the same app settings, another session
+        await until(pilot, lambda: app.screen is not screen)
+        codex = await ready(app, pilot)
+        assert codex.figures.window.policy == "codex"
+        commands = {name: cb for name, cb, _ in InspectorCommands(codex)._commands()}
+        commands["Policy: reference"]()
+        await _settle(codex, pilot)
+        assert codex.figures.window.policy == "reference"
+        commands["Policy: the session's own"]()
+        await _settle(codex, pilot)
+        assert app.settings.policy is None and codex.figures.window.policy == "codex"
+
+
+async def test_agent_view_compacts_by_our_agent_policy_unless_one_is_chosen(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    monkeypatch.delenv("ANTHROPIC_MODEL", raising=False)
+    app = make_app(CODEX, home=False, agent=AgentOptions(cwd=tmp_path))
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await ready(app, pilot)
+        await pilot.press("4")
+        panel = screen.query_one(AgentPanel)
+        await until(pilot, lambda: panel.cancel is not None)
+        # the shown session is Codex's, but the agent that would continue it is ours: 70% of 200k less 20k
+        assert panel.policy_note.startswith("compacts at 126,000 tokens (reference)")
+        screen.set_settings(replace(app.settings, policy="codex"))
+        panel._policy()
+        assert panel.policy_note.startswith("compacts at 180,000 tokens (codex)")

@@ -51,6 +51,7 @@ class InspectorCommands(Provider):
             for tool in sorted(set(screen.figures.tool_names.values())):
                 out.append((f"Filter: tool {tool}", partial(screen.apply_filter, Filter(tool=tool)),
                             "its calls and results"))
+        out.append(("Policy: the session's own", partial(self._set, screen, policy=None), "its harness's thresholds"))
         for policy in policy_names():
             out.append((f"Policy: {policy}", partial(self._set, screen, policy=policy), "thresholds"))
         for name in estimator_names():

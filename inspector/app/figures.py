@@ -17,7 +17,7 @@ from inspector.core.model import Session
 class Settings:
     """Everything the user can change in the settings panel; each change re-computes the figures at once."""
 
-    policy: str = "claude-code"
+    policy: str | None = None  # None: the session's own (inspector.core.limits.default_policy)
     window: int | None = None  # None: the model's own window
     estimator: str = "calibrated"
     micro_strategy: str = "clear"  # clear (Claude Code) or snip (the reference design)

@@ -182,6 +182,7 @@ class MainScreen(Screen):
         self.figures = f
         self.query_one("#loading").display = False
         self.query_one(ContextBar).show(f)
+        self.query_one(SettingsPanel).show_session(f.session)
         lst = self.query_one(MessageList)
         shown = lst.session is f.session  # already listed (from Loaded): keep where the user is
         lst.show(f)
@@ -321,7 +322,8 @@ class MainScreen(Screen):
 
     def action_cycle_policy(self) -> None:
         names = policy_names()
-        i = names.index(self.settings.policy) if self.settings.policy in names else -1
+        current = self.settings.policy or (self.figures.window.policy if self.figures else None)  # the session's own
+        i = names.index(current) if current in names else -1
         self.set_settings(replace(self.settings, policy=names[(i + 1) % len(names)]))
         self.notify(f"policy: {self.settings.policy}", timeout=2)
 

@@ -31,6 +31,7 @@ from inspector.app.agent_bridge import (
     policy_for, run_turn,
 )
 from inspector.app.text import human, one_line, visible
+from inspector.core.limits import AGENT_POLICY
 from inspector.core.model import Session
 
 if TYPE_CHECKING:
@@ -299,8 +300,9 @@ class AgentPanel(Vertical):
     def _policy(self) -> Any:
         """The compaction policy under the app's current settings (None: off, with the reason in the status)."""
         settings = self.app.settings  # type: ignore[attr-defined]
+        name = settings.policy or AGENT_POLICY  # "the session's own": our agent's, whatever session it continues
         try:
-            policy = policy_for(self.options, settings.policy, settings.window, settings.micro_strategy)
+            policy = policy_for(self.options, name, settings.window, settings.micro_strategy)
         except ValueError as exc:
             self.policy_note = f"compaction off: {exc}"
             return None
@@ -308,7 +310,7 @@ class AgentPanel(Vertical):
             self.policy_note = "compaction off (--no-compact)"
         else:
             how = (f"above {self.options.compact_at:,} tokens" if self.options.compact_at
-                   else f"at {policy.threshold:,} tokens ({settings.policy})")
+                   else f"at {policy.threshold:,} tokens ({name})")
             self.policy_note = f"compacts {how}" + (f", {policy.micro} first" if policy.micro else "")
         return policy
 

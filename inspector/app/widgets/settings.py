@@ -1,5 +1,9 @@
 """The settings panel: policy, window, estimator and microcompaction parameters. Every change posts `Changed` at
-once and the screen re-computes the figures, so the bar and the list move while the panel stays open."""
+once and the screen re-computes the figures, so the bar and the list move while the panel stays open.
+
+The policy's first choice, "session's own" (`Settings.policy` None), follows each session opened: Codex's rule for a
+Codex rollout, Claude Code's for its transcripts (`inspector.core.limits.default_policy`); a line under it names it.
+"""
 
 from __future__ import annotations
 
@@ -9,9 +13,10 @@ from textual import on
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.message import Message
-from textual.widgets import Input, Label, Select
+from textual.widgets import Input, Label, Select, Static
 
 from inspector.app.figures import Settings
+from inspector.core.model import Session
 
 
 def policy_names() -> list[str]:
@@ -32,6 +37,7 @@ class SettingsPanel(VerticalScroll):
     SettingsPanel { dock: right; width: 30; background: $panel; border-left: vkey $primary; padding: 0 1; }
     SettingsPanel Label { margin-top: 1; color: $text-muted; }
     SettingsPanel .title { color: $text; text-style: bold; margin-top: 0; }
+    SettingsPanel #set-policy-own { color: $text-muted; }
     SettingsPanel Input, SettingsPanel Select { width: 100%; }
     """
 
@@ -48,7 +54,9 @@ class SettingsPanel(VerticalScroll):
         s = self.settings
         yield Label("Settings (esc closes)", classes="title")
         yield Label("Threshold policy")
-        yield Select([(p, p) for p in policy_names()], value=s.policy, allow_blank=False, compact=True, id="set-policy")
+        yield Select([("session's own", None), *((p, p) for p in policy_names())], value=s.policy,
+                     allow_blank=False, compact=True, id="set-policy")
+        yield Static("", id="set-policy-own", markup=False)
         yield Label("Window tokens (blank: model's)")
         yield Input(str(s.window or ""), placeholder="e.g. 200000", type="integer", compact=True, id="set-window")
         yield Label("Estimator")
@@ -68,7 +76,8 @@ class SettingsPanel(VerticalScroll):
     def _select(self, event: Select.Changed) -> None:
         key = {"set-policy": "policy", "set-estimator": "estimator", "set-micro": "micro_strategy"}.get(
             event.select.id or "")
-        if key and event.value != getattr(self.settings, key) and isinstance(event.value, str):
+        valid = isinstance(event.value, str) or (key == "policy" and event.value is None)
+        if key and valid and event.value != getattr(self.settings, key):
             self._apply(**{key: event.value})
 
     @on(Input.Changed)
@@ -92,6 +101,12 @@ class SettingsPanel(VerticalScroll):
     def _apply(self, **changes: object) -> None:
         self.settings = replace(self.settings, **changes)
         self.post_message(self.Changed(self.settings))
+
+    def show_session(self, session: Session) -> None:
+        """Name the policy "session's own" stands for with this session."""
+        from inspector.core.limits import default_policy
+
+        self.query_one("#set-policy-own", Static).update(f"this session's own: {default_policy(session)}")
 
     def sync(self, settings: Settings) -> None:
         """Show `settings` changed elsewhere (keys, palette) without posting them back."""

@@ -88,10 +88,11 @@ class CompactionPolicy:
     estimator: str = "chars35"
 
     @classmethod
-    def for_session(cls, session: Session, policy: str = "claude-code", window: int | None = None,
+    def for_session(cls, session: Session, policy: str | None = None, window: int | None = None,
                     **changes: object) -> CompactionPolicy:
         """A policy whose threshold is the auto-compact threshold of a limits policy (reference, claude-code,
-        codex, custom) for the session's model and window. ValueError for an unknown policy."""
+        codex, custom; None: the session's own) for the session's model and window. ValueError for an unknown
+        policy."""
         from inspector.core.limits import window_info
 
         threshold = window_info(session, policy, window).thresholds.autocompact
