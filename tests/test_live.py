@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import random
 
@@ -207,7 +208,9 @@ def test_bytes_read_per_update_are_the_bytes_appended(tmp_path):
     assert follower.update().empty and follower.reads == 0
 
 
-def _tiles():
+def _tiles(flat: bool = False):
+    """Tiles of the compaction corpus session; `flat`: with the boundary made an ordinary system entry on the chain,
+    so no compaction happens and the context holds every tile."""
     import importlib.util
 
     from conftest import ROOT
@@ -222,7 +225,12 @@ def _tiles():
         out = []
         for raw in corpus:
             line = gen.fresh_ids(raw, t)
-            if parent and b'"parentUuid":null' in line and b"compact_boundary" not in line:
+            if b'"compact_boundary"' in line:
+                if flat:
+                    logical = json.loads(line)["logicalParentUuid"]
+                    line = line.replace(b'"parentUuid":null', b'"parentUuid":"%s"' % logical.encode(), 1)
+                    line = line.replace(b'"compact_boundary"', b'"informational"')
+            elif parent and b'"parentUuid":null' in line:
                 line = line.replace(b'"parentUuid":null', b'"parentUuid":"%s"' % parent.encode(), 1)
             out.append(line + b"\n")
         last = [gen.UUID.search(x) for x in out[-40:]]
@@ -230,11 +238,12 @@ def _tiles():
     return tile
 
 
-@pytest.mark.parametrize("appended", [40, 400])
-def test_claude_code_append_work_does_not_grow_with_the_session(tmp_path, appended):
-    """The same appended lines cost the same build steps after 1 tile of history as after 5 (5x the entries)."""
-    tile = _tiles()
-    steps = {}
+@pytest.mark.parametrize("appended, flat", [(40, False), (400, False), (400, True)])
+def test_claude_code_append_work_does_not_grow_with_the_session(tmp_path, appended, flat):
+    """The same appended lines cost the same build steps, and the same tool-pairing steps (messages checked or
+    undone), after 1 tile of history as after 5: 5x the entries, and when `flat` (no compaction) 5x the context."""
+    tile = _tiles(flat)
+    steps, contexts = {}, {}
     for n in (1, 5):
         path = tmp_path / f"s{n}.jsonl"
         parent = None
@@ -243,16 +252,18 @@ def test_claude_code_append_work_does_not_grow_with_the_session(tmp_path, append
                 lines, parent = tile(t, parent)
                 f.write(b"".join(lines))
         follower = Follower(path)
-        follower.open()
+        contexts[n] = len(follower.open().context)
         lines, _ = tile(n, parent)
-        modes, total = [], 0
+        modes, total, pairing = [], 0, 0
         for line in lines[:appended]:
             append(path, line)
             follower.update()
             mode, work = follower._loader.last_build  # noqa: SLF001
             modes.append(mode)
             total += work if mode == "extended" else 0
-        steps[n] = total
+            pairing += follower._pairs.steps  # noqa: SLF001
+        steps[n] = total, pairing
         assert "full" not in modes  # every appended line extended the branch
         same_as_fresh(follower.session, path)
-    assert steps[1] == steps[5], steps
+    assert (contexts[5] > 4 * contexts[1]) == flat
+    assert steps[1] == steps[5] and steps[1][1] > 0, steps

@@ -1,5 +1,5 @@
-"""Tool-pairing warnings of a followed session: after every update they equal a fresh `load()` of the file so far,
-and checking them costs what changed, not the size of the context."""
+"""Tool-pairing warnings of a followed session: after every update they equal a fresh `load()` of the file so far.
+(That checking them costs what changed, not the context: test_live.py's append-work test.)"""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from inspector.core.formats import load
 from inspector.core.live import Follower
 from inspector.core.model import Block, Message
 
-from test_live import COMPACT, _tiles, append, chunks, same_as_fresh
+from test_live import COMPACT, append, chunks, same_as_fresh
 
 REFUSE = "(the API would refuse this context)"
 
@@ -184,48 +184,3 @@ def test_rolling_back_and_re_checking_equals_checking_from_scratch(old, new, kee
     assert live.warnings(after) == fresh.warnings(after)
     if undo >= len(before) - max(keep, start):  # the log reached: only the replaced and new messages were checked
         assert live.steps == max(0, len(before) - max(keep, start)) + max(0, len(after) - max(keep, start))
-
-
-def flat_tiles():
-    """Corpus tiles without their compaction (the boundary becomes an ordinary system entry on the chain), so the
-    context holds every tile: a check of the whole context would cost 5x after 5 tiles."""
-    tile = _tiles()
-
-    def flat(t: int, parent: str | None) -> tuple[list[bytes], str]:
-        lines, last = tile(t, parent)
-        out = []
-        for line in lines:
-            if b'"compact_boundary"' in line:
-                logical = json.loads(line)["logicalParentUuid"]
-                line = line.replace(b'"parentUuid":null', b'"parentUuid":"%s"' % logical.encode(), 1)
-                line = line.replace(b'"compact_boundary"', b'"informational"')
-            out.append(line)
-        return out, last
-    return flat
-
-
-def test_pairing_work_per_append_does_not_grow_with_the_context(tmp_path):
-    """The same 400 appended lines cost the same pairing steps (messages checked or undone) after 1 tile of
-    history as after 5, though the context (no compaction) is 5x longer."""
-    tile = flat_tiles()
-    steps, contexts = {}, {}
-    for n in (1, 5):
-        path = tmp_path / f"s{n}.jsonl"
-        parent = None
-        with open(path, "wb") as f:
-            for t in range(n):
-                lines, parent = tile(t, parent)
-                f.write(b"".join(lines))
-        follower = Follower(path)
-        contexts[n] = len(follower.open().context)
-        lines, _ = tile(n, parent)
-        total = 0
-        for line in lines[:400]:
-            append(path, line)
-            follower.update()
-            total += follower._pairs.steps  # noqa: SLF001
-        steps[n] = total
-        assert follower._loader.last_build[0] == "extended"  # noqa: SLF001
-        same_as_fresh(follower.session, path)
-    assert contexts[5] > 4 * contexts[1]
-    assert 0 < steps[1] == steps[5], steps
