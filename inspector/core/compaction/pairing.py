@@ -37,6 +37,7 @@ class Orphan:
 
 
 _Open = tuple[int, int, str, "str | None"]  # (message index, order opened, tool id, tool name): sorts as opened
+_Op = tuple[str, "_Open | None"]  # what checking a block did: ("final", None), ("open", call), ("close", call)
 
 
 class PairingCheck:
@@ -49,7 +50,7 @@ class PairingCheck:
     """
 
     def __init__(self, start: int = 0, undo: int = 0) -> None:
-        self._log: deque[list[tuple[str, object]] | None] | None = deque(maxlen=undo) if undo else None
+        self._log: deque[list[_Op] | None] | None = deque(maxlen=undo) if undo else None
         self.steps = 0  # messages checked or undone by the last `follow` (a work counter for tests)
         self.reset(start)
 
@@ -66,21 +67,22 @@ class PairingCheck:
         """Check `messages[done:]`: the messages appended since the last check."""
         open_, ordered, final, log = self.open, self._sorted, self.final, self._log
         for i in range(self.done, len(messages)):
-            ops: list[tuple[str, object]] | None = None
+            ops: list[_Op] | None = None
             for b in messages[i].blocks:
                 kind = b.type
                 if kind == "tool_use":
                     tid = b.tool_id
                     if tid is None or tid in open_:
                         final.append(Orphan("tool_use", i, tid, b.tool_name))
-                        op: tuple[str, object] = ("final", None)
+                        op: _Op = ("final", None)
                     else:
                         self._seq += 1
                         entry = open_[tid] = (i, self._seq, tid, b.tool_name)
                         ordered.append(entry)  # opened last, so sorted last
                         op = ("open", entry)
                 elif kind == "tool_result":
-                    entry = open_.pop(b.tool_id, None) if b.tool_id is not None else None  # type: ignore[arg-type]
+                    tid = b.tool_id
+                    entry = open_.pop(tid, None) if tid is not None else None
                     if entry is not None:
                         del ordered[bisect_left(ordered, entry)]
                         op = ("close", entry)
@@ -107,14 +109,14 @@ class PairingCheck:
             return False
         for _ in range(count):
             for what, entry in reversed(self._log.pop() or ()):
-                if what == "final":
+                if entry is None:
                     self.final.pop()
                 elif what == "open":
-                    del self.open[entry[2]]  # type: ignore[index]
-                    del self._sorted[bisect_left(self._sorted, entry)]  # type: ignore[arg-type]
+                    del self.open[entry[2]]
+                    del self._sorted[bisect_left(self._sorted, entry)]
                 else:
-                    self.open[entry[2]] = entry  # type: ignore[index]
-                    insort(self._sorted, entry)  # type: ignore[arg-type]
+                    self.open[entry[2]] = entry
+                    insort(self._sorted, entry)
         self.done -= count
         self.steps += count
         return True
