@@ -44,16 +44,20 @@ def _names(directory: Path) -> list[str]:
 
 
 class DiskFull:
-    """os.write / os.fsync stand-ins: writes to `path` store half of what they are given, then fail with ENOSPC
-    (a disk filling up mid-line); every other descriptor is left alone."""
+    """os.write / os.fsync stand-ins: writes to `path` (or to any file in it, for a directory) store half of what
+    they are given, then fail with ENOSPC (a disk filling up mid-line); every other descriptor is left alone."""
 
     def __init__(self, path: Path, error: int = errno.ENOSPC) -> None:
         self.path, self.error, self.armed = path, error, True
         self.real_write, self.real_fsync = os.write, os.fsync
 
     def _ours(self, fd: int) -> bool:
+        if not self.armed:
+            return False
         try:
-            return self.armed and os.path.samestat(os.fstat(fd), os.stat(self.path))
+            st = os.fstat(fd)
+            files = list(self.path.iterdir()) if self.path.is_dir() else [self.path]
+            return any(os.path.samestat(st, os.stat(f)) for f in files)
         except OSError:
             return False
 
@@ -287,6 +291,63 @@ def test_a_writer_that_cannot_start_leaves_no_file_and_an_old_one_as_it_was(mock
             SessionWriter(path, fresh, None)  # a file begun elsewhere: the whole session would follow it
         monkeypatch.undo()
         assert path.read_bytes() == before
+
+
+async def test_the_agent_view_reports_write_failures_and_goes_on(mock_api, tmp_path, monkeypatch):
+    """The app's agent: a session directory that cannot be made, then a full disk mid-turn: each is one line in the
+    agent log, the app keeps running, and once writing works the file holds the whole conversation."""
+    from inspector.app import make_app
+    from inspector.app.agent_bridge import AgentOptions
+    from inspector.app.figures import Settings
+    from test_app_agent import agent_view, send, until
+
+    data = tmp_path / "data"
+    data.write_text("a file where the data directory should be")
+    monkeypatch.setenv("XDG_DATA_HOME", str(data))
+    monkeypatch.setenv("CONTEXT_INSPECTOR_MEMORY", str(tmp_path / "no-memory.md"))
+    monkeypatch.delenv("ANTHROPIC_MODEL", raising=False)
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "a.txt").write_text("hello\n")
+    mock_api.add(r.text("first answer"), r.tool_calls(("read_file", {"path": "a.txt"})), r.text("third answer"))
+    app = make_app(None, home=False, settings=Settings(estimator="chars35"),
+                   agent=AgentOptions(cwd=work, open_view=True))
+    async def turn_ends(done: int) -> None:  # the log's "— end_turn · 1 model call —" lines count turns ended
+        await until(pilot, lambda: not panel.running and panel.transcript().count("\n— ") == done, "the turn end")
+        await screen.workers.wait_for_complete()
+
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen, panel = await agent_view(app, pilot)
+        await send(pilot, panel, "zero")
+        await until(pilot, lambda: not panel.running and "could not run" in panel.transcript(), "the failed turn")
+        path = panel.agent.path
+        assert f"the turn could not run: cannot write {path}: not a directory" in panel.transcript()
+        assert mock_api.message_requests == []  # nothing was asked of the model
+
+        data.unlink()  # the directory can be made now
+        await send(pilot, panel, "one")
+        await turn_ends(1)
+        assert "first answer" in panel.transcript()
+
+        disk = DiskFull(path.parent)
+        monkeypatch.setattr(os, "fsync", disk.fsync)
+        await send(pilot, panel, "two")
+        await turn_ends(2)
+        assert f"error: cannot write {path}: no space left on device; the turn was stopped" in panel.transcript()
+        assert app.is_running and not panel.running
+        assert screen.session.messages[-1].text() == "two"  # the prompt is shown and kept, though not saved,
+        assert len(mock_api.message_requests) == 1          # and the turn stopped before asking the model
+
+        disk.armed = False
+        await send(pilot, panel, "three")
+        await turn_ends(3)
+        assert "third answer" in panel.transcript()
+        sent = [(m["role"], m["content"][0].get("text")) for m in mock_api.message_requests[1].messages]
+        assert sent == [("user", "one"), ("assistant", "first answer"), ("user", "two"), ("user", "three")]
+        shown = [(m.role, m.kind, m.text()) for m in screen.session.messages]
+    loaded = load(path)
+    assert not loaded.warnings and [(m.role, m.kind, m.text()) for m in loaded.messages] == shown
+    assert [m.text() for m in loaded.messages if m.kind == "prompt"] == ["one", "two", "three"]
 
 
 def _run_env(tmp_path: Path) -> dict[str, str]:

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 
 from textual.message import Message as TMessage
 
-from inspector.core.model import Session, ToolSchema
+from inspector.core.model import LoadError, Session, ToolSchema
 from inspector.core.prompt.memory import user_data_dir
 
 if TYPE_CHECKING:
@@ -262,6 +262,8 @@ def run_turn(agent: AgentSession | None, plan: Plan | None, text: str, post: Cal
         agent.turn(text, post)
     except MissingApiKey:
         error = "no API key: see above"
+    except LoadError as exc:  # the session file cannot be written ("cannot write PATH: REASON"): one line as is
+        error = str(exc)
     except Exception as exc:  # a full disk, an unwritable file, a bug: the turn ends, the app stays usable
         error = f"{type(exc).__name__}: {exc}"
     finally:
