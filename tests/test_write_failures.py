@@ -89,20 +89,17 @@ def test_a_failed_export_names_the_file_and_leaves_the_old_one(session, tmp_path
     out = tmp_path / "out.jsonl"
     out.write_text("the old export\n")
 
-    def fail(*args, **kwargs):
+    def fail(*args):
         raise OSError(code, os.strerror(code))
 
-    if call == "write":  # the first chunk goes in, the second finds the disk full
-        calls = []
+    def fail_second_write(fd, data):  # the first chunk goes in, the second finds the disk full
+        writes.append(fd)
+        return os.pwrite(fd, data, 0) if len(writes) == 1 else fail()
 
-        def fail(fd, data):  # noqa: F811
-            calls.append(fd)
-            if len(calls) > 1:
-                raise OSError(code, os.strerror(code))
-            return os.pwrite(fd, data, 0)
-
+    writes: list[int] = []
+    if call == "write":
         monkeypatch.setattr(atomic, "CHUNK", 100)
-    monkeypatch.setattr(atomic.os, call, fail)
+    monkeypatch.setattr(atomic.os, call, fail_second_write if call == "write" else fail)
     with pytest.raises(WriteFailed) as caught:
         export_session(session, out)
     monkeypatch.undo()
