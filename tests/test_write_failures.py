@@ -175,6 +175,14 @@ def test_stale_temporary_files_of_dead_writers_are_removed(session, tmp_path):
     assert remove_stale_temps(out) == []
 
 
+def test_a_name_at_the_length_limit_exports_and_its_stale_temps_go(session, tmp_path):
+    out = tmp_path / ("é" * 120 + ".jsonl")  # 246 bytes: with a pid and a random part, too long for one name
+    stale = tmp_path / f".{atomic._kept(out.name)}.{atomic._host_tag()}-{2 ** 22 + 1}-0123abcd.tmp"
+    stale.write_text("partial")  # pid above Linux's pid_max (2**22): no process has it
+    export_session(session, out)
+    assert _names(tmp_path) == [out.name] and load(out).messages
+
+
 def test_the_temporary_file_says_who_writes_it(session, tmp_path, monkeypatch):
     seen = []
     real = atomic.os.replace

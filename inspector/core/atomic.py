@@ -24,6 +24,7 @@ import errno
 import os
 import re
 import socket
+import sys
 import uuid
 import zlib
 from collections.abc import Iterable
@@ -32,6 +33,7 @@ from pathlib import Path
 from inspector.core.model import LoadError
 
 CHUNK = 1 << 20  # bytes gathered before each os.write
+NAME_KEPT = 200  # bytes of the target's name in a temporary name: with the rest, within NAME_MAX (255 bytes)
 
 
 class WriteFailed(LoadError):
@@ -91,9 +93,14 @@ def _host_tag() -> str:
     return f"{zlib.crc32(socket.gethostname().encode('utf-8', 'replace')):08x}"
 
 
+def _kept(name: str) -> str:
+    """The start of `name` that a temporary name holds: at most NAME_KEPT bytes, the same bytes as the name's."""
+    return os.fsencode(name)[:NAME_KEPT].decode(sys.getfilesystemencoding(), "surrogateescape")
+
+
 def _create_temp(directory: Path, name: str) -> tuple[int, Path]:
     """A new file `.NAME.<host>-<pid>-<random>.tmp` in `directory`, mode 0600 (sessions hold file contents)."""
-    prefix = f".{name}.{_host_tag()}-{os.getpid()}-"
+    prefix = f".{_kept(name)}.{_host_tag()}-{os.getpid()}-"
     for _ in range(100):
         path = directory / f"{prefix}{uuid.uuid4().hex[:8]}.tmp"
         try:
@@ -109,7 +116,7 @@ def remove_stale_temps(target: Path) -> list[Path]:
     if os.name != "posix":  # os.kill(pid, 0) is the liveness test; elsewhere it would send a signal
         return []
     directory = target.parent if str(target.parent) else Path(".")
-    pattern = re.compile(rf"\.{re.escape(target.name)}\.{_host_tag()}-(\d+)-[0-9a-f]+\.tmp")
+    pattern = re.compile(rf"\.{re.escape(_kept(target.name))}\.{_host_tag()}-(\d+)-[0-9a-f]+\.tmp")
     removed = []
     try:
         names = os.listdir(directory)
