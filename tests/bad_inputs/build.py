@@ -254,8 +254,8 @@ CASES: dict[str, Case] = {
     "dangling-symlink": Case(dangling_symlink, "error", "no such file"),
     "orphan-tool-result": Case(committed("orphan-tool-result.jsonl"), "load", "toolu_never_issued"),
     # a resume repeats entries as they were: silent; a uuid reused for other content is warned once
-    "duplicate-uuids": Case(committed("duplicate-uuids.jsonl"), "load", "line 6: uuid 'a1' repeated at line 6 with "
-                                                                       "different content than line 2; the first is kept"),
+    "duplicate-uuids": Case(committed("duplicate-uuids.jsonl"), "load",
+                            "line 6: uuid 'a1' repeated at line 6 with different content than line 2"),
     "duplicate-uuids-resumed": Case(committed("duplicate-uuids-resumed.jsonl"), "load"),
     "parent-cycle": Case(committed("parent-cycle.jsonl"), "load", "cycle"),
 }
