@@ -50,8 +50,8 @@ def default_policy(session: Session | None) -> str:
       `agent.config.compaction_policy` default to it: 70% of the window less the output reserve); a `--compact-at`
       used for a run is not recorded in the file, so the default is the best the file can tell.
     - `anthropic-request`: a captured Messages request. One whose system prompt opens as Claude Code's was sent by
-      Claude Code (the usual way such captures are made), so `claude-code`; any other was built by some program whose
-      compaction rule nothing records, and the API itself only refuses a request that does not fit, so `reference`,
+      Claude Code (captured by a proxy between it and the API), so `claude-code`; any other was built by some program
+      whose compaction rule nothing records, and the API itself only refuses a request that does not fit, so `reference`,
       the harness-neutral rule of the design this project follows, not another harness's buffer arithmetic.
     - `openai-chat`: `reference`, for the same reason (Codex does not write this format; its rule assumes the
       95%-discounted window only Codex states).
@@ -63,7 +63,7 @@ def default_policy(session: Session | None) -> str:
 
 def _default_with_reason(session: Session | None) -> tuple[str, str]:
     if session is None:
-        return AGENT_POLICY, "no session"
+        return AGENT_POLICY, "no session: our agent's rule"
     if session.format == "codex":
         return "codex", "Codex's own rule"
     if session.format == "claude-code":
