@@ -8,8 +8,12 @@ characters, like a long agent session; no file, so no load time is counted) and 
 - diff view show: `DiffView.show(rows)` (folding kept runs into the display list) plus painting the first screen;
 - 20 page-downs in the diff view, repainted, and how many lines were rendered for them (Line API: visible only),
   beside the cost of rendering one line and of 20 key presses bound to nothing (Pilot's own share);
-- workbench ready: from pressing `c` on the session screen until the snip preview is on screen (planning plus the
-  figures before and after, in the worker);
+- workbench on screen: from posting the `c` key on the session screen to the first frame of the workbench (its
+  widgets composed and drawn; the plan is still being made in a worker, keys are handled);
+- preview on screen: to the frame showing the snip preview (plan, rows, the figures after accounted from the ones
+  before); then, reopened, a key pressed while the plan is being made: from posting `]` (next strategy) once the
+  screen is mounted until its handler has run;
+- workbench ready: until every worker is done and the app is idle (Pilot), as before;
 - apply + undo: applying the snip step until the session screen and the preview have caught up, then undoing it.
 """
 
@@ -45,8 +49,13 @@ def session(n: int) -> Session:
 
 
 async def settle(screen, pilot) -> None:
+    from textual.worker import WorkerCancelled
+
     for _ in range(3):
-        await screen.workers.wait_for_complete()
+        try:
+            await screen.workers.wait_for_complete()
+        except WorkerCancelled:  # a plan made obsolete by a key: the next one is waited for
+            pass
         await pilot.pause()
 
 
@@ -105,15 +114,57 @@ async def measure(n: int, size: tuple[int, int]) -> dict[str, float]:
         out["20 unbound key presses (s)"] = time.perf_counter() - t
 
     app = make_app(session=s, settings=Settings(estimator="chars35", micro_strategy="snip"))
+    frames: list[float] = []
+    display = app._display
+
+    def timed_display(screen, renderable) -> None:  # every frame the compositor produces (headless: not written)
+        frames.append(time.perf_counter())
+        display(screen, renderable)
+
+    app._display = timed_display  # type: ignore[method-assign]
     async with app.run_test(size=size) as pilot:
         from app_helpers import ready
+        from textual import events
+
+        from inspector.app.screens.workbench import WorkbenchScreen
 
         main = await ready(app, pilot)
+        await pilot.pause()
+        n = len(frames)
         t = time.perf_counter()
-        await pilot.press("c")
+        app.post_message(events.Key("c", "c"))
+        while not isinstance(app.screen, WorkbenchScreen) or len(frames) == n:
+            await asyncio.sleep(0.001)
         wb = app.screen
+        n = len(frames)
+        while len(frames) == n:
+            await asyncio.sleep(0.001)
+        out["workbench on screen (s)"] = frames[n] - t
+        while wb.preview is None:
+            await asyncio.sleep(0.001)
+        n = len(frames)
+        while len(frames) == n:
+            await asyncio.sleep(0.001)
+        out["snip preview on screen (s)"] = frames[n] - t
         await settle(wb, pilot)
-        out["workbench ready (s)"] = time.perf_counter() - t
+        out["workbench ready, idle (s)"] = time.perf_counter() - t
+        await pilot.press("escape")
+        await settle(main, pilot)
+        n = len(frames)
+        t = time.perf_counter()  # again, with a key while the preview is being made
+        app.post_message(events.Key("c", "c"))
+        while not isinstance(app.screen, WorkbenchScreen) or not app.screen.is_mounted:
+            await asyncio.sleep(0.001)
+        wb = app.screen
+        strategy = wb.strategy
+        k = time.perf_counter()
+        app.post_message(events.Key("right_square_bracket", "]"))
+        while wb.strategy == strategy:
+            await asyncio.sleep(0.001)
+        out["reopened: `]` while planning, key to handled (s)"] = time.perf_counter() - k
+        await settle(wb, pilot)
+        await pilot.press("left_square_bracket")
+        await settle(wb, pilot)
         t = time.perf_counter()
         await pilot.press("a")
         await settle(wb, pilot)

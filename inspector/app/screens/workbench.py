@@ -11,6 +11,7 @@ replaces history only once approved. Export writes the current step to a new fil
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -32,11 +33,11 @@ from inspector.app.messages import FiguresReady
 from inspector.app.text import human, plain, visible
 from inspector.app.widgets.before_after import BeforeAfter
 from inspector.app.widgets.context_bar import ContextBar
-from inspector.app.widgets.diff_view import DiffView
+from inspector.app.widgets.diff_view import DiffView, MicroRows
 from inspector.core.compaction.diff import Diff, render_totals
 from inspector.core.compaction.micro import CLEARABLE_TOOLS, ClearSettings, ContextEditSettings, SnipSettings
 from inspector.core.compaction.pipeline import STRATEGIES, CompactionPolicy, plan_strategy
-from inspector.core.compaction.plan import Estimates, Plan, apply
+from inspector.core.compaction.plan import Estimates, Plan, Row, apply
 from inspector.core.compaction.provider import SummaryError
 from inspector.core.compaction.steps import StepStack, microcompacted, next_layer
 from inspector.core.compaction.summary import PROMPT_STYLES, SummarySettings, complete_summary
@@ -52,6 +53,7 @@ NO_KEY = ("No model configured: ANTHROPIC_API_KEY is not set. For the model to w
 PENDING_TEXT = "(summary pending)"
 PREVIEWS_KEPT = 16
 _STACKS: WeakKeyDictionary[MainScreen, StepStack] = WeakKeyDictionary()
+_ESTIMATES: WeakKeyDictionary[MainScreen, tuple[str, Estimates]] = WeakKeyDictionary()
 
 
 def has_key() -> bool:
@@ -63,6 +65,7 @@ class Preview:
     """One planned strategy on one step, with what the views draw for it."""
 
     plan: Plan
+    rows: Sequence[Row]  # the plan's rows as the diff view reads them
     before: Figures
     after: Figures
     survival: Survival | None
@@ -290,18 +293,15 @@ class WorkbenchScreen(Screen):
         session, strategy, params, generation = job.args
         worker = get_current_worker()
         try:
-            if self.estimates is None:
-                from inspector.core.tokens import estimator_for
-
-                self.estimates = Estimates(estimator_for(session, self.main.settings.estimator))
-            est = self.estimates
-            plan = plan_strategy(strategy, session, params, est, context_tokens=self.stack.current.figure)
-            if worker.is_cancelled:
-                return
             settings = self.main.settings
             before = self._step_figures(self.stack.position, settings)
             if self.main.session is session and self.main.figures is not before:
                 self.main.post_message(FiguresReady(before))  # the session screen computed a step from scratch
+            est = self.estimates = self.estimates or self._estimates(before)
+            plan = plan_strategy(strategy, session, params, est, context_tokens=self.stack.current.figure)
+            rows = MicroRows(plan) if plan.micro is not None else plan.rows  # made here, not in a handler
+            if worker.is_cancelled:
+                return
             after_session = _applied(plan)
             if worker.is_cancelled:
                 return
@@ -318,13 +318,35 @@ class WorkbenchScreen(Screen):
                 kept = survival(plan, self._claude_md, self.stack.original.session)
             if worker.is_cancelled:
                 return
-            self.post_message(PreviewReady(Preview(plan, before, after, kept), generation))
-            for figures in (before, after):  # the bars' microcompaction notes, once the preview is on screen
-                if figures.micro_saving is None and not worker.is_cancelled:
-                    figures.micro_saving, figures.micro_note = micro_saving(figures.session, settings)
-                    self.post_message(SavingReady(figures))
+            self.post_message(PreviewReady(Preview(plan, rows, before, after, kept), generation))
         except Exception as exc:  # a plan must never take the app down: say what failed
             self.post_message(PreviewFailed(f"{type(exc).__name__}: {exc}"))
+
+    def _estimates(self, figures: Figures) -> Estimates:
+        """The estimates cache plans read: kept per session screen and estimator (reopening the workbench plans
+        warm), and for estimators that price each message on its own, as accounting does, filled from the figures'
+        own estimates instead of estimating 100,000 messages again."""
+        from inspector.core.estimators import Exact, FeatureEstimator
+        from inspector.core.tokens import estimator_for
+
+        name = figures.settings.estimator
+        kept = _ESTIMATES.get(self.main)
+        if kept is not None and kept[0] == name:
+            return kept[1]
+        est = Estimates(estimator_for(self.stack.original.session, name))
+        if not isinstance(est.estimator, (FeatureEstimator, Exact)):
+            for m, tokens in zip(figures.session.messages, figures.estimated):  # account's is est.message(m) here
+                est.remember(m, tokens)
+        _ESTIMATES[self.main] = (name, est)
+        return est
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="workbench-saving")
+    def _saving_worker(self, job: Job) -> None:
+        """The bar's microcompaction note for figures accounted from a step before (a plan of its own: not made
+        while previewing, which must be quick)."""
+        figures, = job.args
+        figures.micro_saving, figures.micro_note = micro_saving(figures.session, figures.settings)
+        self.post_message(SavingReady(figures))
 
     def _step_figures(self, index: int, settings: Settings) -> Figures:
         """The figures of step `index` under `settings`: known ones, else a microcompaction step's accounted from the
@@ -348,11 +370,9 @@ class WorkbenchScreen(Screen):
 
     @on(SavingReady)
     def _saving_ready(self, event: SavingReady) -> None:
-        for bar in self.query(ContextBar):
+        for bar in [*self.query(ContextBar), *self.main.query(ContextBar)]:
             if bar.figures is event.figures:
                 bar.refresh()
-        if self.main.figures is event.figures:  # applied before the note was ready: the session screen shows it too
-            self.main.post_message(FiguresReady(event.figures))
 
     @on(PreviewReady)
     def _preview_ready(self, event: PreviewReady) -> None:
@@ -379,11 +399,13 @@ class WorkbenchScreen(Screen):
         if p is None:
             return
         plan = p.plan
+        if p.before.micro_saving is None:  # a step accounted from the one before it
+            self._saving_worker(Job((p.before,)))
         self.query_one("#wb-bar-before", ContextBar).show(p.before)
         self.query_one("#wb-bar-after", ContextBar).show(p.after)
         self.query_one("#wb-after-label", Label).update(after_label(p))
         survives = p.survival.reinjected_messages if p.survival else set()
-        self.query_one(DiffView).show(plan.rows, survives)
+        self.query_one(DiffView).show(p.rows, survives)
         totals = render_totals(plan.before, plan.after, plan.counts, plan.pending)
         if plan.note:
             totals += f"  ·  {plan.note}"
@@ -732,8 +754,8 @@ class WorkbenchScreen(Screen):
             return
         p = self.preview
         if p is not None and p.plan.session is event.plan.session:
-            p.plan = event.plan
-            self.query_one(DiffView).show(event.plan.rows)
+            p.plan, p.rows = event.plan, event.plan.rows
+            self.query_one(DiffView).show(p.rows)
             self.query_one("#wb-totals", Static).update(plain(
                 render_totals(event.plan.before, event.plan.after, event.plan.counts)))
         self.query_one("#wb-after-label", Label).update(

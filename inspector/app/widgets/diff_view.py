@@ -3,10 +3,13 @@ before and after and the delta, drawn with the Line API so a plan over 100,000 m
 
 Rows are the core's `Row`s (a plan's or a diff's). Runs of kept rows fold into one line unless `show_kept`; the
 display list holds a row index (>= 0) or a folded run (-1 - run number), built in one pass. Scrolling, the cursor
-and the line cache are CursorLines'.
+and the line cache are CursorLines'. A microcompaction's rows come as `MicroRows`: a kept row is built only when it
+is drawn, and the display list is folded from the changed rows alone (100,000 rows are not built to show 20 lines).
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 from rich.segment import Segment
 from rich.style import Style
@@ -17,7 +20,7 @@ from textual.strip import Strip
 from inspector.app.text import human, one_line
 from inspector.app.widgets.cursor_lines import CursorLines
 from inspector.app.widgets.message_list import KIND_LABEL, preview
-from inspector.core.compaction.plan import Row
+from inspector.core.compaction.plan import Plan, Row
 
 # Plan fates and diff statuses, grouped by what happened to the message.
 STATUS = {"kept": "kept", "changed": "changed", "snipped": "changed", "cleared": "changed", "removed": "removed",
@@ -25,6 +28,37 @@ STATUS = {"kept": "kept", "changed": "changed", "snipped": "changed", "cleared":
 MARK = {"kept": " ", "changed": "~", "removed": "-", "added": "+"}
 STYLE = {"kept": Style(dim=True), "changed": Style(color="yellow"), "removed": Style(color="red"),
          "added": Style(color="green", bold=True)}
+
+
+class MicroRows(Sequence[Row]):
+    """The rows of a microcompaction plan (`plan.rows`, equal row for row), each built the first time it is read;
+    `changes` holds the positions of the changed ones, in order."""
+
+    def __init__(self, plan: Plan) -> None:
+        self.plan = plan
+        self.changes = [i - plan.start for i in sorted(plan.edits)]
+        self._built: dict[int, Row] = {}
+
+    def __len__(self) -> int:
+        return len(self.plan.tokens)
+
+    def __getitem__(self, k):  # type: ignore[override]  # an int position: slices are not needed here
+        row = self._built.get(k)
+        if row is None:
+            if not 0 <= k < len(self.plan.tokens):
+                raise IndexError(k)
+            plan = self.plan
+            i = plan.start + k
+            row = plan.edits.get(i)
+            if row is None:
+                m, t = plan.session.messages[i], plan.tokens[k]
+                row = Row("kept", i, i, m.role, m.kind, t, t, m)
+            self._built[k] = row
+        return row
+
+    def tokens(self, a: int, b: int) -> int:
+        """Tokens before of rows[a:b], without building them."""
+        return sum(self.plan.tokens[a:b])
 
 
 class DiffView(CursorLines):
@@ -57,7 +91,7 @@ class DiffView(CursorLines):
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
-        self.rows: list[Row] = []
+        self.rows: Sequence[Row] = []
         self.runs: list[tuple[int, int]] = []  # folded kept runs: [start, end) in rows
         self.lines: list[int] = []
         self.show_kept = False
@@ -69,7 +103,7 @@ class DiffView(CursorLines):
 
     # -- data -------------------------------------------------------------------------------------------------------
 
-    def show(self, rows: list[Row], survives: set[int] | None = None) -> None:
+    def show(self, rows: Sequence[Row], survives: set[int] | None = None) -> None:
         """Show new rows, keeping the cursor on the row it was on when it is among them, else on the first change."""
         old = self.current
         self.rows = rows
@@ -81,8 +115,20 @@ class DiffView(CursorLines):
         runs: list[tuple[int, int]] = []
         rows, show_kept = self.rows, self.show_kept
         i, n = 0, len(rows)
+        if show_kept:
+            lines, i = list(range(n)), n
+        elif isinstance(rows, MicroRows):  # fold the gaps between changes without building the kept rows
+            for change in [*rows.changes, n]:
+                if change - i == 1:
+                    lines.append(i)
+                elif change - i > 1:
+                    lines.append(-1 - len(runs))
+                    runs.append((i, change))
+                if change < n:
+                    lines.append(change)
+                i = change + 1
         while i < n:
-            if rows[i].fate != "kept" or show_kept:
+            if rows[i].fate != "kept":
                 lines.append(i)
                 i += 1
                 continue
@@ -150,7 +196,8 @@ class DiffView(CursorLines):
         dim = base + self.get_component_rich_style("diff-view--dim")
         if r < 0:
             a, b = self.runs[-1 - r]
-            tokens = sum(row.before for row in self.rows[a:b])
+            rows = self.rows
+            tokens = rows.tokens(a, b) if isinstance(rows, MicroRows) else sum(rows[k].before for k in range(a, b))
             first = self.rows[a].old if self.rows[a].old is not None else self.rows[a].new
             last = self.rows[b - 1].old if self.rows[b - 1].old is not None else self.rows[b - 1].new
             segs = [Segment(f"  {'kept':<10} {first:>6} {last:>6} {f'{b - a:,} messages':<11} {human(tokens):>7} "

@@ -158,18 +158,24 @@ def microcompacted(plan: Plan, figure: Callable[[int], int], names: Mapping[str,
     messages = plan.session.messages
     if names is None:
         names = cat.tool_names(messages)
-    touched: dict[int, set[int]] = {}  # message -> id() of its edited blocks
+    touched: dict[int, set[int]] = {}  # message of several blocks -> id() of its edited blocks
     for i, block, _ in plan.micro.edits:
-        touched.setdefault(i, set()).add(id(block))
+        if len(messages[i].blocks) > 1:
+            touched.setdefault(i, set()).add(id(block))
     est = plan.estimates.estimator
     freed_in: dict[str, int] = {}
     category: dict[int, str] = {}
     freed = 0
     for i, size in plan.micro.after.items():
-        old, new = messages[i], plan.edits[i].message
-        assert new is not None
+        old = messages[i]
         gone = figure(i) - size
         freed += gone
+        if len(old.blocks) == 1:  # most: a tool result alone in its message
+            key = cat.block_category(old, old.blocks[0], names)
+            freed_in[key] = freed_in.get(key, 0) + gone
+            continue
+        new = plan.edits[i].message
+        assert new is not None
         edited = touched.get(i, set())
         keys = {cat.block_category(old, b, names) for b in old.blocks if id(b) in edited} or \
             {cat.block_category(old, b, names) for b in old.blocks}
