@@ -55,7 +55,7 @@ def write_atomic(target: Path, lines: Iterable[str], encoding_errors: str = "str
     """Write `lines` (each with its own line end) to `target` as one atomic replacement; WriteFailed on an OS error.
 
     Anything else raised while producing the lines (a bug, Ctrl-C) also removes the temporary file, then goes on."""
-    directory = target.parent if str(target.parent) else Path(".")
+    directory = target.parent
     remove_stale_temps(target)
     try:
         fd, tmp = _create_temp(directory, target.name)
@@ -75,7 +75,7 @@ def write_atomic(target: Path, lines: Iterable[str], encoding_errors: str = "str
             os.close(fd)
         os.replace(tmp, target)
     except BaseException as exc:
-        _unlink(tmp)
+        remove_quietly(tmp)
         if isinstance(exc, OSError):
             raise WriteFailed(target, exc) from None
         raise
@@ -115,7 +115,7 @@ def remove_stale_temps(target: Path) -> list[Path]:
     return them. Best effort: a directory that cannot be listed, or a file that cannot be removed, is left."""
     if os.name != "posix":  # os.kill(pid, 0) is the liveness test; elsewhere it would send a signal
         return []
-    directory = target.parent if str(target.parent) else Path(".")
+    directory = target.parent
     pattern = re.compile(rf"\.{re.escape(_kept(target.name))}\.{_host_tag()}-(\d+)-[0-9a-f]+\.tmp")
     removed = []
     try:
@@ -126,24 +126,26 @@ def remove_stale_temps(target: Path) -> list[Path]:
         match = pattern.fullmatch(name)
         if match and not _alive(int(match.group(1))):
             path = directory / name
-            if _unlink(path):
+            if remove_quietly(path):
                 removed.append(path)
     return removed
 
 
 def _alive(pid: int) -> bool:
+    """Whether `pid` may still be writing: only a pid known to be gone counts as dead."""
     if pid == os.getpid():
         return True
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
-    except (PermissionError, OverflowError, ValueError):  # another user's process; a pid no process can have
-        return True
+    except (PermissionError, OverflowError):  # another user's process; a number too big to ask about
+        pass
     return True
 
 
-def _unlink(path: Path) -> bool:
+def remove_quietly(path: Path) -> bool:
+    """Remove `path` if possible; whether it was."""
     try:
         os.unlink(path)
     except OSError:

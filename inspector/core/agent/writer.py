@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from inspector.core.agent.events import CompactionFinished, Error, Event, MessageAdded, TurnDone, Usage
-from inspector.core.atomic import WriteFailed, write_all
+from inspector.core.atomic import WriteFailed, remove_quietly, write_all
 from inspector.core.formats import load
 from inspector.core.formats.jsonl import loads
 from inspector.core.formats.neutral import compaction_dict, header_dict, message_to_dict, session_lines
@@ -85,7 +85,7 @@ class SessionWriter:
         except BaseException:
             self._pending.clear()
             if not existed:
-                _unlink_quietly(path)
+                remove_quietly(path)
             os.close(self._fd)
             raise
 
@@ -157,13 +157,6 @@ class SessionWriter:
 def _encode(obj: dict[str, Any]) -> bytes:
     """One JSON line, keys redacted; a lone surrogate (from a "\\ud800" escape) is written as that escape."""
     return redact(json.dumps(obj, ensure_ascii=False, default=str)).encode("utf-8", "backslashreplace") + b"\n"
-
-
-def _unlink_quietly(path: Path) -> None:
-    try:
-        os.unlink(path)
-    except OSError:
-        pass
 
 
 def _end_last_line(fd: int) -> None:
