@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from inspector.core.compaction import (CompactionPolicy, Estimates, PendingSummary, SnipSettings, SummarySettings,
-                                       plan_strategy)
-from inspector.core.compaction.steps import StepStack, next_layer
+from inspector.core.compaction import (ClearSettings, CompactionPolicy, ContextEditSettings, Estimates,
+                                       PendingSummary, SnipSettings, SummarySettings, plan_strategy)
+from inspector.core.compaction.steps import StepStack, microcompacted, next_layer
 from inspector.core.compaction.survival import RESTORE_FILE_TOKENS, RESTORE_FILES, survival
 from inspector.core.formats import load
 from inspector.core.model import Block, Message, Session
@@ -151,3 +151,62 @@ def test_survival_sizes_a_snipped_read_from_the_original():
     (small,) = survival(plan).files
     (whole,) = survival(plan, original=original).files
     assert small.tokens < 100 < whole.tokens == est.text("line of code\n" * 400)
+
+
+# -- the figures after a microcompaction, from the figures before (`microcompacted`) -----------------------------------
+
+def _two_tools() -> Session:
+    """One assistant turn calling Read and Bash (a long input each), one user message holding both results."""
+    messages = [Message("user", "prompt", [Block("text", "Look at the parser.")], uuid="u0")]
+    for k in range(3):
+        messages.append(Message("assistant", "assistant", [
+            Block("text", f"Reading the parser and running the tests, round {k}: " + "why " * 60),
+            Block("tool_use", tool_id=f"r{k}", tool_name="Read", input={"file_path": "p.py", "note": "x" * 3000}),
+            Block("tool_use", tool_id=f"b{k}", tool_name="Bash", input={"command": "pytest", "note": "y" * 1000})],
+            uuid=f"a{k}"))
+        messages.append(Message("user", "tool_result", [
+            Block("tool_result", "def parse():\n" * 900, tool_id=f"r{k}"),
+            Block("tool_result", "PASSED\n" * 300, tool_id=f"b{k}")], uuid=f"t{k}"))
+    messages.append(Message("assistant", "assistant", [Block("text", "All green.")], uuid="end"))
+    return Session("two-tools.jsonl", "claude-code", messages)
+
+
+def test_microcompacted_frees_each_changed_message_from_its_edited_categories():
+    session = _two_tools()
+    est = Estimates("chars35")
+    plan = plan_strategy("clear", session, ClearSettings(keep_recent=0), est)
+    assert set(plan.micro.after) == {2, 4, 6}
+    measured = {i: plan.tokens[i] + 40 for i in plan.micro.after}  # a measured share a little above the estimate
+    edit = microcompacted(plan, lambda i: measured.get(i, plan.tokens[i]))
+    assert edit.sizes == plan.micro.after
+    assert edit.freed == sum(measured[i] - size for i, size in plan.micro.after.items())
+    assert set(edit.by_category) == {"tool_results:Read", "tool_results:Bash"}
+    assert sum(edit.by_category.values()) == edit.freed
+    # each frees in proportion to what its blocks lost: Read's results hold 11,700 characters, Bash's 2,100
+    assert 5.3 < edit.by_category["tool_results:Read"] / edit.by_category["tool_results:Bash"] < 6.0
+    assert edit.category == {}  # still mostly Read results
+
+
+def test_microcompacted_moves_a_message_whose_edit_changes_its_main_category():
+    session = _two_tools()
+    est = Estimates("chars35")
+    plan = plan_strategy("clear_tool_uses", session, ContextEditSettings(trigger=0, keep=0, clear_tool_inputs=True),
+                         est, context_tokens=10**6)
+    assert {1, 3, 5} <= set(plan.micro.after)  # the calls' inputs cleared
+    edit = microcompacted(plan, lambda i: plan.tokens[i])
+    assert edit.freed == plan.saved  # figures equal to the plan's estimates: the same saving
+    assert sum(edit.by_category.values()) == edit.freed and "tool_calls" in edit.by_category
+    assert {edit.category[i] for i in (1, 3, 5)} == {"assistant_text"}  # the text outweighs the emptied calls
+
+
+def test_microcompacted_refuses_a_summary_plan():
+    stack, est = _stack()
+    with pytest.raises(ValueError, match="not a microcompaction"):
+        microcompacted(plan_strategy("summary", stack.current.session, None, est), lambda i: 0)
+
+
+def test_a_step_pushed_with_the_bars_saving_carries_that_figure():
+    stack, est = _stack()
+    snip = plan_strategy("snip", stack.current.session, SnipSettings(), est)
+    step = stack.push(snip, saved=snip.saved + 123)
+    assert step.figure == 30_000 - snip.saved - 123 and step.label == f"snip (-{snip.saved + 123:,})"

@@ -111,3 +111,32 @@ def test_before_after_caps_huge_content_and_names_blocks():
                                                     input={"command": "ls"})])
     assert '"command": "ls"' in message_text(call).plain
     assert "no message on this side" in message_text(None).plain
+
+
+async def test_a_microcompactions_rows_built_when_drawn_show_as_the_plans_rows():
+    from inspector.app.widgets.diff_view import MicroRows
+    from inspector.core.compaction import Estimates, SnipSettings, plan_snip
+    from inspector.core.formats import load
+    from inspector.samples import SAMPLE_DIR
+
+    plan = plan_snip(load(SAMPLE_DIR / "claude-code-tool-heavy.jsonl"), SnipSettings(preserve_last_n=4),
+                     Estimates("chars35"))
+    lazy, rows = MicroRows(plan), plan.rows
+    assert len(lazy) == len(rows) and lazy.changes == [k for k, r in enumerate(rows) if r.fate != "kept"]
+    assert lazy[lazy.changes[0]] is plan.edits[plan.start + lazy.changes[0]]
+    app = Host()
+    async with app.run_test(size=(140, 30)) as pilot:
+        view = app.query_one(DiffView)
+        view.focus()
+        shown = []
+        for source in (rows, lazy):
+            view.show(source)
+            await pilot.press("n", "n")
+            if source is lazy:
+                assert len(lazy._built) < len(rows)  # kept rows inside folded runs are not built to fold them
+            await pilot.press("K", "end")
+            shown.append(([view.line_text(k) for k in range(view.line_count)], view.current.old))
+            await pilot.press("K")
+            shown.append([view.line_text(k) for k in range(view.line_count)])
+        assert shown[0] == shown[2] and shown[1] == shown[3]
+        assert len(shown[1]) < len(rows) and any("unchanged (K shows them)" in line for line in shown[1])

@@ -185,9 +185,12 @@ def microcompacted(plan: Plan, figure: Callable[[int], int], names: Mapping[str,
         else:
             lost = {k: _tokens(est, old, k, names) - _tokens(est, new, k, names) for k in sorted(keys)}
             _share(freed_in, lost, gone)
-        if len({cat.block_category(old, b, names) for b in old.blocks}) > 1:
-            after = {k: _tokens(est, new, k, names) for k in {cat.block_category(new, b, names) for b in new.blocks}}
-            category[i] = max(sorted(after), key=after.__getitem__)
+        was = {k: _tokens(est, old, k, names) for k in {cat.block_category(old, b, names) for b in old.blocks}}
+        top = max(sorted(was), key=was.__getitem__)
+        now = {k: _tokens(est, new, k, names) for k in {cat.block_category(new, b, names) for b in new.blocks}}
+        new_top = max(sorted(now), key=lambda k: (now[k], k == top))  # a tie keeps the category it had
+        if new_top != top:
+            category[i] = new_top
     return Microcompacted(dict(plan.micro.after), freed, freed_in, category)
 
 
