@@ -210,3 +210,17 @@ def test_a_step_pushed_with_the_bars_saving_carries_that_figure():
     snip = plan_strategy("snip", stack.current.session, SnipSettings(), est)
     step = stack.push(snip, saved=snip.saved + 123)
     assert step.figure == 30_000 - snip.saved - 123 and step.label == f"snip (-{snip.saved + 123:,})"
+
+
+def test_estimator_for_reuses_the_fit_of_the_session_just_accounted(monkeypatch):
+    from inspector.core import tokens
+
+    session = load(SAMPLE_DIR / "claude-code-tool-heavy.jsonl")
+    acc = account(session, "calibrated")
+    calls: list[Session] = []
+    real = tokens.account
+    monkeypatch.setattr(tokens, "account", lambda s, *a: calls.append(s) or real(s, *a))
+    fitted = tokens.estimator_for(session)
+    assert calls == [] and fitted.per_model == {k: tuple(v) for k, v in acc.ratios.items()}
+    other = session.copy_with(messages=list(session.messages))  # equal, but not the session accounted last
+    assert tokens.estimator_for(other).per_model == fitted.per_model and calls == [other]
