@@ -67,6 +67,36 @@ def test_write_file_creates_and_overwrites(ctx):
     assert call(ctx, "write_file", path="z")[1]  # content missing
 
 
+def test_write_and_edit_replace_atomically_keeping_mode_and_links(ctx, monkeypatch):
+    import errno
+    import os
+    import stat
+
+    from inspector.core import atomic
+
+    real = ctx.cwd / "real.sh"
+    real.write_text("echo one\n")
+    real.chmod(0o751)
+    (ctx.cwd / "link.sh").symlink_to("real.sh")
+    assert call(ctx, "edit_file", path="link.sh", old_string="one", new_string="two")[1] is False
+    assert (ctx.cwd / "link.sh").is_symlink() and real.read_text() == "echo two\n"
+    assert stat.S_IMODE(real.stat().st_mode) == 0o751
+    assert call(ctx, "write_file", path="new.txt", content="n")[1] is False
+    umask = os.umask(0o022)
+    os.umask(umask)
+    assert stat.S_IMODE((ctx.cwd / "new.txt").stat().st_mode) == 0o666 & ~umask
+
+    def full(fd, data):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(atomic.os, "write", full)
+    for name, args in (("write_file", {"content": "gone"}), ("edit_file", {"old_string": "two", "new_string": "x"})):
+        text, err = call(ctx, name, path="real.sh", **args)
+        assert err and text == f"cannot write {real}: no space left on device"
+    assert real.read_text() == "echo two\n"  # in place, the old content would be gone
+    assert sorted(p.name for p in ctx.cwd.iterdir()) == ["link.sh", "new.txt", "real.sh"]  # no temporary file left
+
+
 def test_edit_file_exact_replacement(ctx):
     f = ctx.cwd / "e.py"
     f.write_text("a = 1\nb = 1\nc = 2\n")

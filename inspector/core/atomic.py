@@ -51,18 +51,24 @@ def reason(exc: OSError) -> str:
     return text[:1].lower() + text[1:]
 
 
-def write_atomic(target: Path, lines: Iterable[str], encoding_errors: str = "strict") -> None:
+def write_atomic(target: Path, lines: Iterable[str], encoding_errors: str = "strict", *,
+                 editor_mode: bool = False) -> None:
     """Write `lines` (each with its own line end) to `target` as one atomic replacement; WriteFailed on an OS error.
 
-    Anything else raised while producing the lines (a bug, Ctrl-C) also removes the temporary file, then goes on."""
+    The new file is private (0600: exports hold file contents) unless `editor_mode`, used for the user's own files
+    (the agent's write and edit tools): then a replaced file keeps its permission bits and a new one gets the
+    umask's, as an editor would. Anything else raised while producing the lines (a bug, Ctrl-C) also removes the
+    temporary file, then goes on."""
     directory = target.parent
     remove_stale_temps(target)
     try:
-        fd, tmp = _create_temp(directory, target.name)
+        fd, tmp = _create_temp(directory, target.name, 0o666 if editor_mode else 0o600)
     except OSError as exc:
         raise WriteFailed(target, exc) from None
     try:
         try:
+            if editor_mode:
+                _keep_mode(fd, target)
             buffer = bytearray()
             for line in lines:
                 buffer += line.encode("utf-8", encoding_errors)
@@ -98,13 +104,22 @@ def _kept(name: str) -> str:
     return os.fsencode(name)[:NAME_KEPT].decode(sys.getfilesystemencoding(), "surrogateescape")
 
 
-def _create_temp(directory: Path, name: str) -> tuple[int, Path]:
-    """A new file `.NAME.<host>-<pid>-<random>.tmp` in `directory`, mode 0600 (sessions hold file contents)."""
+def _keep_mode(fd: int, target: Path) -> None:
+    """Give the temporary file the permission bits of the file it replaces, if there is one."""
+    try:
+        mode = os.stat(target).st_mode & 0o7777
+    except FileNotFoundError:
+        return
+    os.fchmod(fd, mode)
+
+
+def _create_temp(directory: Path, name: str, mode: int) -> tuple[int, Path]:
+    """A new file `.NAME.<host>-<pid>-<random>.tmp` in `directory`, created with `mode` (less the umask)."""
     prefix = f".{_kept(name)}.{_host_tag()}-{os.getpid()}-"
     for _ in range(100):
         path = directory / f"{prefix}{uuid.uuid4().hex[:8]}.tmp"
         try:
-            return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), path
+            return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode), path
         except FileExistsError:
             continue
     raise OSError(errno.EEXIST, "no unused temporary file name", str(directory))

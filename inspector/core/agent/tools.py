@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from inspector.core.agent.cancel import Cancel
+from inspector.core.atomic import WriteFailed, write_atomic
 from inspector.core.secrets import scrubbed_env
 
 DEFAULT_OUTPUT_CAP = 30_000  # characters of one tool result
@@ -149,7 +150,7 @@ def write_file(args: dict, ctx: ToolContext) -> str:
         raise ToolError(f"{_show(ctx, path)}: is a directory")
     existed = path.exists()
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(content, encoding="utf-8", newline="")
+    _replace(path, content)
     verb = "Overwrote" if existed else "Created"
     return f"{verb} {_show(ctx, path)} ({len(content.encode())} bytes, {content.count(chr(10)) + 1} lines)"
 
@@ -176,8 +177,18 @@ def edit_file(args: dict, ctx: ToolContext) -> str:
     if count > 1 and not replace_all:
         raise ToolError(f"{shown}: old_string occurs {count} times; give more surrounding text to make it unique, "
                         "or set replace_all")
-    path.write_text(text.replace(old, new), encoding="utf-8", newline="")
+    _replace(path, text.replace(old, new))
     return f"Replaced {count} occurrence{'s' if count > 1 else ''} in {shown}"
+
+
+def _replace(path: Path, text: str) -> None:
+    """Write the user's file atomically, so that a full disk or a kill mid-write leaves the old content whole
+    (writing in place would have emptied it first). `path` comes resolved, so a symlink stays a link and its target
+    is what gets replaced."""
+    try:
+        write_atomic(path, [text], editor_mode=True)
+    except WriteFailed as exc:
+        raise ToolError(str(exc)) from None
 
 
 # --- bash ------------------------------------------------------------------------------------------------------
