@@ -156,8 +156,8 @@ def build_prompt(style: str, instructions: str | None = None) -> str:
 
 
 def _request_block(block: Block, paired: set[str]) -> dict | None:
-    """A block as the summary request sends it. Thinking is dropped (its signature is not kept, so the API would
-    refuse it); media become a note (their data is not kept); a tool block whose partner is not in the request
+    """A block as the summary request sends it. Thinking is dropped (the API keeps no earlier turn's thinking in
+    context, and a transcript's signature may be missing or redacted, which the API refuses); media become a note (their data is not kept); a tool block whose partner is not in the request
     becomes text, so the request itself keeps the pairing rule."""
     if block.type in ("thinking", "redacted_thinking", "unknown"):
         return None
