@@ -417,8 +417,9 @@ def _api_model(model: str) -> str:
 
 
 def _api_messages(messages: Sequence[Message]) -> list[dict]:
-    """Messages as count_tokens accepts them: thinking as text (a transcript's signature may be missing or redacted), system
-    messages as user text, media without its data (not kept) as a placeholder, a user turn first."""
+    """Messages as count_tokens accepts them: thinking as text (a transcript's signature may be missing or
+    redacted), system messages as user text, media without its data (not kept) as a placeholder, a user turn
+    first."""
     out: list[dict] = []
     for m in messages:
         content = []
