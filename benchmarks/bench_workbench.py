@@ -14,7 +14,9 @@ characters, like a long agent session; no file, so no load time is counted) and 
   before); then, reopened, a key pressed while the plan is being made: from posting `]` (next strategy) once the
   screen is mounted until its handler has run;
 - workbench ready: until every worker is done and the app is idle (Pilot), as before;
-- apply + undo: applying the snip step until the session screen and the preview have caught up, then undoing it.
+- apply + undo: applying the snip step until the session screen and the preview have caught up, then undoing it;
+- with `--file` (by default bench_app.py's app-100k.jsonl, when it exists: 100,000 messages with usage, so the
+  default calibrated estimator): the same first frame, preview and idle times with the app's default settings.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+APP_DATA = ROOT / "benchmarks" / "data" / "app-100k.jsonl"  # written by bench_app.py
 sys.path.insert(0, str(ROOT))
 
 from inspector.core.model import Block, Message, Session  # noqa: E402
@@ -57,6 +60,64 @@ async def settle(screen, pilot) -> None:
         except WorkerCancelled:  # a plan made obsolete by a key: the next one is waited for
             pass
         await pilot.pause()
+
+
+def timed(app) -> list[float]:
+    """The times of every frame the compositor produces (headless: not written anywhere)."""
+    frames: list[float] = []
+    display = app._display
+
+    def timed_display(screen, renderable) -> None:
+        frames.append(time.perf_counter())
+        display(screen, renderable)
+
+    app._display = timed_display  # type: ignore[method-assign]
+    return frames
+
+
+async def next_frame(frames: list[float], after: int) -> float:
+    while len(frames) <= after:
+        await asyncio.sleep(0.001)
+    return frames[after]
+
+
+async def open_workbench(app, pilot, frames: list[float], out: dict[str, float], label: str):
+    """Press `c` on the session screen; record the workbench's first frame and its preview's."""
+    from textual import events
+
+    from inspector.app.screens.workbench import WorkbenchScreen
+
+    await pilot.pause()
+    t = time.perf_counter()
+    app.post_message(events.Key("c", "c"))
+    while not isinstance(app.screen, WorkbenchScreen):
+        await asyncio.sleep(0.001)
+    wb = app.screen
+    n = len(frames)
+    out[f"{label}workbench on screen (s)"] = await next_frame(frames, n) - t
+    while wb.preview is None:
+        await asyncio.sleep(0.001)
+    out[f"{label}preview on screen (s)"] = await next_frame(frames, len(frames)) - t
+    return wb
+
+
+async def measure_file(path: Path, size: tuple[int, int]) -> dict[str, float]:
+    """A real file with the default settings (calibrated estimates, the clear strategy): load, then open."""
+    from app_helpers import ready
+
+    from inspector.app import make_app
+
+    out: dict[str, float] = {}
+    app = make_app(path, home=False)
+    frames = timed(app)
+    async with app.run_test(size=size) as pilot:
+        main = await ready(app, pilot)
+        out[f"{path.name}: messages"] = len(main.session.messages)
+        t = time.perf_counter()
+        wb = await open_workbench(app, pilot, frames, out, f"{path.name}: ")
+        await settle(wb, pilot)
+        out[f"{path.name}: workbench ready, idle (s)"] = time.perf_counter() - t
+    return out
 
 
 async def measure(n: int, size: tuple[int, int]) -> dict[str, float]:
@@ -114,14 +175,7 @@ async def measure(n: int, size: tuple[int, int]) -> dict[str, float]:
         out["20 unbound key presses (s)"] = time.perf_counter() - t
 
     app = make_app(session=s, settings=Settings(estimator="chars35", micro_strategy="snip"))
-    frames: list[float] = []
-    display = app._display
-
-    def timed_display(screen, renderable) -> None:  # every frame the compositor produces (headless: not written)
-        frames.append(time.perf_counter())
-        display(screen, renderable)
-
-    app._display = timed_display  # type: ignore[method-assign]
+    frames = timed(app)
     async with app.run_test(size=size) as pilot:
         from app_helpers import ready
         from textual import events
@@ -129,30 +183,13 @@ async def measure(n: int, size: tuple[int, int]) -> dict[str, float]:
         from inspector.app.screens.workbench import WorkbenchScreen
 
         main = await ready(app, pilot)
-        await pilot.pause()
-        n = len(frames)
         t = time.perf_counter()
-        app.post_message(events.Key("c", "c"))
-        while not isinstance(app.screen, WorkbenchScreen) or len(frames) == n:
-            await asyncio.sleep(0.001)
-        wb = app.screen
-        n = len(frames)
-        while len(frames) == n:
-            await asyncio.sleep(0.001)
-        out["workbench on screen (s)"] = frames[n] - t
-        while wb.preview is None:
-            await asyncio.sleep(0.001)
-        n = len(frames)
-        while len(frames) == n:
-            await asyncio.sleep(0.001)
-        out["snip preview on screen (s)"] = frames[n] - t
+        wb = await open_workbench(app, pilot, frames, out, "")
         await settle(wb, pilot)
         out["workbench ready, idle (s)"] = time.perf_counter() - t
         await pilot.press("escape")
         await settle(main, pilot)
-        n = len(frames)
-        t = time.perf_counter()  # again, with a key while the preview is being made
-        app.post_message(events.Key("c", "c"))
+        app.post_message(events.Key("c", "c"))  # again, with a key while the preview is being made
         while not isinstance(app.screen, WorkbenchScreen) or not app.screen.is_mounted:
             await asyncio.sleep(0.001)
         wb = app.screen
@@ -184,12 +221,17 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--messages", type=int, default=100_000)
     parser.add_argument("--size", default="160x48")
+    parser.add_argument("--file", type=Path, default=APP_DATA,
+                        help="also open this session file with the default settings (default: bench_app.py's "
+                             "app-100k.jsonl when it exists; 'none' skips it)")
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT / "tests"))
     width, height = (int(x) for x in args.size.split("x"))
     figures = asyncio.run(measure(args.messages, (width, height)))
+    if args.file.name != "none" and args.file.exists():
+        figures.update(asyncio.run(measure_file(args.file, (width, height))))
     for name, value in figures.items():
-        print(f"{name:<38} {value:,.3f}" if isinstance(value, float) else f"{name:<38} {value:,}")
+        print(f"{name:<48} {value:,.3f}" if isinstance(value, float) else f"{name:<48} {value:,}")
     return 0
 
 

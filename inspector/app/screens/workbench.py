@@ -258,7 +258,7 @@ class WorkbenchScreen(Screen):
         self._show_groups()
         self.query_one(DiffView).focus()
         self._update_header()
-        self.replan()
+        self.call_after_refresh(self.replan)  # the screen drawn first, without a worker competing for the GIL
 
     # -- planning (the worker posts; handlers change widgets) --------------------------------------------------------
 
