@@ -37,7 +37,7 @@ from inspector.app.widgets.diff_view import DiffView, MicroRows
 from inspector.core.compaction.diff import Diff, render_totals
 from inspector.core.compaction.micro import CLEARABLE_TOOLS, ClearSettings, ContextEditSettings, SnipSettings
 from inspector.core.compaction.pipeline import STRATEGIES, CompactionPolicy, plan_strategy
-from inspector.core.compaction.plan import Estimates, Plan, Row, apply
+from inspector.core.compaction.plan import Estimates, Plan, Row, apply, paused_gc
 from inspector.core.compaction.provider import SummaryError
 from inspector.core.compaction.steps import StepStack, microcompacted, next_layer
 from inspector.core.compaction.summary import PROMPT_STYLES, SummarySettings, complete_summary
@@ -293,34 +293,39 @@ class WorkbenchScreen(Screen):
         session, strategy, params, generation = job.args
         worker = get_current_worker()
         try:
-            settings = self.main.settings
-            before = self._step_figures(self.stack.position, settings)
-            if self.main.session is session and self.main.figures is not before:
-                self.main.post_message(FiguresReady(before))  # the session screen computed a step from scratch
-            est = self.estimates = self.estimates or self._estimates(before)
-            plan = plan_strategy(strategy, session, params, est, context_tokens=self.stack.current.figure)
-            rows = MicroRows(plan) if plan.micro is not None else plan.rows  # made here, not in a handler
-            if worker.is_cancelled:
-                return
-            after_session = _applied(plan)
-            if worker.is_cancelled:
-                return
-            if after_session is session:
-                after = before
-            elif plan.micro is not None:
-                after = after_figures(before, plan, after_session)
-            else:  # a summary starts a window no usage has measured: the prefix plus estimates, from scratch
-                after = compute(after_session, settings)
-            kept = None
-            if plan.summary is not None and session.format == "claude-code":
-                if self._claude_md is None:
-                    self._claude_md = claude_md_files(session, est)
-                kept = survival(plan, self._claude_md, self.stack.original.session)
-            if worker.is_cancelled:
-                return
-            self.post_message(PreviewReady(Preview(plan, rows, before, after, kept), generation))
+            with paused_gc():  # tens of thousands of rows and messages next to a large session: see paused_gc
+                preview = self._make_preview(session, strategy, params, worker)
+            if preview is not None:
+                self.post_message(PreviewReady(preview, generation))
         except Exception as exc:  # a plan must never take the app down: say what failed
             self.post_message(PreviewFailed(f"{type(exc).__name__}: {exc}"))
+
+    def _make_preview(self, session: Session, strategy: str, params: object, worker) -> Preview | None:
+        """Plan `strategy` on `session` with the figures before and after (None: cancelled meanwhile)."""
+        settings = self.main.settings
+        before = self._step_figures(self.stack.position, settings)
+        if self.main.session is session and self.main.figures is not before:
+            self.main.post_message(FiguresReady(before))  # the session screen computed a step from scratch
+        est = self.estimates = self.estimates or self._estimates(before)
+        plan = plan_strategy(strategy, session, params, est, context_tokens=self.stack.current.figure)
+        rows = MicroRows(plan) if plan.micro is not None else plan.rows  # made here, not in a handler
+        if worker.is_cancelled:
+            return None
+        after_session = _applied(plan)
+        if worker.is_cancelled:
+            return None
+        if after_session is session:
+            after = before
+        elif plan.micro is not None:
+            after = after_figures(before, plan, after_session)
+        else:  # a summary starts a window no usage has measured: the prefix plus estimates, from scratch
+            after = compute(after_session, settings)
+        kept = None
+        if plan.summary is not None and session.format == "claude-code":
+            if self._claude_md is None:
+                self._claude_md = claude_md_files(session, est)
+            kept = survival(plan, self._claude_md, self.stack.original.session)
+        return None if worker.is_cancelled else Preview(plan, rows, before, after, kept)
 
     def _estimates(self, figures: Figures) -> Estimates:
         """The estimates cache plans read: kept per session screen and estimator (reopening the workbench plans
