@@ -40,6 +40,8 @@ async def test_after_a_snip_the_prefix_stays_and_the_total_drops_by_what_it_free
         after = wb.query_one("#wb-bar-after", ContextBar).figures
         assert before is p.before is main.figures and after is p.after
         assert before.window.used_measured  # the sample's usage measures the state before
+        start = p.plan.start  # the plan's estimates (filled from the figures' for chars35) are the figures'
+        assert p.plan.tokens == before.estimated[start:] and p.plan.estimator == "chars35"
 
         was, now = dict(before.categories), dict(after.categories)
         assert was[PREFIX] > 10_000 and now[PREFIX] == was[PREFIX]

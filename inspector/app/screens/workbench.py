@@ -329,8 +329,8 @@ class WorkbenchScreen(Screen):
 
     def _estimates(self, figures: Figures) -> Estimates:
         """The estimates cache plans read: kept per session screen and estimator (reopening the workbench plans
-        warm), and for estimators that price each message on its own, as accounting does, filled from the figures'
-        own estimates instead of estimating 100,000 messages again."""
+        warm), and for estimators that price each message on its own, as accounting does, filled with the figures'
+        own estimates of the current context instead of estimating 100,000 messages again."""
         from inspector.core.estimators import Exact, FeatureEstimator
         from inspector.core.tokens import estimator_for
 
@@ -339,8 +339,9 @@ class WorkbenchScreen(Screen):
         if kept is not None and kept[0] == name:
             return kept[1]
         est = Estimates(estimator_for(self.stack.original.session, name))
-        if not isinstance(est.estimator, (FeatureEstimator, Exact)):
-            for m, tokens in zip(figures.session.messages, figures.estimated):  # account's is est.message(m) here
+        if not isinstance(est.estimator, (FeatureEstimator, Exact)):  # account's figure is est.message(m) here
+            start = figures.session.context_start  # what plans read
+            for m, tokens in zip(figures.session.messages[start:], figures.estimated[start:]):
                 est.remember(m, tokens)
         _ESTIMATES[self.main] = (name, est)
         return est
