@@ -12,6 +12,7 @@ from inspector.app import make_app
 from inspector.app.figures import Settings, compute
 from inspector.app.screens.workbench import WorkbenchScreen
 from inspector.app.widgets.context_bar import ContextBar
+from inspector.app.widgets.diff_view import DiffView
 from inspector.core.categories import LABELS, SYSTEM_TOOLS, UNRECORDED
 from inspector.samples import SAMPLE_DIR
 
@@ -57,6 +58,10 @@ async def test_after_a_snip_the_prefix_stays_and_the_total_drops_by_what_it_free
         assert all(after.size(i) == before.size(i) for i in unchanged)
         moved = {name for name in was if now[name] != was[name]}
         assert moved and all(name.startswith("tool results: ") for name in moved)
+        row = wb.query_one(DiffView).current  # the first change, its content before and after below
+        assert row is not None and row.fate == "snipped" and before.measured[row.old] is not None
+        assert wb.query_one("#ba-before").border_title == f"before · {before.measured[row.old]:,} tokens measured"
+        assert wb.query_one("#ba-after").border_title == f"after · {row.after:,} tokens estimated"
         label = str(wb.query_one("#wb-after-label", Label).render())
         assert f"{after.window.used // 1000}" in label and "prefix" in label and "unchanged" in label
 

@@ -96,7 +96,7 @@ async def test_session_text_is_literal_in_both_views():
         await pilot.pause()
         shown = message_text(after).plain
         assert "[@click=app.quit]quit[/]" in shown and "\x1b" not in shown and "␛" in shown
-        assert ba.query_one("#ba-after").border_title == "after · 30 tokens"
+        assert ba.query_one("#ba-after").border_title == "after · 30 tokens estimated"
         await pilot.click("#ba-after", offset=(20, 1))  # a click on the literal [@click] text does nothing
         assert app.is_running
 

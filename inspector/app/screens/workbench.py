@@ -516,7 +516,13 @@ class WorkbenchScreen(Screen):
             after = new_session.messages[row.new] if row.new is not None else None
         else:
             after = row.message if row.fate not in ("summarized", "removed") else None
-        ba.show(before, after, (row.before if row.old is not None else None, row.after if after else None))
+        tokens = (row.before if row.old is not None else None, row.after if after else None)
+        p = self.preview
+        if self.compared is None and p is not None and row.old is not None and p.before.session is old_session \
+                and p.before.measured[row.old] is not None:  # the before bar counts its share of measured usage
+            ba.show(before, after, (p.before.measured[row.old], tokens[1]), (True, False))
+            return
+        ba.show(before, after, tokens)
 
     def _sides(self) -> tuple[Session, Session]:
         if self.compared is not None:

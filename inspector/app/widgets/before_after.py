@@ -68,11 +68,13 @@ class BeforeAfter(Horizontal):
             yield Static(id="ba-after-text")
 
     def show(self, before: Message | None, after: Message | None,
-             tokens: tuple[int | None, int | None] = (None, None)) -> None:
-        """Show both sides; `tokens` are their sizes for the titles (the after side None while pending)."""
-        b, a = tokens
-        self.query_one("#ba-before").border_title = "before" + (f" · {b:,} tokens" if b is not None else "")
-        self.query_one("#ba-after").border_title = "after" + (f" · {a:,} tokens" if a is not None else "")
+             tokens: tuple[int | None, int | None] = (None, None),
+             measured: tuple[bool, bool] = (False, False)) -> None:
+        """Show both sides; `tokens` are their sizes for the titles (the after side None while pending), `measured`
+        whether each is a share of measured usage rather than an estimate."""
+        for side, n, real in zip(("before", "after"), tokens, measured):
+            how = "measured" if real else "estimated"
+            self.query_one(f"#ba-{side}").border_title = side + (f" · {n:,} tokens {how}" if n is not None else "")
         self.query_one("#ba-before-text", Static).update(message_text(before))
         self.query_one("#ba-after-text", Static).update(message_text(after))
         for pane in self.query(VerticalScroll):
