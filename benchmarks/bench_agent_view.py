@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import multiprocessing
 import os
 import random
 import statistics
@@ -42,7 +43,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
-from mock_api import MOCK_KEY, MockAnthropicServer, responses as r  # noqa: E402
+from mock_api import MOCK_KEY, responses as r  # noqa: E402
 
 from inspector.core.model import Block, Compaction, Message, Request, Session  # noqa: E402
 
@@ -101,6 +102,40 @@ def generate(path: Path, n: int) -> Session:
         for line in session_lines(session):
             f.write(json.dumps(line, ensure_ascii=False) + "\n")
     return session
+
+
+class Server:
+    """The test server (tests/mock_api) in a child process: a real API is remote, so its work (parsing requests,
+    counting tokens, writing the stream) must not compete with the app for this process's GIL. `add` queues
+    answers as `MockAnthropicServer.add` does."""
+
+    def __init__(self) -> None:
+        context = multiprocessing.get_context("spawn")
+        self._conn, child = context.Pipe()
+        self._process = context.Process(target=_serve, args=(child,), daemon=True)
+        self._process.start()
+        self.url: str = self._conn.recv()
+
+    def add(self, *responses: Any) -> None:
+        self._conn.send(responses)
+        self._conn.recv()
+
+    def __enter__(self) -> Server:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._conn.send(None)
+        self._process.join(5)
+
+
+def _serve(conn: Any) -> None:
+    from mock_api import MockAnthropicServer
+
+    with MockAnthropicServer() as server:
+        conn.send(server.url)
+        while (responses := conn.recv()) is not None:
+            server.add(*responses)
+            conn.send(True)
 
 
 class Frames:
@@ -167,7 +202,7 @@ class Ticker:
         return self.worst
 
 
-async def run_scenario(server: MockAnthropicServer, work: Path, path: Path | None, repeats: int, deltas: int,
+async def run_scenario(server: Server, work: Path, path: Path | None, repeats: int, deltas: int,
                        size: tuple[int, int]) -> dict[str, list[float]]:
     from textual import events
     from textual.widgets import Input
@@ -274,7 +309,7 @@ async def run_scenario(server: MockAnthropicServer, work: Path, path: Path | Non
             body = "".join(f"{i:05d} streamed text " for i in range(deltas))  # 16 characters a delta
             server.add(r.text(body[:-len(tail)] + tail))
             done = frames.watch(logged("text", tail))
-            began = frames.watch(logged("text", "streamed text", 2))
+            began = frames.watch(logged("text", "streamed text", 3))
             t = await enter(f"stream {k}")
             ticker = Ticker()
             started = await within(began, "the stream's start")
@@ -328,7 +363,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--size", default="120x40", help="terminal size, COLSxROWS")
     args = parser.parse_args(argv)
     cols, rows = (int(x) for x in args.size.split("x"))
-    with tempfile.TemporaryDirectory() as tmp, MockAnthropicServer() as server:
+    with tempfile.TemporaryDirectory() as tmp, Server() as server:
         home = Path(tmp)
         os.environ.update(ANTHROPIC_BASE_URL=server.url, ANTHROPIC_API_KEY=MOCK_KEY,
                           XDG_DATA_HOME=str(home / "data"), CONTEXT_INSPECTOR_MEMORY=str(home / "no-memory.md"))
@@ -351,7 +386,10 @@ def main(argv: list[str] | None = None) -> int:
     for key, title, scale, unit in ROWS:
         cells = []
         for label in labels:
-            v = results[label][key]
+            v = results[label].get(key)
+            if not v:
+                cells.append("-")
+                continue
             cells.append(f"{statistics.median(v) * scale:.0f} / {pct(v, 0.95) * scale:.0f} {unit}" if scale != 1
                          or unit != "s" else f"{statistics.median(v):.2f} / {pct(v, 0.95):.2f} s")
         print(f"{title:48}" + "".join(f"{c:>30}" for c in cells))

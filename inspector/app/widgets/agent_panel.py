@@ -14,7 +14,9 @@ a thread worker does the import then.
 
 from __future__ import annotations
 
+import gc
 import json
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -170,6 +172,7 @@ class AgentPanel(Vertical):
         self._exact_running = False
         self._exact_dirty = False
         self._exact_timer = False
+        self._last_event = 0.0  # time.monotonic() of the last event of the running turn
 
     @property
     def options(self) -> AgentOptions:
@@ -238,6 +241,7 @@ class AgentPanel(Vertical):
 
     @on(Prepared)
     def _prepared(self, message: Prepared) -> None:
+        _freeze_imports()
         self.model, self.cancel = message.model, message.cancel
         if not has_key():
             self.query_one("#agent-help", Static).update(Text(key_help(message.default_model)))
@@ -357,6 +361,7 @@ class AgentPanel(Vertical):
         from inspector.core.agent import events as ev
 
         e = message.event
+        self._last_event = time.monotonic()
         if message.snapshot is not None:
             self._show_session(message.snapshot)
         if isinstance(e, ev.Piece):
@@ -582,6 +587,11 @@ class AgentPanel(Vertical):
 
     def _start_exact(self) -> None:
         self._exact_timer = False
+        quiet = time.monotonic() - self._last_event
+        if self.running and quiet < EXACT_DELAY:  # events still flowing: computing now would slow the stream
+            self._exact_timer = True
+            self.set_timer(EXACT_DELAY - quiet, self._start_exact)
+            return
         screen: Any = self.screen
         if self._exact_running or not self._exact_dirty or screen.session is None:
             return
@@ -628,6 +638,20 @@ class AgentPanel(Vertical):
             self.cancel.cancel()  # a turn still running ends now; its worker closes nothing we still use
         if self.agent is not None:
             self.agent.close()
+
+
+_frozen = False
+
+
+def _freeze_imports() -> None:
+    """Once per process, when the agent package (the SDK, pydantic, httpx) is imported: move every object alive
+    now out of the cyclic GC's reach. With those imports the app holds ~160,000 long-lived objects (more with a
+    session loaded) and every full collection walked them all, pauses of 80-270 ms in the middle of a streamed
+    answer (benchmarks/bench_agent_view.py)."""
+    global _frozen
+    if not _frozen:
+        _frozen = True
+        gc.freeze()
 
 
 def _plain(static: Static) -> str:

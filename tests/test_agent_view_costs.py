@@ -1,0 +1,94 @@
+"""What keeps the Agent view's cost flat however long the session (benchmarks/bench_agent_view.py has the figures):
+the loop's compaction figure taken from the current window, workers described without a repr of the session,
+exact figures computed only when the turn's events pause."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+
+import pytest
+
+from inspector.app import make_app
+from inspector.app.agent_bridge import AgentOptions, AgentSession, Plan, window_figure
+from inspector.app.figures import Settings
+from inspector.core.agent.cancel import Cancel
+from inspector.core.agent.config import compaction_policy, context_figure
+from inspector.core.formats import load
+from inspector.core.model import Block, Compaction, Message, Session
+from mock_api import responses as r
+from test_app_agent import agent_view, send, settled, until
+
+COMPACTED = "claude-code-manual-compact.jsonl"  # usage before and after its compaction
+
+
+@pytest.fixture(autouse=True)
+def data_dir(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    monkeypatch.setenv("CONTEXT_INSPECTOR_MEMORY", str(tmp_path / "no-memory.md"))
+    monkeypatch.delenv("ANTHROPIC_MODEL", raising=False)
+
+
+def asked(session: Session, text: str = "next question " * 40) -> Session:
+    """`session` with a new prompt after its last response, as the loop measures it before the next call."""
+    return session.copy_with(messages=[*session.messages, Message("user", "prompt", [Block("text", text)])])
+
+
+def test_the_window_figure_is_the_whole_sessions_to_a_few_tokens(corpus):
+    session = asked(load(corpus / COMPACTED))
+    start = session.context_start
+    assert start > 0 and any(q.seen_start == start for q in session.requests)
+    whole = context_figure(session)
+    assert abs(window_figure(session) - whole) <= whole / 1000
+
+
+def test_history_before_the_last_compaction_does_not_change_the_window_figure(corpus):
+    session = asked(load(corpus / COMPACTED))
+    start = session.context_start
+    longer = [replace(m, blocks=[Block("text", "older history " * 2000)]) for m in session.messages[:start]]
+    changed = session.copy_with(messages=longer + session.messages[start:])
+    assert window_figure(changed) == window_figure(session)
+    assert context_figure(changed) != context_figure(session)  # the whole session's fit does see it
+
+
+def test_without_a_compaction_or_usage_since_one_it_is_the_whole_sessions_figure(corpus):
+    short = asked(load(corpus / "claude-code-short.jsonl"))
+    assert short.context_start == 0 and window_figure(short) == context_figure(short)
+    session = load(corpus / COMPACTED)
+    summary = Message("user", "compact_summary", [Block("text", "Summary: " + "done " * 200)])
+    fresh = session.copy_with(messages=[*session.messages, summary],
+                              compactions=[*session.compactions, Compaction("compact", len(session.messages))])
+    assert window_figure(fresh) == context_figure(fresh)
+
+
+def test_the_apps_agent_measures_with_the_window_figure(tmp_path, monkeypatch):
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test")
+    options = AgentOptions(cwd=tmp_path)
+    shown = Session(source=str(tmp_path / "new.jsonl"), format="neutral")
+    plan = Plan(shown, options, tmp_path / "new.jsonl", False, compaction_policy("claude-sonnet-4-6"), Cancel())
+    agent = AgentSession.start(plan)
+    assert agent.config.compactor is not None and agent.config.compactor.measure is window_figure
+
+
+async def test_a_turn_never_reprs_the_session_and_exact_figures_wait_for_a_pause(mock_api, tmp_path, monkeypatch):
+    work = tmp_path / "work"
+    work.mkdir()
+    reprs: list[int] = []
+    monkeypatch.setattr(Session, "__repr__", lambda self: reprs.append(1) or "Session(...)")
+    mock_api.add(r.tool_calls(("glob", {"pattern": "*"})), r.text("nothing here"))
+    app = make_app(None, home=False, settings=Settings(estimator="chars35"),
+                   agent=AgentOptions(cwd=work, open_view=True))
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen, panel = await agent_view(app, pilot)
+        await send(pilot, panel, "what is here?")
+        await settled(pilot, panel)
+        assert "nothing here" in panel.transcript()
+        assert not reprs  # Textual describes a worker by the repr of its arguments unless given a description
+
+        # events arrived a moment ago in a running turn: the exact figures wait, then run once events pause
+        panel.running, panel._exact_dirty, panel._last_event = True, True, time.monotonic()
+        panel._start_exact()
+        assert not panel._exact_running and panel._exact_timer
+        panel.running = False
+        await until(pilot, lambda: panel.settled and not panel._exact_timer, "the deferred exact figures")
+        assert screen.figures.session is screen.session
