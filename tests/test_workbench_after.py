@@ -1,7 +1,8 @@
 """The workbench's after bar on a session with measured usage, driven with Pilot: after a snip the unrecorded prefix
 and the unrecorded growth stay what they were, the changed messages count at their new estimated size and the
-total drops by exactly what they freed; applying the step hands those figures to the session screen, and a step's
-figures under other settings are accounted from the step before it, not again from scratch."""
+total drops by exactly what they freed; applying the step hands those figures to the session screen, and when the
+session screen re-computes the step under other settings it is accounted from the step before it, not from
+scratch."""
 
 from __future__ import annotations
 
@@ -74,12 +75,18 @@ async def test_after_a_snip_the_prefix_stays_and_the_total_drops_by_what_it_free
         assert wb.query_one("#wb-bar-before", ContextBar).figures is after  # the step is "now"
         assert after.micro_saving is not None  # the note computed once the step is shown
 
-        # Other settings: the step is accounted from the original's new figures, not re-accounted from scratch.
-        other = Settings(estimator="script")
-        again = wb._step_figures(1, other)
-        base = compute(wb.stack.original.session, other)
+        # Back on the session screen, other settings: the step is accounted from the original's new figures, not
+        # again from scratch (which would file what the snip freed as unrecorded).
+        await pilot.press("escape")
+        await _settle(main, pilot)
+        other = Settings(estimator="script", policy="codex")
+        main.set_settings(other)
+        await _settle(main, pilot)
+        again, base = main.figures, compute(wb.stack.original.session, other)
         assert again.session is step.session and again.settings == other
+        assert main.query_one(ContextBar).figures is again
         assert dict(again.categories)[PREFIX] == dict(base.categories)[PREFIX]
         assert dict(again.categories).get(GROWTH, 0) == dict(base.categories).get(GROWTH, 0)
         assert again.window.used == base.window.used - sum(
             base.size(i) - size for i, size in step.plan.micro.after.items())
+        assert again.window.policy == "codex"

@@ -141,7 +141,10 @@ class MainScreen(Screen):
     def recompute(self) -> None:
         assert self.session is not None
         try:
-            self.post_message(FiguresReady(compute(self.session, self.settings)))
+            from inspector.app.screens.workbench import step_figures  # a workbench step: from the step before it
+
+            figures = step_figures(self, self.settings) or compute(self.session, self.settings)
+            self.post_message(FiguresReady(figures))
         except Exception as exc:
             self.post_message(LoadFailed(f"cannot compute figures: {exc}"))
 

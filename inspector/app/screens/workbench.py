@@ -54,6 +54,7 @@ PENDING_TEXT = "(summary pending)"
 PREVIEWS_KEPT = 16
 _STACKS: WeakKeyDictionary[MainScreen, StepStack] = WeakKeyDictionary()
 _ESTIMATES: WeakKeyDictionary[MainScreen, tuple[str, Estimates]] = WeakKeyDictionary()
+_FIGURES: WeakKeyDictionary[MainScreen, dict[int, Figures]] = WeakKeyDictionary()
 
 
 def has_key() -> bool:
@@ -171,7 +172,8 @@ class WorkbenchScreen(Screen):
         }
         self.preview: Preview | None = None
         self.compared: tuple[int, int, Diff] | None = None
-        self._figures: dict[int, Figures] = {id(session): main.figures}
+        self._figures = _FIGURES.setdefault(main, {})  # id(step session) -> its figures, kept with the steps
+        self._figures[id(session)] = main.figures
         self._generation = 0
         self._buffer: list[str] = []
         self._provider = None
@@ -303,7 +305,7 @@ class WorkbenchScreen(Screen):
     def _make_preview(self, session: Session, strategy: str, params: object, worker) -> Preview | None:
         """Plan `strategy` on `session` with the figures before and after (None: cancelled meanwhile)."""
         settings = self.main.settings
-        before = self._step_figures(self.stack.position, settings)
+        before = _step_figures(self.stack, self.stack.position, settings, self._figures, self.main.figures)
         if self.main.session is session and self.main.figures is not before:
             self.main.post_message(FiguresReady(before))  # the session screen computed a step from scratch
         est = self.estimates = self.estimates or self._estimates(before)
@@ -353,26 +355,6 @@ class WorkbenchScreen(Screen):
         figures, = job.args
         figures.micro_saving, figures.micro_note = micro_saving(figures.session, figures.settings)
         self.post_message(SavingReady(figures))
-
-    def _step_figures(self, index: int, settings: Settings) -> Figures:
-        """The figures of step `index` under `settings`: known ones, else a microcompaction step's accounted from the
-        step before it (`after_figures`), else computed (the original, a summary) and kept."""
-        step = self.stack.steps[index]
-        micro = step.plan if step.plan is not None and step.plan.micro is not None else None
-
-        def fits(f: Figures | None) -> bool:
-            return f is not None and f.session is step.session and f.settings == settings
-
-        figures = self._figures.get(id(step.session))
-        if not fits(figures):
-            if micro is None and fits(self.main.figures):  # the session screen's, from scratch: right for these
-                figures = self.main.figures
-            elif micro is not None:
-                figures = after_figures(self._step_figures(index - 1, settings), micro, step.session)
-            else:
-                figures = compute(step.session, settings)
-        self._figures[id(step.session)] = figures
-        return figures
 
     @on(SavingReady)
     def _saving_ready(self, event: SavingReady) -> None:
@@ -902,6 +884,44 @@ def _applied(plan: Plan) -> Session:
     if not plan.changed:
         return plan.session
     return apply(plan, PENDING_TEXT if plan.pending else None)
+
+
+def step_figures(main: MainScreen, settings: Settings) -> Figures | None:
+    """The figures of the session `main` shows when it is a workbench step a microcompaction made, under `settings`:
+    accounted from the step before it (`after_figures`), as the workbench does. None for any other session: compute
+    those from scratch. Accounting such a step from scratch against usage that measured the unedited messages would
+    put what the step freed into the unrecorded prefix."""
+    stack = _STACKS.get(main)
+    if stack is None:
+        return None
+    index = next((i for i, s in enumerate(stack.steps) if s.session is main.session), None)
+    plan = stack.steps[index].plan if index is not None else None
+    if index is None or plan is None or plan.micro is None:
+        return None
+    return _step_figures(stack, index, settings, _FIGURES.setdefault(main, {}), main.figures)
+
+
+def _step_figures(stack: StepStack, index: int, settings: Settings, known: dict[int, Figures],
+                  shown: Figures | None) -> Figures:
+    """The figures of step `index` under `settings`: known ones, else a microcompaction step's accounted from the
+    step before it (`after_figures`), else the session screen's (`shown`) or computed (the original, a summary);
+    kept in `known`."""
+    step = stack.steps[index]
+    micro = step.plan if step.plan is not None and step.plan.micro is not None else None
+
+    def fits(f: Figures | None) -> bool:
+        return f is not None and f.session is step.session and f.settings == settings
+
+    figures = known.get(id(step.session))
+    if figures is None or not fits(figures):
+        if micro is None and shown is not None and fits(shown):  # the session screen's, from scratch: right here
+            figures = shown
+        elif micro is not None:
+            figures = after_figures(_step_figures(stack, index - 1, settings, known, shown), micro, step.session)
+        else:
+            figures = compute(step.session, settings)
+    known[id(step.session)] = figures
+    return figures
 
 
 def after_label(p: Preview) -> Text:
