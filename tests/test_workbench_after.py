@@ -89,4 +89,4 @@ async def test_after_a_snip_the_prefix_stays_and_the_total_drops_by_what_it_free
         assert dict(again.categories).get(GROWTH, 0) == dict(base.categories).get(GROWTH, 0)
         assert again.window.used == base.window.used - sum(
             base.size(i) - size for i, size in step.plan.micro.after.items())
-        assert again.window.policy == "codex"
+        assert again.window.policy == "codex" and again.micro_saving is not None

@@ -898,7 +898,10 @@ def step_figures(main: MainScreen, settings: Settings) -> Figures | None:
     plan = stack.steps[index].plan if index is not None else None
     if index is None or plan is None or plan.micro is None:
         return None
-    return _step_figures(stack, index, settings, _FIGURES.setdefault(main, {}), main.figures)
+    figures = _step_figures(stack, index, settings, _FIGURES.setdefault(main, {}), main.figures)
+    if figures.micro_saving is None:  # the bar's note, as compute() gives it (this runs in a worker)
+        figures.micro_saving, figures.micro_note = micro_saving(figures.session, settings)
+    return figures
 
 
 def _step_figures(stack: StepStack, index: int, settings: Settings, known: dict[int, Figures],
