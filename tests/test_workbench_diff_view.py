@@ -105,7 +105,7 @@ def test_before_after_caps_huge_content_and_names_blocks():
     huge = Message("user", "tool_result", [Block("tool_result", "x" * (CAP + 5000), tool_id="t1", tool_name="Read"),
                                            Block("tool_result", "second", tool_id="t2")])
     text = message_text(huge).plain
-    assert "── tool_result Read t1" in text and f"… 5,000 more characters" in text
+    assert "── tool_result Read t1" in text and "… 5,000 more characters" in text
     assert "… 6 more characters" in text and len(text) < CAP + 200
     call = Message("assistant", "assistant", [Block("tool_use", tool_id="t3", tool_name="Bash",
                                                     input={"command": "ls"})])
