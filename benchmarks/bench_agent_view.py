@@ -1,27 +1,31 @@
-"""Agent view benchmark: what a user feels while the agent runs in the app, on an empty and on a large session.
+"""Agent view benchmark: what a user feels while the agent runs in the app, on a new and on a 10k-message session.
 
-    /work/venv/bin/python benchmarks/bench_agent_view.py [--repeat 7] [--deltas 2000] [--messages 10000]
+    /work/venv/bin/python benchmarks/bench_agent_view.py [--repeat 7] [--deltas 2000] [--paced 400] [--pace 0.005]
+                                                         [--messages 10000] [--size 120x40]
 
 The real app runs headless in this process (Textual's `run_test`) with the Agent view open, its agent talking
-through the real `anthropic` SDK to the local Messages-API test server (tests/mock_api), which answers at once and
-streams as fast as the socket takes it: the app's own cost, with the model's time taken out. Frames are counted
-where Textual hands a compositor update to the display (headless: not written to a terminal), and each condition
-below is checked at every frame, so a time is "until the frame that shows it". Per repeat, one after another
-(each turn starts when the views show exact figures for the last one, as a user who reads the answer would):
+through the real `anthropic` SDK to the Messages-API test server (tests/mock_api), run in a child process as a real
+API is remote, answering at once: the app's own cost, with the model's time taken out. Frames are counted where
+Textual hands a compositor update to the display (headless: not written to a terminal), and each condition below is
+checked at every frame, so a time is "until the frame that shows it". Per repeat, one after another (each turn
+starts when the views show exact figures for the last one, as for a user who reads the answer first):
 
 - first text: from posting Enter on a prompt to the frame showing the first streamed text of the answer;
-- tool turn: a turn calling read_file: from the frame showing the call's row (`→ read_file`) to the frame showing
-  its result row (`✓`) in the agent's log, and to the Messages view's list holding the result's row (that tab is
-  hidden while the Agent view is up, so that one is "list updated", not painted);
-- stream: an answer of N text deltas (16 characters each, the server's chunking) from Enter to the frame showing
-  its last characters; meanwhile a key is typed into the prompt box every 25 ms and timed to the frame showing it,
-  the longest gap between frames and the event loop's longest stall (a 2 ms ticker's worst lateness) are taken;
-- exact figures: from the end of the turn to the views showing exact figures (computed off the UI thread).
+- tool call: a turn calling read_file: from the loop handing the app the call to the frame showing its result row
+  (`✓`) in the agent's log, and to the Messages view's list holding the result's row (that tab is hidden while the
+  Agent view is up, so that one is "list updated", not painted);
+- an answer of N text deltas (16 characters each, the server's chunking) streamed as fast as the socket takes it,
+  then one of M deltas with a pause between events (a fast model's pace): from Enter, and from the loop handing the
+  app the last delta, to the frame showing the answer's last characters; meanwhile a key is typed into the prompt box every 25 ms and timed to the frame showing it, and the
+  longest gap between frames and the event loop's longest stall (a 2 ms ticker's worst lateness) are taken;
+- exact figures: from the end of the long answer's turn to the views showing exact figures (computed off the UI
+  thread).
 
-Everything is measured twice: on a new agent session, and on a large neutral session generated here (N messages:
-rounds of prompt, text + tool call, result, with usage, compacted every 600 messages, so the model sees only the
-last part, as in a real long session), opened in the app and continued in place by the agent. Medians and p95
-over the repeats; a warm-up turn (the SDK client, the session file) comes first and is not counted.
+Everything is measured on a new agent session and on a large neutral session generated here (N messages: rounds of
+prompt, text + tool call, result, with usage on every response, compacted every 600 messages, so the model sees
+only the last part as in a real long session), opened in the app and continued in place by the agent. Medians and
+p95 over the repeats (key latencies: over every key typed); a warm-up turn (the SDK client, the session file) comes
+first and is not counted.
 """
 
 from __future__ import annotations
@@ -202,8 +206,8 @@ class Ticker:
         return self.worst
 
 
-async def run_scenario(server: Server, work: Path, path: Path | None, repeats: int, deltas: int,
-                       size: tuple[int, int]) -> dict[str, list[float]]:
+async def run_scenario(server: Server, work: Path, path: Path | None, repeats: int, deltas: int, paced: int,
+                       pace: float, size: tuple[int, int]) -> dict[str, list[float]]:
     from textual import events
     from textual.widgets import Input
 
@@ -240,6 +244,18 @@ async def run_scenario(server: Server, work: Path, path: Path | None, repeats: i
                 return False
             return condition
 
+        def answered(prompt: str) -> Callable[[], bool]:
+            """The log shows text of the answer to `prompt` (a text entry after the prompt's own)."""
+            def condition() -> bool:
+                text = False
+                for child in reversed(log.children):
+                    kind = getattr(child, "kind", None)
+                    if kind == "user":
+                        return text and _plain(child) == f"› {prompt}"
+                    text = text or (kind == "text" and bool(_plain(child)))
+                return False
+            return condition
+
         async def enter(prompt: str) -> float:
             box.focus()
             box.value = prompt
@@ -258,9 +274,50 @@ async def run_scenario(server: Server, work: Path, path: Path | None, repeats: i
             await wait_for(lambda: panel.settled, "exact figures")
             return time.perf_counter() - ended
 
+        async def stream(prompt: str, name: str, count: int, delay: float) -> None:
+            """An answer of `count` deltas, `delay` s apart: Enter to all of it on screen; keys typed meanwhile,
+            the longest gap between frames and the longest event-loop stall while it streams."""
+            tail = f"END-{prompt}"
+            body = "".join(f"{i:05d} streamed text " for i in range(count))  # 16 characters a delta
+            server.add(r.Reply([r.text_block(body[:-len(tail)] + tail)], delay=delay))
+            done = frames.watch(logged("text", tail))
+            began = frames.watch(answered(prompt))
+            t = await enter(prompt)
+            ticker = Ticker()
+            started = await within(began, "the stream's start")
+            keys: list[float] = []
+            while not done.done():
+                want = box.value + "x"
+                shown = frames.watch(lambda want=want: box.value == want)
+                sent = time.perf_counter()
+                app.post_message(events.Key("x", "x"))
+                keys.append(await within(shown, "a typed key") - sent)
+                await asyncio.sleep(KEY_EVERY)
+            finished = done.result()
+            stall = ticker.stop()
+            add(f"{name}_all", finished - t)
+            add(f"{name}_lag", finished - handed["TextDelta"])
+            gaps = [b - a for a, b in zip(frames.times, frames.times[1:]) if a >= started and b <= finished]
+            add(f"{name}_frame_gap", max(gaps, default=0.0))
+            add(f"{name}_frames", len(gaps) + 1)
+            add(f"{name}_stall", stall)
+            out.setdefault(f"{name}_key", []).extend(keys)
+            add(f"{name}_exact", await settled(prompt))
+            box.value = ""
+
         server.add(r.text("warm-up done"))
         await enter("warm up")
         await settled("warm up")
+        # when the loop hands the app each kind of event: the writer saves every event just before it is posted
+        handed: dict[str, float] = {}
+        writer = panel.agent.writer
+        save = writer.handle
+
+        def handle(event: Any) -> None:
+            save(event)
+            handed[type(event).__name__] = time.perf_counter()
+
+        writer.handle = handle
 
         for k in range(repeats):
             # (a) Enter to the first streamed text on screen
@@ -271,19 +328,10 @@ async def run_scenario(server: Server, work: Path, path: Path | None, repeats: i
             add("first_text", await within(first, "the first text") - t)
             await settled(f"question {k}")
 
-            # (c) a tool call: its row on screen, then its result row in the log and in the message list
+            # (c) a tool call: from the loop handing it over to its result row in the log and in the message list
             target = f"notes-{k}.txt"
             (work / target).write_text(f"note {k}\n" * 20)
             server.add(r.tool_calls(("read_file", {"path": target})), r.text(f"T{k}: read it"))
-            called: list[float] = []
-            post = panel.post_message
-
-            def posted(message: Any, post=post, called=called) -> bool:  # the worker posts each event as it comes
-                if not called and type(getattr(message, "event", None)).__name__ == "ToolCall":
-                    called.append(time.perf_counter())
-                return post(message)
-
-            panel.post_message = posted
             result = frames.watch(logged("result", f"note {k}"))
             listed: list[float] = []
             original = lst.messages_appended
@@ -295,44 +343,19 @@ async def run_scenario(server: Server, work: Path, path: Path | None, repeats: i
                     listed.append(time.perf_counter())
 
             lst.messages_appended = appended
+            handed.pop("ToolCall", None)
             await enter(f"read {target}")
-            await wait_for(lambda: bool(called), "the tool call")
-            t_call = called[0]
+            await wait_for(lambda: "ToolCall" in handed, "the tool call")
+            t_call = handed["ToolCall"]
             add("tool_result_row", await within(result, "the tool result's row") - t_call)
             await wait_for(lambda: bool(listed), "the result in the message list")
             add("tool_result_listed", listed[0] - t_call)
             await settled(f"read {target}")
-            lst.messages_appended, panel.post_message = original, post
+            lst.messages_appended = original
 
-            # (b) a long answer: time until all of it is on screen; keys typed meanwhile; frame gaps; loop stalls
-            tail = f"END{k}"
-            body = "".join(f"{i:05d} streamed text " for i in range(deltas))  # 16 characters a delta
-            server.add(r.text(body[:-len(tail)] + tail))
-            done = frames.watch(logged("text", tail))
-            began = frames.watch(logged("text", "streamed text", 3))
-            t = await enter(f"stream {k}")
-            ticker = Ticker()
-            started = await within(began, "the stream's start")
-            keys: list[float] = []
-            typed = 0
-            while not done.done():
-                typed += 1
-                want = "x" * typed
-                shown = frames.watch(lambda want=want: box.value == want)
-                sent = time.perf_counter()
-                app.post_message(events.Key("x", "x"))
-                keys.append(await within(shown, "a typed key") - sent)
-                await asyncio.sleep(KEY_EVERY)
-            finished = done.result()
-            stall = ticker.stop()
-            add("stream_all", finished - t)
-            gaps = [b - a for a, b in zip(frames.times, frames.times[1:]) if a >= started and b <= finished]
-            add("stream_frame_gap", max(gaps, default=0.0))
-            add("stream_frames", len(gaps) + 1)
-            add("stream_stall", stall)
-            out.setdefault("stream_key", []).extend(keys)
-            add("stream_exact", await settled(f"stream {k}"))
-            box.value = ""
+            # (b) a long answer as fast as the socket takes it, then one at a model's pace
+            await stream(f"stream {k}", "stream", deltas, 0.0)
+            await stream(f"paced {k}", "paced", paced, pace)
         out["messages"] = [len(screen.session.messages)]
     return out
 
@@ -343,22 +366,38 @@ def pct(values: list[float], q: float) -> float:
 
 
 ROWS = [
-    ("first_text", "Enter -> first streamed text on screen", 1000, "ms"),
-    ("tool_result_row", "tool call row -> its result row on screen", 1000, "ms"),
-    ("tool_result_listed", "tool call row -> result row in the message list", 1000, "ms"),
-    ("stream_all", "stream: Enter -> all of it on screen", 1, "s"),
-    ("stream_key", "stream: key typed -> on screen", 1000, "ms"),
-    ("stream_frame_gap", "stream: longest gap between frames", 1000, "ms"),
-    ("stream_stall", "stream: longest event-loop stall", 1000, "ms"),
-    ("stream_frames", "stream: frames drawn", 1, ""),
-    ("stream_exact", "turn end -> exact figures on screen", 1000, "ms"),
+    ("first_text", "Enter -> first streamed text on screen", "ms"),
+    ("tool_result_row", "tool call -> its result row on screen", "ms"),
+    ("tool_result_listed", "tool call -> result row in the message list", "ms"),
+    ("stream_all", "{deltas} deltas at once: Enter -> all on screen", "s"),
+    ("stream_lag", "  last delta received -> on screen", "ms"),
+    ("stream_key", "  key typed -> on screen", "ms"),
+    ("stream_frame_gap", "  longest gap between frames", "ms"),
+    ("stream_stall", "  longest event-loop stall", "ms"),
+    ("stream_frames", "  frames drawn", ""),
+    ("stream_exact", "  turn end -> exact figures on screen", "ms"),
+    ("paced_all", "{paced} deltas {pace_ms} ms apart: Enter -> all", "s"),
+    ("paced_lag", "  last delta received -> on screen", "ms"),
+    ("paced_key", "  key typed -> on screen", "ms"),
+    ("paced_frame_gap", "  longest gap between frames", "ms"),
+    ("paced_stall", "  longest event-loop stall", "ms"),
 ]
+
+
+def cell(values: list[float] | None, unit: str) -> str:
+    if not values:
+        return "-"
+    scale = 1000 if unit == "ms" else 1
+    digits = 2 if unit == "s" else 0
+    return f"{statistics.median(values) * scale:.{digits}f} / {pct(values, 0.95) * scale:.{digits}f} {unit}"
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=7)
-    parser.add_argument("--deltas", type=int, default=2000, help="text deltas in the long streamed answer")
+    parser.add_argument("--deltas", type=int, default=2000, help="text deltas in the answer streamed at once")
+    parser.add_argument("--paced", type=int, default=400, help="text deltas in the answer streamed at a pace")
+    parser.add_argument("--pace", type=float, default=0.005, help="seconds between the paced answer's events")
     parser.add_argument("--messages", type=int, default=10_000, help="messages in the large session")
     parser.add_argument("--size", default="120x40", help="terminal size, COLSxROWS")
     args = parser.parse_args(argv)
@@ -375,24 +414,19 @@ def main(argv: list[str] | None = None) -> int:
         session = generate(big, args.messages)
         print(f"generated {len(session.messages):,} messages, {len(session.compactions)} compactions, "
               f"{big.stat().st_size / 1e6:.1f} MB in {time.perf_counter() - t:.1f} s; terminal {cols}x{rows}, "
-              f"{args.repeat} repeats, {args.deltas:,} deltas per long answer")
+              f"{args.repeat} repeats")
         results = {}
         for label, path in (("new session", None), (f"{len(session.messages) // 1000}k session", big)):
             t = time.perf_counter()
-            results[label] = asyncio.run(run_scenario(server, work, path, args.repeat, args.deltas, (cols, rows)))
+            results[label] = asyncio.run(run_scenario(server, work, path, args.repeat, args.deltas, args.paced,
+                                                       args.pace, (cols, rows)))
             print(f"{label}: {time.perf_counter() - t:.1f} s, {results[label]['messages'][0]:,} messages at the end")
     labels = list(results)
-    print(f"\n{'':48}" + "".join(f"{label + ' median / p95':>30}" for label in labels))
-    for key, title, scale, unit in ROWS:
-        cells = []
-        for label in labels:
-            v = results[label].get(key)
-            if not v:
-                cells.append("-")
-                continue
-            cells.append(f"{statistics.median(v) * scale:.0f} / {pct(v, 0.95) * scale:.0f} {unit}" if scale != 1
-                         or unit != "s" else f"{statistics.median(v):.2f} / {pct(v, 0.95):.2f} s")
-        print(f"{title:48}" + "".join(f"{c:>30}" for c in cells))
+    print(f"\n{'':50}" + "".join(f"{label + ' median / p95':>28}" for label in labels))
+    names = {"deltas": f"{args.deltas:,}", "paced": f"{args.paced:,}", "pace_ms": f"{args.pace * 1000:g}"}
+    for key, title, unit in ROWS:
+        print(f"{title.format(**names):50}" + "".join(f"{cell(results[label].get(key), unit):>28}"
+                                                          for label in labels))
     return 0
 
 

@@ -122,22 +122,37 @@ def policy_for(options: AgentOptions, policy: str, window: int | None, micro: st
 class AgentEvent(TMessage):
     """One event of the loop; `snapshot` is the session after it when the event changed the conversation.
 
-    Streamed pieces of one kind that the UI has not handled yet are merged, so a fast stream costs one update per
-    batch rather than one per piece."""
+    Streamed pieces are merged in the worker: while the UI has not taken a posted piece yet, the next pieces of the
+    same kind join it (`join`) instead of being posted. A fast stream then costs the UI one message per batch it can
+    take, rather than one wake-up of its event loop per piece, each waiting for the GIL the streaming worker holds;
+    nothing waits to be merged, so the first piece is on its way at once."""
+
+    _lock = threading.Lock()  # the worker joining pieces vs the UI taking them
 
     def __init__(self, event: Event, snapshot: Session | None = None) -> None:
         super().__init__()
-        self.event, self.snapshot = event, snapshot
+        self._event, self.snapshot = event, snapshot
+        self._more: list[str] = []  # text of pieces joined after `_event`, not yet taken
+        self._taken = False
 
-    def can_replace(self, message: TMessage) -> bool:
-        # Textual asks the message it is about to handle whether the next pending one supersedes it
-        from inspector.core.agent.events import Piece
-
-        if (isinstance(message, AgentEvent) and isinstance(self.event, Piece)
-                and type(message.event) is type(self.event)):
-            message.event = type(self.event)(self.event.text + message.event.text)  # type: ignore[call-arg]
+    def join(self, piece: Event) -> bool:
+        """Add `piece` (in the worker) if this is a piece of its kind the UI has not taken yet."""
+        with self._lock:
+            if self._taken or type(piece) is not type(self._event):
+                return False
+            self._more.append(piece.text)  # type: ignore[attr-defined]
             return True
-        return False
+
+    @property
+    def event(self) -> Event:
+        """The event, with every piece joined so far (in the UI: no piece joins it after this)."""
+        with self._lock:
+            self._taken = True
+            if self._more:
+                first = self._event
+                self._event = type(first)("".join([first.text, *self._more]))  # type: ignore[attr-defined,call-arg]
+                self._more = []
+            return self._event
 
 
 class AgentReady(TMessage):
@@ -206,7 +221,7 @@ class AgentSession:
 
     def turn(self, text: str, post: Callable[[TMessage], object]) -> None:
         """Run one user turn (in the worker thread), posting every event."""
-        from inspector.core.agent.events import CompactionFinished, MessageAdded, PermissionAsked
+        from inspector.core.agent.events import CompactionFinished, MessageAdded, PermissionAsked, Piece
         from inspector.core.agent.loop import run
         from inspector.core.agent.writer import SessionWriter
 
@@ -217,8 +232,15 @@ class AgentSession:
         try:
             if self.writer is None:
                 self.writer = SessionWriter(self.path, self.state, self._previous)
+            piece: AgentEvent | None = None  # the last piece posted: the next ones join it until the UI takes it
             with closing(run(text, self.state, self.config, self.system)) as events:
                 for event in self.writer.tee(events):
+                    if isinstance(event, Piece):
+                        if piece is None or not piece.join(event):
+                            piece = AgentEvent(event)
+                            post(piece)
+                        continue
+                    piece = None  # later pieces come after this event: never joined to an earlier message
                     changed = isinstance(event, (MessageAdded, CompactionFinished))
                     post(AgentEvent(event, self.snapshot() if changed else None))
                     if isinstance(event, PermissionAsked) and event.decision is None:
