@@ -1,6 +1,6 @@
 """What keeps the Agent view's cost flat however long the session (benchmarks/bench_agent_view.py has the figures):
-the loop's compaction figure taken from the current window, workers described without a repr of the session,
-exact figures computed only when the turn's events pause."""
+the loop's compaction figure taken from the current window, streamed pieces merged in the worker until the UI takes
+them, workers described without a repr of the session, exact figures computed only when the turn's events pause."""
 
 from __future__ import annotations
 
@@ -10,10 +10,11 @@ from dataclasses import replace
 import pytest
 
 from inspector.app import make_app
-from inspector.app.agent_bridge import AgentOptions, AgentSession, Plan, window_figure
+from inspector.app.agent_bridge import AgentEvent, AgentOptions, AgentSession, Plan, window_figure
 from inspector.app.figures import Settings
 from inspector.core.agent.cancel import Cancel
 from inspector.core.agent.config import compaction_policy, context_figure
+from inspector.core.agent.events import MessageAdded, TextDelta, ThinkingDelta, ToolCall
 from inspector.core.formats import load
 from inspector.core.model import Block, Compaction, Message, Session
 from mock_api import responses as r
@@ -92,3 +93,29 @@ async def test_a_turn_never_reprs_the_session_and_exact_figures_wait_for_a_pause
         panel.running = False
         await until(pilot, lambda: panel.settled and not panel._exact_timer, "the deferred exact figures")
         assert screen.figures.session is screen.session
+
+
+def test_pieces_join_the_posted_one_until_the_ui_takes_it():
+    posted = AgentEvent(TextDelta("a"))
+    assert posted.join(TextDelta("b")) and posted.join(TextDelta("c"))
+    assert not posted.join(ThinkingDelta("x"))  # another kind: a message of its own
+    assert posted.event == TextDelta("abc")
+    assert not posted.join(TextDelta("d"))  # taken: the next piece goes out in a new message
+    assert posted.event == TextDelta("abc")
+
+
+def test_a_turn_posts_one_message_per_run_of_pieces_the_ui_did_not_take(mock_api, tmp_path):
+    preamble, answer = "Let me look around. " * 20, "Nothing but an empty directory here. " * 30
+    mock_api.add(r.tool_calls(("glob", {"pattern": "*"}), preamble=preamble), r.text(answer))
+    options = AgentOptions(cwd=tmp_path)
+    shown = Session(source=str(tmp_path / "agent.jsonl"), format="neutral")
+    agent = AgentSession.start(Plan(shown, options, tmp_path / "agent.jsonl", False, None, Cancel()))
+    messages: list[AgentEvent] = []
+    agent.turn("what is here?", messages.append)  # nothing takes them: every run of pieces is one message
+    agent.close()
+    events = [m.event for m in messages]
+    texts = [i for i, e in enumerate(events) if isinstance(e, TextDelta)]
+    assert [events[i].text for i in texts] == [preamble, answer]
+    call = next(i for i, e in enumerate(events) if isinstance(e, ToolCall))
+    first_reply = next(i for i, e in enumerate(events) if isinstance(e, MessageAdded) and e.message.role == "assistant")
+    assert texts[0] < first_reply and call < texts[1]  # the order of the stream is kept
