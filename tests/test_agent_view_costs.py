@@ -1,6 +1,7 @@
 """What keeps the Agent view's cost flat however long the session (benchmarks/bench_agent_view.py has the figures):
 the loop's compaction figure taken from the current window, streamed pieces merged in the worker until the UI takes
-them, workers described without a repr of the session, exact figures computed only when the turn's events pause."""
+them, workers described without a repr of the session, the first piece of a stream drawn at once, exact figures
+computed only when the turn's events pause."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import pytest
 from inspector.app import make_app
 from inspector.app.agent_bridge import AgentEvent, AgentOptions, AgentSession, Plan, window_figure
 from inspector.app.figures import Settings
+from inspector.app.widgets.agent_panel import _plain
 from inspector.core.agent.cancel import Cancel
 from inspector.core.agent.config import compaction_policy, context_figure
 from inspector.core.agent.events import MessageAdded, TextDelta, ThinkingDelta, ToolCall
@@ -71,7 +73,7 @@ def test_the_apps_agent_measures_with_the_window_figure(tmp_path, monkeypatch):
     assert agent.config.compactor is not None and agent.config.compactor.measure is window_figure
 
 
-async def test_a_turn_never_reprs_the_session_and_exact_figures_wait_for_a_pause(mock_api, tmp_path, monkeypatch):
+async def test_a_turn_never_reprs_the_session_streams_draw_at_once_and_exact_figures_wait_for_a_pause(mock_api, tmp_path, monkeypatch):
     work = tmp_path / "work"
     work.mkdir()
     reprs: list[int] = []
@@ -85,6 +87,13 @@ async def test_a_turn_never_reprs_the_session_and_exact_figures_wait_for_a_pause
         await settled(pilot, panel)
         assert "nothing here" in panel.transcript()
         assert not reprs  # Textual describes a worker by the repr of its arguments unless given a description
+
+        # the first piece of a stream is drawn at once; the ones after it at most every FLUSH_SECONDS
+        panel._piece("text", "first words")
+        assert _plain(panel._stream) == "first words"
+        panel._piece("text", ", then more")
+        await until(pilot, lambda: _plain(panel._stream) == "first words, then more", "the next flush")
+        panel._end_stream()
 
         # events arrived a moment ago in a running turn: the exact figures wait, then run once events pause
         panel.running, panel._exact_dirty, panel._last_event = True, True, time.monotonic()

@@ -169,6 +169,7 @@ class AgentPanel(Vertical):
         self._stream_kind = ""
         self._chunks: list[str] = []
         self._flush_due = False
+        self._last_flush = 0.0  # time.monotonic() of the last flush
         self._exact_running = False
         self._exact_dirty = False
         self._exact_timer = False
@@ -474,12 +475,18 @@ class AgentPanel(Vertical):
             self._stream = self._add(kind, Text(""))
             self._stream_kind, self._chunks = kind, []
         self._chunks.append(text)
-        if not self._flush_due:
+        if self._flush_due:
+            return
+        wait = self._last_flush + FLUSH_SECONDS - time.monotonic()
+        if wait <= 0:  # the first piece in a while is drawn at once; the ones after it at most every FLUSH_SECONDS
+            self._flush()
+        else:
             self._flush_due = True
-            self.set_timer(FLUSH_SECONDS, self._flush)
+            self.set_timer(wait, self._flush)
 
     def _flush(self) -> None:
         self._flush_due = False
+        self._last_flush = time.monotonic()
         if self._stream is None:
             return
         whole = "".join(self._chunks)
