@@ -242,7 +242,7 @@ class AgentPanel(Vertical):
 
     @on(Prepared)
     def _prepared(self, message: Prepared) -> None:
-        _freeze_imports()
+        _freeze_once("imports")
         self.model, self.cancel = message.model, message.cancel
         if not has_key():
             self.query_one("#agent-help", Static).update(Text(key_help(message.default_model)))
@@ -424,6 +424,8 @@ class AgentPanel(Vertical):
         if message.error:
             self._add("error", Text(f"the turn could not run: {visible(message.error)}", style="bold red"))
         self.running = self.compacting = False
+        if self.agent is not None:
+            _freeze_once("first turn")
         self._show_status()
         if self.screen.focused is None or not self.screen.focused.is_attached:
             self.query_one("#agent-input").focus()
@@ -647,17 +649,16 @@ class AgentPanel(Vertical):
             self.agent.close()
 
 
-_frozen = False
+_frozen: set[str] = set()
 
 
-def _freeze_imports() -> None:
-    """Once per process, when the agent package (the SDK, pydantic, httpx) is imported: move every object alive
-    now out of the cyclic GC's reach. With those imports the app holds ~160,000 long-lived objects (more with a
-    session loaded) and every full collection walked them all, pauses of 80-270 ms in the middle of a streamed
-    answer (benchmarks/bench_agent_view.py)."""
-    global _frozen
-    if not _frozen:
-        _frozen = True
+def _freeze_once(stage: str) -> None:
+    """Once per process at each stage: move every object alive now out of the cyclic GC's reach. With the agent
+    package imported ("imports": the SDK, pydantic, httpx) the app holds ~160,000 long-lived objects, and the first
+    turn ("first turn") adds the client and the validators the SDK builds on first use; every full collection
+    walked them all, pauses of 80-270 ms in the middle of a streamed answer (benchmarks/bench_agent_view.py)."""
+    if stage not in _frozen:
+        _frozen.add(stage)
         gc.freeze()
 
 
