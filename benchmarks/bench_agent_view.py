@@ -55,7 +55,7 @@ from inspector.core.model import Block, Compaction, Message, Request, Session  #
 KEY_EVERY = 0.025  # seconds between keys typed into the prompt box while an answer streams
 TICK = 0.002  # the event-loop ticker's sleep
 SEGMENT = 600  # messages between two compactions in the generated session
-TIMEOUT = 120.0
+TIMEOUT = 60.0  # seconds any one wait may take before the run stops with what it waited for
 
 
 def generate(path: Path, n: int) -> Session:
@@ -184,7 +184,7 @@ async def wait_for(condition: Callable[[], bool], what: str, timeout: float = TI
 
 async def within(future: asyncio.Future[float], what: str) -> float:
     try:
-        return await asyncio.wait_for(future, 10)
+        return await asyncio.wait_for(future, TIMEOUT)
     except TimeoutError:
         raise TimeoutError(f"timed out waiting for {what}") from None
 
