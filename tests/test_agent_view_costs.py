@@ -128,3 +128,27 @@ def test_a_turn_posts_one_message_per_run_of_pieces_the_ui_did_not_take(mock_api
     call = next(i for i, e in enumerate(events) if isinstance(e, ToolCall))
     first_reply = next(i for i, e in enumerate(events) if isinstance(e, MessageAdded) and e.message.role == "assistant")
     assert texts[0] < first_reply and call < texts[1]  # the order of the stream is kept
+
+
+async def test_exact_figures_still_come_after_a_turn_that_failed_before_any_snapshot(mock_api, tmp_path, monkeypatch):
+    """A turn that cannot run (the session file cannot be written) ends with no snapshot; the exact figures asked
+    for at its end must still be computed, and every turn after it must get its own."""
+    data = tmp_path / "data"
+    data.write_text("a file where the data directory should be")
+    monkeypatch.setenv("XDG_DATA_HOME", str(data))
+    work = tmp_path / "work"
+    work.mkdir()
+    mock_api.add(r.text("the answer"))
+    app = make_app(None, home=False, settings=Settings(estimator="chars35"),
+                   agent=AgentOptions(cwd=work, open_view=True))
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen, panel = await agent_view(app, pilot)
+        await send(pilot, panel, "zero")
+        await settled(pilot, panel)  # the failed turn's own request for exact figures is served
+        assert "the turn could not run: cannot write" in panel.transcript()
+
+        data.unlink()
+        await send(pilot, panel, "one")
+        await settled(pilot, panel)
+        assert "the answer" in panel.transcript()
+        assert screen.figures.session is screen.session and screen.session.messages[-1].text() == "the answer"

@@ -304,7 +304,7 @@ async def test_the_agent_view_reports_write_failures_and_goes_on(mock_api, tmp_p
     from inspector.app import make_app
     from inspector.app.agent_bridge import AgentOptions
     from inspector.app.figures import Settings
-    from test_app_agent import agent_view, send, until
+    from test_app_agent import agent_view, send, settled
 
     data = tmp_path / "data"
     data.write_text("a file where the data directory should be")
@@ -317,27 +317,23 @@ async def test_the_agent_view_reports_write_failures_and_goes_on(mock_api, tmp_p
     mock_api.add(r.text("first answer"), r.tool_calls(("read_file", {"path": "a.txt"})), r.text("third answer"))
     app = make_app(None, home=False, settings=Settings(estimator="chars35"),
                    agent=AgentOptions(cwd=work, open_view=True))
-    async def turn_ends(done: int) -> None:  # the log's "— end_turn · 1 model call —" lines count turns ended
-        await until(pilot, lambda: not panel.running and panel.transcript().count("\n— ") == done, "the turn end")
-        await screen.workers.wait_for_complete()
-
     async with app.run_test(size=(120, 40)) as pilot:
         screen, panel = await agent_view(app, pilot)
         await send(pilot, panel, "zero")
-        await until(pilot, lambda: not panel.running and "could not run" in panel.transcript(), "the failed turn")
+        await settled(pilot, panel)  # a turn that failed before any snapshot still gets its exact figures
         path = panel.agent.path
         assert f"the turn could not run: cannot write {path}: not a directory" in panel.transcript()
         assert mock_api.message_requests == []  # nothing was asked of the model
 
         data.unlink()  # the directory can be made now
         await send(pilot, panel, "one")
-        await turn_ends(1)
+        await settled(pilot, panel)
         assert "first answer" in panel.transcript()
 
         disk = DiskFull(path.parent)
         monkeypatch.setattr(os, "fsync", disk.fsync)
         await send(pilot, panel, "two")
-        await turn_ends(2)
+        await settled(pilot, panel)
         assert f"error: cannot write {path}: no space left on device; the turn was stopped" in panel.transcript()
         assert app.is_running and not panel.running
         assert screen.session.messages[-1].text() == "two"  # the prompt is shown and kept, though not saved,
@@ -345,7 +341,7 @@ async def test_the_agent_view_reports_write_failures_and_goes_on(mock_api, tmp_p
 
         disk.armed = False
         await send(pilot, panel, "three")
-        await turn_ends(3)
+        await settled(pilot, panel)
         assert "third answer" in panel.transcript()
         sent = [(m["role"], m["content"][0].get("text")) for m in mock_api.message_requests[1].messages]
         assert sent == [("user", "one"), ("assistant", "first answer"), ("user", "two"), ("user", "three")]

@@ -592,7 +592,10 @@ class AgentPanel(Vertical):
         self._exact_dirty = True
         if not self._exact_running and not self._exact_timer:
             self._exact_timer = True
-            self.set_timer(delay, self._start_exact)
+            if delay > 0:
+                self.set_timer(delay, self._start_exact)
+            else:  # Textual's set_timer(0) divides by its interval in the timer task: the callback would never run
+                self.call_later(self._start_exact)
 
     def _start_exact(self) -> None:
         self._exact_timer = False
