@@ -217,3 +217,21 @@ async def test_a_setting_that_cannot_apply_is_undone(monkeypatch):
         assert app.settings.estimator == screen.figures.settings.estimator == "calibrated"
         assert panel.query_one("#set-estimator", Select).value == "calibrated"
         assert any("ANTHROPIC_API_KEY" in n.message for n in app._notifications)
+
+
+async def test_bar_adds_up_when_usage_runs_below_the_estimates_and_labels_a_mark_at_the_end():
+    """The Codex fixture's window after compaction measured less than the prefix plus the estimates: the legend
+    still shows the negative unrecorded figure (so its parts add up to the figure used), and the blocking mark at
+    the window's very end is labelled before its ▲, with no room after it."""
+    from conftest import FIXTURES
+
+    app = make_app(FIXTURES / "formats" / "codex-rollout.jsonl", home=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await ready(app, pilot)
+        f = screen.figures
+        assert dict(f.categories)["unrecorded (not in the transcript)"] < 0
+        assert sum(t for _, t in f.categories) == f.window.used
+        text = _bar(screen)
+        assert "■ unrecorded (not in the transcript) -2.7k ■" in text
+        marks = next(line for line in text.splitlines() if "▲warning" in line)
+        assert marks.rstrip().endswith(("b▲", "block▲"))  # before its mark: none would fit after it

@@ -165,8 +165,8 @@ def _ordered(by_category: dict[str, int]) -> list[tuple[str, int]]:
         base = name.split(":", 1)[0]
         return (ORDER.index(base) if base in ORDER else len(ORDER), -tokens)
 
-    skip = ("free", "reserved")
-    return [(label(k), v) for k, v in sorted(by_category.items(), key=key) if k not in skip and v > 0]
+    skip = ("free", "reserved")  # a negative category stays: the legend shows it so that the figures add up
+    return [(label(k), v) for k, v in sorted(by_category.items(), key=key) if k not in skip and v]
 
 
 def _cumulative(session: Session, sizes: list[int], prefix: int, extra: dict[int, int]) -> list[int]:

@@ -110,16 +110,18 @@ class ContextBar(Widget):
         for n, (at, labels, style) in enumerate(marks):
             if at < x:
                 continue
-            text.append(" " * (at - x))
             room = (marks[n + 1][0] if n + 1 < len(marks) else width) - at - 1
             label = next((name for name in labels if len(name) < room), "")  # the longest that fits
-            text.append("▲" + label, style=style)
+            before = "" if label else next((name for name in labels if len(name) < at - x), "")
+            text.append(" " * (at - x - len(before)))  # no room after the mark (the window's end): label before it
+            text.append(before + "▲" + label, style=style)
             x = at + 1 + len(label)
         return text
 
     def _legend(self, f: Figures, width: int) -> Text:
-        parts = [(colour(name, n), f"{visible(name)} {human(t)}")  # names hold tool names: session text
-                 for n, (name, t) in enumerate(f.categories) if t > 0]
+        # names hold tool names: session text. A negative category (usage measured below the prefix plus the
+        # estimates: the estimate runs high) has no room in the bar, but stays in the legend so the figures add up.
+        parts = [(colour(name, n), f"{visible(name)} {human(t)}") for n, (name, t) in enumerate(f.categories) if t]
         parts.append(("#3a3a3a", f"free {human(max(0, f.window.free))}"))
         if f.window.reserve:
             parts.append(("#875f5f", f"reserved {human(f.window.reserve)}"))
