@@ -205,8 +205,6 @@ class AgentSession:
         provider = AnthropicProvider.from_env(options.model_name)
         config = AgentConfig(provider, options.workdir, model=options.model_name, compaction=plan.policy,
                              cancel=plan.cancel)
-        if config.compactor is not None:
-            config.compactor.measure = window_figure
         header = fresh_session(options, plan.path)
         models = [m for m in shown.models if m not in header.models] + header.models
         state = shown.copy_with(source=str(plan.path), format="neutral", messages=list(shown.messages),
@@ -271,33 +269,6 @@ class AgentSession:
     @property
     def breaker_open(self) -> bool:
         return self.config.compactor is not None and self.config.compactor.breaker.open
-
-
-def window_figure(session: Session) -> int:
-    """The figure compaction decisions use (`context_figure`: the last measured context plus the estimate of what
-    came since), taken from the current window alone when the window has usage. The loop measures at every
-    iteration, and accounting for a whole 10,000-message history took 170 ms of each; the window alone takes a few
-    ms however long the history is. The figure is the same to a few tokens: only the estimate of the messages
-    after the last response differs, its ratios fitted on this window's usage rather than the whole session's.
-    Without usage since the last compaction (the prefix is then derived from earlier windows): the whole session."""
-    from dataclasses import replace
-
-    from inspector.core.agent.config import context_figure
-
-    start = session.context_start
-    requests = session.requests
-    first = len(requests)
-    while first > 0 and requests[first - 1].seen_start == start:
-        first -= 1
-    if start == 0 or first == len(requests):
-        return context_figure(session)
-    window = session.copy_with(
-        messages=session.messages[start:],
-        requests=[replace(r, message_index=r.message_index - start, seen_start=0, seen_end=r.seen_end - start)
-                  for r in requests[first:]],
-        compactions=[replace(c, index=c.index - start) for c in session.compactions
-                     if c.kind == "microcompact" and c.index >= start])
-    return context_figure(window)
 
 
 def run_turn(agent: AgentSession | None, plan: Plan | None, text: str, post: Callable[[TMessage], object]) -> None:

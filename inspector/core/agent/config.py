@@ -7,7 +7,7 @@ the local test server.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from inspector.core.agent.cancel import Cancel
@@ -86,5 +86,25 @@ def compaction_policy(model: str, policy: str = "reference", window: int | None 
 
 
 def context_figure(session: Session) -> int:
-    """What compaction decisions use: the last measured context plus the estimate of everything since."""
-    return account(session).current_context
+    """What compaction decisions use: the last measured context plus the estimate of everything since
+    (`account(...).current_context`), taken from the current window alone when the window has usage.
+
+    The loop measures before every model call, in the app and in `context-inspector run` alike; accounting for a
+    whole 10,000-message history took 170 ms of each, the window alone takes a few ms however long the history is.
+    The figure is the same to a few tokens: only the estimate of the messages after the last response differs, its
+    ratios fitted on this window's usage rather than the whole session's. Without a full compaction, or without
+    usage since the last one (the prefix is then derived from earlier windows): the whole session's accounting."""
+    start = session.context_start
+    requests = session.requests
+    first = len(requests)
+    while first > 0 and requests[first - 1].seen_start == start:
+        first -= 1
+    if start == 0 or first == len(requests):
+        return account(session).current_context
+    window = session.copy_with(
+        messages=session.messages[start:],
+        requests=[replace(r, message_index=r.message_index - start, seen_start=0, seen_end=r.seen_end - start)
+                  for r in requests[first:]],
+        compactions=[replace(c, index=c.index - start) for c in session.compactions
+                     if c.kind == "microcompact" and c.index >= start])
+    return account(window).current_context
