@@ -109,6 +109,8 @@ async def test_estimator_and_microcompaction_settings():
         await screen.workers.wait_for_complete()
         await pilot.pause()
         assert screen.figures.settings.estimator == "chars35" and screen.figures.estimated != calibrated
+        assert screen.figures.micro_saving != saving  # the note estimates as the figures do
+        saving = screen.figures.micro_saving
         panel.query_one("#set-keep", Input).value = "0"
         await pilot.pause()
         await screen.workers.wait_for_complete()
@@ -235,3 +237,23 @@ async def test_bar_adds_up_when_usage_runs_below_the_estimates_and_labels_a_mark
         assert "■ unrecorded (not in the transcript) -2.7k ■" in text
         marks = next(line for line in text.splitlines() if "▲warning" in line)
         assert marks.rstrip().endswith(("b▲", "block▲"))  # before its mark: none would fit after it
+
+
+async def test_the_bars_microcompaction_note_is_what_the_workbench_plans():
+    """The session screen's "microcompact (clear, keep 5) frees ~N" estimates as its figures do (calibrated by
+    default), so N is the saving the workbench then shows for the same strategy, not another estimator's."""
+    from inspector.app.screens.workbench import WorkbenchScreen
+    from inspector.samples import SAMPLE_DIR
+
+    app = make_app(SAMPLE_DIR / "claude-code-tool-heavy.jsonl", home=False)
+    async with app.run_test(size=(160, 48)) as pilot:
+        screen = await ready(app, pilot)
+        assert screen.figures.settings.estimator is None or screen.figures.settings.estimator == "calibrated"
+        note = screen.figures.micro_saving
+        assert note and note > 50_000
+        await pilot.press("c")
+        wb = app.screen
+        assert isinstance(wb, WorkbenchScreen)
+        wb.set_strategy("clear")
+        await until(pilot, lambda: wb.preview is not None and wb.preview.plan.strategy == "clear")
+        assert wb.preview.plan.saved == note

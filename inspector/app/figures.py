@@ -9,8 +9,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from inspector.core.model import Session
+
+if TYPE_CHECKING:
+    from inspector.core.compaction.plan import Estimates
 
 
 @dataclass(slots=True)
@@ -196,7 +200,7 @@ def compute(session: Session, settings: Settings, known: Links | None = None) ->
                     thresholds=info.thresholds.to_dict(), used=state.used,
                     used_measured=acc.current_measured is not None, free=state.free, percent=state.percent)
     lk = known if known is not None and known.session is session else links(session)
-    saving, note = _micro(session, settings)
+    saving, note = _micro(session, settings, plan_estimates(session, settings.estimator, acc.estimated))
     return Figures(
         session=session, settings=settings, estimated=acc.estimated, measured=acc.measured,
         cumulative=_cumulative(session, sizes, acc.prefix, unrecorded), category=acc.category, window=window,
@@ -208,8 +212,26 @@ def compute(session: Session, settings: Settings, known: Links | None = None) ->
         micro_saving=saving, micro_note=note, prompt=_prompt(session, settings, acc))
 
 
-def _micro(session: Session, settings: Settings) -> tuple[int | None, str]:
-    """What the chosen microcompaction would free in the current context (estimated), from the core's plan."""
+def plan_estimates(session: Session, estimator: str, estimated: list[int]) -> Estimates:
+    """The estimates compaction plans of `session` read, by the estimator the figures use (so that what the bar
+    says a microcompaction frees is what the workbench shows), seeded with the figures' own estimates of the
+    current context where the estimator gives a message the same figure alone (not the feature-fitted or exact
+    ones, which estimate a whole state at once) instead of estimating every message again."""
+    from inspector.core.compaction.plan import Estimates
+    from inspector.core.estimators import Exact, FeatureEstimator
+    from inspector.core.tokens import estimator_for
+
+    est = Estimates(estimator_for(session, estimator))
+    if not isinstance(est.estimator, (FeatureEstimator, Exact)):
+        start = session.context_start  # what plans read
+        for m, tokens in zip(session.messages[start:], estimated[start:]):
+            est.remember(m, tokens)
+    return est
+
+
+def _micro(session: Session, settings: Settings, estimates: Estimates | None = None) -> tuple[int | None, str]:
+    """What the chosen microcompaction would free in the current context, estimated as the figures are, from the
+    core's plan."""
     from inspector.core.compaction.micro import ClearSettings, SnipSettings
     from inspector.core.compaction.pipeline import plan_strategy
 
@@ -217,7 +239,12 @@ def _micro(session: Session, settings: Settings) -> tuple[int | None, str]:
         params: object = SnipSettings(preserve_last_n=settings.preserve_last_n, max_chars=settings.max_chars)
     else:
         params = ClearSettings(keep_recent=settings.keep_recent)
-    plan = plan_strategy(settings.micro_strategy, session, params)
+    if estimates is None:
+        from inspector.core.compaction.plan import Estimates
+        from inspector.core.tokens import estimator_for
+
+        estimates = Estimates(estimator_for(session, settings.estimator))
+    plan = plan_strategy(settings.micro_strategy, session, params, estimates)
     return plan.saved, plan.note
 
 
