@@ -224,3 +224,75 @@ def test_estimator_for_reuses_the_fit_of_the_session_just_accounted(monkeypatch)
     assert calls == [] and fitted.per_model == {k: tuple(v) for k, v in acc.ratios.items()}
     other = session.copy_with(messages=list(session.messages))  # equal, but not the session accounted last
     assert tokens.estimator_for(other).per_model == fitted.per_model and calls == [other]
+
+
+# -- the figures after a summary, from the figures before (`summarized`) ------------------------------------------------
+
+def _talk() -> Session:
+    """Three requests, each answered in text, then a user turn: the growth of request 1 is [answer 0, prompt 1], so a
+    cut before prompt 1 splits it."""
+    from inspector.core.model import Request
+
+    texts = [("user", "prompt", "A" * 4000), ("assistant", "assistant", "B" * 400), ("user", "prompt", "C" * 400),
+             ("assistant", "assistant", "D" * 400), ("user", "prompt", "E" * 400),
+             ("assistant", "assistant", "F" * 400)]
+    messages = [Message(role, kind, [Block("text", text)], uuid=f"m{i}") for i, (role, kind, text) in enumerate(texts)]
+    requests = [Request(f"r{k}", "claude-sonnet-4-5", context, 0, 0, 50, end, 0, end)
+                for k, (context, end) in enumerate([(3000, 1), (3300, 3), (3560, 5)])]
+    return Session("talk.jsonl", "claude-code", messages, requests)
+
+
+def _figures(session: Session):
+    acc = account(session, "chars35")
+    return (lambda i: acc.estimated[i] if acc.measured[i] is None else acc.measured[i],
+            lambda i: acc.measured[i] is not None, acc)
+
+
+def test_summarized_keeps_measured_only_the_shares_of_growths_the_cut_leaves_whole():
+    from inspector.core.compaction import apply
+    from inspector.core.compaction.steps import summarized
+
+    session = _talk()
+    figure, measured, acc = _figures(session)
+    assert all(acc.measured[i] is not None for i in range(5)) and acc.measured[5] is None
+    plan = plan_strategy("summary", session, SummarySettings(keep_ratio=0.25), Estimates("chars35"))
+    assert plan.summary.split == 2  # inside request 1's growth: [answer 0, prompt 1]
+    after = apply(plan, "They talked.")
+    edit = summarized(plan, after, figure, measured)
+    assert edit.kept == [figure(i) for i in range(2, 6)]
+    assert edit.kept_measured == [False, True, True, False]  # prompt 1's share was apportioned with answer 0's
+    assert edit.unmeasured == 1
+    assert edit.folded == figure(0) + figure(1)
+    est = Estimates("chars35")
+    assert edit.added == tuple(est.message(m) for m in after.messages[6:8])
+    assert edit.total == sum(edit.added) + sum(edit.kept) == sum(edit.by_category.values())
+    assert edit.by_category["compaction_summary"] == sum(edit.added)
+    pending = summarized(plan, apply(plan, "(summary pending)"), figure, measured, pending=True)
+    assert pending.added[0] == 0 and pending.added[1] == edit.added[1]
+
+    later = plan_strategy("summary", session, SummarySettings(keep_ratio=0.15), Estimates("chars35"))
+    assert later.summary.split == 3  # at the end of request 1's growth: every kept share stays measured
+    edit = summarized(later, apply(later, "They talked."), figure, measured)
+    assert edit.kept_measured == [True, True, False] and edit.unmeasured == 0
+
+
+def test_summarized_shares_a_kept_message_of_several_categories_and_checks_its_arguments():
+    from inspector.core.compaction import apply
+    from inspector.core.compaction.steps import summarized
+
+    session = _two_tools()
+    est = Estimates("chars35")
+    plan = plan_strategy("summary", session, SummarySettings(keep_ratio=0.4), est)
+    split = plan.summary.split
+    assert 0 < split < len(session.messages) - 1
+    figure = {i: plan.tokens[i] + 10 for i in range(len(session.messages))}.__getitem__
+    after = apply(plan, "summary")
+    edit = summarized(plan, after, figure, lambda i: False)
+    assert edit.kept_measured == [False] * (len(session.messages) - split)
+    assert sum(edit.by_category.values()) == edit.total == sum(edit.added) + sum(figure(i) for i in
+                                                                                 range(split, len(session.messages)))
+    assert {"tool_calls", "assistant_text", "tool_results:Read", "tool_results:Bash"} <= set(edit.by_category)
+    with pytest.raises(ValueError, match="not a summary"):
+        summarized(plan_strategy("snip", session, None, est), session, figure, lambda i: False)
+    with pytest.raises(ValueError, match="not this plan applied"):
+        summarized(plan, session, figure, lambda i: False)

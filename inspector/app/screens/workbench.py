@@ -24,6 +24,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message as TMessage
 from textual.screen import Screen
+from textual.timer import Timer
 from textual.widgets import Button, ContentSwitcher, Footer, Input, Label, Select, Static, TextArea
 from textual.worker import get_current_worker
 
@@ -33,13 +34,13 @@ from inspector.app.messages import FiguresReady
 from inspector.app.text import human, plain, visible
 from inspector.app.widgets.before_after import BeforeAfter
 from inspector.app.widgets.context_bar import ContextBar
-from inspector.app.widgets.diff_view import DiffView, MicroRows
+from inspector.app.widgets.diff_view import DiffView, MicroRows, SummaryRows
 from inspector.core.compaction.diff import Diff, render_totals
 from inspector.core.compaction.micro import CLEARABLE_TOOLS, ClearSettings, ContextEditSettings, SnipSettings
 from inspector.core.compaction.pipeline import STRATEGIES, CompactionPolicy, plan_strategy
 from inspector.core.compaction.plan import Estimates, Plan, Row, apply, paused_gc
 from inspector.core.compaction.provider import SummaryError
-from inspector.core.compaction.steps import StepStack, microcompacted, next_layer
+from inspector.core.compaction.steps import StepStack, microcompacted, next_layer, summarized
 from inspector.core.compaction.summary import PROMPT_STYLES, SummarySettings, complete_summary
 from inspector.core.compaction.survival import Survival, claude_md_files, survival
 from inspector.core.model import Session
@@ -52,6 +53,7 @@ NO_KEY = ("No model configured: ANTHROPIC_API_KEY is not set. For the model to w
           "Messages-compatible endpoint) and reopen. Or write or paste a summary here (e) and approve it (ctrl+s).")
 PENDING_TEXT = "(summary pending)"
 PREVIEWS_KEPT = 16
+REFIGURE_AFTER = 0.3  # seconds without typing before the after bar counts the summary being written
 _STACKS: WeakKeyDictionary[MainScreen, StepStack] = WeakKeyDictionary()
 _ESTIMATES: WeakKeyDictionary[MainScreen, tuple[str, Estimates]] = WeakKeyDictionary()
 _FIGURES: WeakKeyDictionary[MainScreen, dict[int, Figures]] = WeakKeyDictionary()
@@ -70,6 +72,12 @@ class Preview:
     before: Figures
     after: Figures
     survival: Survival | None
+    totals: str = ""  # the line under the diff (`totals`)
+    planned: Plan | None = None  # the plan as made (a summary's pending), when `plan` has a summary written since
+
+    @property
+    def as_planned(self) -> Plan:
+        return self.planned or self.plan
 
 
 class Job:
@@ -181,6 +189,7 @@ class WorkbenchScreen(Screen):
         self._asking = ""  # what the input line at the bottom asks for: compare or export
         self._run_when_planned = False
         self._summary_note = ""
+        self._refigure_timer: Timer | None = None
         self._previews: dict[tuple[int, str, object], Preview] = {}  # oldest first
         self.last_export: Path | None = None
 
@@ -310,24 +319,19 @@ class WorkbenchScreen(Screen):
             self.main.post_message(FiguresReady(before))  # the session screen computed a step from scratch
         est = self.estimates = self.estimates or self._estimates(before)
         plan = plan_strategy(strategy, session, params, est, context_tokens=self.stack.current.figure)
-        rows = MicroRows(plan) if plan.micro is not None else plan.rows  # made here, not in a handler
         if worker.is_cancelled:
             return None
         after_session = _applied(plan)
         if worker.is_cancelled:
             return None
-        if after_session is session:
-            after = before
-        elif plan.micro is not None:
-            after = after_figures(before, plan, after_session)
-        else:  # a summary starts a window no usage has measured: the prefix plus estimates, from scratch
-            after = compute(after_session, settings)
+        after = before if after_session is session else after_figures(before, plan, after_session, plan.pending)
+        rows = _rows(plan, before, after)  # made here, not in a handler
         kept = None
         if plan.summary is not None and session.format == "claude-code":
             if self._claude_md is None:
                 self._claude_md = claude_md_files(session, est)
             kept = survival(plan, self._claude_md, self.stack.original.session)
-        return None if worker.is_cancelled else Preview(plan, rows, before, after, kept)
+        return None if worker.is_cancelled else Preview(plan, rows, before, after, kept, totals(plan, before, after))
 
     def _estimates(self, figures: Figures) -> Estimates:
         """The estimates cache plans read: kept per session screen and estimator (reopening the workbench plans
@@ -394,10 +398,7 @@ class WorkbenchScreen(Screen):
         self.query_one("#wb-after-label", Label).update(after_label(p))
         survives = p.survival.reinjected_messages if p.survival else set()
         self.query_one(DiffView).show(p.rows, survives)
-        totals = render_totals(plan.before, plan.after, plan.counts, plan.pending)
-        if plan.note:
-            totals += f"  ·  {plan.note}"
-        self.query_one("#wb-totals", Static).update(plain(totals))
+        self.query_one("#wb-totals", Static).update(plain(p.totals))
         self.query_one("#wb-diff-header", Static).update(
             plain(f"{DiffView.header()}   [{plan.strategy} on step {self.stack.position}, estimator "
                   f"{plan.estimator}]"))
@@ -500,11 +501,17 @@ class WorkbenchScreen(Screen):
             after = row.message if row.fate not in ("summarized", "removed") else None
         tokens = (row.before if row.old is not None else None, row.after if after else None)
         p = self.preview
-        if self.compared is None and p is not None and row.old is not None and p.before.session is old_session \
-                and p.before.measured[row.old] is not None:  # the before bar counts its share of measured usage
-            ba.show(before, after, (p.before.measured[row.old], tokens[1]), (True, False))
+        if self.compared is not None or p is None or p.before.session is not old_session:
+            ba.show(before, after, tokens)
             return
-        ba.show(before, after, tokens)
+        # the bars' figures: a share of measured usage where they count one, else the estimate
+        was = row.old is not None and p.before.measured[row.old] is not None
+        now = after is not None and row.new is not None and row.after is not None
+        if was:
+            tokens = (p.before.measured[row.old], tokens[1])  # type: ignore[index]
+        if now:
+            tokens = (tokens[0], p.after.size(row.new))  # type: ignore[arg-type]
+        ba.show(before, after, tokens, (was, now and p.after.measured[row.new] is not None))  # type: ignore[index]
 
     def _sides(self) -> tuple[Session, Session]:
         if self.compared is not None:
@@ -579,6 +586,24 @@ class WorkbenchScreen(Screen):
     def _summary_edited(self) -> None:
         if self._provider is None:
             self._summary_status()
+            if self._refigure_timer is not None:
+                self._refigure_timer.stop()
+            self._refigure_timer = self.set_timer(REFIGURE_AFTER, self._refigure)
+
+    def _refigure(self) -> None:
+        """The summary in the editor changed (typed, pasted, discarded): the after bar, rows and totals count the
+        text as it would be approved, or the summary as pending when there is none."""
+        self._refigure_timer = None
+        p = self.preview
+        if p is None or p.plan.summary is None or self._provider is not None:
+            return
+        planned, text = p.as_planned, self.query_one("#wb-summary-text", TextArea).text
+        try:
+            plan = complete_summary(planned, text) if text.strip() else planned
+        except SummaryError:
+            plan = planned
+        if plan.summary.text != p.plan.summary.text:  # type: ignore[union-attr]
+            self._show_written(plan)
 
     def _show_survival(self) -> None:
         p = self.preview
@@ -617,11 +642,14 @@ class WorkbenchScreen(Screen):
                 self.notify(f"no summary to approve: {exc}. Run the model (r) or write one.",
                             severity="warning", markup=False)
                 return
-        reuse = p.after.session if summary is None and p.after.session is not plan.session else None
-        freed = p.before.window.used - p.after.window.used if reuse is not None and plan.micro is not None else None
-        step = self.stack.push(plan, summary, applied=reuse, saved=freed)
-        if reuse is not None:
-            self._figures[id(reuse)] = p.after
+        applied, after = (p.after.session, p.after) if summary is None else (None, None)
+        if summary is not None and p.before.session is plan.session:  # the bars' figures with the text approved
+            applied = apply(plan, summary)
+            after = after_figures(p.before, plan, applied)
+        freed = p.before.window.used - after.window.used if after is not None else None
+        step = self.stack.push(plan, summary, applied=applied, saved=freed)
+        if after is not None:
+            self._figures[id(applied)] = after
         self._summary_note = ""
         self.query_one("#wb-summary-text", TextArea).load_text("")
         self.query_one(DiffView).focus()
@@ -746,16 +774,23 @@ class WorkbenchScreen(Screen):
             self.notify(visible(event.error or "summary failed"), title="Summary", severity="warning",
                         markup=False)
             return
-        p = self.preview
-        if p is not None and p.plan.session is event.plan.session:
-            p.plan, p.rows = event.plan, event.plan.rows
-            self.query_one(DiffView).show(p.rows)
-            self.query_one("#wb-totals", Static).update(plain(
-                render_totals(event.plan.before, event.plan.after, event.plan.counts)))
-        self.query_one("#wb-after-label", Label).update(
-            f"after summary (bar drawn without the summary's ~{event.plan.added[0].after or 0:,} tokens)")
+        self._show_written(event.plan)
         area.load_text(visible(event.plan.summary.text or ""))  # type: ignore[union-attr]
         self._summary_status("The model wrote this summary (its analysis removed).")
+
+    def _show_written(self, plan: Plan) -> None:
+        """The preview with `plan`'s summary (written, or pending again): its rows, the after bar, its line and the
+        totals count it."""
+        p = self.preview
+        if p is None or p.plan.session is not plan.session or p.before.session is not plan.session:
+            return
+        if p.planned is None:
+            p.planned = p.plan
+        p.plan = plan
+        p.after = after_figures(p.before, plan, _applied(plan), plan.pending)
+        p.rows, p.totals = _rows(plan, p.before, p.after), totals(plan, p.before, p.after)
+        if self.compared is None:
+            self._show_preview()
 
     def action_edit_summary(self) -> None:
         if self.strategy != "summary":
@@ -896,7 +931,7 @@ def step_figures(main: MainScreen, settings: Settings) -> Figures | None:
         return None
     index = next((i for i, s in enumerate(stack.steps) if s.session is main.session), None)
     plan = stack.steps[index].plan if index is not None else None
-    if index is None or plan is None or plan.micro is None:
+    if index is None or plan is None:
         return None
     figures = _step_figures(stack, index, settings, _FIGURES.setdefault(main, {}), main.figures)
     if figures.micro_saving is None:  # the bar's note, as compute() gives it (this runs in a worker)
@@ -910,17 +945,16 @@ def _step_figures(stack: StepStack, index: int, settings: Settings, known: dict[
     step before it (`after_figures`), else the session screen's (`shown`) or computed (the original, a summary);
     kept in `known`."""
     step = stack.steps[index]
-    micro = step.plan if step.plan is not None and step.plan.micro is not None else None
 
     def fits(f: Figures | None) -> bool:
         return f is not None and f.session is step.session and f.settings == settings
 
     figures = known.get(id(step.session))
     if figures is None or not fits(figures):
-        if micro is None and shown is not None and fits(shown):  # the session screen's, from scratch: right here
+        if step.plan is None and shown is not None and fits(shown):  # the session screen's, from scratch: right here
             figures = shown
-        elif micro is not None:
-            figures = after_figures(_step_figures(stack, index - 1, settings, known, shown), micro, step.session)
+        elif step.plan is not None:
+            figures = after_figures(_step_figures(stack, index - 1, settings, known, shown), step.plan, step.session)
         else:
             figures = compute(step.session, settings)
     known[id(step.session)] = figures
@@ -939,6 +973,17 @@ def after_label(p: Preview) -> Text:
         return out
     if plan.micro is not None:
         out.append(", estimated: changed messages at their new size", style="yellow")
+    elif plan.summary is not None:
+        n, added = len(plan.session.messages), len(plan.added)
+        size = p.after.size(n)
+        out.append(", estimated: " + ("" if plan.pending else f"summary {human(size)} (estimated), ") +
+                   "kept messages at their figures before", style="yellow")
+        kept = range(plan.summary.split, n)
+        measured = sum(p.after.measured[i] is not None for i in range(n + added, len(p.after.measured)))
+        lost = sum(p.before.measured[i] is not None for i in kept) - measured
+        if measured or lost:
+            out.append(f" ({measured:,} measured" + (f", {lost:,} now estimated: the cut splits the growth they "
+                                                    "were measured from" if lost else "") + ")", style="yellow")
     was, now = dict(p.before.categories), dict(p.after.categories)
     for name, t in p.before.categories[:1]:  # the prefix (system prompt and tools) comes first
         if now.get(name) == t:
@@ -955,15 +1000,50 @@ def _short(category: str) -> str:
     return visible(category.removeprefix("tool results: "))
 
 
-def after_figures(before: Figures, plan: Plan, session: Session) -> Figures:
-    """The figures of `session` (`plan`, a microcompaction, applied to `before.session`), accounted from `before`:
-    the prefix, the unrecorded growth and every unchanged message keep their figures; each changed message counts at
-    its new estimated size, so the total drops by what they freed. The result is an estimate (no request measured
-    that state), and the bar keeps the categories in the order and colours of the one before. `micro_saving` is left
-    None (not computed): it needs a plan of its own."""
+def totals(plan: Plan, before: Figures, after: Figures) -> str:
+    """The line under the diff. A summary's in the bars' figures, so it adds up: the window before and after, what
+    it frees, and where that comes from (the messages' figures before and after, the unrecorded growth that goes,
+    the prefix that stays); a microcompaction's in the plan's estimates (its rows'). Then the plan's note."""
+    from inspector.core.categories import SYSTEM_TOOLS, label
+
+    if plan.summary is None or after.session is plan.session:
+        out = render_totals(plan.before, plan.after, plan.counts, plan.pending)
+    else:
+        was, now = before.window.used, after.window.used
+        prefix = dict(before.categories).get(label(SYSTEM_TOOLS), 0)
+        messages = sum(map(before.size, range(plan.start, len(plan.session.messages))))
+        growth = was - prefix - messages  # what the window holds beyond the prefix and the messages
+        freed = was - now
+        pct = f" ({freed / was:.1%})" if was else ""
+        pending = " without the summary (pending)" if plan.pending else ""
+        out = (f"window: {was:,} -> {now:,}{pending}, freed {freed:,}{pct}: messages {messages:,} -> "
+               f"{now - prefix:,}" + (f", unrecorded growth {growth:,} -> 0" if growth else "") +
+               f", prefix {prefix:,} unchanged; messages: " +
+               ", ".join(f"{n:,} {fate}" for fate, n in sorted(plan.counts.items())))
+    return f"{out}  ·  {plan.note}" if plan.note else out
+
+
+def _rows(plan: Plan, before: Figures, after: Figures) -> Sequence[Row]:
+    """The plan's rows as the diff view reads them, built when drawn; a summary's with the bars' figures."""
+    if plan.micro is not None:
+        return MicroRows(plan)
+    if plan.summary is not None and after.session is not plan.session:
+        return SummaryRows(plan, before, after, plan.pending)
+    return plan.rows
+
+
+def after_figures(before: Figures, plan: Plan, session: Session, pending: bool = False) -> Figures:
+    """The figures of `session` (`plan` applied to `before.session`), accounted from `before`: the result is an
+    estimate (no request measured that state); `micro_saving` is left None (not computed: it needs a plan of its
+    own). A microcompaction: the prefix, the unrecorded growth and every unchanged message keep their figures; each
+    changed message counts at its new estimated size, so the total drops by what they freed, and the bar keeps the
+    categories in the order and colours of the one before. A summary: see `_summary_after` (`pending`: `session`
+    holds a placeholder for its text, which counts 0)."""
     from inspector.core import limits
     from inspector.core.categories import label
 
+    if plan.summary is not None:
+        return _summary_after(before, plan, session, pending)
     edit = microcompacted(plan, before.size, before.tool_names)
     estimated, measured, category = list(before.estimated), list(before.measured), list(before.category)
     for i, size in edit.sizes.items():
@@ -984,6 +1064,66 @@ def after_figures(before: Figures, plan: Plan, session: Session) -> Figures:
     return replace(before, session=session, estimated=estimated, measured=measured, cumulative=cumulative,
                    category=category, window=window, categories_measured=False, micro_saving=None, micro_note="",
                    categories=[(name, t - freed.get(name, 0)) for name, t in before.categories])
+
+
+def _summary_after(before: Figures, plan: Plan, session: Session, pending: bool) -> Figures:
+    """The figures of `session` (`plan`, a summary, applied to `before.session`: the old messages stay as history,
+    then [summary, acknowledgement, *kept messages]), accounted from `before` (`steps.summarized`): the prefix keeps
+    its figure, the folded messages and the window's unrecorded growth go (no request has seen the new window), the
+    summary and acknowledgement count at their estimated sizes and each kept message at the figure it had, still
+    measured only where the cut left its growth whole. So the total is prefix + summary + kept, and the bar keeps
+    the categories of the one before in their order (gone ones at 0: the colours stay), new ones in their place."""
+    from inspector.core import limits
+    from inspector.core.categories import COMPACTION_SUMMARY, SYSTEM_TOOLS, label
+
+    assert plan.summary is not None
+    edit = summarized(plan, session, before.size, lambda i: before.measured[i] is not None, before.tool_names, pending)
+    n, split = len(plan.session.messages), edit.split
+    shift = n + len(edit.added) - split  # a kept message's index in `session` minus its index before
+    prefix = dict(before.categories).get(label(SYSTEM_TOOLS), 0)
+    kept_range = range(split, n)
+    measured = [*before.measured, *[None] * len(edit.added),
+                *[before.measured[i] if real else None for i, real in zip(kept_range, edit.kept_measured)]]
+    estimated = [*before.estimated, *edit.added,  # an apportioned share no longer measured: its figure, estimated
+                 *[before.estimated[i] if real or before.measured[i] is None else size
+                   for i, size, real in zip(kept_range, edit.kept, edit.kept_measured)]]
+    category = [*before.category, *[COMPACTION_SUMMARY] * len(edit.added), *before.category[split:n]]
+    cumulative, run = list(before.cumulative), prefix
+    for size in (*edit.added, *edit.kept):
+        run += size
+        cumulative.append(run)
+    call_at, result_at = dict(before.call_at), dict(before.result_at)
+    for i in kept_range:  # a kept message's tool calls and results are found at its new index
+        for b in plan.session.messages[i].blocks:
+            if b.tool_id and b.type == "tool_use":
+                call_at[b.tool_id] = i + shift
+            elif b.tool_id and b.type == "tool_result":
+                result_at[b.tool_id] = i + shift
+    now = {label(k): v for k, v in edit.by_category.items()}
+    now[label(SYSTEM_TOOLS)] = prefix
+    categories = [(name, now.pop(name, 0)) for name, _ in before.categories]
+    for name, t in sorted(now.items(), key=lambda item: _rank(item[0])):  # new ones: where compute() puts them
+        at = next((k for k, (other, _) in enumerate(categories) if _rank(other) > _rank(name)), len(categories))
+        categories.insert(at, (name, t))
+    w = before.window
+    info = limits.window_info(session, policy=before.settings.policy, window=before.settings.window)
+    state = info.state(prefix + edit.total)
+    window = replace(w, used=state.used, used_measured=False, free=state.free, percent=state.percent)
+    return replace(before, session=session, estimated=estimated, measured=measured, cumulative=cumulative,
+                   category=category, window=window, categories=categories, categories_measured=False,
+                   call_at=call_at, result_at=result_at, micro_saving=None, micro_note="",
+                   orphans=before.orphans | {i + shift for i in before.orphans if i >= split})
+
+
+def _rank(name: str) -> int:
+    """Where a category (its label) goes in the bar: ORDER's place of its key."""
+    from inspector.app.figures import ORDER
+    from inspector.core.categories import LABELS, TOOL_RESULTS
+
+    if name.startswith("tool results: "):
+        return ORDER.index(TOOL_RESULTS)
+    key = next((k for k, v in LABELS.items() if v == name), None)
+    return ORDER.index(key) if key in ORDER else len(ORDER)
 
 
 def _free_path(path: Path) -> Path:

@@ -20,6 +20,7 @@ from textual.strip import Strip
 from inspector.app.text import human, one_line
 from inspector.app.widgets.cursor_lines import CursorLines
 from inspector.app.widgets.message_list import KIND_LABEL, preview
+from inspector.app.figures import Figures
 from inspector.core.compaction.plan import Plan, Row
 
 # Plan fates and diff statuses, grouped by what happened to the message.
@@ -30,35 +31,107 @@ STYLE = {"kept": Style(dim=True), "changed": Style(color="yellow"), "removed": S
          "added": Style(color="green", bold=True)}
 
 
-class MicroRows(Sequence[Row]):
-    """The rows of a microcompaction plan (`plan.rows`, equal row for row), each built the first time it is read;
-    `changes` holds the positions of the changed ones, in order."""
+class LazyRows(Sequence[Row]):
+    """Rows built the first time each is read, with the positions of the changed ones (`changes`, in order) known
+    without building any, so the view folds the kept runs between them from those alone."""
 
-    def __init__(self, plan: Plan) -> None:
-        self.plan = plan
-        self.changes = [i - plan.start for i in sorted(plan.edits)]
+    changes: Sequence[int]
+
+    def __init__(self) -> None:
         self._built: dict[int, Row] = {}
-
-    def __len__(self) -> int:
-        return len(self.plan.tokens)
 
     def __getitem__(self, k):  # type: ignore[override]  # an int position: slices are not needed here
         row = self._built.get(k)
         if row is None:
-            if not 0 <= k < len(self.plan.tokens):
+            if not 0 <= k < len(self):
                 raise IndexError(k)
-            plan = self.plan
-            i = plan.start + k
-            row = plan.edits.get(i)
-            if row is None:
-                m, t = plan.session.messages[i], plan.tokens[k]
-                row = Row("kept", i, i, m.role, m.kind, t, t, m)
-            self._built[k] = row
+            row = self._built[k] = self._row(k)
         return row
+
+    def _row(self, k: int) -> Row:
+        raise NotImplementedError
+
+    def position(self, row: Row) -> int | None:
+        """Where a row for `row`'s message would be (by its old index, or its new one for an added row)."""
+        raise NotImplementedError
 
     def tokens(self, a: int, b: int) -> int:
         """Tokens before of rows[a:b], without building them."""
+        raise NotImplementedError
+
+
+class MicroRows(LazyRows):
+    """The rows of a microcompaction plan (`plan.rows`, equal row for row)."""
+
+    def __init__(self, plan: Plan) -> None:
+        super().__init__()
+        self.plan = plan
+        self.changes = [i - plan.start for i in sorted(plan.edits)]
+
+    def __len__(self) -> int:
+        return len(self.plan.tokens)
+
+    def _row(self, k: int) -> Row:
+        plan = self.plan
+        i = plan.start + k
+        row = plan.edits.get(i)
+        if row is None:
+            m, t = plan.session.messages[i], plan.tokens[k]
+            row = Row("kept", i, i, m.role, m.kind, t, t, m)
+        return row
+
+    def tokens(self, a: int, b: int) -> int:
         return sum(self.plan.tokens[a:b])
+
+    def position(self, row: Row) -> int | None:
+        k = -1 if row.old is None else row.old - self.plan.start
+        return k if 0 <= k < len(self) else None
+
+
+class SummaryRows(LazyRows):
+    """The rows of a summary plan (in `plan.rows`' order: summarized, added, kept) with the figures of the bars: a
+    folded or kept message counts what it counted for before (`before.size`: its share of measured usage where
+    known), the summary and acknowledgement their sizes in `after` (the summary None while pending), so the rows'
+    deltas add up to what the bars show moving."""
+
+    def __init__(self, plan: Plan, before: Figures, after: Figures, pending: bool) -> None:
+        super().__init__()
+        assert plan.summary is not None
+        self.plan, self.before, self.after, self.pending = plan, before, after, pending
+        self.folded = plan.summary.split - plan.start
+        self.changes = range(self.folded + len(plan.added))
+
+    def __len__(self) -> int:
+        return len(self.plan.tokens) + len(self.plan.added)
+
+    def _row(self, k: int) -> Row:
+        plan, start, size = self.plan, self.plan.start, self.before.size
+        messages, added = plan.session.messages, len(plan.added)
+        if k < self.folded:
+            m = messages[start + k]
+            return Row("summarized", start + k, None, m.role, m.kind, size(start + k), 0, m)
+        if k < self.folded + added:
+            r = plan.added[k - self.folded]
+            new = self.after.session.messages[r.new]  # type: ignore[index]
+            tokens = None if self.pending and r.kind == "compact_summary" else self.after.size(r.new)  # type: ignore
+            return Row("added", None, r.new, r.role, r.kind, 0, tokens, new if tokens is not None else None, r.note)
+        i = start + k - added
+        m, t = messages[i], size(i)
+        return Row("kept", i, i - plan.summary.split + len(messages) + added, m.role, m.kind, t, t, m)  # type: ignore
+
+    def position(self, row: Row) -> int | None:
+        start, folded, n = self.plan.start, self.folded, len(self.plan.session.messages)
+        if row.old is None:  # the summary or the acknowledgement: after the folded rows
+            k = folded + (row.new - n) if row.new is not None else -1
+            return k if folded <= k < folded + len(self.plan.added) else None
+        k = row.old - start
+        k = k if k < folded else k + len(self.plan.added)
+        return k if 0 <= k < len(self) else None
+
+    def tokens(self, a: int, b: int) -> int:
+        start, folded, added = self.plan.start, self.folded, len(self.plan.added)
+        old = [start + k if k < folded else start + k - added for k in range(a, b) if not folded <= k < folded + added]
+        return sum(map(self.before.size, old))
 
 
 class DiffView(CursorLines):
@@ -117,7 +190,7 @@ class DiffView(CursorLines):
         i, n = 0, len(rows)
         if show_kept:
             lines, i = list(range(n)), n
-        elif isinstance(rows, MicroRows):  # fold the gaps between changes without building the kept rows
+        elif isinstance(rows, LazyRows):  # fold the gaps between changes without building the kept rows
             for change in [*rows.changes, n]:
                 if change - i == 1:
                     lines.append(i)
@@ -143,10 +216,28 @@ class DiffView(CursorLines):
             i = j
         self.lines, self.runs = lines, runs
         self.reset()
-        target = next((k for k, r in enumerate(lines) if r >= 0 and rows[r] is keep), None) if keep else None
+        target = self._line_of(keep) if keep is not None else None
         if target is None:  # a new diff: start on its first change
             target = next((k for k, r in enumerate(lines) if r >= 0 and rows[r].fate != "kept"), 0)
         self._move(target, force=True)
+
+    def _line_of(self, keep: Row) -> int | None:
+        """The display line of the row for the same message with the same fate as `keep` (a row of the rows shown
+        before: after a re-plan the cursor stays on its message), None when it is not shown on a line of its own."""
+        rows, lines = self.rows, self.lines
+
+        def same(row: Row) -> bool:
+            return row is keep or (row.fate, row.old, row.new) == (keep.fate, keep.old, keep.new)
+
+        if not isinstance(rows, LazyRows):
+            return next((k for k, r in enumerate(lines) if r >= 0 and same(rows[r])), None)
+        k = rows.position(keep)  # found without building the rows before it
+        if k is None or not same(rows[k]):
+            return None
+        try:
+            return lines.index(k)
+        except ValueError:  # inside a folded run
+            return None
 
     @property
     def current(self) -> Row | None:
@@ -197,7 +288,7 @@ class DiffView(CursorLines):
         if r < 0:
             a, b = self.runs[-1 - r]
             rows = self.rows
-            tokens = rows.tokens(a, b) if isinstance(rows, MicroRows) else sum(rows[k].before for k in range(a, b))
+            tokens = rows.tokens(a, b) if isinstance(rows, LazyRows) else sum(rows[k].before for k in range(a, b))
             first = self.rows[a].old if self.rows[a].old is not None else self.rows[a].new
             last = self.rows[b - 1].old if self.rows[b - 1].old is not None else self.rows[b - 1].new
             segs = [Segment(f"  {'kept':<10} {first:>6} {last:>6} {f'{b - a:,} messages':<11} {human(tokens):>7} "

@@ -10,6 +10,10 @@ see edits made after its request, so savings are subtracted from it.
 accounted from the one before instead of again from scratch: re-accounting the edited session against usage that
 measured the unedited messages puts everything the step freed into the unrecorded prefix (and takes seconds at
 100k messages).
+
+`summarized` does the same for a summary: the prefix stays, the folded messages go, the summary and its
+acknowledgement count at their estimated sizes and the kept messages at the figures they had, each still a share of
+measured usage only where the cut left whole the growth it was measured from.
 """
 
 from __future__ import annotations
@@ -192,6 +196,88 @@ def microcompacted(plan: Plan, figure: Callable[[int], int], names: Mapping[str,
         if new_top != top:
             category[i] = new_top
     return Microcompacted(dict(plan.micro.after), freed, freed_in, category)
+
+
+@dataclass(frozen=True, slots=True)
+class Summarized:
+    """The figures of the new context a summary leaves, from the figures of the state before it: the summary and
+    its acknowledgement at their estimated sizes (`added`), then every kept message at the figure it had (`kept`,
+    session indices from `split` on). A kept message's share of measured usage stays measured (`kept_measured`)
+    only when the growth it was a share of lies wholly after the cut: a growth the cut splits was spread over
+    messages on both sides in proportion to their estimates, so the kept side's part is an apportioned estimate, no
+    measured figure. `folded` is what the summarized messages counted for; `by_category` the new context's tokens
+    per category key. The prefix and the state's other figures are the caller's: the new context's total is
+    `sum(added) + sum(kept)`."""
+
+    split: int
+    added: tuple[int, ...]
+    kept: list[int]
+    kept_measured: list[bool]
+    folded: int
+    by_category: dict[str, int]
+    unmeasured: int  # kept messages measured before and estimated now (the cut split their growth)
+
+    @property
+    def total(self) -> int:
+        return sum(self.added) + sum(self.kept)
+
+
+def summarized(plan: Plan, after: Session, figure: Callable[[int], int], measured: Callable[[int], bool],
+               names: Mapping[str, str] | None = None, pending: bool = False) -> Summarized:
+    """What `plan` (a summary) leaves in the figures of `plan.session`, whose message i counts `figure(i)` tokens
+    now (`measured(i)`: a share of measured usage). `after` is the plan applied (with the summary, or a placeholder
+    while it is pending): its summary and acknowledgement are priced by the plan's estimator. `names`: tool_use id
+    -> tool name (found in the session when not given). A kept message of several categories (text and a tool
+    call) shares its figure between them in proportion to what the estimator gives each. `pending`: the summary is
+    not written yet (`after` holds a placeholder), so it counts 0 until it is."""
+    state = plan.summary
+    if state is None:
+        raise ValueError(f"{plan.strategy} is not a summary: use microcompacted for it")
+    session, split = plan.session, state.split
+    messages, n, start = session.messages, len(session.messages), session.context_start
+    new = after.messages[n:n + len(plan.added)]
+    if len(after.messages) != n + len(plan.added) + n - split or after.context_start != n:
+        raise ValueError("`after` is not this plan applied")
+    est = plan.estimates
+    added = tuple(0 if pending and m.kind == "compact_summary" else est.message(m, remember=False) for m in new)
+    if names is None:
+        names = cat.tool_names(messages)
+    by_category: dict[str, int] = {cat.COMPACTION_SUMMARY: sum(added)} if added else {}
+    whole_from = _whole_growths_from(session, split)
+    kept: list[int] = []
+    kept_measured: list[bool] = []
+    unmeasured = 0
+    for i in range(split, n):
+        m, size, real = messages[i], figure(i), measured(i)
+        kept.append(size)
+        kept_measured.append(real and i >= whole_from)
+        unmeasured += real and i < whole_from
+        blocks = m.blocks
+        if len(blocks) <= 1:
+            key = cat.block_category(m, blocks[0], names) if blocks else \
+                (cat.USER_PROMPTS if m.role == "user" else cat.ASSISTANT_TEXT)
+            by_category[key] = by_category.get(key, 0) + size
+            continue
+        keys = {cat.block_category(m, b, names) for b in blocks}
+        if len(keys) == 1:
+            key = keys.pop()
+            by_category[key] = by_category.get(key, 0) + size
+        else:
+            _share(by_category, {k: _tokens(est.estimator, m, k, names) for k in sorted(keys)}, size)
+    folded = sum(figure(i) for i in range(start, split))
+    return Summarized(split, added, kept, kept_measured, folded, by_category, unmeasured)
+
+
+def _whole_growths_from(session: Session, split: int) -> int:
+    """The first session index from which every measured growth of the current window lies wholly at or after
+    `split`: `split` itself when a request's growth ends there (or the window starts there), else the end of the
+    growth the cut falls in. Accounting spreads the first request's context over what it saw, and each later
+    request's growth over the messages added since the one before."""
+    start = session.context_start
+    ends = sorted({r.seen_end for r in session.requests if r.seen_start == start})
+    if split == start or split in ends:
+        return split
+    return next((e for e in ends if e > split), split)
 
 
 def _tokens(est, message: Message, key: str, names: Mapping[str, str]) -> int:
