@@ -8,6 +8,12 @@ tokenizers differ between model generations.
 
 The fit is incremental (normal equations accumulated per observation), so accounting can score every request with
 the ratios known *before* it: the calibrated figure for request k never uses request k's own usage, or any later.
+
+The ratios that estimate every message of the session (`Calibrator.estimator`) are *settled*: solved after each of
+the first 32 observations of a model, then only when its observations have grown by a quarter since the last solve.
+A new request then changes no earlier message's figure except at those points (a few dozen in a session's life), so
+following a live session can account an append by what it adds (tokens.account_appended); the fit that many
+observations moves barely changes between them.
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ PRIOR_SD = 0.3          # how far a multiplier may plausibly sit from 1 before a
 NOISE_SHARE = 0.01      # an observation's noise: 5% of its size ...
 NOISE_FLOOR = 20.0      # ... plus 20 tokens (reminders and wrappers the transcript does not record)
 REFIT_EVERY = 8         # after the first 32 observations of a model, solve again every 8 (the fit moves slowly)
+SETTLE_GROWTH = 1.25    # after the first 32, the settled fit is solved again when observations grew by this factor
 
 
 _MEMBERS = tuple(tuple(i for i in range(N_FEATURES) if _GROUP_OF[i] == g) for g in range(N_GROUPS))
@@ -46,7 +53,7 @@ def group_tokens(features: Sequence[float]) -> list[float]:
 
 
 class _ModelFit:
-    __slots__ = ("m", "v", "n", "mult", "solved_at", "ratios")
+    __slots__ = ("m", "v", "n", "mult", "solved_at", "ratios", "settled", "settle_at")
 
     def __init__(self) -> None:
         prior = 1 / PRIOR_SD ** 2
@@ -56,6 +63,16 @@ class _ModelFit:
         self.mult = [1.0] * N_GROUPS
         self.solved_at = 0
         self.ratios: tuple[float, ...] | None = None  # the feature ratios of `mult`, made once per solve
+        self.settled: tuple[float, ...] = SCRIPT_RATIOS  # the feature ratios of the settled fit
+        self.settle_at = 1  # the observation count at which the settled fit is solved next
+
+    def copy(self) -> _ModelFit:
+        out = _ModelFit.__new__(_ModelFit)
+        out.m = [row[:] for row in self.m]
+        out.v, out.mult = self.v[:], self.mult[:]
+        out.n, out.solved_at, out.ratios = self.n, self.solved_at, self.ratios
+        out.settled, out.settle_at = self.settled, self.settle_at
+        return out
 
     def add(self, x: list[float], y: float) -> None:
         sd = NOISE_SHARE * sum(x) + NOISE_FLOOR
@@ -67,6 +84,9 @@ class _ModelFit:
                 m[i] = list(map(add, m[i], [wx * xj for xj in x]))
                 self.v[i] += wx * y
         self.n += 1
+        if self.n >= self.settle_at:
+            self.settled = _feature_ratios([max(0.2, min(5.0, s)) for s in _solve(self.m, self.v)])
+            self.settle_at = self.n + 1 if self.n < 32 else -(-self.n * 5 // 4)  # ceil(n x SETTLE_GROWTH)
 
     def multipliers(self) -> list[float]:
         if self.n != self.solved_at and (self.n <= 32 or self.n - self.solved_at >= REFIT_EVERY):
@@ -79,8 +99,12 @@ class _ModelFit:
         """SCRIPT_RATIOS scaled by the current multipliers: the same tuple object until the next solve."""
         mult = self.multipliers()
         if self.ratios is None:
-            self.ratios = tuple(SCRIPT_RATIOS[i] * mult[_GROUP_OF[i]] for i in range(N_FEATURES))
+            self.ratios = _feature_ratios(mult)
         return self.ratios
+
+
+def _feature_ratios(mult: Sequence[float]) -> tuple[float, ...]:
+    return tuple(SCRIPT_RATIOS[i] * mult[_GROUP_OF[i]] for i in range(N_FEATURES))
 
 
 def _solve(m: list[list[float]], v: list[float]) -> list[float]:
@@ -106,6 +130,12 @@ class Calibrator:
     def __init__(self) -> None:
         self.fits: dict[str, _ModelFit] = {}
 
+    def copy(self) -> Calibrator:
+        """An independent copy (accounting keeps one from before a session's last request, to resume from)."""
+        out = Calibrator()
+        out.fits = {k: f.copy() for k, f in self.fits.items()}
+        return out
+
     def observe(self, model: str | None, features: Sequence[float], measured_growth: float) -> None:
         x = group_tokens(features)
         if sum(x) <= 0:
@@ -126,6 +156,6 @@ class Calibrator:
         return fit.feature_ratios()
 
     def estimator(self, model: str | None = None) -> Calibrated:
-        """A `calibrated` estimator holding every model's current fit, answering for `model`."""
-        per_model = {name: self.ratios(name) for name, fit in self.fits.items() if fit.n}
+        """A `calibrated` estimator holding every model's settled fit, answering for `model`."""
+        per_model = {name: fit.settled for name, fit in self.fits.items() if fit.n}
         return Calibrated(per_model, model)

@@ -16,15 +16,20 @@ exactly to what the API reported, and labels everything else as estimated:
 
 With the `calibrated` estimator (the default when usage exists) ratios are fitted on the session's own growths
 (calibration.py); predictions and estimates for request k use the fit from requests before k only.
+
+A live session grows by appends: `account_appended` resumes the previous accounting from just before its last
+request (the last open interval), so an append costs the messages and requests after that point, not the session;
+it falls back to `account` for anything else and always gives exactly what a fresh `account` gives.
 """
 
 from __future__ import annotations
 
+import bisect
 import json
 import statistics
 from dataclasses import dataclass, field
 from operator import add, sub
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 from inspector.core import categories as cat
 from inspector.core.calibration import Calibrator
@@ -32,6 +37,9 @@ from inspector.core.estimators import (
     N_FEATURES, Calibrated, Estimator, Exact, FeatureEstimator, Script, block_features, dot, get_estimator)
 from inspector.core.limits import current_model
 from inspector.core.model import Message, Request, Session
+
+if TYPE_CHECKING:
+    from inspector.core.live import Change
 
 # Growth this far beyond the estimate of the messages added (x the estimate, plus tokens) is not theirs: the harness
 # injected something the transcript does not record.
@@ -71,9 +79,13 @@ class Accuracy:
 
     @classmethod
     def of(cls, errors: Sequence[float]) -> Accuracy:
-        if not errors:
+        return cls.of_sorted(sorted(abs(e) for e in errors))
+
+    @classmethod
+    def of_sorted(cls, a: list[float]) -> Accuracy:
+        """From absolute errors already sorted (accounting keeps them so, to add an append's in order)."""
+        if not a:
             return cls(0, None, None, None)
-        a = sorted(abs(e) for e in errors)
         p90 = a[max(0, -(-len(a) * 9 // 10) - 1)]
         return cls(len(a), round(statistics.median(a), 4), round(p90, 4), round(a[-1], 4))
 
@@ -103,6 +115,8 @@ class Accounting:
     prediction: Accuracy
     estimation: Accuracy
     ratios: dict[str, tuple[float, ...]] = field(default_factory=dict)
+    resume: _Resume | None = field(default=None, repr=False, compare=False)  # for `account_appended`
+    work: int = field(default=0, repr=False, compare=False)  # messages + requests visited to make it (tests, benchmarks)
 
     @property
     def estimated_total(self) -> int:
@@ -159,59 +173,238 @@ def _sum_range(cumulative: list[list[float]], lo: int, hi: int) -> list[float]:
     return list(map(sub, cumulative[hi], cumulative[lo]))
 
 
-def _windows(session: Session) -> list[list[int]]:
-    """Indices of session.requests grouped by window (requests sharing a context start), in order."""
-    groups: list[list[int]] = []
-    start = None
-    for i, r in enumerate(session.requests):
-        if r.seen_start != start or not groups:
-            groups.append([])
-            start = r.seen_start
-        groups[-1].append(i)
-    return groups
-
-
 def account(session: Session, estimator: str | Estimator | None = None) -> Accounting:
     """Account for every token of `session`. `estimator` is a name or an Estimator; None: `calibrated` when the
     session has usage, else `script`."""
-    if estimator is None:
-        estimator = "calibrated" if session.requests else "script"
-    est = get_estimator(estimator) if isinstance(estimator, str) else estimator
+    est = _estimator(session, estimator)
     if isinstance(est, Exact):  # one API call for the current state; messages share it by the fitted estimate
         est.fallback = estimator_for(session)
         est.state(session.context, session.system, session.tools, current_model(session))
-    names = cat.tool_names(session.messages)
-    parts = [_parts(m, names) for m in session.messages]
-    feats = [_sum(p.values()) if len(p) > 1 else next(iter(p.values())) for p in parts]
-    fitted = est.name == "calibrated"
-    by_features = fitted or isinstance(est, FeatureEstimator)
-    if by_features:
-        cumulative = _cumulative(feats)
-        base_ratios = None if fitted else est.ratios  # type: ignore[attr-defined]
-    else:
-        per_message = [float(est.message(m)) for m in session.messages]
-        running = [0.0]
-        for x in per_message:
-            running.append(running[-1] + x)
+    return _Run(session, est, None).accounting()
 
-    def estimate(lo: int, hi: int, ratios: Sequence[float] | None) -> float:
-        if not by_features:
-            return running[hi] - running[lo]
-        return dot(ratios or base_ratios, _sum_range(cumulative, lo, hi))  # type: ignore[arg-type]
 
-    # Pass 1, in request order: predictions and estimates with only earlier usage; feeds the calibration.
-    # A prefix (system prompt, tools and, after a compaction, what the harness injected) is kept as its anchor, the
-    # first request of a model in a window, and re-derived with the current ratios so all figures stay consistent.
-    calibrator = Calibrator()
-    session_anchor: dict[str, Request] = {}
-    figures: list[RequestFigures] = []
-    windows = _windows(session)
-    reqs = session.requests
-    prev: Request | None = None
-    for w, group in enumerate(windows):
-        window_anchor: dict[str, Request] = {}
-        for pos, ri in enumerate(group):
+def account_appended(previous: Accounting, session: Session, change: Change | None,
+                     estimator: str | Estimator | None = None) -> Accounting:
+    """`account(session, estimator)`, reusing `previous` (the accounting of the state `change` started from) when
+    `change` only appended messages and requests, or grew the last messages: the work is then that of the messages
+    from the last request `previous` saw on, not of the session. Anything else (a rebuild, a rewind, an earlier
+    message changed, another estimator, a context start moved back, the settled calibrated fit of a model moved)
+    is accounted from scratch. Either way the result equals a fresh `account` exactly."""
+    state = previous.resume
+    est = _estimator(session, estimator)
+    if not (state is None or change is None or change.rebuilt or change.session is not session
+            or est.name != previous.estimator or (isinstance(estimator, Estimator) and estimator is not state.est)):
+        changed = min([change.first_new, *change.updated])
+        try:
+            return _Run(session, state.est, (state, previous, changed)).accounting()
+        except _Stale:
+            pass
+    return account(session, est)
+
+
+def _estimator(session: Session, estimator: str | Estimator | None) -> Estimator:
+    if estimator is None:
+        estimator = "calibrated" if session.requests else "script"
+    return get_estimator(estimator) if isinstance(estimator, str) else estimator
+
+
+class _Stale(Exception):
+    """Resuming cannot give a fresh accounting's figures (something before the resume point changed)."""
+
+
+@dataclass(slots=True)
+class _Resume:
+    """An accounting's state just before its session's last request, the point `account_appended` resumes from.
+    Messages before `mark` keep their figures as long as no message before `seen` changes, the estimator gives
+    their models the same ratios, and the context does not start anew before `mark`."""
+
+    est: Estimator
+    k: int  # the request redone when resuming: the last one (0 without requests)
+    mark: int
+    seen: int  # max seen_end of the requests before k: they saw messages[:seen]
+    n_messages: int
+    names: dict[str, str]  # tool names of the session's every message
+    names_mark: dict[str, str]  # ... of messages[:mark]
+    result_ids: set[str]  # tool_result ids of messages[:mark] (shared, grows: a superset only makes resuming rarer)
+    parts: list[dict[str, list[float]]]
+    feats: list[list[float]]
+    cumulative: list[list[float]]
+    per_message: list[float]
+    running: list[float]
+    calibrator: Calibrator  # pass 1 before request k
+    session_anchor: dict[str, Request]
+    window_anchor: dict[str, Request]
+    prefix_of: dict[str, int]  # pass 2 before request k
+    prefix: int
+    first_model: list[str | None]
+    final: Estimator  # what made the per-message estimates
+    models: set[str | None]  # the models of messages[:mark]
+    estimated_f: list[float]
+    start: int  # the context start of the three figures below, which cover messages[start:mark]
+    by_category: dict[str, int]
+    measured_sum: int
+    estimated_sum: int
+    prediction_errors: list[float]  # sorted absolute errors of the requests before k
+    estimation_errors: list[float]
+
+
+class _Run:
+    """One accounting of a session: from the start, or resumed from a `_Resume` (then only messages from its mark
+    and requests from its last one are visited). The same code either way, so both give the same figures."""
+
+    def __init__(self, session: Session, est: Estimator,
+                 resume: tuple[_Resume, Accounting, int] | None) -> None:
+        self.session, self.est = session, est
+        self.fitted = est.name == "calibrated"
+        self.by_features = self.fitted or isinstance(est, FeatureEstimator)
+        self.base_ratios = est.ratios if self.by_features and not self.fitted else None  # type: ignore[attr-defined]
+        msgs, reqs = session.messages, session.requests
+        n, self.R = len(msgs), len(reqs)
+        # Where the next resume starts: before the last request; messages its redo cannot touch end at `next_mark`.
+        self.next_k = max(0, self.R - 1)
+        self.resumed = resume is not None
+        if resume is None:
+            self.k = self.lo = self.seen = 0
+            self._fresh()
+        else:
+            self._resume(*resume)
+        self.next_seen = self.seen
+        for r in reqs[self.k:self.next_k]:
+            self.next_seen = max(self.next_seen, r.seen_end)
+        if self.R:
+            r = reqs[self.next_k]
+            mark = min(self.next_seen, n, reqs[self.next_k - 1].seen_end if self.next_k else 0)
+            if self.next_k == 0 or reqs[self.next_k - 1].seen_start != r.seen_start:
+                mark = min(mark, r.seen_start)
+        else:
+            mark = max(0, n - 1)  # the last message may still grow
+        self.next_mark = mark
+        self.snap: dict = {}  # state taken on the way, at the next resume point
+
+    def _fresh(self) -> None:
+        self.names: dict[str, str] = {}
+        self.names_mark: dict[str, str] = {}
+        self.result_ids: set[str] = set()
+        self.parts: list[dict[str, list[float]]] = []
+        self.feats: list[list[float]] = []
+        self.cumulative: list[list[float]] = [[0.0] * N_FEATURES]
+        self.per_message: list[float] = []
+        self.running: list[float] = [0.0]
+        self.calibrator = Calibrator()
+        self.session_anchor: dict[str, Request] = {}
+        self.window_anchor: dict[str, Request] = {}
+        self.figures: list[RequestFigures] = []
+        self.prefix_of: dict[str, int] = {}
+        self.prefix = 0
+        self.first_model: list[str | None] = []
+        self.models: set[str | None] = set()
+        self.estimated_f: list[float] = []
+        self.estimated: list[int] = []
+        self.old_final: Estimator | None = None
+        self.measured: list[int | None] = []
+        self.cat_start = self.session.context_start
+        self.by_category: dict[str, int] = {}
+        self.category: list[str] = []
+        self.measured_sum = self.estimated_sum = 0
+        self.prediction_errors: list[float] = []
+        self.estimation_errors: list[float] = []
+
+    def _resume(self, state: _Resume, previous: Accounting, changed: int) -> None:
+        """Take `state` over for `self.session`, which `previous.session` grew into from message `changed` on."""
+        session, old = self.session, previous.session
+        msgs, reqs = session.messages, session.requests
+        k, mark = state.k, state.mark
+        start = session.context_start
+        if (changed < state.seen or changed < mark or len(msgs) < state.n_messages or state.seen > state.n_messages
+                or len(reqs) < k or (k and reqs[k - 1] != old.requests[k - 1])
+                or not (start == state.start or start >= mark)):
+            raise _Stale("a message or request before the last request changed, or the context starts before the mark")
+        # Tool names: results before the mark must resolve as they did.
+        tail_old, tail_new = cat.tool_names(old.messages[mark:]), cat.tool_names(msgs[mark:])
+        names = dict(state.names_mark)
+        names.update(tail_new)
+        moved = {x for x in (tail_old.keys() | tail_new.keys()) if state.names.get(x) != names.get(x)}
+        if moved & state.result_ids:
+            raise _Stale("a tool result before the mark resolves to another tool")
+        self.k, self.lo, self.seen = k, mark, state.seen
+        self.names, self.names_mark = names, state.names_mark
+        self.result_ids = state.result_ids
+        self.parts, self.feats = state.parts[:mark], state.feats[:mark]
+        self.cumulative, self.per_message = state.cumulative[:mark + 1], state.per_message[:mark]
+        self.running = state.running[:mark + 1]
+        self.calibrator = state.calibrator.copy()
+        self.session_anchor, self.window_anchor = dict(state.session_anchor), dict(state.window_anchor)
+        self.figures = previous.requests[:k]
+        self.prefix_of, self.prefix = dict(state.prefix_of), state.prefix
+        self.first_model = state.first_model[:min(state.seen, len(msgs))]
+        self.models = set(state.models)
+        self.estimated_f = state.estimated_f[:mark]
+        self.estimated = previous.estimated[:mark]
+        self.old_final = state.final
+        self.measured = previous.measured[:mark]
+        self.cat_start = start
+        same = start == state.start
+        self.by_category = dict(state.by_category) if same else {}
+        self.measured_sum = state.measured_sum if same else 0
+        self.estimated_sum = state.estimated_sum if same else 0
+        self.category = previous.category[:mark]
+        self.prediction_errors = state.prediction_errors[:]
+        self.estimation_errors = state.estimation_errors[:]
+
+    # -- the stages -------------------------------------------------------------------------------------------------
+
+    def accounting(self) -> Accounting:
+        self._messages()
+        self._pass1()
+        final = self._pass2()
+        return self._finish(final)
+
+    def _messages(self) -> None:
+        """Tool names, each message's features per category, and their running sums, from message `lo` on."""
+        msgs, lo, mark = self.session.messages, self.lo, self.next_mark
+        head = msgs[lo:mark]
+        if head:
+            self.names_mark = {**self.names_mark, **cat.tool_names(head)}
+        for m in head:
+            self.result_ids.update(b.tool_id for b in m.blocks if b.type == "tool_result" and b.tool_id)
+        if not self.resumed:  # resumed: `_resume` made them
+            self.names = {**self.names_mark, **cat.tool_names(msgs[max(lo, mark):])}
+        names = self.names
+        for m in msgs[lo:]:
+            p = _parts(m, names)
+            self.parts.append(p)
+            f = _sum(p.values()) if len(p) > 1 else next(iter(p.values()))
+            self.feats.append(f)
+            if self.by_features:
+                self.cumulative.append(list(map(add, self.cumulative[-1], f)))
+            else:
+                x = float(self.est.message(m))
+                self.per_message.append(x)
+                self.running.append(self.running[-1] + x)
+
+    def _estimate(self, lo: int, hi: int, ratios: Sequence[float] | None) -> float:
+        if not self.by_features:
+            return self.running[hi] - self.running[lo]
+        return dot(ratios or self.base_ratios, _sum_range(self.cumulative, lo, hi))  # type: ignore[arg-type]
+
+    def _pass1(self) -> None:
+        """In request order: predictions and estimates with only earlier usage; feeds the calibration.
+        A prefix (system prompt, tools and, after a compaction, what the harness injected) is kept as its anchor,
+        the first request of a model in a window, and re-derived with the current ratios so all figures stay
+        consistent."""
+        reqs, calibrator, fitted = self.session.requests, self.calibrator, self.fitted
+        session_anchor, estimate = self.session_anchor, self._estimate
+        window_anchor = self.window_anchor
+        for ri in range(self.k, self.R):
+            if ri == self.next_k:
+                self.snap["calibrator"] = calibrator.copy()
+                self.snap["anchors"] = dict(session_anchor), dict(window_anchor)
             r = reqs[ri]
+            prev = reqs[ri - 1] if ri else None
+            first = prev is None or prev.seen_start != r.seen_start
+            if first:
+                window_anchor = self.window_anchor = {}
+            w = self.figures[-1].window + first if self.figures else 0
             model = r.model or ""
             ratios = calibrator.ratios(model) if fitted else None
 
@@ -221,7 +414,7 @@ def account(session: Session, estimator: str | Estimator | None = None) -> Accou
             seen = estimate(r.seen_start, r.seen_end, ratios)
             if prev is None:
                 predicted, estimated = None, r.measured_context
-            elif pos == 0:  # the first request after a compaction: a new sum from the prefix
+            elif first:  # the first request after a compaction: a new sum from the prefix
                 anchor = session_anchor.get(model) or session_anchor[prev.model or ""]
                 predicted = estimated = int(prefix(anchor) + seen)
             else:
@@ -233,56 +426,69 @@ def account(session: Session, estimator: str | Estimator | None = None) -> Accou
                 predicted = int(prev.measured_context + known - before + added)
                 growth = r.measured_context - prev.measured_context
                 if model == (prev.model or "") and 0 <= growth <= UNEXPLAINED_FACTOR * added + UNEXPLAINED_SLACK:
-                    calibrator.observe(model, _sum_range(cumulative, prev.seen_end, r.seen_end)
-                                       if by_features else _sum(feats[prev.seen_end:r.seen_end]), growth)
+                    calibrator.observe(model, _sum_range(self.cumulative, prev.seen_end, r.seen_end)
+                                       if self.by_features else _sum(self.feats[prev.seen_end:r.seen_end]), growth)
             window_anchor.setdefault(model, r)
             session_anchor.setdefault(model, r)
-            figures.append(RequestFigures(r, w, r.measured_context, predicted, estimated))
-            prev = r
+            self.figures.append(RequestFigures(r, w, r.measured_context, predicted, estimated))
 
-    # Pass 2: the final estimates (every observation used) and the attribution of measured figures to messages.
-    final = calibrator.estimator(reqs[-1].model if reqs else None) if fitted else est
-    first_model = _first_model_per_message(session)
-    estimated_f: list[float] = []
-    for i, f in enumerate(feats):
-        if by_features:
-            ratios = final.for_model(first_model[i]) if fitted else final.ratios  # type: ignore[attr-defined]
-            estimated_f.append(max(0.0, dot(ratios, f)))
-        else:
-            estimated_f.append(per_message[i])
-    estimated = [int(round(x)) for x in estimated_f]
-    measured: list[int | None] = [None] * len(session.messages)
-    prefix_of: dict[str, int] = {}
-    prefix = 0
-    unrecorded_w = 0
-    prefix_measured = bool(reqs)
-    for w, group in enumerate(windows):
-        unrecorded_w = 0
-        for pos, ri in enumerate(group):
+    def _pass2(self) -> Estimator:
+        """The final estimates (every observation used) and the attribution of measured figures to messages."""
+        session, reqs, lo = self.session, self.session.requests, self.lo
+        msgs = session.messages
+        final = self.calibrator.estimator(reqs[-1].model if reqs else None) if self.fitted else self.est
+        # The model of the first request that saw each message (the last request's for messages after it): its
+        # tokenizer is the one that counted the message.
+        first_model, n = self.first_model, len(msgs)
+        for r in reqs[self.k:]:
+            first_model.extend([r.model] * (min(r.seen_end, n) - len(first_model)))
+        first_model.extend([reqs[-1].model if reqs else None] * (n - len(first_model)))
+        if self.fitted and self.old_final is not None:  # resumed: earlier messages' ratios must be the same
+            old = self.old_final
+            if any(old.for_model(m) != final.for_model(m) for m in self.models):  # type: ignore[attr-defined]
+                raise _Stale("the settled fit of an earlier message's model moved")
+        estimated_f = self.estimated_f
+        for i in range(lo, n):
+            if self.by_features:
+                ratios = final.for_model(first_model[i]) if self.fitted else final.ratios  # type: ignore[attr-defined]
+                estimated_f.append(max(0.0, dot(ratios, self.feats[i])))
+            else:
+                estimated_f.append(self.per_message[i])
+        self.estimated.extend(int(round(x)) for x in estimated_f[lo:])
+        self.models.update(first_model[lo:self.next_mark])
+        measured = self.measured
+        measured.extend([None] * (n - len(measured)))
+        prefix_of, prefix = self.prefix_of, self.prefix
+        for ri in range(self.k, self.R):
+            if ri == self.next_k:
+                self.snap["prefix"] = dict(prefix_of), prefix
             r = reqs[ri]
-            fig = figures[ri]
+            fig = self.figures[ri]
             model = r.model or ""
-            if pos == 0:
-                lo, hi = r.seen_start, r.seen_end
-                guess = sum(estimated_f[lo:hi])
-                if w == 0:
+            p = reqs[ri - 1] if ri else None
+            if p is None or p.seen_start != r.seen_start:
+                lo_r, hi = r.seen_start, r.seen_end
+                if lo_r < self.lo:
+                    raise _Stale("a window's first request saw messages before the mark")
+                guess = sum(estimated_f[lo_r:hi])
+                if fig.window == 0:
                     prefix = max(0, r.measured_context - int(round(guess)))
                     prefix_of[model] = prefix
-                    _spread(measured, estimated_f, lo, hi, r.measured_context - prefix)
+                    _spread(measured, estimated_f, lo_r, hi, r.measured_context - prefix)
                 else:
                     prefix = prefix_of.get(model, prefix)
                     room = r.measured_context - prefix
-                    given = _spread(measured, estimated_f, lo, hi, max(0, min(room, int(round(guess)))))
+                    given = _spread(measured, estimated_f, lo_r, hi, max(0, min(room, int(round(guess)))))
                     fig.unrecorded = room - given
                     fig.cause = ("after compaction: re-injected content the transcript does not record"
                                  if fig.unrecorded >= 0 else
                                  "after compaction: less than the prefix + estimates (the estimate runs high)")
-                    unrecorded_w += fig.unrecorded
                 continue
-            p = reqs[group[pos - 1]]
-            lo, hi = p.seen_end, r.seen_end
+            lo_r, hi = p.seen_end, r.seen_end
+            if lo_r < self.lo:
+                raise _Stale("a request's growth spans messages before the mark")
             growth = r.measured_context - p.measured_context
-            guess = sum(estimated_f[lo:hi])
+            guess = sum(estimated_f[lo_r:hi])
             cause = None
             if model != (p.model or ""):
                 cause = f"model switch {p.model} -> {r.model}: another system prompt and tokenizer"
@@ -293,48 +499,132 @@ def account(session: Session, estimator: str | Estimator | None = None) -> Accou
             elif growth > UNEXPLAINED_FACTOR * guess + UNEXPLAINED_SLACK:
                 cause = "growth far beyond the recorded messages: injected by the harness"
             if cause is None:
-                _spread(measured, estimated_f, lo, hi, growth)
+                _spread(measured, estimated_f, lo_r, hi, growth)
             else:
-                given = _spread(measured, estimated_f, lo, hi, max(0, min(growth, int(round(guess)))))
+                given = _spread(measured, estimated_f, lo_r, hi, max(0, min(growth, int(round(guess)))))
                 fig.unrecorded = growth - given
                 fig.cause = cause
-                unrecorded_w += fig.unrecorded
                 if cause.startswith("model switch") and model not in prefix_of:
                     prefix_of[model] = prefix + fig.unrecorded
             prefix_of.setdefault(model, prefix)
-    # After the last request: the current window's model's prefix, and the growth no message explains.
-    last = reqs[-1] if reqs else None
-    start = session.context_start
-    if last is not None and last.seen_start == start:
-        current_measured = last.measured_context
-        tail = sum(estimated[last.seen_end:])
-        current = current_measured + tail
-        # A microcompaction after the last request (e.g. applied in a preview) is unseen by its usage: subtract it.
-        current -= sum(c.tokens_saved or 0 for c in session.compactions
-                       if c.kind == "microcompact" and c.index >= last.seen_end)
-        prefix = prefix_of.get(last.model or "", prefix)
-        unrecorded = current_measured - prefix - sum(m or 0 for m in measured[start:last.seen_end])
-    else:  # no usage in the current window (a compaction after the last request, or none at all)
-        current_measured = None
-        unrecorded = 0
-        prefix = prefix_of.get(last.model or "", prefix) if last else _recorded_prefix(session, final)
-        prefix_measured = last is not None
-        current = prefix + sum(estimated[start:])
+        self.prefix = prefix
+        return final
 
-    by_category, category = _categorise(session, parts, estimated, measured, final, first_model, fitted)
-    by_category[cat.SYSTEM_TOOLS] = prefix
-    if unrecorded:
-        by_category[cat.UNRECORDED] = unrecorded
-    ratios_out = dict(final.per_model) if fitted else {}  # type: ignore[attr-defined]
-    if fitted:
-        _last_fit[:] = [(session, dict(ratios_out))]
-    return Accounting(
-        session=session, estimator=est.name, estimated=estimated, measured=measured, category=category,
-        prefix=prefix, prefix_measured=prefix_measured, unrecorded=unrecorded, requests=figures,
-        current_context=int(current), current_measured=current_measured, by_category=by_category,
-        prediction=Accuracy.of([f.prediction_error_pct for f in figures if f.predicted is not None]),
-        estimation=Accuracy.of([f.estimation_error_pct for f in figures[1:]]),
-        ratios=ratios_out)
+    def _sum_from(self, values: list, start: int, hi: int, cached: int) -> int:
+        """sum(values[start:hi]) (None as 0), the part below the resume mark taken from `cached`."""
+        if start < self.lo:
+            if hi < self.lo:
+                raise _Stale("the context sum spans the mark")
+            return cached + sum(v or 0 for v in values[self.lo:hi])
+        return sum(v or 0 for v in values[start:hi])
+
+    def _finish(self, final: Estimator) -> Accounting:
+        """After the last request: the current window's model's prefix and the growth no message explains; the
+        categories; the accuracy; and the state the next append resumes from."""
+        session, reqs = self.session, self.session.requests
+        estimated, measured, prefix_of, prefix = self.estimated, self.measured, self.prefix_of, self.prefix
+        last = reqs[-1] if reqs else None
+        start = session.context_start
+        if last is not None and last.seen_start == start:
+            current_measured = last.measured_context
+            current = current_measured + sum(estimated[last.seen_end:])
+            # A microcompaction after the last request (e.g. applied in a preview) is unseen by its usage.
+            current -= sum(c.tokens_saved or 0 for c in session.compactions
+                           if c.kind == "microcompact" and c.index >= last.seen_end)
+            prefix = prefix_of.get(last.model or "", prefix)
+            unrecorded = current_measured - prefix - self._sum_from(measured, start, last.seen_end,
+                                                                    self.measured_sum)
+        else:  # no usage in the current window (a compaction after the last request, or none at all)
+            current_measured = None
+            unrecorded = 0
+            prefix = prefix_of.get(last.model or "", prefix) if last else _recorded_prefix(session, final)
+            current = prefix + self._sum_from(estimated, start, len(estimated), self.estimated_sum)
+        by_category = self._categorise(final)
+        by_category[cat.SYSTEM_TOOLS] = prefix
+        if unrecorded:
+            by_category[cat.UNRECORDED] = unrecorded
+        ratios_out = dict(final.per_model) if self.fitted else {}  # type: ignore[attr-defined]
+        if self.fitted:
+            _last_fit[:] = [(session, dict(ratios_out))]
+        figures = self.figures
+        pred, est = self.prediction_errors, self.estimation_errors
+        snap_pred, snap_est = None, None
+        for ri in range(self.k, len(figures)):
+            if ri == self.next_k:
+                snap_pred, snap_est = pred[:], est[:]
+            f = figures[ri]
+            if f.predicted is not None:
+                bisect.insort(pred, abs(f.prediction_error_pct))  # type: ignore[arg-type]
+            if ri:
+                bisect.insort(est, abs(f.estimation_error_pct))
+        acc = Accounting(
+            session=session, estimator=self.est.name, estimated=estimated, measured=measured,
+            category=self.category, prefix=prefix, prefix_measured=bool(reqs), unrecorded=unrecorded,
+            requests=figures, current_context=int(current), current_measured=current_measured,
+            by_category=by_category, prediction=Accuracy.of_sorted(pred), estimation=Accuracy.of_sorted(est),
+            ratios=ratios_out)
+        acc.work = len(self.parts) - self.lo + self.R - self.k
+        acc.resume = self._state(final, snap_pred if snap_pred is not None else pred[:],
+                                 snap_est if snap_est is not None else est[:])
+        return acc
+
+    def _categorise(self, final: Estimator) -> dict[str, int]:
+        """Each message's category, and the current context's tokens per category (measured where known)."""
+        estimated, measured, first_model = self.estimated, self.measured, self.first_model
+        by_category, category = self.by_category, self.category
+        start, mark = self.cat_start, self.next_mark
+        feature_weights = isinstance(final, FeatureEstimator)
+        for i in range(self.lo, len(self.parts)):
+            if i == mark:
+                self.snap["categories"] = dict(by_category)
+            p = self.parts[i]
+            figure = measured[i] if measured[i] is not None else estimated[i]
+            if len(p) == 1:
+                key = next(iter(p))
+                category.append(key)
+                if i >= start:
+                    by_category[key] = by_category.get(key, 0) + figure
+                continue
+            if feature_weights:
+                ratios = final.for_model(first_model[i]) if self.fitted else final.ratios  # type: ignore[attr-defined]
+                weights = {k: dot(ratios, f) + 1e-9 for k, f in p.items()}
+            else:
+                weights = {k: 1.0 for k in p}
+            top = max(weights, key=weights.__getitem__)
+            category.append(top)
+            if i < start:
+                continue
+            total = sum(weights.values())
+            given = 0
+            for k, wt in weights.items():
+                share = int(figure * wt / total)
+                by_category[k] = by_category.get(k, 0) + share
+                given += share
+            by_category[top] += figure - given
+        if "categories" not in self.snap:
+            self.snap["categories"] = dict(by_category)
+        return dict(by_category)
+
+    def _state(self, final: Estimator, pred: list[float], est: list[float]) -> _Resume | None:
+        """What the next `account_appended` resumes from (None when this run's mark fell behind where it began)."""
+        mark, n = self.next_mark, len(self.session.messages)
+        if mark < self.lo or isinstance(self.est, Exact):
+            return None
+        start = self.cat_start
+        calibrator = self.snap.get("calibrator", self.calibrator)
+        anchors = self.snap.get("anchors", (self.session_anchor, self.window_anchor))
+        prefix_of, prefix = self.snap.get("prefix", (self.prefix_of, self.prefix))
+        return _Resume(
+            est=self.est, k=self.next_k, mark=mark, seen=self.next_seen, n_messages=n, names=self.names,
+            names_mark=self.names_mark, result_ids=self.result_ids, parts=self.parts, feats=self.feats,
+            cumulative=self.cumulative, per_message=self.per_message, running=self.running,
+            calibrator=calibrator.copy() if calibrator is self.calibrator else calibrator,
+            session_anchor=dict(anchors[0]), window_anchor=dict(anchors[1]), prefix_of=dict(prefix_of),
+            prefix=prefix, first_model=self.first_model, final=final, models=self.models,
+            estimated_f=self.estimated_f, start=start, by_category=self.snap["categories"],
+            measured_sum=self._sum_from(self.measured, start, max(start, mark), self.measured_sum),
+            estimated_sum=self._sum_from(self.estimated, start, max(start, mark), self.estimated_sum),
+            prediction_errors=pred, estimation_errors=est)
 
 
 def _recorded_prefix(session: Session, est: Estimator) -> int:
@@ -381,52 +671,3 @@ def _spread(measured: list[int | None], weights: list[float], lo: int, hi: int, 
         measured[lo + k] = upto - given
         given = upto
     return total
-
-
-def _first_model_per_message(session: Session) -> list[str | None]:
-    """The model of the first request that saw each message (the last request's for messages after it): its
-    tokenizer is the one that counted the message."""
-    out: list[str | None] = [None] * len(session.messages)
-    pos = 0
-    for r in session.requests:
-        while pos < min(r.seen_end, len(out)):
-            out[pos] = r.model
-            pos += 1
-    last = session.requests[-1].model if session.requests else None
-    for i in range(pos, len(out)):
-        out[i] = last
-    return out
-
-
-def _categorise(session: Session, parts: list[dict[str, list[float]]], estimated: list[int],
-                measured: list[int | None], final: Estimator, first_model: list[str | None],
-                fitted: bool) -> tuple[dict[str, int], list[str]]:
-    """Each message's category, and the current context's tokens per category (measured where known)."""
-    by_category: dict[str, int] = {}
-    category: list[str] = []
-    start = session.context_start
-    for i, p in enumerate(parts):
-        figure = measured[i] if measured[i] is not None else estimated[i]
-        if len(p) == 1:
-            key = next(iter(p))
-            category.append(key)
-            if i >= start:
-                by_category[key] = by_category.get(key, 0) + figure
-            continue
-        if isinstance(final, FeatureEstimator):
-            ratios = final.for_model(first_model[i]) if fitted else final.ratios  # type: ignore[attr-defined]
-            weights = {k: dot(ratios, f) + 1e-9 for k, f in p.items()}
-        else:
-            weights = {k: 1.0 for k in p}
-        top = max(weights, key=weights.__getitem__)
-        category.append(top)
-        if i < start:
-            continue
-        total = sum(weights.values())
-        given = 0
-        for k, wt in weights.items():
-            share = int(figure * wt / total)
-            by_category[k] = by_category.get(k, 0) + share
-            given += share
-        by_category[top] += figure - given
-    return by_category, category
