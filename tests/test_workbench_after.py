@@ -2,7 +2,7 @@
 and the unrecorded growth stay what they were, the changed messages count at their new estimated size and the
 total drops by exactly what they freed; applying the step hands those figures to the session screen, and when the
 session screen re-computes the step under other settings it is accounted from the step before it, not from
-scratch."""
+scratch; a summary is accounted from the figures before it too, with the summary the user writes in the app."""
 
 from __future__ import annotations
 
@@ -90,3 +90,124 @@ async def test_after_a_snip_the_prefix_stays_and_the_total_drops_by_what_it_free
         assert again.window.used == base.window.used - sum(
             base.size(i) - size for i, size in step.plan.micro.after.items())
         assert again.window.policy == "codex" and again.micro_saving is not None
+
+
+async def test_a_summary_is_accounted_from_the_figures_before_and_counts_the_summary_written_in_the_app():
+    from textual.widgets import Static, TextArea
+
+    from inspector.app.screens.workbench import REFIGURE_AFTER
+    from inspector.app.widgets.diff_view import SummaryRows
+
+    app = make_app(TOOL_HEAVY, home=False, settings=Settings(estimator="chars35"))
+    async with app.run_test(size=(160, 48)) as pilot:
+        main = await ready(app, pilot)
+        await pilot.press("c")
+        wb = app.screen
+        assert isinstance(wb, WorkbenchScreen)
+        await pilot.press("e")  # edit the summary: the summary strategy, the editor focused
+        await _settle(wb, pilot)
+        p = wb.preview
+        assert p is not None and p.plan.strategy == "summary" and p.plan.pending
+        before, after = p.before, p.after
+        assert before is main.figures and wb.query_one("#wb-bar-after", ContextBar).figures is after
+        plan, n = p.plan, len(p.before.session.messages)
+        split, added = plan.summary.split, len(plan.added)
+        kept = range(split, n)
+        prefix = dict(before.categories)[PREFIX]
+
+        def check(after, summary: int) -> None:
+            """after total == prefix + summary estimate + kept tail, the bar's categories add up to it, each kept
+            message counts its figure before, measured where it was (no request's growth is split by this cut)."""
+            ack = after.size(n + 1)
+            assert after.size(n) == summary and 0 < ack < 100
+            assert after.window.used == prefix + summary + ack + sum(before.size(i) for i in kept)
+            assert sum(t for _, t in after.categories) == after.window.used
+            assert dict(after.categories)[PREFIX] == prefix and dict(after.categories).get(GROWTH, 0) == 0
+            assert not after.window.used_measured and not after.categories_measured
+            for i in kept:
+                j = i - split + n + added
+                assert after.size(j) == before.size(i) and after.measured[j] == before.measured[i]
+            assert after.cumulative[-1] == after.window.used
+            totals = str(wb.query_one("#wb-totals", Static).render())
+            freed = before.window.used - after.window.used
+            assert f"window: {before.window.used:,} -> {after.window.used:,}" in totals
+            assert f"freed {freed:,}" in totals and f"prefix {prefix:,} unchanged" in totals
+            rows = wb.preview.rows
+            assert isinstance(rows, SummaryRows) and len(rows) == len(plan.tokens) + added
+            row_list = [rows[k] for k in range(len(rows))]
+            growth = before.window.used - prefix - sum(r.before for r in row_list)
+            assert sum(r.delta for r in row_list) == after.window.used - before.window.used + growth
+
+        check(after, 0)  # pending: the bar drawn without it
+        label = str(wb.query_one("#wb-after-label", Label).render())
+        assert "summary pending: bar drawn without it" in label and "prefix" in label and "unchanged" in label
+        measured = sum(before.measured[i] is not None for i in kept)
+        assert measured and f"({measured} measured)" in label and "now estimated" not in label
+        assert wb.query_one(DiffView).current.fate == "summarized"
+
+        area = wb.query_one("#wb-summary-text", TextArea)
+        assert area.has_focus
+        await pilot.press(*"Read the parser and the tests; the fix is in parse().")
+        await pilot.pause(REFIGURE_AFTER + 0.1)
+        await pilot.pause()
+        written = wb.preview
+        assert not written.plan.pending and written.after is not after
+        summary = written.plan.estimates.message(written.after.session.messages[n])
+        assert summary == written.plan.added[0].after > 0
+        check(written.after, summary)
+        label = str(wb.query_one("#wb-after-label", Label).render())
+        assert f"summary {summary} (estimated)" in label and "pending" not in label
+        row = written.rows[written.rows.folded]  # the summary's row, its size as the bar counts it
+        assert row.kind == "compact_summary" and row.after == summary
+
+        area.load_text("")  # discarded: pending again
+        await pilot.pause(REFIGURE_AFTER + 0.1)
+        await pilot.pause()
+        assert wb.preview.plan.pending and wb.preview.after.size(n) == 0
+        await pilot.press(*"Read the parser and the tests; the fix is in parse().")
+        await pilot.pause(REFIGURE_AFTER + 0.1)
+        await pilot.pause()
+        final = wb.preview.after
+        await pilot.press("ctrl+s")  # approved: the step frees what the bars showed
+        await _settle(wb, pilot)
+        await _settle(main, pilot)
+        step = wb.stack.current
+        freed = before.window.used - final.window.used
+        assert step.strategy == "summary" and step.figure == final.window.used and step.label == f"summary (-{freed:,})"
+        shown = main.figures
+        assert shown.session is step.session and shown.window.used == final.window.used
+        assert shown.categories == final.categories and main.query_one(ContextBar).figures is shown
+
+        # Other settings on the session screen: the step accounted from the original's new figures
+        await pilot.press("escape")
+        await _settle(main, pilot)
+        other = Settings(estimator="script")
+        main.set_settings(other)
+        await _settle(main, pilot)
+        again, base = main.figures, compute(wb.stack.original.session, other)
+        assert again.session is step.session and again.settings == other
+        assert dict(again.categories)[PREFIX] == dict(base.categories)[PREFIX]
+        assert again.window.used == dict(base.categories)[PREFIX] + again.size(n) + again.size(n + 1) + sum(
+            base.size(i) for i in kept)
+
+
+def test_kept_messages_whose_growth_the_cut_splits_are_estimated_after_it():
+    """A growth spread over messages on both sides of the cut: the kept side's share keeps its figure, labelled
+    estimated; the after line says so."""
+    from test_workbench_core import _talk
+
+    from inspector.app.screens.workbench import Preview, after_figures, after_label
+    from inspector.core.compaction import Estimates, SummarySettings, apply, plan_strategy
+
+    session = _talk()
+    before = compute(session, Settings(estimator="chars35"))
+    plan = plan_strategy("summary", session, SummarySettings(keep_ratio=0.25), Estimates("chars35"))
+    assert plan.summary.split == 2
+    after = after_figures(before, plan, apply(plan, "They talked."))
+    n = len(session.messages)
+    assert [after.measured[j] for j in range(n + 2, n + 6)] == [None, *before.measured[3:5], None]
+    assert [after.size(j) for j in range(n + 2, n + 6)] == [before.size(i) for i in range(2, 6)]
+    assert after.window.used == dict(before.categories)[PREFIX] + after.size(n) + after.size(n + 1) + sum(
+        before.size(i) for i in range(2, 6))
+    label = str(after_label(Preview(plan, plan.rows, before, after, None)))
+    assert "(2 measured, 1 now estimated: the cut splits the growth they were measured from)" in label

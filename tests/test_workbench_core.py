@@ -236,7 +236,8 @@ def _talk() -> Session:
     texts = [("user", "prompt", "A" * 4000), ("assistant", "assistant", "B" * 400), ("user", "prompt", "C" * 400),
              ("assistant", "assistant", "D" * 400), ("user", "prompt", "E" * 400),
              ("assistant", "assistant", "F" * 400)]
-    messages = [Message(role, kind, [Block("text", text)], uuid=f"m{i}") for i, (role, kind, text) in enumerate(texts)]
+    messages = [Message(role, kind, [Block("text", text)], uuid=f"m{i}")
+                for i, (role, kind, text) in enumerate(texts)]
     requests = [Request(f"r{k}", "claude-sonnet-4-5", context, 0, 0, 50, end, 0, end)
                 for k, (context, end) in enumerate([(3000, 1), (3300, 3), (3560, 5)])]
     return Session("talk.jsonl", "claude-code", messages, requests)
