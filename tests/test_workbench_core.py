@@ -226,7 +226,7 @@ def test_estimator_for_reuses_the_fit_of_the_session_just_accounted(monkeypatch)
     assert tokens.estimator_for(other).per_model == fitted.per_model and calls == [other]
 
 
-# -- the figures after a summary, from the figures before (`summarized`) ------------------------------------------------
+# -- the figures after a summary, from the figures before (`summarized`) -----------------------------------------------
 
 def _talk() -> Session:
     """Three requests, each answered in text, then a user turn: the growth of request 1 is [answer 0, prompt 1], so a
