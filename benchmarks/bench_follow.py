@@ -11,6 +11,9 @@ also a compaction (at the 431st).
 1. Core, at two session sizes: `Follower.update()` after each append (read the new bytes, parse, feed, build the
    session, re-check the tool pairing from the first changed message), on a one-tile session (~2.7 MB) and on the
    100 MB one. Proportional cost means the two columns match; the messages the pairing check visited are counted.
+   Then the token accounting of each update: `account_appended` (resumes from the last request; the app's exact
+   figures use it), beside a fresh `account()` of the same state every 50th append, with how many appends had to
+   start over (a settled calibrated fit re-solved, a compaction moving nothing back: see tokens.py).
 2. App: the real app under Pilot following the 100 MB copy; a writer appends one turn every `--interval` seconds;
    latency is from the write to the first frame painted after the list holds the state the write made (a new row, or
    a grown response's row redrawn: the row is on screen), and separately to the exact figures for that state (context bar, thresholds, timeline). Target: p95 of
@@ -88,26 +91,38 @@ def summary(name: str, values: list[float]) -> str:
             f"max {max(ms):7.2f} ms")
 
 
-def core(path: Path, appends: list[bytes]) -> tuple[list[float], dict[str, int]]:
-    """Update times, and counts: builds by mode, messages added, messages the pairing check visited."""
+def core(path: Path, appends: list[bytes]) -> tuple[list[float], dict[str, int], dict[str, list[float]]]:
+    """Update times, and counts: builds by mode, messages added, messages the pairing check visited; the accounting
+    times (appended, and fresh every 50th append)."""
     from inspector.core.live import Follower
+    from inspector.core.tokens import account, account_appended
 
     follower = Follower(path)
     opened = follower.open()
+    acc = account(opened)
     before, compactions = len(opened.messages), len(opened.compactions)
-    times, counts = [], {"extended": 0, "full": 0, "pairing steps": 0}
-    for data in appends:
+    times, counts = [], {"extended": 0, "full": 0, "pairing steps": 0, "accounting started over": 0}
+    accounting: dict[str, list[float]] = {"appended": [], "fresh": []}
+    for k, data in enumerate(appends):
         with open(path, "ab") as f:
             f.write(data)
         t = time.perf_counter()
-        follower.update()
+        change = follower.update()
         times.append(time.perf_counter() - t)
+        t = time.perf_counter()
+        acc = account_appended(acc, change.session, change)
+        accounting["appended"].append(time.perf_counter() - t)
+        counts["accounting started over"] += acc.work == len(change.session.messages) + len(change.session.requests)
+        if k % 50 == 0:
+            t = time.perf_counter()
+            account(change.session)
+            accounting["fresh"].append(time.perf_counter() - t)
         counts[follower._loader.last_build[0]] += 1  # type: ignore[union-attr]  # noqa: SLF001
         counts["pairing steps"] += follower._pairs.steps  # noqa: SLF001
     assert follower.session is not None
     counts["new messages"] = len(follower.session.messages) - before
     counts["compactions"] = len(follower.session.compactions) - compactions
-    return times, counts
+    return times, counts, accounting
 
 
 async def app_latency(path: Path, appends: list[bytes], interval: float):
@@ -189,8 +204,10 @@ def main() -> None:
         for name, path in (("small", small), ("large", large)):
             appends = turns(last_uuid(path), 0x7000, args.core_appends)
             size = sum(map(len, appends)) / len(appends)
-            times, counts = core(path, appends)
+            times, counts, accounting = core(path, appends)
             print(summary(f"core update, {name} session (avg {size / 1e3:.1f} kB)", times), f"  {counts}", flush=True)
+            print(summary(f"  accounting the append, {name} session", accounting["appended"]), flush=True)
+            print(summary(f"  fresh account() of that state, {name}", accounting["fresh"]), flush=True)
         if args.skip_app:
             return
         shutil.copyfile(DATA, large)

@@ -248,6 +248,22 @@ class _Resume:
     estimation_errors: list[float]
 
 
+def _add_errors(pred: list[float], est: list[float], figures: list[RequestFigures], lo: int, hi: int,
+                few: bool) -> tuple[list[float], list[float]]:
+    """Add the absolute errors of figures[lo:hi] to the sorted lists (in place; `few`: insort, else sort once);
+    returns what was added."""
+    p = [abs(f.prediction_error_pct) for f in figures[lo:hi] if f.predicted is not None]  # type: ignore[arg-type]
+    e = [abs(f.estimation_error_pct) for f in figures[max(lo, 1):hi]]
+    for errors, added in ((pred, p), (est, e)):
+        if few:
+            for x in added:
+                bisect.insort(errors, x)
+        else:
+            errors.extend(added)
+            errors.sort()
+    return p, e
+
+
 class _Run:
     """One accounting of a session: from the start, or resumed from a `_Resume` (then only messages from its mark
     and requests from its last one are visited). The same code either way, so both give the same figures."""
@@ -319,37 +335,46 @@ class _Run:
                 or len(reqs) < k or (k and reqs[k - 1] != old.requests[k - 1])
                 or not (start == state.start or start >= mark)):
             raise _Stale("a message or request before the last request changed, or the context starts before the mark")
-        # Tool names: results before the mark must resolve as they did.
+        # Tool names: results before the mark must resolve as they did. The state's lists and dicts are taken over
+        # and cut back to the mark in place (`account_appended` consumed the state): no copy of the history.
         tail_old, tail_new = cat.tool_names(old.messages[mark:]), cat.tool_names(msgs[mark:])
-        names = dict(state.names_mark)
-        names.update(tail_new)
-        moved = {x for x in (tail_old.keys() | tail_new.keys()) if state.names.get(x) != names.get(x)}
+        below = state.names_mark
+        moved = {x for x in (tail_old.keys() | tail_new.keys())
+                 if tail_old.get(x, below.get(x)) != tail_new.get(x, below.get(x))}
         if moved & state.result_ids:
             raise _Stale("a tool result before the mark resolves to another tool")
+        names = state.names
+        for x in tail_old.keys() - tail_new.keys():
+            if x in below:
+                names[x] = below[x]
+            else:
+                del names[x]
+        names.update(tail_new)
         self.k, self.lo, self.seen = k, mark, state.seen
-        self.names, self.names_mark = names, state.names_mark
-        self.result_ids = state.result_ids
-        self.parts, self.feats = state.parts[:mark], state.feats[:mark]
-        self.cumulative, self.per_message = state.cumulative[:mark + 1], state.per_message[:mark]
-        self.running = state.running[:mark + 1]
-        self.calibrator = state.calibrator.copy()
-        self.session_anchor, self.window_anchor = dict(state.session_anchor), dict(state.window_anchor)
-        self.figures = previous.requests[:k]
-        self.prefix_of, self.prefix = dict(state.prefix_of), state.prefix
-        self.first_model = state.first_model[:min(state.seen, len(msgs))]
-        self.models = set(state.models)
-        self.estimated_f = state.estimated_f[:mark]
-        self.estimated = previous.estimated[:mark]
+        self.names, self.names_mark, self.result_ids = names, below, state.result_ids
+        for kept, upto in ((state.parts, mark), (state.feats, mark), (state.cumulative, mark + 1),
+                           (state.per_message, mark), (state.running, mark + 1), (state.estimated_f, mark),
+                           (state.first_model, min(state.seen, len(msgs)))):
+            del kept[upto:]
+        self.parts, self.feats, self.cumulative = state.parts, state.feats, state.cumulative
+        self.per_message, self.running, self.estimated_f = state.per_message, state.running, state.estimated_f
+        self.first_model = state.first_model
+        self.calibrator = state.calibrator
+        self.session_anchor, self.window_anchor = state.session_anchor, state.window_anchor
+        self.prefix_of, self.prefix = state.prefix_of, state.prefix
+        self.models = state.models
         self.old_final = state.final
+        # What the caller holds (the previous figures may be on screen): copied.
+        self.figures = previous.requests[:k]
+        self.estimated = previous.estimated[:mark]
         self.measured = previous.measured[:mark]
+        self.category = previous.category[:mark]
         self.cat_start = start
         same = start == state.start
-        self.by_category = dict(state.by_category) if same else {}
+        self.by_category = state.by_category if same else {}
         self.measured_sum = state.measured_sum if same else 0
         self.estimated_sum = state.estimated_sum if same else 0
-        self.category = previous.category[:mark]
-        self.prediction_errors = state.prediction_errors[:]
-        self.estimation_errors = state.estimation_errors[:]
+        self.prediction_errors, self.estimation_errors = state.prediction_errors, state.estimation_errors
 
     # -- the stages -------------------------------------------------------------------------------------------------
 
@@ -364,7 +389,7 @@ class _Run:
         msgs, lo, mark = self.session.messages, self.lo, self.next_mark
         head = msgs[lo:mark]
         if head:
-            self.names_mark = {**self.names_mark, **cat.tool_names(head)}
+            self.names_mark.update(cat.tool_names(head))
         for m in head:
             self.result_ids.update(b.tool_id for b in m.blocks if b.type == "tool_result" and b.tool_id)
         if not self.resumed:  # resumed: `_resume` made them
@@ -548,24 +573,19 @@ class _Run:
             _last_fit[:] = [(session, dict(ratios_out))]
         figures = self.figures
         pred, est = self.prediction_errors, self.estimation_errors
-        snap_pred, snap_est = None, None
-        for ri in range(self.k, len(figures)):
-            if ri == self.next_k:
-                snap_pred, snap_est = pred[:], est[:]
-            f = figures[ri]
-            if f.predicted is not None:
-                bisect.insort(pred, abs(f.prediction_error_pct))  # type: ignore[arg-type]
-            if ri:
-                bisect.insort(est, abs(f.estimation_error_pct))
+        _add_errors(pred, est, figures, self.k, self.next_k, self.resumed)  # the next state's: before its request
+        last_p, last_e = _add_errors(pred, est, figures, self.next_k, len(figures), True)
+        prediction, estimation = Accuracy.of_sorted(pred), Accuracy.of_sorted(est)
+        for errors, added in ((pred, last_p), (est, last_e)):
+            for x in added:
+                del errors[bisect.bisect_left(errors, x)]
         acc = Accounting(
             session=session, estimator=self.est.name, estimated=estimated, measured=measured,
             category=self.category, prefix=prefix, prefix_measured=bool(reqs), unrecorded=unrecorded,
             requests=figures, current_context=int(current), current_measured=current_measured,
-            by_category=by_category, prediction=Accuracy.of_sorted(pred), estimation=Accuracy.of_sorted(est),
-            ratios=ratios_out)
+            by_category=by_category, prediction=prediction, estimation=estimation, ratios=ratios_out)
         acc.work = len(self.parts) - self.lo + self.R - self.k
-        acc.resume = self._state(final, snap_pred if snap_pred is not None else pred[:],
-                                 snap_est if snap_est is not None else est[:])
+        acc.resume = self._state(final, pred, est)
         return acc
 
     def _categorise(self, final: Estimator) -> dict[str, int]:
