@@ -15,8 +15,12 @@ characters, like a long agent session; no file, so no load time is counted) and 
   screen is mounted until its handler has run;
 - workbench ready: until every worker is done and the app is idle (Pilot), as before;
 - apply + undo: applying the snip step until the session screen and the preview have caught up, then undoing it;
+- summary: from choosing the summary strategy to the frame showing its preview (the exact request, the figures
+  after accounted from the ones before); a summary written in the editor counted in the after bar (the handler's
+  cost); approving it until the session screen and the next preview show the step;
 - with `--file` (by default bench_app.py's app-100k.jsonl, when it exists: 100,000 messages with usage, so the
-  default calibrated estimator): the same first frame, preview and idle times with the app's default settings.
+  default calibrated estimator): the same first frame, preview and idle times with the app's default settings, and
+  the summary strategy's preview.
 """
 
 from __future__ import annotations
@@ -117,6 +121,12 @@ async def measure_file(path: Path, size: tuple[int, int]) -> dict[str, float]:
         wb = await open_workbench(app, pilot, frames, out, f"{path.name}: ")
         await settle(wb, pilot)
         out[f"{path.name}: workbench ready, idle (s)"] = time.perf_counter() - t
+        t = time.perf_counter()
+        wb.set_strategy("summary")
+        while wb.preview is None or wb.preview.plan.strategy != "summary":
+            await asyncio.sleep(0.001)
+        out[f"{path.name}: summary preview on screen (s)"] = await next_frame(frames, len(frames)) - t
+        await settle(wb, pilot)
     return out
 
 
@@ -214,7 +224,38 @@ async def measure(n: int, size: tuple[int, int]) -> dict[str, float]:
         await settle(main, pilot)
         out["undo, all views updated (s)"] = time.perf_counter() - t
         assert main.figures.session is s
+        await measure_summary(app, pilot, frames, wb, main, out)
     return out
+
+
+async def measure_summary(app, pilot, frames: list[float], wb, main, out: dict[str, float]) -> None:
+    """The summary strategy on the original: its preview on screen (the plan, the exact request, the figures after),
+    a summary typed in the editor counted in the after bar, then approved until every view shows the step."""
+    from textual.widgets import TextArea
+
+    t = time.perf_counter()
+    wb.set_strategy("summary")
+    while wb.preview is None or wb.preview.plan.strategy != "summary":
+        await asyncio.sleep(0.001)
+    out["summary preview on screen (s)"] = await next_frame(frames, len(frames)) - t
+    await settle(wb, pilot)
+    area = wb.query_one("#wb-summary-text", TextArea)
+    text = "The backlog is worked through up to the last step; nothing is pending. " * 20
+    if hasattr(wb, "_refigure"):  # the after bar follows the text being written
+        area.load_text(text)
+        t = time.perf_counter()
+        wb._refigure()
+        out["summary written: after bar re-counted (s)"] = time.perf_counter() - t
+        assert not wb.preview.plan.pending
+    else:
+        area.load_text(text)
+    await pilot.pause()
+    t = time.perf_counter()
+    await pilot.press("ctrl+s")
+    await settle(wb, pilot)
+    await settle(main, pilot)
+    out["approve summary, all views updated (s)"] = time.perf_counter() - t
+    assert wb.stack.current.strategy == "summary" and main.figures.session is wb.stack.current.session
 
 
 def main() -> int:

@@ -11,6 +11,7 @@ from textual.widgets import Label
 
 from inspector.app import make_app
 from inspector.app.figures import Settings, compute
+from inspector.app.text import human
 from inspector.app.screens.workbench import WorkbenchScreen
 from inspector.app.widgets.context_bar import ContextBar
 from inspector.app.widgets.diff_view import DiffView
@@ -130,19 +131,26 @@ async def test_a_summary_is_accounted_from_the_figures_before_and_counts_the_sum
             assert after.cumulative[-1] == after.window.used
             totals = str(wb.query_one("#wb-totals", Static).render())
             freed = before.window.used - after.window.used
-            assert f"window: {before.window.used:,} -> {after.window.used:,}" in totals
-            assert f"freed {freed:,}" in totals and f"prefix {prefix:,} unchanged" in totals
             rows = wb.preview.rows
             assert isinstance(rows, SummaryRows) and len(rows) == len(plan.tokens) + added
             row_list = [rows[k] for k in range(len(rows))]
             growth = before.window.used - prefix - sum(r.before for r in row_list)
-            assert sum(r.delta for r in row_list) == after.window.used - before.window.used + growth
+            deltas = sum(r.delta for r in row_list)
+            assert deltas - growth == after.window.used - before.window.used  # what the rows free + the growth
+            assert totals.startswith(f"{before.window.used:,} -> {after.window.used:,}")
+            assert f"freed {freed:,}" in totals and f"messages {deltas:+,}" in totals
+            assert (f"unrecorded {-growth:+,}" in totals) == bool(growth)
+            assert f"prefix {prefix:,} unchanged" in totals
 
         check(after, 0)  # pending: the bar drawn without it
         label = str(wb.query_one("#wb-after-label", Label).render())
-        assert "summary pending: bar drawn without it" in label and "prefix" in label and "unchanged" in label
+        ack = after.size(n + 1)
+        kept_total = human(sum(before.size(i) for i in kept))
+        assert "(summary pending: drawn without it)" in label
+        assert f"estimated = prefix {human(prefix)} + ack {ack} + {len(kept)} kept {kept_total}" in label
         measured = sum(before.measured[i] is not None for i in kept)
         assert measured and f"({measured} measured)" in label and "now estimated" not in label
+        assert "gone: Read " in label  # the largest category the folded messages held
         assert wb.query_one(DiffView).current.fate == "summarized"
 
         area = wb.query_one("#wb-summary-text", TextArea)
@@ -156,7 +164,7 @@ async def test_a_summary_is_accounted_from_the_figures_before_and_counts_the_sum
         assert summary == written.plan.added[0].after > 0
         check(written.after, summary)
         label = str(wb.query_one("#wb-after-label", Label).render())
-        assert f"summary {summary} (estimated)" in label and "pending" not in label
+        assert f"= prefix {human(prefix)} + summary {summary} + ack" in label and "pending" not in label
         row = written.rows[written.rows.folded]  # the summary's row, its size as the bar counts it
         assert row.kind == "compact_summary" and row.after == summary
 
@@ -197,13 +205,14 @@ def test_kept_messages_whose_growth_the_cut_splits_are_estimated_after_it():
     from test_workbench_core import _talk
 
     from inspector.app.screens.workbench import Preview, after_figures, after_label
-    from inspector.core.compaction import Estimates, SummarySettings, apply, plan_strategy
+    from inspector.core.compaction import Estimates, SummarySettings, apply, complete_summary, plan_strategy
 
     session = _talk()
     before = compute(session, Settings(estimator="chars35"))
     plan = plan_strategy("summary", session, SummarySettings(keep_ratio=0.25), Estimates("chars35"))
     assert plan.summary.split == 2
-    after = after_figures(before, plan, apply(plan, "They talked."))
+    plan = complete_summary(plan, "They talked.")
+    after = after_figures(before, plan, apply(plan))
     n = len(session.messages)
     assert [after.measured[j] for j in range(n + 2, n + 6)] == [None, *before.measured[3:5], None]
     assert [after.size(j) for j in range(n + 2, n + 6)] == [before.size(i) for i in range(2, 6)]
@@ -211,3 +220,4 @@ def test_kept_messages_whose_growth_the_cut_splits_are_estimated_after_it():
         before.size(i) for i in range(2, 6))
     label = str(after_label(Preview(plan, plan.rows, before, after, None)))
     assert "(2 measured, 1 now estimated: the cut splits the growth they were measured from)" in label
+    assert "= prefix" in label and "+ summary" in label and "+ 4 kept" in label

@@ -53,6 +53,7 @@ NO_KEY = ("No model configured: ANTHROPIC_API_KEY is not set. For the model to w
           "Messages-compatible endpoint) and reopen. Or write or paste a summary here (e) and approve it (ctrl+s).")
 PENDING_TEXT = "(summary pending)"
 PREVIEWS_KEPT = 16
+GONE_SHOWN = 3  # categories the after line names as taken by a summary (the largest), so it fits one line
 REFIGURE_AFTER = 0.3  # seconds without typing before the after bar counts the summary being written
 _STACKS: WeakKeyDictionary[MainScreen, StepStack] = WeakKeyDictionary()
 _ESTIMATES: WeakKeyDictionary[MainScreen, tuple[str, Estimates]] = WeakKeyDictionary()
@@ -962,28 +963,20 @@ def _step_figures(stack: StepStack, index: int, settings: Settings, known: dict[
 
 
 def after_label(p: Preview) -> Text:
-    """The line above the after bar: its total, and what moved in its split (before → after per category, the rest
-    as it was), so the bar's colours can be read without a legend."""
+    """The line above the after bar: its total, and what moved in its split, so the bar's colours can be read
+    without a legend. A microcompaction: before → after per category, the rest as it was. A summary: the total as
+    the sum it is (prefix + summary + acknowledgement + kept messages, how many of them measured) and the largest
+    categories the folded messages took with them."""
     plan = p.plan
     out = Text(f"after {plan.strategy}", style="bold")
     if plan.pending:
-        out.append(" (summary pending: bar drawn without it)")
+        out.append(" (summary pending: drawn without it)")
     out.append(f": {human(p.after.window.used)} used")
     if p.after.session is plan.session:
         return out
-    if plan.micro is not None:
-        out.append(", estimated: changed messages at their new size", style="yellow")
-    elif plan.summary is not None:
-        n, added = len(plan.session.messages), len(plan.added)
-        size = p.after.size(n)
-        out.append(", estimated: " + ("" if plan.pending else f"summary {human(size)} (estimated), ") +
-                   "kept messages at their figures before", style="yellow")
-        kept = range(plan.summary.split, n)
-        measured = sum(p.after.measured[i] is not None for i in range(n + added, len(p.after.measured)))
-        lost = sum(p.before.measured[i] is not None for i in kept) - measured
-        if measured or lost:
-            out.append(f" ({measured:,} measured" + (f", {lost:,} now estimated: the cut splits the growth they "
-                                                    "were measured from" if lost else "") + ")", style="yellow")
+    if plan.summary is not None:
+        return _summary_label(p, out)
+    out.append(", estimated: changed messages at their new size", style="yellow")
     was, now = dict(p.before.categories), dict(p.after.categories)
     for name, t in p.before.categories[:1]:  # the prefix (system prompt and tools) comes first
         if now.get(name) == t:
@@ -996,8 +989,35 @@ def after_label(p: Preview) -> Text:
     return out
 
 
+def _summary_label(p: Preview, out: Text) -> Text:
+    from inspector.core.categories import COMPACTION_SUMMARY, SYSTEM_TOOLS, label
+
+    plan, before, after = p.plan, p.before, p.after
+    assert plan.summary is not None
+    n, added = len(plan.session.messages), len(plan.added)
+    prefix = dict(before.categories).get(label(SYSTEM_TOOLS), 0)
+    new = [after.size(n + k) for k in range(added)]
+    kept = range(n + added, len(after.measured))
+    terms = [f"prefix {human(prefix)}"] + ([] if plan.pending else [f"summary {human(new[0])}"]) + \
+        [f"ack {human(t)}" for t in new[1:]] + [f"{len(kept):,} kept {human(sum(map(after.size, kept)))}"]
+    out.append(", estimated = " + " + ".join(terms), style="yellow")
+    measured = sum(after.measured[j] is not None for j in kept)
+    lost = sum(before.measured[i] is not None for i in range(plan.summary.split, n)) - measured
+    if measured or lost:
+        out.append(f" ({measured:,} measured" + (f", {lost:,} now estimated: the cut splits the growth they were "
+                                                "measured from" if lost else "") + ")", style="yellow")
+    was, now = dict(before.categories), dict(after.categories)
+    now[label(COMPACTION_SUMMARY)] = now.get(label(COMPACTION_SUMMARY), 0) - sum(new)  # the kept messages' part
+    gone = sorted(((t - now.get(name, 0), name) for name, t in before.categories[1:] if t > now.get(name, 0)),
+                  reverse=True)
+    if gone:
+        shown = ", ".join(f"{_short(name)} {human(t)}" for t, name in gone[:GONE_SHOWN])
+        out.append(" · gone: " + shown + (f", +{len(gone) - GONE_SHOWN} more" if len(gone) > GONE_SHOWN else ""))
+    return out
+
+
 def _short(category: str) -> str:
-    return visible(category.removeprefix("tool results: "))
+    return visible(category.removeprefix("tool results: ").split(" (")[0])
 
 
 def totals(plan: Plan, before: Figures, after: Figures) -> str:
@@ -1015,11 +1035,11 @@ def totals(plan: Plan, before: Figures, after: Figures) -> str:
         growth = was - prefix - messages  # what the window holds beyond the prefix and the messages
         freed = was - now
         pct = f" ({freed / was:.1%})" if was else ""
-        pending = " without the summary (pending)" if plan.pending else ""
-        out = (f"window: {was:,} -> {now:,}{pending}, freed {freed:,}{pct}: messages {messages:,} -> "
-               f"{now - prefix:,}" + (f", unrecorded growth {growth:,} -> 0" if growth else "") +
-               f", prefix {prefix:,} unchanged; messages: " +
+        out = (f"{was:,} -> {now:,}" + (" (summary pending)" if plan.pending else "") +
+               f", freed {freed:,}{pct}: messages {now - prefix - messages:+,}" +
+               (f", unrecorded {-growth:+,}" if growth else "") + f"; prefix {prefix:,} unchanged; " +
                ", ".join(f"{n:,} {fate}" for fate, n in sorted(plan.counts.items())))
+        return out  # the plan's note repeats the request's size, which the prompt panel shows
     return f"{out}  ·  {plan.note}" if plan.note else out
 
 
