@@ -185,13 +185,17 @@ def _cumulative(session: Session, sizes: list[int], prefix: int, extra: dict[int
     return out
 
 
-def compute(session: Session, settings: Settings, known: Links | None = None) -> Figures:
+def compute(session: Session, settings: Settings, known: Links | None = None, accounting=None) -> Figures:
     """Every figure the views draw, from the core, for `session` under `settings` (run it in a worker).
-    `known`: the session's links if already computed."""
+    `known`: the session's links if already computed; `accounting`: its token accounting if already made (follow
+    mode makes it from the previous one, `tokens.account_appended`)."""
     from inspector.core import limits, tokens
     from inspector.core.compaction.pairing import find_orphans
 
-    acc = tokens.account(session, settings.estimator)
+    if accounting is not None and accounting.session is session and accounting.estimator == settings.estimator:
+        acc = accounting
+    else:
+        acc = tokens.account(session, settings.estimator)
     sizes = [e if m is None else m for e, m in zip(acc.estimated, acc.measured)]
     unrecorded = {rf.request.message_index: rf.unrecorded for rf in acc.requests if rf.unrecorded}
     info = limits.window_info(session, policy=settings.policy, window=settings.window)

@@ -8,7 +8,8 @@ file events arrives as one batch, and an `Appended` message not yet handled abso
 Each change reaches the views twice: at once with provisional figures (the new messages estimated alone, measured
 context from any new request, O(appended)), then with the exact figures from `compute`, which a single thread
 worker re-runs when the file goes quiet, never more than one at a time and never more often than it takes; figures
-for a session older than the one on screen are dropped. Follow mode keeps the list's cursor on the last row while it
+for a session older than the one on screen are dropped. The worker keeps the token accounting it made last and the
+changes applied since, so the next one is `account_appended` (the appended tail only, equal to a fresh `account`). Follow mode keeps the list's cursor on the last row while it
 is there; once the user moves or scrolls away, new rows are counted as "N new" until they come back (end / G).
 """
 
@@ -29,6 +30,7 @@ from inspector.app.figures import Figures, RequestPoint, Window, compute
 from inspector.app.messages import FiguresReady
 from inspector.app.text import visible
 from inspector.core.live import Change, Follower
+from inspector.core.tokens import Accounting, account, account_appended
 
 if TYPE_CHECKING:
     from inspector.app.screens.main import MainScreen
@@ -195,6 +197,8 @@ class Live:
         self._dirty = False
         self._exact_running = False
         self._exact_seconds = 0.0
+        self._accounting: Accounting | None = None  # the exact worker's last accounting ...
+        self._since: Change | None = None  # ... and the changes applied to the screen's session since its state
         self._stop: asyncio.Event | None = None
         self.watching = False  # the watcher has caught up and waits for file events
 
@@ -282,11 +286,19 @@ class Live:
                     self._exact_running = False
                     return
                 self._dirty = False
-            session = self.screen.session
+                session = self.screen.session
+                base, since, self._since = self._accounting, self._since, None
+            settings = self.screen.settings
             started = time.perf_counter()
             try:
-                figures = compute(session, self.screen.settings)
+                if base is not None and since is not None:
+                    accounting = account_appended(base, session, since, settings.estimator)
+                else:
+                    accounting = account(session, settings.estimator)
+                self._accounting = accounting
+                figures = compute(session, settings, accounting=accounting)
             except Exception as exc:
+                self._accounting = None
                 self.screen.post_message(WatchFailed(f"cannot compute figures: {exc}"))
                 continue
             self._exact_seconds = time.perf_counter() - started
@@ -316,7 +328,9 @@ class Live:
         at_bottom = self.at_bottom(lst)
         before = len(lst.rows)
         session = change.session
-        screen.session = session
+        with self._lock:  # the exact worker takes the session and the changes since its last accounting together
+            screen.session = session
+            self._since = change if self._since is None else merge(self._since, change)
         self.updates += 1
         self.last_change = change
         if change.reloaded or change.switched:
