@@ -250,8 +250,8 @@ def _figures(session: Session):
 
 
 def test_summarized_keeps_measured_only_the_shares_of_growths_the_cut_leaves_whole():
-    from inspector.core.compaction import apply
-    from inspector.core.compaction.steps import summarized
+    from inspector.core.compaction import apply, complete_summary
+    from inspector.core.compaction.steps import resummarized, summarized
 
     session = _talk()
     figure, measured, acc = _figures(session)
@@ -270,6 +270,12 @@ def test_summarized_keeps_measured_only_the_shares_of_growths_the_cut_leaves_who
     assert edit.by_category["compaction_summary"] == sum(edit.added)
     pending = summarized(plan, apply(plan, "(summary pending)"), figure, measured, pending=True)
     assert pending.added[0] == 0 and pending.added[1] == edit.added[1]
+    written = complete_summary(plan, "They talked about the parser, at length. " * 20)
+    again = resummarized(pending, written, apply(written), pending=False)  # another text: only the added move
+    assert again == summarized(written, apply(written), figure, measured) and again.added[0] > edit.added[0]
+    with pytest.raises(ValueError, match="same cut"):
+        resummarized(edit, plan_strategy("summary", session, SummarySettings(keep_ratio=0.15), Estimates("chars35")),
+                     after)
 
     later = plan_strategy("summary", session, SummarySettings(keep_ratio=0.15), Estimates("chars35"))
     assert later.summary.split == 3  # at the end of request 1's growth: every kept share stays measured

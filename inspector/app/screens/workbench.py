@@ -40,7 +40,8 @@ from inspector.core.compaction.micro import CLEARABLE_TOOLS, ClearSettings, Cont
 from inspector.core.compaction.pipeline import STRATEGIES, CompactionPolicy, plan_strategy
 from inspector.core.compaction.plan import Estimates, Plan, Row, apply, paused_gc
 from inspector.core.compaction.provider import SummaryError
-from inspector.core.compaction.steps import StepStack, microcompacted, next_layer, summarized
+from inspector.core.compaction.steps import (StepStack, Summarized, microcompacted, next_layer, resummarized,
+                                             summarized)
 from inspector.core.compaction.summary import PROMPT_STYLES, SummarySettings, complete_summary
 from inspector.core.compaction.survival import Survival, claude_md_files, survival
 from inspector.core.model import Session
@@ -58,6 +59,9 @@ REFIGURE_AFTER = 0.3  # seconds without typing before the after bar counts the s
 _STACKS: WeakKeyDictionary[MainScreen, StepStack] = WeakKeyDictionary()
 _ESTIMATES: WeakKeyDictionary[MainScreen, tuple[str, Estimates]] = WeakKeyDictionary()
 _FIGURES: WeakKeyDictionary[MainScreen, dict[int, Figures]] = WeakKeyDictionary()
+# The last summary accounted, (figures before, session, its figures): the after bar follows the summary being written
+# (and approving it) without sharing the kept messages between categories again.
+_LAST_SUMMARIZED: list[tuple[Figures, Session, Summarized]] = []
 
 
 def has_key() -> bool:
@@ -1097,7 +1101,13 @@ def _summary_after(before: Figures, plan: Plan, session: Session, pending: bool)
     from inspector.core.categories import COMPACTION_SUMMARY, SYSTEM_TOOLS, label
 
     assert plan.summary is not None
-    edit = summarized(plan, session, before.size, lambda i: before.measured[i] is not None, before.tool_names, pending)
+    last = next(iter(_LAST_SUMMARIZED[:1]), None)  # one read: the planning worker may replace it meanwhile
+    if last is not None and last[0] is before and last[1] is plan.session and last[2].split == plan.summary.split:
+        edit = resummarized(last[2], plan, session, pending)  # another text of the same summary: the kept part stays
+    else:
+        edit = summarized(plan, session, before.size, lambda i: before.measured[i] is not None, before.tool_names,
+                          pending)
+    _LAST_SUMMARIZED[:] = [(before, plan.session, edit)]
     n, split = len(plan.session.messages), edit.split
     shift = n + len(edit.added) - split  # a kept message's index in `session` minus its index before
     prefix = dict(before.categories).get(label(SYSTEM_TOOLS), 0)

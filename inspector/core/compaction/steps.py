@@ -19,7 +19,7 @@ measured usage only where the cut left whole the growth it was measured from.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from inspector.core import categories as cat
 from inspector.core.compaction.diff import Diff, diff_sessions
@@ -235,11 +235,8 @@ def summarized(plan: Plan, after: Session, figure: Callable[[int], int], measure
         raise ValueError(f"{plan.strategy} is not a summary: use microcompacted for it")
     session, split = plan.session, state.split
     messages, n, start = session.messages, len(session.messages), session.context_start
-    new = after.messages[n:n + len(plan.added)]
-    if len(after.messages) != n + len(plan.added) + n - split or after.context_start != n:
-        raise ValueError("`after` is not this plan applied")
     est = plan.estimates
-    added = tuple(0 if pending and m.kind == "compact_summary" else est.message(m, remember=False) for m in new)
+    added = _added(plan, after, pending)
     if names is None:
         names = cat.tool_names(messages)
     by_category: dict[str, int] = {cat.COMPACTION_SUMMARY: sum(added)} if added else {}
@@ -266,6 +263,27 @@ def summarized(plan: Plan, after: Session, figure: Callable[[int], int], measure
             _share(by_category, {k: _tokens(est.estimator, m, k, names) for k in sorted(keys)}, size)
     folded = sum(figure(i) for i in range(start, split))
     return Summarized(split, added, kept, kept_measured, folded, by_category, unmeasured)
+
+
+def resummarized(edit: Summarized, plan: Plan, after: Session, pending: bool = False) -> Summarized:
+    """`edit` (`summarized` for a plan on the same session with the same cut) for `plan`, another text of that
+    summary, applied as `after`: only the summary's and the acknowledgement's sizes move (the kept messages' shares
+    between categories, the costly part, stay)."""
+    if plan.summary is None or plan.summary.split != edit.split:
+        raise ValueError("not a summary with the same cut: use summarized")
+    added = _added(plan, after, pending)
+    by_category = dict(edit.by_category)
+    by_category[cat.COMPACTION_SUMMARY] = by_category.get(cat.COMPACTION_SUMMARY, 0) + sum(added) - sum(edit.added)
+    return replace(edit, added=added, by_category=by_category)
+
+
+def _added(plan: Plan, after: Session, pending: bool) -> tuple[int, ...]:
+    """The estimated sizes of the messages `plan` (a summary) adds, as applied in `after` (a pending summary: 0)."""
+    n, split = len(plan.session.messages), plan.summary.split  # type: ignore[union-attr]
+    if len(after.messages) != n + len(plan.added) + n - split or after.context_start != n:
+        raise ValueError("`after` is not this plan applied")
+    return tuple(0 if pending and m.kind == "compact_summary" else plan.estimates.message(m, remember=False)
+                 for m in after.messages[n:n + len(plan.added)])
 
 
 def _whole_growths_from(session: Session, split: int) -> int:
