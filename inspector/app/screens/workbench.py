@@ -600,8 +600,8 @@ class WorkbenchScreen(Screen):
         text as it would be approved, or the summary as pending when there is none."""
         self._refigure_timer = None
         p = self.preview
-        if p is None or p.plan.summary is None or self._provider is not None:
-            return
+        if p is None or p.plan.summary is None or p.plan.session is not self.session or self._provider is not None:
+            return  # not a summary of the step shown (one was just approved: the next preview is being made)
         planned, text = p.as_planned, self.query_one("#wb-summary-text", TextArea).text
         try:
             plan = complete_summary(planned, text) if text.strip() else planned
