@@ -146,7 +146,7 @@ async def test_a_summary_is_accounted_from_the_figures_before_and_counts_the_sum
         label = str(wb.query_one("#wb-after-label", Label).render())
         ack = after.size(n + 1)
         kept_total = human(sum(before.size(i) for i in kept))
-        assert "(summary pending: drawn without it)" in label
+        assert "after summary (summary pending): " in label
         assert f"estimated = prefix {human(prefix)} + ack {ack} + {len(kept)} kept {kept_total}" in label
         measured = sum(before.measured[i] is not None for i in kept)
         assert measured and f"({measured} measured)" in label and "now estimated" not in label
@@ -167,6 +167,8 @@ async def test_a_summary_is_accounted_from_the_figures_before_and_counts_the_sum
         assert f"= prefix {human(prefix)} + summary {summary} + ack" in label and "pending" not in label
         row = written.rows[written.rows.folded]  # the summary's row, its size as the bar counts it
         assert row.kind == "compact_summary" and row.after == summary
+        assert f"({summary:,} in the new context, with its preamble)" in str(
+            wb.query_one("#wb-summary-status", Static).render())
 
         area.load_text("")  # discarded: pending again
         await pilot.pause(REFIGURE_AFTER + 0.1)
@@ -182,6 +184,8 @@ async def test_a_summary_is_accounted_from_the_figures_before_and_counts_the_sum
         step = wb.stack.current
         freed = before.window.used - final.window.used
         assert step.strategy == "summary" and step.figure == final.window.used and step.label == f"summary (-{freed:,})"
+        record = step.session.compactions[-1]  # the boundary says what the bars said
+        assert record.kind == "compact" and (record.pre_tokens, record.tokens_saved) == (before.window.used, freed)
         shown = main.figures
         assert shown.session is step.session and shown.window.used == final.window.used
         assert shown.categories == final.categories and main.query_one(ContextBar).figures is shown

@@ -54,7 +54,7 @@ NO_KEY = ("No model configured: ANTHROPIC_API_KEY is not set. For the model to w
           "Messages-compatible endpoint) and reopen. Or write or paste a summary here (e) and approve it (ctrl+s).")
 PENDING_TEXT = "(summary pending)"
 PREVIEWS_KEPT = 16
-GONE_SHOWN = 3  # categories the after line names as taken by a summary (the largest), so it fits one line
+GONE_SHOWN = 2  # categories the after line names as taken by a summary (the largest), so it fits one line
 REFIGURE_AFTER = 0.3  # seconds without typing before the after bar counts the summary being written
 _STACKS: WeakKeyDictionary[MainScreen, StepStack] = WeakKeyDictionary()
 _ESTIMATES: WeakKeyDictionary[MainScreen, tuple[str, Estimates]] = WeakKeyDictionary()
@@ -564,6 +564,10 @@ class WorkbenchScreen(Screen):
         elif area.text.strip():
             est = self.estimates
             size = f"{est.text(area.text):,} tokens" if est else f"{len(area.text):,} characters"
+            p = self.preview
+            if p is not None and p.plan.summary is not None and p.plan.summary.text == area.text.strip() and \
+                    p.after.session is not p.plan.session:  # the after bar counts it: as the message it becomes
+                size += f" ({p.after.size(len(p.plan.session.messages)):,} in the new context, with its preamble)"
             text = (f"Summary: {size}. Read and edit it (e), then approve it (ctrl+s) to replace the summarized "
                     "messages, or discard it (ctrl+d).")
         elif has_key():
@@ -651,6 +655,9 @@ class WorkbenchScreen(Screen):
         if summary is not None and p.before.session is plan.session:  # the bars' figures with the text approved
             applied = apply(plan, summary)
             after = after_figures(p.before, plan, applied)
+            was, record = p.before.window.used, applied.compactions[-1]  # recorded as Claude Code does: the window
+            applied = after.session = applied.copy_with(compactions=[*applied.compactions[:-1], replace(
+                record, pre_tokens=was, tokens_saved=was - after.window.used)])
         freed = p.before.window.used - after.window.used if after is not None else None
         step = self.stack.push(plan, summary, applied=applied, saved=freed)
         if after is not None:
@@ -974,7 +981,7 @@ def after_label(p: Preview) -> Text:
     plan = p.plan
     out = Text(f"after {plan.strategy}", style="bold")
     if plan.pending:
-        out.append(" (summary pending: drawn without it)")
+        out.append(" (summary pending)")
     out.append(f": {human(p.after.window.used)} used")
     if p.after.session is plan.session:
         return out
@@ -1015,7 +1022,8 @@ def _summary_label(p: Preview, out: Text) -> Text:
     gone = sorted(((t - now.get(name, 0), name) for name, t in before.categories[1:] if t > now.get(name, 0)),
                   reverse=True)
     if gone:
-        shown = ", ".join(f"{_short(name)} {human(t)}" for t, name in gone[:GONE_SHOWN])
+        earlier = {label(COMPACTION_SUMMARY): "earlier summary"}  # a summary folded into the new one
+        shown = ", ".join(f"{earlier.get(name) or _short(name)} {human(t)}" for t, name in gone[:GONE_SHOWN])
         out.append(" · gone: " + shown + (f", +{len(gone) - GONE_SHOWN} more" if len(gone) > GONE_SHOWN else ""))
     return out
 
@@ -1026,8 +1034,8 @@ def _short(category: str) -> str:
 
 def totals(plan: Plan, before: Figures, after: Figures) -> str:
     """The line under the diff. A summary's in the bars' figures, so it adds up: the window before and after, what
-    it frees, and where that comes from (the messages' figures before and after, the unrecorded growth that goes,
-    the prefix that stays); a microcompaction's in the plan's estimates (its rows'). Then the plan's note."""
+    it frees and where that comes from (the rows' deltas, the unrecorded growth that goes, the prefix that stays);
+    a microcompaction's in the plan's estimates (its rows'), then the plan's note."""
     from inspector.core.categories import SYSTEM_TOOLS, label
 
     if plan.summary is None or after.session is plan.session:
@@ -1039,10 +1047,11 @@ def totals(plan: Plan, before: Figures, after: Figures) -> str:
         growth = was - prefix - messages  # what the window holds beyond the prefix and the messages
         freed = was - now
         pct = f" ({freed / was:.1%})" if was else ""
+        counts = plan.counts
         out = (f"{was:,} -> {now:,}" + (" (summary pending)" if plan.pending else "") +
-               f", freed {freed:,}{pct}: messages {now - prefix - messages:+,}" +
-               (f", unrecorded {-growth:+,}" if growth else "") + f"; prefix {prefix:,} unchanged; " +
-               ", ".join(f"{n:,} {fate}" for fate, n in sorted(plan.counts.items())))
+               f", freed {freed:,}{pct}: messages {now - prefix - messages:+,} ({counts['summarized']:,} summarized, "
+               f"{counts['added']} added)" + (f", unrecorded {-growth:+,}" if growth else "") +
+               f"; prefix {prefix:,} unchanged")  # last: the after line shows it too, where room is short
         return out  # the plan's note repeats the request's size, which the prompt panel shows
     return f"{out}  ·  {plan.note}" if plan.note else out
 
