@@ -544,7 +544,8 @@ class WorkbenchScreen(Screen):
         head.append(f"  ({len(state.old):,} messages summarized, {p.plan.estimator} estimate)\n", style="dim")
         head.append("── system\n", style="dim bold")
         head.append(visible(state.system) + "\n")
-        head.append(f"── {len(state.old):,} messages of conversation (the diff's summarized rows)\n", style="dim bold")
+        head.append(f"── {len(state.old):,} messages of conversation (the diff's summarized rows)\n",
+                    style="dim bold")
         head.append("── prompt (last user turn)\n", style="dim bold")
         head.append(visible(state.prompt))
         self.query_one("#wb-prompt-text", Static).update(head)
