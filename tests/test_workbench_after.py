@@ -7,15 +7,17 @@ scratch; a summary is accounted from the figures before it too, with the summary
 from __future__ import annotations
 
 from app_helpers import ready
-from textual.widgets import Label
+from test_workbench_core import _talk
+from textual.widgets import Label, Static, TextArea
 
 from inspector.app import make_app
 from inspector.app.figures import Settings, compute
+from inspector.app.screens.workbench import REFIGURE_AFTER, Preview, WorkbenchScreen, after_figures, after_label
 from inspector.app.text import human
-from inspector.app.screens.workbench import WorkbenchScreen
 from inspector.app.widgets.context_bar import ContextBar
-from inspector.app.widgets.diff_view import DiffView
+from inspector.app.widgets.diff_view import DiffView, SummaryRows
 from inspector.core.categories import LABELS, SYSTEM_TOOLS, UNRECORDED
+from inspector.core.compaction import Estimates, SummarySettings, apply, complete_summary, plan_strategy
 from inspector.samples import SAMPLE_DIR
 
 TOOL_HEAVY = SAMPLE_DIR / "claude-code-tool-heavy.jsonl"  # 18 requests with usage, large Read and Grep results
@@ -28,13 +30,21 @@ async def _settle(screen, pilot) -> None:
         await pilot.pause()
 
 
+async def _workbench(app, pilot, *keys: str):
+    """The session screen and the workbench opened over it (key c), then `keys` pressed and the workers done."""
+    main = await ready(app, pilot)
+    await pilot.press("c")
+    wb = app.screen
+    assert isinstance(wb, WorkbenchScreen)
+    await pilot.press(*keys)
+    await _settle(wb, pilot)
+    return main, wb
+
+
 async def test_after_a_snip_the_prefix_stays_and_the_total_drops_by_what_it_freed():
     app = make_app(TOOL_HEAVY, home=False, settings=Settings(estimator="chars35"))
     async with app.run_test(size=(160, 48)) as pilot:
-        main = await ready(app, pilot)
-        await pilot.press("c")
-        wb = app.screen
-        assert isinstance(wb, WorkbenchScreen)
+        main, wb = await _workbench(app, pilot)
         wb.set_strategy("snip")
         await _settle(wb, pilot)
         p = wb.preview
@@ -94,19 +104,9 @@ async def test_after_a_snip_the_prefix_stays_and_the_total_drops_by_what_it_free
 
 
 async def test_a_summary_is_accounted_from_the_figures_before_and_counts_the_summary_written_in_the_app():
-    from textual.widgets import Static, TextArea
-
-    from inspector.app.screens.workbench import REFIGURE_AFTER
-    from inspector.app.widgets.diff_view import SummaryRows
-
     app = make_app(TOOL_HEAVY, home=False, settings=Settings(estimator="chars35"))
     async with app.run_test(size=(160, 48)) as pilot:
-        main = await ready(app, pilot)
-        await pilot.press("c")
-        wb = app.screen
-        assert isinstance(wb, WorkbenchScreen)
-        await pilot.press("e")  # edit the summary: the summary strategy, the editor focused
-        await _settle(wb, pilot)
+        main, wb = await _workbench(app, pilot, "e")  # edit the summary: the summary strategy, the editor focused
         p = wb.preview
         assert p is not None and p.plan.strategy == "summary" and p.plan.pending
         before, after = p.before, p.after
@@ -206,11 +206,6 @@ async def test_a_summary_is_accounted_from_the_figures_before_and_counts_the_sum
 def test_kept_messages_whose_growth_the_cut_splits_are_estimated_after_it():
     """A growth spread over messages on both sides of the cut: the kept side's share keeps its figure, labelled
     estimated; the after line says so."""
-    from test_workbench_core import _talk
-
-    from inspector.app.screens.workbench import Preview, after_figures, after_label
-    from inspector.core.compaction import Estimates, SummarySettings, apply, complete_summary, plan_strategy
-
     session = _talk()
     before = compute(session, Settings(estimator="chars35"))
     plan = plan_strategy("summary", session, SummarySettings(keep_ratio=0.25), Estimates("chars35"))
