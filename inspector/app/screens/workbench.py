@@ -6,6 +6,10 @@ row, the message before and after. Applying a step, undoing or redoing it hands 
 screen, so its list, bar, timeline and prompt show that state. A summary is planned with its exact prompt; the model
 writes it through the Anthropic provider when a key is set (streamed here, Esc cancels), or the user writes it; it
 replaces history only once approved. Export writes the current step to a new file, never the original.
+
+The figures after a step are accounted from the figures before it (`after_figures`), never from scratch: no request
+has measured that state, and re-accounting it would throw away what usage measured. The after bar, the diff's rows
+and its totals all read those figures, so they add up; the after bar follows a summary as it is written.
 """
 
 from __future__ import annotations
@@ -935,10 +939,11 @@ def _applied(plan: Plan) -> Session:
 
 
 def step_figures(main: MainScreen, settings: Settings) -> Figures | None:
-    """The figures of the session `main` shows when it is a workbench step a microcompaction made, under `settings`:
-    accounted from the step before it (`after_figures`), as the workbench does. None for any other session: compute
-    those from scratch. Accounting such a step from scratch against usage that measured the unedited messages would
-    put what the step freed into the unrecorded prefix."""
+    """The figures of the session `main` shows when it is a workbench step (a microcompaction or a summary), under
+    `settings`: accounted from the step before it (`after_figures`), as the workbench does. None for any other
+    session: compute those from scratch. Accounting a microcompaction's step from scratch against usage that
+    measured the unedited messages would put what the step freed into the unrecorded prefix; a summary's would drop
+    the kept messages' measured shares for estimates (and take seconds at 100k messages)."""
     stack = _STACKS.get(main)
     if stack is None:
         return None
@@ -954,9 +959,8 @@ def step_figures(main: MainScreen, settings: Settings) -> Figures | None:
 
 def _step_figures(stack: StepStack, index: int, settings: Settings, known: dict[int, Figures],
                   shown: Figures | None) -> Figures:
-    """The figures of step `index` under `settings`: known ones, else a microcompaction step's accounted from the
-    step before it (`after_figures`), else the session screen's (`shown`) or computed (the original, a summary);
-    kept in `known`."""
+    """The figures of step `index` under `settings`: known ones, else a step's accounted from the step before it
+    (`after_figures`), else the original's: the session screen's (`shown`) or computed; kept in `known`."""
     step = stack.steps[index]
 
     def fits(f: Figures | None) -> bool:
