@@ -173,3 +173,20 @@ def test_append_work_is_the_same_after_1_or_5_tiles_of_history(tmp_path, flat, e
     both = [(a, b) for a, b in zip(work[1], work[5]) if a is not None and b is not None]
     assert all(a == b for a, b in both) and len(both) > 390, (starts, both)
     assert starts[5] <= starts[1] <= (3 if estimator is None else 0), starts
+
+
+def test_an_accounting_resumes_once(tmp_path):
+    """`account_appended` takes the previous accounting's state over: asked again from the same one, it starts over
+    (and is still a fresh accounting's figures)."""
+    data = COMPACT.read_bytes()
+    cut = data.index(b"\n", len(data) // 3) + 1
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(data[:cut])
+    follower = Follower(path)
+    acc = account(follower.open())
+    append(path, data[cut:data.index(b"\n", cut + 20_000) + 1])
+    change = follower.update()
+    first, second = (account_appended(acc, change.session, change) for _ in range(2))
+    assert resumed(first) and not resumed(second)
+    assert_same(first, account(change.session))
+    assert_same(second, account(change.session))

@@ -196,6 +196,7 @@ def account_appended(previous: Accounting, session: Session, change: Change | No
     if not (state is None or change is None or change.rebuilt or change.session is not session
             or est.name != previous.estimator or (isinstance(estimator, Estimator) and estimator is not state.est)):
         changed = min([change.first_new, *change.updated])
+        previous.resume = None  # taken over: its lists are cut back and grown in place
         try:
             return _Run(session, state.est, (state, previous, changed)).accounting()
         except _Stale:
@@ -221,7 +222,7 @@ class _Resume:
 
     est: Estimator
     k: int  # the request redone when resuming: the last one (0 without requests)
-    mark: int
+    mark: int  # messages before it keep their figures; the redo starts there
     seen: int  # max seen_end of the requests before k: they saw messages[:seen]
     n_messages: int
     names: dict[str, str]  # tool names of the session's every message
