@@ -205,17 +205,14 @@ class Summarized:
     session indices from `split` on). A kept message's share of measured usage stays measured (`kept_measured`)
     only when the growth it was a share of lies wholly after the cut: a growth the cut splits was spread over
     messages on both sides in proportion to their estimates, so the kept side's part is an apportioned estimate, no
-    measured figure. `folded` is what the summarized messages counted for; `by_category` the new context's tokens
-    per category key. The prefix and the state's other figures are the caller's: the new context's total is
+    measured figure. `by_category` holds the new context's tokens per category key. The prefix and the state's other figures are the caller's: the new context's total is
     `sum(added) + sum(kept)`."""
 
     split: int
     added: tuple[int, ...]
     kept: list[int]
     kept_measured: list[bool]
-    folded: int
     by_category: dict[str, int]
-    unmeasured: int  # kept messages measured before and estimated now (the cut split their growth)
 
     @property
     def total(self) -> int:
@@ -234,7 +231,7 @@ def summarized(plan: Plan, after: Session, figure: Callable[[int], int], measure
     if state is None:
         raise ValueError(f"{plan.strategy} is not a summary: use microcompacted for it")
     session, split = plan.session, state.split
-    messages, n, start = session.messages, len(session.messages), session.context_start
+    messages, n = session.messages, len(session.messages)
     est = plan.estimates
     added = _added(plan, after, pending)
     if names is None:
@@ -243,12 +240,10 @@ def summarized(plan: Plan, after: Session, figure: Callable[[int], int], measure
     whole_from = _whole_growths_from(session, split)
     kept: list[int] = []
     kept_measured: list[bool] = []
-    unmeasured = 0
     for i in range(split, n):
         m, size, real = messages[i], figure(i), measured(i)
         kept.append(size)
         kept_measured.append(real and i >= whole_from)
-        unmeasured += real and i < whole_from
         blocks = m.blocks
         if len(blocks) <= 1:
             key = cat.block_category(m, blocks[0], names) if blocks else \
@@ -261,8 +256,7 @@ def summarized(plan: Plan, after: Session, figure: Callable[[int], int], measure
             by_category[key] = by_category.get(key, 0) + size
         else:
             _share(by_category, {k: _tokens(est.estimator, m, k, names) for k in sorted(keys)}, size)
-    folded = sum(figure(i) for i in range(start, split))
-    return Summarized(split, added, kept, kept_measured, folded, by_category, unmeasured)
+    return Summarized(split, added, kept, kept_measured, by_category)
 
 
 def resummarized(edit: Summarized, plan: Plan, after: Session, pending: bool = False) -> Summarized:
