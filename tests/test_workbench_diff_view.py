@@ -140,3 +140,39 @@ async def test_a_microcompactions_rows_built_when_drawn_show_as_the_plans_rows()
             shown.append([view.line_text(k) for k in range(view.line_count)])
         assert shown[0] == shown[2] and shown[1] == shown[3]
         assert len(shown[1]) < len(rows) and any("unchanged (K shows them)" in line for line in shown[1])
+
+
+async def test_a_summarys_rows_in_the_bars_figures_and_the_cursor_kept_on_its_message_across_previews():
+    from inspector.app.figures import Settings, compute
+    from inspector.app.screens.workbench import after_figures
+    from inspector.app.widgets.diff_view import SummaryRows
+    from inspector.core.compaction import Estimates, SummarySettings, apply, complete_summary, plan_strategy
+    from inspector.core.formats import load
+    from inspector.samples import SAMPLE_DIR
+
+    session = load(SAMPLE_DIR / "claude-code-tool-heavy.jsonl")
+    before = compute(session, Settings(estimator="chars35"))
+    plan = plan_strategy("summary", session, SummarySettings(), Estimates("chars35"))
+    pending = SummaryRows(plan, before, after_figures(before, plan, apply(plan, "-"), True), True)
+    written = complete_summary(plan, "They read the parser.")
+    after = after_figures(before, written, apply(written))
+    lazy, rows = SummaryRows(written, before, after, False), written.rows
+    assert [(r.fate, r.old, r.new, r.kind) for r in lazy] == [(r.fate, r.old, r.new, r.kind) for r in rows]
+    assert all(r.before == (before.size(r.old) if r.old is not None else 0) for r in lazy)
+    assert [r.after for r in lazy if r.fate == "added"] == [after.size(r.new) for r in rows if r.fate == "added"]
+    assert [r.after for r in pending if r.fate == "added"][0] is None  # the summary pending
+    assert all(lazy.position(r) == k for k, r in enumerate(rows))
+    assert any(a.before != b.before for a, b in zip(lazy, rows))  # measured shares, not the plan's estimates
+    app = Host()
+    async with app.run_test(size=(140, 30)) as pilot:
+        view = app.query_one(DiffView)
+        view.focus()
+        view.show(pending)
+        await pilot.press("n", "n", "n")
+        on = view.current
+        assert on is not None and on.fate == "summarized"
+        view.show(lazy)  # the summary written: the same rows in other objects, the cursor stays on its message
+        assert view.current is not on and (view.current.fate, view.current.old) == ("summarized", on.old)
+        k = lazy.folded + len(written.added) - 1
+        kept = range(k + 1, len(lazy))  # the kept run, folded into the last line
+        assert view.lines[-1] < 0 and lazy.tokens(kept.start, kept.stop) == sum(lazy[j].before for j in kept)

@@ -17,10 +17,10 @@ from textual.binding import Binding
 from textual.message import Message as TMessage
 from textual.strip import Strip
 
+from inspector.app.figures import Figures
 from inspector.app.text import human, one_line
 from inspector.app.widgets.cursor_lines import CursorLines
 from inspector.app.widgets.message_list import KIND_LABEL, preview
-from inspector.app.figures import Figures
 from inspector.core.compaction.plan import Plan, Row
 
 # Plan fates and diff statuses, grouped by what happened to the message.
