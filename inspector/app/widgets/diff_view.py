@@ -3,8 +3,10 @@ before and after and the delta, drawn with the Line API so a plan over 100,000 m
 
 Rows are the core's `Row`s (a plan's or a diff's). Runs of kept rows fold into one line unless `show_kept`; the
 display list holds a row index (>= 0) or a folded run (-1 - run number), built in one pass. Scrolling, the cursor
-and the line cache are CursorLines'. A microcompaction's rows come as `MicroRows`: a kept row is built only when it
-is drawn, and the display list is folded from the changed rows alone (100,000 rows are not built to show 20 lines).
+and the line cache are CursorLines'. A microcompaction's rows come as `MicroRows`, a summary's as `SummaryRows` (in
+the context bars' figures): a row is built only when it is drawn, and the display list is folded from the changed
+rows' positions alone (100,000 rows are not built to show 20 lines). After a re-plan the cursor stays on its
+message when that message has the same fate.
 """
 
 from __future__ import annotations
