@@ -190,3 +190,26 @@ def test_an_accounting_resumes_once(tmp_path):
     assert resumed(first) and not resumed(second)
     assert_same(first, account(change.session))
     assert_same(second, account(change.session))
+
+
+async def test_follow_mode_exact_figures_resume_the_screens_accounting(tmp_path):
+    """In the app, the exact figures after each append come from the accounting the screen made at load, then from
+    each one before: resumed, not made again, and what a fresh load computes."""
+    from test_live_app import LINES, assert_matches_fresh_load, live_app, settled, until, write
+
+    async with live_app(tmp_path, 600) as (app, pilot, screen, path):
+        live, exact, again = screen.live, 0, 0
+        assert live._accounting is not None and live._accounting.session is screen.session  # noqa: SLF001
+        for n in range(600, 660):
+            updates = live.updates
+            write(path, LINES[n])
+            await until(pilot, lambda: live.follower.covered == sum(map(len, LINES[:n + 1])), f"line {n}")
+            if live.updates == updates and live.follower.session is screen.session:
+                continue  # the line changed nothing shown (progress): no figures to wait for
+            await until(pilot, lambda: settled(screen), f"the figures after line {n}")
+            acc = live._accounting  # noqa: SLF001
+            assert acc is not None and acc.session is screen.session
+            exact += 1
+            again += not resumed(acc)  # a settled calibrated fit re-solved (see calibration.py)
+        assert exact >= 10 and again <= 2, (exact, again)
+        assert_matches_fresh_load(screen, path)

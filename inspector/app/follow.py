@@ -197,8 +197,9 @@ class Live:
         self._dirty = False
         self._exact_running = False
         self._exact_seconds = 0.0
-        self._accounting: Accounting | None = None  # the exact worker's last accounting ...
-        self._since: Change | None = None  # ... and the changes applied to the screen's session since its state
+        self._accounting: Accounting | None = None  # the last accounting made (the base the next one resumes) ...
+        self._since: Change | None = None  # ... the changes applied to the screen's session since `_since_from`
+        self._since_from = None  # (a session: when it is the base's, the next accounting is `account_appended`)
         self._stop: asyncio.Event | None = None
         self.watching = False  # the watcher has caught up and waits for file events
 
@@ -287,12 +288,15 @@ class Live:
                     return
                 self._dirty = False
                 session = self.screen.session
-                base, since, self._since = self._accounting, self._since, None
+                base, since, origin = self._accounting, self._since, self._since_from
+                self._since, self._since_from = None, session
             settings = self.screen.settings
             started = time.perf_counter()
             try:
-                if base is not None and since is not None:
+                if base is not None and since is not None and base.session is origin:
                     accounting = account_appended(base, session, since, settings.estimator)
+                elif base is not None and base.session is session and base.estimator == settings.estimator:
+                    accounting = base
                 else:
                     accounting = account(session, settings.estimator)
                 self._accounting = accounting
@@ -303,6 +307,20 @@ class Live:
                 continue
             self._exact_seconds = time.perf_counter() - started
             self.screen.post_message(ExactFigures(figures))
+
+    def compute(self, session, settings, known=None):
+        """`compute` for the screen's own figures (its load, a settings change), keeping their accounting as the
+        base the exact figures of the next appends resume from when it accounts the state those changes start from."""
+        accounting = account(session, settings.estimator)
+        with self._lock:  # (a base that is not where the changes start is never used: see `_exact_loop`)
+            if self._since is not None:
+                current = session is self._since_from
+            else:  # at load the screen does not hold the session yet: the follower does
+                current = session is self.screen.session or (self.follower is not None
+                                                             and session is self.follower.session)
+            if current:
+                self._accounting = accounting
+        return compute(session, settings, known, accounting)
 
     # -- handlers (the screen forwards every LiveMessage here, on the UI thread) ------------------------------------
 
@@ -329,6 +347,8 @@ class Live:
         before = len(lst.rows)
         session = change.session
         with self._lock:  # the exact worker takes the session and the changes since its last accounting together
+            if self._since is None:
+                self._since_from = screen.session
             screen.session = session
             self._since = change if self._since is None else merge(self._since, change)
         self.updates += 1

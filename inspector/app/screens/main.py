@@ -21,7 +21,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Input, Label, ProgressBar, Static, TabbedContent, TabPane
 from textual.worker import get_current_worker
 
-from inspector.app.figures import Figures, Links, Settings, compute, links
+from inspector.app.figures import Figures, Links, Settings, links
 from inspector.app.follow import Live, LiveMessage, LiveStatus
 from inspector.app.messages import FiguresReady, LoadFailed, Loaded, LoadProgress
 from inspector.app.text import human, plain, visible
@@ -131,7 +131,7 @@ class MainScreen(Screen):
             known = links(session)
             self.post_message(Loaded(session, time.perf_counter() - start, known))
             if not worker.is_cancelled:
-                self.post_message(FiguresReady(compute(session, self.settings, known)))
+                self.post_message(FiguresReady(self.live.compute(session, self.settings, known)))
         except Cancelled:
             return
         except Exception as exc:  # LoadError is the expected case; anything else must not kill the app either
@@ -143,7 +143,7 @@ class MainScreen(Screen):
         try:
             from inspector.app.screens.workbench import step_figures  # a workbench step: from the step before it
 
-            figures = step_figures(self, self.settings) or compute(self.session, self.settings)
+            figures = step_figures(self, self.settings) or self.live.compute(self.session, self.settings)
             self.post_message(FiguresReady(figures))
         except Exception as exc:
             self.post_message(LoadFailed(f"cannot compute figures: {exc}"))
