@@ -204,7 +204,7 @@ def compute(session: Session, settings: Settings, known: Links | None = None, ac
                     thresholds=info.thresholds.to_dict(), used=state.used,
                     used_measured=acc.current_measured is not None, free=state.free, percent=state.percent)
     lk = known if known is not None and known.session is session else links(session)
-    saving, note = _micro(session, settings, plan_estimates(session, settings.estimator, acc.estimated))
+    saving, note = micro_saving(session, settings, plan_estimates(session, settings.estimator, acc.estimated))
     return Figures(
         session=session, settings=settings, estimated=acc.estimated, measured=acc.measured,
         cumulative=_cumulative(session, sizes, acc.prefix, unrecorded), category=acc.category, window=window,
@@ -216,16 +216,18 @@ def compute(session: Session, settings: Settings, known: Links | None = None, ac
         micro_saving=saving, micro_note=note, prompt=_prompt(session, settings, acc))
 
 
-def plan_estimates(session: Session, estimator: str, estimated: list[int]) -> Estimates:
+def plan_estimates(session: Session, estimator: str | None, estimated: list[int],
+                   fitted_on: Session | None = None) -> Estimates:
     """The estimates compaction plans of `session` read, by the estimator the figures use (so that what the bar
-    says a microcompaction frees is what the workbench shows), seeded with the figures' own estimates of the
-    current context where the estimator gives a message the same figure alone (not the feature-fitted or exact
-    ones, which estimate a whole state at once) instead of estimating every message again."""
+    says a microcompaction frees is what the workbench shows; `calibrated` fitted on `fitted_on`, by default the
+    session itself), seeded with the figures' own estimates of the current context where the estimator gives a
+    message the same figure alone (not the feature-fitted or exact ones, which estimate a whole state at once)
+    instead of estimating 100,000 messages again."""
     from inspector.core.compaction.plan import Estimates
     from inspector.core.estimators import Exact, FeatureEstimator
     from inspector.core.tokens import estimator_for
 
-    est = Estimates(estimator_for(session, estimator))
+    est = Estimates(estimator_for(fitted_on or session, estimator))
     if not isinstance(est.estimator, (FeatureEstimator, Exact)):
         start = session.context_start  # what plans read
         for m, tokens in zip(session.messages[start:], estimated[start:]):
@@ -233,7 +235,8 @@ def plan_estimates(session: Session, estimator: str, estimated: list[int]) -> Es
     return est
 
 
-def _micro(session: Session, settings: Settings, estimates: Estimates | None = None) -> tuple[int | None, str]:
+def micro_saving(session: Session, settings: Settings,
+                 estimates: Estimates | None = None) -> tuple[int | None, str]:
     """What the chosen microcompaction would free in the current context, estimated as the figures are, from the
     core's plan."""
     from inspector.core.compaction.micro import ClearSettings, SnipSettings

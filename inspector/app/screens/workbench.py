@@ -32,8 +32,7 @@ from textual.timer import Timer
 from textual.widgets import Button, ContentSwitcher, Footer, Input, Label, Select, Static, TextArea
 from textual.worker import get_current_worker
 
-from inspector.app.figures import Figures, Settings, compute
-from inspector.app.figures import _micro as micro_saving
+from inspector.app.figures import Figures, Settings, compute, micro_saving, plan_estimates
 from inspector.app.messages import FiguresReady
 from inspector.app.text import human, plain, visible
 from inspector.app.widgets.before_after import BeforeAfter
@@ -346,18 +345,11 @@ class WorkbenchScreen(Screen):
         """The estimates cache plans read: kept per session screen and estimator (reopening the workbench plans
         warm), and for estimators that price each message on its own, as accounting does, filled with the figures'
         own estimates of the current context instead of estimating 100,000 messages again."""
-        from inspector.core.estimators import Exact, FeatureEstimator
-        from inspector.core.tokens import estimator_for
-
         name = figures.settings.estimator
         kept = _ESTIMATES.get(self.main)
         if kept is not None and kept[0] == name:
             return kept[1]
-        est = Estimates(estimator_for(self.stack.original.session, name))
-        if not isinstance(est.estimator, (FeatureEstimator, Exact)):  # account's figure is est.message(m) here
-            start = figures.session.context_start  # what plans read
-            for m, tokens in zip(figures.session.messages[start:], figures.estimated[start:]):
-                est.remember(m, tokens)
+        est = plan_estimates(figures.session, name, figures.estimated, fitted_on=self.stack.original.session)
         _ESTIMATES[self.main] = (name, est)
         return est
 
