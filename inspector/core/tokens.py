@@ -118,6 +118,7 @@ class Accounting:
     ratios: dict[str, tuple[float, ...]] = field(default_factory=dict)
     resume: _Resume | None = field(default=None, repr=False, compare=False)  # for `account_appended`
     work: int = field(default=0, repr=False, compare=False)  # messages + requests visited to make it (tests, benchmarks)
+    resumed_at: int | None = field(default=None, repr=False, compare=False)  # the request redone first (None: fresh)
 
     @property
     def estimated_total(self) -> int:
@@ -197,10 +198,12 @@ def account_appended(previous: Accounting, session: Session, change: Change | No
             or est.name != previous.estimator or (isinstance(estimator, Estimator) and estimator is not state.est)):
         changed = min([change.first_new, *change.updated])
         previous.resume = None  # taken over: its lists are cut back and grown in place
-        try:
-            return _Run(session, state.est, (state, previous, changed)).accounting()
-        except _Stale:
-            pass
+        for point in (state, state.earlier):  # what a failed try changes lies after the earlier point's mark
+            if point is not None:
+                try:
+                    return _Run(session, point.est, (point, previous, changed)).accounting()
+                except _Stale:
+                    pass
     return account(session, est)
 
 
@@ -248,6 +251,10 @@ class _Resume:
     estimated_sum: int
     prediction_errors: list[float]  # sorted absolute errors of the requests before k
     estimation_errors: list[float]
+    # Before the first request of the session's newest model, when that is not the last: each of its first
+    # observations re-solves its settled fit (calibration.py), which moves its messages' figures, so the last point
+    # cannot be resumed; this one can, at the cost of the messages since that model came.
+    earlier: _Resume | None = None
 
 
 def _add_errors(pred: list[float], est: list[float], figures: list[RequestFigures], lo: int, hi: int,
@@ -276,28 +283,51 @@ class _Run:
         self.fitted = est.name == "calibrated"
         self.by_features = self.fitted or isinstance(est, FeatureEstimator)
         self.base_ratios = est.ratios if self.by_features and not self.fitted else None  # type: ignore[attr-defined]
-        msgs, reqs = session.messages, session.requests
-        n, self.R = len(msgs), len(reqs)
-        # Where the next resume starts: before the last request; messages its redo cannot touch end at `next_mark`.
-        self.next_k = max(0, self.R - 1)
+        self.R = len(session.requests)
         self.resumed = resume is not None
+        self.inherited: _Resume | None = None  # an earlier point of the previous accounting, still good
         if resume is None:
             self.k = self.lo = self.seen = 0
             self._fresh()
         else:
             self._resume(*resume)
-        self.next_seen = self.seen
-        for r in reqs[self.k:self.next_k]:
-            self.next_seen = max(self.next_seen, r.seen_end)
-        if self.R:
-            r = reqs[self.next_k]
-            mark = min(self.next_seen, n, reqs[self.next_k - 1].seen_end if self.next_k else 0)
-            if self.next_k == 0 or reqs[self.next_k - 1].seen_start != r.seen_start:
-                mark = min(mark, r.seen_start)
-        else:
-            mark = max(0, n - 1)  # the last message may still grow
-        self.next_mark = mark
-        self.snap: dict = {}  # state taken on the way, at the next resume point
+        # Where the next resumes start (request index, max seen_end before it, mark): before the last request, and
+        # before the first request of the newest model (`_Resume.earlier`) when it is one this run goes through.
+        self.next_k = max(0, self.R - 1)
+        newest = self._newest_model_start()
+        self.points: list[tuple[int, int, int]] = []
+        for j in ([newest] if newest is not None and self.k <= newest < self.next_k and newest else []) + [self.next_k]:
+            seen, mark = self._seen_mark(j)
+            if mark >= self.lo and (not self.points or mark >= self.points[-1][2]):
+                self.points.append((j, seen, mark))
+            elif j == self.next_k:
+                self.points.append((j, seen, mark))  # no state will be kept (`_state`)
+        self.next_seen, self.next_mark = self.points[-1][1:]
+        self.snaps: dict[int, dict] = {j: {} for j, _, _ in self.points}  # state taken on the way at each point
+
+    def _newest_model_start(self) -> int | None:
+        """The index of the newest model's first request (None: no request, or it came before this run)."""
+        reqs, first = self.session.requests, {}
+        for i in range(self.k, self.R):
+            model = reqs[i].model or ""
+            if model not in self.session_anchor and model not in first:
+                first[model] = i
+        if first:
+            return max(first.values())
+        return self.inherited.k if self.inherited is not None else None
+
+    def _seen_mark(self, j: int) -> tuple[int, int]:
+        """Before request j: the max seen_end of the requests before it, and the messages its redo cannot touch."""
+        reqs, n = self.session.requests, len(self.session.messages)
+        seen = self.seen
+        for r in reqs[self.k:j]:
+            seen = max(seen, r.seen_end)
+        if not self.R:
+            return seen, max(0, n - 1)  # the last message may still grow
+        mark = min(seen, n, reqs[j - 1].seen_end if j else 0)
+        if j == 0 or reqs[j - 1].seen_start != reqs[j].seen_start:
+            mark = min(mark, reqs[j].seen_start)
+        return seen, mark
 
     def _fresh(self) -> None:
         self.names: dict[str, str] = {}
@@ -353,6 +383,7 @@ class _Run:
                 del names[x]
         names.update(tail_new)
         self.k, self.lo, self.seen = k, mark, state.seen
+        self.inherited = state.earlier
         self.names, self.names_mark, self.result_ids = names, below, state.result_ids
         for kept, upto in ((state.parts, mark), (state.feats, mark), (state.cumulative, mark + 1),
                            (state.per_message, mark), (state.running, mark + 1), (state.estimated_f, mark),
@@ -388,16 +419,20 @@ class _Run:
 
     def _messages(self) -> None:
         """Tool names, each message's features per category, and their running sums, from message `lo` on."""
-        msgs, lo, mark = self.session.messages, self.lo, self.next_mark
-        head = msgs[lo:mark]
-        if head:
-            self.names_mark.update(cat.tool_names(head))
-        for m in head:
-            self.result_ids.update(b.tool_id for b in m.blocks if b.type == "tool_result" and b.tool_id)
+        msgs, pos = self.session.messages, self.lo
+        for j, _, mark in self.points:
+            head = msgs[pos:mark]
+            if head:
+                self.names_mark.update(cat.tool_names(head))
+                pos = mark
+            for m in head:
+                self.result_ids.update(b.tool_id for b in m.blocks if b.type == "tool_result" and b.tool_id)
+            if j != self.next_k:
+                self.snaps[j]["names_mark"] = dict(self.names_mark)
         if not self.resumed:  # resumed: `_resume` made them
-            self.names = {**self.names_mark, **cat.tool_names(msgs[max(lo, mark):])}
+            self.names = {**self.names_mark, **cat.tool_names(msgs[pos:])}
         names = self.names
-        for m in msgs[lo:]:
+        for m in msgs[self.lo:]:
             p = _parts(m, names)
             self.parts.append(p)
             f = _sum(p.values()) if len(p) > 1 else next(iter(p.values()))
@@ -423,9 +458,9 @@ class _Run:
         session_anchor, estimate = self.session_anchor, self._estimate
         window_anchor = self.window_anchor
         for ri in range(self.k, self.R):
-            if ri == self.next_k:
-                self.snap["calibrator"] = calibrator.copy()
-                self.snap["anchors"] = dict(session_anchor), dict(window_anchor)
+            if ri in self.snaps:
+                self.snaps[ri]["calibrator"] = calibrator.copy()
+                self.snaps[ri]["anchors"] = dict(session_anchor), dict(window_anchor)
             r = reqs[ri]
             prev = reqs[ri - 1] if ri else None
             first = prev is None or prev.seen_start != r.seen_start
@@ -482,13 +517,18 @@ class _Run:
             else:
                 estimated_f.append(self.per_message[i])
         self.estimated.extend(int(round(x)) for x in estimated_f[lo:])
-        self.models.update(first_model[lo:self.next_mark])
+        pos = lo
+        for j, _, mark in self.points:
+            self.models.update(first_model[pos:max(pos, mark)])
+            pos = max(pos, mark)
+            if j != self.next_k:
+                self.snaps[j]["models"] = set(self.models)
         measured = self.measured
         measured.extend([None] * (n - len(measured)))
         prefix_of, prefix = self.prefix_of, self.prefix
         for ri in range(self.k, self.R):
-            if ri == self.next_k:
-                self.snap["prefix"] = dict(prefix_of), prefix
+            if ri in self.snaps:
+                self.snaps[ri]["prefix"] = dict(prefix_of), prefix
             r = reqs[ri]
             fig = self.figures[ri]
             model = r.model or ""
@@ -575,7 +615,12 @@ class _Run:
             _last_fit[:] = [(session, dict(ratios_out))]
         figures = self.figures
         pred, est = self.prediction_errors, self.estimation_errors
-        _add_errors(pred, est, figures, self.k, self.next_k, self.resumed)  # the next state's: before its request
+        pos = self.k
+        for j, _, _ in self.points:  # each point's errors: those before its request
+            _add_errors(pred, est, figures, pos, max(pos, j), self.resumed)
+            pos = max(pos, j)
+            if j != self.next_k:
+                self.snaps[j]["errors"] = pred[:], est[:]
         last_p, last_e = _add_errors(pred, est, figures, self.next_k, len(figures), True)
         prediction, estimation = Accuracy.of_sorted(pred), Accuracy.of_sorted(est)
         for errors, added in ((pred, last_p), (est, last_e)):
@@ -587,6 +632,7 @@ class _Run:
             requests=figures, current_context=int(current), current_measured=current_measured,
             by_category=by_category, prediction=prediction, estimation=estimation, ratios=ratios_out)
         acc.work = len(self.parts) - self.lo + self.R - self.k
+        acc.resumed_at = self.k if self.resumed else None
         acc.resume = self._state(final, pred, est)
         return acc
 
@@ -594,11 +640,14 @@ class _Run:
         """Each message's category, and the current context's tokens per category (measured where known)."""
         estimated, measured, first_model = self.estimated, self.measured, self.first_model
         by_category, category = self.by_category, self.category
-        start, mark = self.cat_start, self.next_mark
+        start = self.cat_start
+        at: dict[int, list[int]] = {}
+        for j, _, mark in self.points:
+            at.setdefault(mark, []).append(j)
         feature_weights = isinstance(final, FeatureEstimator)
         for i in range(self.lo, len(self.parts)):
-            if i == mark:
-                self.snap["categories"] = dict(by_category)
+            for j in at.get(i, ()):
+                self.snaps[j]["categories"] = dict(by_category)
             p = self.parts[i]
             figure = measured[i] if measured[i] is not None else estimated[i]
             if len(p) == 1:
@@ -623,27 +672,38 @@ class _Run:
                 by_category[k] = by_category.get(k, 0) + share
                 given += share
             by_category[top] += figure - given
-        if "categories" not in self.snap:
-            self.snap["categories"] = dict(by_category)
+        for snap in self.snaps.values():
+            snap.setdefault("categories", dict(by_category))
         return dict(by_category)
 
     def _state(self, final: Estimator, pred: list[float], est: list[float]) -> _Resume | None:
         """What the next `account_appended` resumes from (None when this run's mark fell behind where it began)."""
-        mark, n = self.next_mark, len(self.session.messages)
-        if mark < self.lo or isinstance(self.est, Exact):
+        if self.next_mark < self.lo or isinstance(self.est, Exact):
             return None
-        start = self.cat_start
-        calibrator = self.snap.get("calibrator", self.calibrator)
-        anchors = self.snap.get("anchors", (self.session_anchor, self.window_anchor))
-        prefix_of, prefix = self.snap.get("prefix", (self.prefix_of, self.prefix))
+        last = self._point(self.points[-1], final, pred, est)
+        if len(self.points) > 1:
+            last.earlier = self._point(self.points[0], final, pred, est)
+        elif self.inherited is not None and self.inherited.k < self.next_k:
+            # Still good: resuming from the last point found the ratios of every model before it unchanged.
+            self.inherited.final = final
+            last.earlier = self.inherited
+        return last
+
+    def _point(self, point: tuple[int, int, int], final: Estimator, pred: list[float], est: list[float]) -> _Resume:
+        j, seen, mark = point
+        snap, start = self.snaps[j], self.cat_start
+        calibrator = snap.get("calibrator") or self.calibrator.copy()
+        anchors = snap.get("anchors", (self.session_anchor, self.window_anchor))
+        prefix_of, prefix = snap.get("prefix", (self.prefix_of, self.prefix))
+        pred, est = snap.get("errors", (pred, est))
         return _Resume(
-            est=self.est, k=self.next_k, mark=mark, seen=self.next_seen, n_messages=n, names=self.names,
-            names_mark=self.names_mark, result_ids=self.result_ids, parts=self.parts, feats=self.feats,
-            cumulative=self.cumulative, per_message=self.per_message, running=self.running,
-            calibrator=calibrator.copy() if calibrator is self.calibrator else calibrator,
-            session_anchor=dict(anchors[0]), window_anchor=dict(anchors[1]), prefix_of=dict(prefix_of),
-            prefix=prefix, first_model=self.first_model, final=final, models=self.models,
-            estimated_f=self.estimated_f, start=start, by_category=self.snap["categories"],
+            est=self.est, k=j, mark=mark, seen=seen, n_messages=len(self.session.messages), names=self.names,
+            names_mark=snap.get("names_mark", self.names_mark), result_ids=self.result_ids, parts=self.parts,
+            feats=self.feats, cumulative=self.cumulative, per_message=self.per_message, running=self.running,
+            calibrator=calibrator, session_anchor=dict(anchors[0]), window_anchor=dict(anchors[1]),
+            prefix_of=dict(prefix_of), prefix=prefix, first_model=self.first_model, final=final,
+            models=snap.get("models", self.models), estimated_f=self.estimated_f, start=start,
+            by_category=snap["categories"],
             measured_sum=self._sum_from(self.measured, start, max(start, mark), self.measured_sum),
             estimated_sum=self._sum_from(self.estimated, start, max(start, mark), self.estimated_sum),
             prediction_errors=pred, estimation_errors=est)
