@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import collections
 import json
 import random
 
@@ -29,7 +30,8 @@ def assert_same(got: Accounting, fresh: Accounting) -> None:
 
 def follow(path, data: bytes, pieces: list[bytes], estimator: str | None = None):
     """Write the first line, follow, append `pieces` one by one; after each update check the appended accounting
-    against a fresh one and yield it with the update's change."""
+    against a fresh one and yield it with the update's change and where it resumed: "last" (the common case: from
+    the previous accounting's last request), "earlier" (from the newest model's first request) or None (fresh)."""
     first = data.index(b"\n") + 1
     path.write_bytes(data[:first])
     follower = Follower(path)
@@ -37,9 +39,10 @@ def follow(path, data: bytes, pieces: list[bytes], estimator: str | None = None)
     for piece in pieces:
         append(path, piece)
         change = follower.update()
+        last = max(0, len(acc.session.requests) - 1)
         acc = account_appended(acc, change.session, change, estimator)
         assert_same(acc, account(change.session, estimator))
-        yield acc, change
+        yield acc, change, None if acc.resumed_at is None else "last" if acc.resumed_at == last else "earlier"
 
 
 def resumed(acc: Accounting) -> bool:
@@ -56,12 +59,13 @@ def test_real_sessions_in_random_chunks_account_as_fresh_after_every_update(tmp_
     data = source.read_bytes()
     first = data.index(b"\n") + 1
     largest = max(200, len(data) // 200)
-    results = [acc for acc, change in follow(tmp_path / f"s{source.suffix}", data,
-                                             chunks(data[first:], random.Random(11), largest), estimator)
-               if not change.empty]
+    kinds = collections.Counter(kind for _, change, kind in follow(
+        tmp_path / f"s{source.suffix}", data, chunks(data[first:], random.Random(11), largest), estimator)
+        if not change.empty)
     if len(data) > 1_000_000:  # a small session re-solves its fits (first 32 observations) on most requests
-        share = sum(map(resumed, results)) / len(results)
-        assert share > (0.8 if estimator else 0.6), share  # calibrated: re-solved fits start some over
+        assert kinds["last"] > (0.9 if estimator else 0.7) * sum(kinds.values()), kinds
+        if estimator is None:  # the corpus session switches models: the earlier point serves some appends
+            assert kinds["earlier"] > 0, kinds
 
 
 # -- generated neutral sessions ---------------------------------------------------------------------------------------
