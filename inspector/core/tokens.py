@@ -18,8 +18,11 @@ With the `calibrated` estimator (the default when usage exists) ratios are fitte
 (calibration.py); predictions and estimates for request k use the fit from requests before k only.
 
 A live session grows by appends: `account_appended` resumes the previous accounting from just before its last
-request (the last open interval), so an append costs the messages and requests after that point, not the session;
-it falls back to `account` for anything else and always gives exactly what a fresh `account` gives.
+request (the last open interval), so an append costs the messages and requests after that point, not the session.
+When an append re-solves the settled fit of the newest model (calibration.py: each of its first 32 observations,
+then at +25%), its messages' estimates move: it resumes from before that model's first request instead. Anything
+else (a rebuild, an earlier message changed, another estimator, an older model's fit re-solved: a few dozen times in
+a session's life) is accounted from scratch. The result always equals a fresh `account` exactly.
 """
 
 from __future__ import annotations
