@@ -112,8 +112,8 @@ def neutral_lines(draw) -> list[bytes]:
     return [json.dumps(x, ensure_ascii=False).encode() + b"\n" for x in lines]
 
 
-@settings(max_examples=60, deadline=None)
-@given(lines=neutral_lines(), seed=st.integers(0, 2 ** 16), largest=st.integers(1, 1500),
+@settings(max_examples=50, deadline=None)
+@given(lines=neutral_lines(), seed=st.integers(0, 2 ** 16), largest=st.integers(16, 1500),
        estimator=st.sampled_from([None, "script", "chars35"]))
 def test_generated_neutral_sessions_account_as_fresh_after_every_update(tmp_path_factory, lines, seed, largest,
                                                                         estimator):
