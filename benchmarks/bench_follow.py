@@ -14,7 +14,7 @@ also a compaction (at the 431st).
    100 MB one. Proportional cost means the two columns match; the messages the pairing check visited are counted.
    Then the token accounting of each update: `account_appended` (resumes from the last request; the app's exact
    figures use it), beside a fresh `account()` of the same state every 50th append, with how many appends were
-   accounted from scratch or from the newest model's first request (a settled calibrated fit re-solved: see
+   accounted from scratch or from a young model's first request (a settled calibrated fit re-solved: see
    calibration.py and tokens.py). `--also PATH` adds another Claude Code
    session to this run (e.g. bench_app.py's 100,000-message app-100k.jsonl).
 2. App: the real app under Pilot following the 100 MB copy; a writer appends one turn every `--interval` seconds;
@@ -106,7 +106,7 @@ def core(path: Path, appends: list[bytes]) -> tuple[list[float], dict[str, int],
     acc = account(opened)
     before, compactions = len(opened.messages), len(opened.compactions)
     times, counts = [], {"extended": 0, "full": 0, "pairing steps": 0, "accounting from scratch": 0,
-                         "from the newest model's first request": 0}
+                         "from a young model's first request": 0}
     accounting: dict[str, list[float]] = {"appended": [], "fresh": []}
     for k, data in enumerate(appends):
         with open(path, "ab") as f:
@@ -119,7 +119,7 @@ def core(path: Path, appends: list[bytes]) -> tuple[list[float], dict[str, int],
         acc = account_appended(acc, change.session, change)
         accounting["appended"].append(time.perf_counter() - t)
         counts["accounting from scratch"] += acc.resumed_at is None
-        counts["from the newest model's first request"] += acc.resumed_at is not None and acc.resumed_at < last
+        counts["from a young model's first request"] += acc.resumed_at is not None and acc.resumed_at < last
         if k % 50 == 0:
             t = time.perf_counter()
             account(change.session)

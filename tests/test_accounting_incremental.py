@@ -31,7 +31,7 @@ def assert_same(got: Accounting, fresh: Accounting) -> None:
 def follow(path, data: bytes, pieces: list[bytes], estimator: str | None = None):
     """Write the first line, follow, append `pieces` one by one; after each update check the appended accounting
     against a fresh one and yield it with the update's change and where it resumed: "last" (the common case: from
-    the previous accounting's last request), "earlier" (from the newest model's first request) or None (fresh)."""
+    the previous accounting's last request), "earlier" (from a young model's first request) or None (fresh)."""
     first = data.index(b"\n") + 1
     path.write_bytes(data[:first])
     follower = Follower(path)

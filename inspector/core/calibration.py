@@ -34,7 +34,8 @@ PRIOR_SD = 0.3          # how far a multiplier may plausibly sit from 1 before a
 NOISE_SHARE = 0.01      # an observation's noise: 5% of its size ...
 NOISE_FLOOR = 20.0      # ... plus 20 tokens (reminders and wrappers the transcript does not record)
 REFIT_EVERY = 8         # after the first 32 observations of a model, solve again every 8 (the fit moves slowly)
-SETTLE_GROWTH = 1.25    # after the first 32, the settled fit is solved again when observations grew by this factor
+YOUNG = 32              # the settled fit is solved after each of a model's first YOUNG observations ...
+SETTLE_GROWTH = 1.25    # ... then again when its observations grew by this factor
 
 
 _MEMBERS = tuple(tuple(i for i in range(N_FEATURES) if _GROUP_OF[i] == g) for g in range(N_GROUPS))
@@ -86,7 +87,7 @@ class _ModelFit:
         self.n += 1
         if self.n >= self.settle_at:
             self.settled = _feature_ratios([max(0.2, min(5.0, s)) for s in _solve(self.m, self.v)])
-            self.settle_at = self.n + 1 if self.n < 32 else -(-self.n * 5 // 4)  # ceil(n x SETTLE_GROWTH)
+            self.settle_at = self.n + 1 if self.n < YOUNG else -(-self.n * 5 // 4)  # ceil(n x SETTLE_GROWTH)
 
     def multipliers(self) -> list[float]:
         if self.n != self.solved_at and (self.n <= 32 or self.n - self.solved_at >= REFIT_EVERY):

@@ -19,22 +19,23 @@ With the `calibrated` estimator (the default when usage exists) ratios are fitte
 
 A live session grows by appends: `account_appended` resumes the previous accounting from just before its last
 request (the last open interval), so an append costs the messages and requests after that point, not the session.
-When an append re-solves the settled fit of the newest model (calibration.py: each of its first 32 observations,
-then at +25%), its messages' estimates move: it resumes from before that model's first request instead. Anything
-else (a rebuild, an earlier message changed, another estimator, an older model's fit re-solved: a few dozen times in
-a session's life) is accounted from scratch. The result always equals a fresh `account` exactly.
+When an append re-solves the settled fit of a young model (calibration.py: each of a model's first 32
+observations; then only at +25%), its messages' estimates move: it resumes from before the first request of the
+oldest young model (else the newest model) instead. Anything else (a rebuild, an earlier message changed, another
+estimator, an older model's fit re-solved: a few times in a session's life) is accounted from scratch. The result always equals a fresh `account` exactly.
 """
 
 from __future__ import annotations
 
 import bisect
+import collections
 import json
 from dataclasses import dataclass, field
 from operator import add, sub
 from typing import TYPE_CHECKING, Sequence
 
 from inspector.core import categories as cat
-from inspector.core.calibration import Calibrator
+from inspector.core.calibration import YOUNG, Calibrator
 from inspector.core.estimators import (
     N_FEATURES, Calibrated, Estimator, Exact, FeatureEstimator, Script, block_features, dot, get_estimator)
 from inspector.core.limits import current_model
@@ -254,9 +255,9 @@ class _Resume:
     estimated_sum: int
     prediction_errors: list[float]  # sorted absolute errors of the requests before k
     estimation_errors: list[float]
-    # Before the first request of the session's newest model, when that is not the last: each of its first
-    # observations re-solves its settled fit (calibration.py), which moves its messages' figures, so the last point
-    # cannot be resumed; this one can, at the cost of the messages since that model came.
+    # Before the first request of the session's youngest models (`_Run._earlier_point`), when that is not the last:
+    # each of a model's first observations re-solves its settled fit (calibration.py), which moves its messages'
+    # figures, so the last point cannot be resumed; this one can, at the cost of the messages since that model came.
     earlier: _Resume | None = None
 
 
@@ -297,9 +298,9 @@ class _Run:
         # Where the next resumes start (request index, max seen_end before it, mark): before the last request, and
         # before the first request of the newest model (`_Resume.earlier`) when it is one this run goes through.
         self.next_k = max(0, self.R - 1)
-        newest = self._newest_model_start()
+        earlier = self._earlier_point()
         self.points: list[tuple[int, int, int]] = []
-        for j in ([newest] if newest is not None and self.k <= newest < self.next_k and newest else []) + [self.next_k]:
+        for j in ([earlier] if earlier is not None and self.k <= earlier < self.next_k and earlier else []) + [self.next_k]:
             seen, mark = self._seen_mark(j)
             if mark >= self.lo and (not self.points or mark >= self.points[-1][2]):
                 self.points.append((j, seen, mark))
@@ -308,16 +309,25 @@ class _Run:
         self.next_seen, self.next_mark = self.points[-1][1:]
         self.snaps: dict[int, dict] = {j: {} for j, _, _ in self.points}  # state taken on the way at each point
 
-    def _newest_model_start(self) -> int | None:
-        """The index of the newest model's first request (None: no request, or it came before this run)."""
-        reqs, first = self.session.requests, {}
+    def _earlier_point(self) -> int | None:
+        """The request before which the earlier resume point goes: the first request of the oldest model whose
+        settled fit still moves with every observation (a young model: all its later ones came after it), else of
+        the newest model. None: no request; below `k`: the previous accounting's point, kept."""
+        reqs, first, count = self.session.requests, {}, collections.Counter()
         for i in range(self.k, self.R):
             model = reqs[i].model or ""
+            count[model] += 1
             if model not in self.session_anchor and model not in first:
                 first[model] = i
+        inherited = self.inherited
+        if inherited is not None and self.calibrator.observations(reqs[inherited.k].model) < YOUNG:
+            return inherited.k
+        young = [i for model, i in first.items() if i and self.calibrator.observations(model) + count[model] < YOUNG]
+        if young:
+            return min(young)
         if first:
             return max(first.values())
-        return self.inherited.k if self.inherited is not None else None
+        return inherited.k if inherited is not None else None
 
     def _seen_mark(self, j: int) -> tuple[int, int]:
         """Before request j: the max seen_end of the requests before it, and the messages its redo cannot touch."""
