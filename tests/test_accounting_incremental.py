@@ -14,7 +14,7 @@ from inspector.core.live import Follower
 from inspector.core.tokens import Accounting, account, account_appended
 
 from conftest import CORPUS, FIXTURES
-from test_live import COMPACT, _tiles, append, chunks
+from test_live import COMPACT, _tiles, append, chunks, write_tiles
 
 FIELDS = ("estimator", "estimated", "measured", "category", "prefix", "prefix_measured", "unrecorded", "requests",
           "current_context", "current_measured", "prediction", "estimation", "ratios")
@@ -155,11 +155,7 @@ def test_append_work_is_the_same_after_1_or_5_tiles_of_history(tmp_path, flat, e
     work, starts, sizes = {}, {}, {}
     for n in (1, 5):
         path = tmp_path / f"s{n}.jsonl"
-        parent = None
-        with open(path, "wb") as f:
-            for t in range(n):
-                lines, parent = tile(t, parent)
-                f.write(b"".join(lines))
+        parent = write_tiles(path, tile, n)
         follower = Follower(path)
         acc = account(follower.open(), estimator)
         sizes[n] = len(acc.session.context), len(acc.session.requests)

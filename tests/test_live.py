@@ -238,6 +238,16 @@ def _tiles(flat: bool = False):
     return tile
 
 
+def write_tiles(path, tile, n: int) -> str | None:
+    """A session of `n` tiles at `path`; the uuid the next tile continues from."""
+    parent = None
+    with open(path, "wb") as f:
+        for t in range(n):
+            lines, parent = tile(t, parent)
+            f.write(b"".join(lines))
+    return parent
+
+
 @pytest.mark.parametrize("appended, flat", [(40, False), (400, False), (400, True)])
 def test_claude_code_append_work_does_not_grow_with_the_session(tmp_path, appended, flat):
     """The same appended lines cost the same build steps, and the same tool-pairing steps (messages checked or
@@ -246,11 +256,7 @@ def test_claude_code_append_work_does_not_grow_with_the_session(tmp_path, append
     steps, contexts = {}, {}
     for n in (1, 5):
         path = tmp_path / f"s{n}.jsonl"
-        parent = None
-        with open(path, "wb") as f:
-            for t in range(n):
-                lines, parent = tile(t, parent)
-                f.write(b"".join(lines))
+        parent = write_tiles(path, tile, n)
         follower = Follower(path)
         contexts[n] = len(follower.open().context)
         lines, _ = tile(n, parent)
