@@ -124,14 +124,20 @@ def test_generated_neutral_sessions_account_as_fresh_after_every_update(tmp_path
         pass
 
 
-def test_a_rebuilt_change_and_another_estimator_start_over(tmp_path):
-    """What cannot be resumed is accounted from scratch (and still equals a fresh accounting)."""
+def _followed_part(tmp_path, part: int):
+    """The compaction corpus's first 1/`part` (whole lines) followed and accounted: (data, cut, path, follower,
+    accounting)."""
     data = COMPACT.read_bytes()
-    cut = data.index(b"\n", len(data) // 2) + 1
+    cut = data.index(b"\n", len(data) // part) + 1
     path = tmp_path / "s.jsonl"
     path.write_bytes(data[:cut])
     follower = Follower(path)
-    acc = account(follower.open())
+    return data, cut, path, follower, account(follower.open())
+
+
+def test_a_rebuilt_change_and_another_estimator_start_over(tmp_path):
+    """What cannot be resumed is accounted from scratch (and still equals a fresh accounting)."""
+    data, cut, path, follower, acc = _followed_part(tmp_path, 2)
     path.write_bytes(data[:cut // 2])  # truncated: read again
     change = follower.update()
     assert change.rebuilt
@@ -178,12 +184,7 @@ def test_append_work_is_the_same_after_1_or_5_tiles_of_history(tmp_path, flat, e
 def test_an_accounting_resumes_once(tmp_path):
     """`account_appended` takes the previous accounting's state over: asked again from the same one, it starts over
     (and is still a fresh accounting's figures)."""
-    data = COMPACT.read_bytes()
-    cut = data.index(b"\n", len(data) // 3) + 1
-    path = tmp_path / "s.jsonl"
-    path.write_bytes(data[:cut])
-    follower = Follower(path)
-    acc = account(follower.open())
+    data, cut, path, follower, acc = _followed_part(tmp_path, 3)
     append(path, data[cut:data.index(b"\n", cut + 20_000) + 1])
     change = follower.update()
     first, second = (account_appended(acc, change.session, change) for _ in range(2))
