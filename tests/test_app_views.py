@@ -168,17 +168,32 @@ async def test_picker_lists_samples_and_opens_one():
 
 
 async def test_picker_lists_claude_code_sessions(tmp_path, monkeypatch):
+    """Newest write first, its time shown as "modified" beside the start the session states; a long project keeps
+    its end and a long file name its start, so every column fits 140 cells."""
+    import os
+    from datetime import datetime
+
     project = tmp_path / "projects" / "-home-a-app"
     project.mkdir(parents=True)
-    shutil.copy(CORPUS / "claude-code-short.jsonl", project / "abc.jsonl")
+    old, new = project / "abc.jsonl", project / ("a-very-long-session-file-name-" + "x" * 30 + ".jsonl")
+    shutil.copy(CORPUS / "claude-code-short.jsonl", old)
+    shutil.copy(CORPUS / "claude-code-manual-compact.jsonl", new)
+    os.utime(old, (1_700_000_000, 1_700_000_000))
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path))
+    monkeypatch.setenv("HOME", str(tmp_path))  # no Codex sessions
     app = make_app(None)
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with app.run_test(size=(140, 40)) as pilot:
         await pilot.pause()
         entries = app.screen.entries
-        assert entries[0].path.name == "abc.jsonl" and entries[0].source == "claude-code"
-        assert entries[0].project == "/home/marco/projects/spotter"
-        assert [e.source for e in entries[1:]] == ["sample"] * 3
+        assert [e.path for e in entries[:2]] == [new, old] and entries[1].source == "claude-code"
+        assert entries[1].project == "/home/marco/projects/spotter" and entries[1].started == "2026-02-10 21:11"
+        assert entries[1].modified == datetime.fromtimestamp(1_700_000_000).strftime("%Y-%m-%d %H:%M")
+        assert [e.source for e in entries[2:]] == ["sample"] * 3 and entries[2].modified == "-"
+        table = app.screen.query_one(DataTable)
+        row = [str(c) for c in table.get_row_at(0)]
+        assert row[2] == "…" + entries[0].project[-29:] and len(row[2]) == 30
+        assert row[3] == new.name[:29] + "…"
+        assert sum(col.get_render_width(table) for col in table.columns.values()) <= 140
 
 
 async def test_directory_opens_a_picker_of_its_sessions(tmp_path):

@@ -26,9 +26,16 @@ class Entry:
     source: str  # "sample", "claude-code", "codex" or "directory"
     size: int
     mtime: float
-    date: str = ""
+    started: str = ""  # the first timestamp the file states (UTC, as sessions record it)
     project: str = ""
     messages: int | None = None
+
+    @property
+    def modified(self) -> str:
+        """The last write, local time: what "recent" sorts by. A bundled sample's is its install time: none."""
+        if self.source == "sample":
+            return "-"
+        return datetime.fromtimestamp(self.mtime).strftime("%Y-%m-%d %H:%M")
 
 
 def claude_projects() -> Path:
@@ -53,7 +60,7 @@ def _entry(path: Path, source: str) -> Entry | None:
 
 
 def _read_head(e: Entry) -> None:
-    """Date (first timestamp) and project (cwd) from the first lines; the file's mtime when it states none."""
+    """Start (first timestamp) and project (cwd) from the first lines; the file's mtime when it states none."""
     try:
         with open(e.path, "rb") as f:
             head = f.read(HEAD)
@@ -69,14 +76,14 @@ def _read_head(e: Entry) -> None:
         payload = obj.get("payload") if isinstance(obj.get("payload"), dict) else {}
         stamp = obj.get("timestamp") or obj.get("created") or payload.get("timestamp")
         cwd = obj.get("cwd") or payload.get("cwd")
-        if stamp and not e.date and isinstance(stamp, str):
-            e.date = stamp[:16].replace("T", " ")
+        if stamp and not e.started and isinstance(stamp, str):
+            e.started = stamp[:16].replace("T", " ")
         if cwd and not e.project and isinstance(cwd, str):
             e.project = cwd
-        if e.date and e.project:
+        if e.started and e.project:
             break
-    if not e.date:
-        e.date = datetime.fromtimestamp(e.mtime, timezone.utc).strftime("%Y-%m-%d %H:%M")
+    if not e.started:
+        e.started = datetime.fromtimestamp(e.mtime, timezone.utc).strftime("%Y-%m-%d %H:%M")
 
 
 _MESSAGE_ID = re.compile(rb'"id"\s*:\s*"(msg_[^"]+)"')

@@ -21,6 +21,17 @@ from inspector.app.discover import Entry, count_messages, discover
 from inspector.app.text import plain
 
 
+WIDTH = 30  # characters of a project or file name shown: every column fits 140 cells
+
+
+def _clip(text: str, width: int, keep: str = "start") -> str:
+    """`text` within `width` characters, an ellipsis where it was cut: a project keeps its end (the part that
+    names it), a file name its start."""
+    if len(text) <= width:
+        return text
+    return "…" + text[-(width - 1):] if keep == "end" else text[:width - 1] + "…"
+
+
 def _size(n: int) -> str:
     for unit in ("B", "KB", "MB", "GB"):
         if n < 1024 or unit == "GB":
@@ -63,15 +74,12 @@ class PickerScreen(Screen):
     def on_mount(self) -> None:
         self.entries = discover(self.directory, home=self.home)
         table = self.query_one(DataTable)
-        table.add_column("date", key="date")
-        table.add_column("source", key="source")
-        table.add_column("project", key="project")
-        table.add_column("file", key="file")
-        table.add_column("size", key="size")
-        table.add_column("messages", key="messages")
+        for label in ("modified", "source", "project", "file", "size", "messages", "started (UTC)"):
+            table.add_column(label, key=label.split()[0])
         for n, e in enumerate(self.entries):
-            table.add_row(plain(e.date), e.source, plain((e.project or "-")[-40:]), plain(e.path.name[:44]),
-                          Text(_size(e.size), justify="right"), "…", key=str(n))
+            table.add_row(e.modified, e.source, plain(_clip(e.project or "-", WIDTH, keep="end")),
+                          plain(_clip(e.path.name, WIDTH)), Text(_size(e.size), justify="right"), "…",
+                          plain(e.started), key=str(n))
         table.focus()
         self.count()
 
