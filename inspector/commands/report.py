@@ -7,6 +7,7 @@ import json
 import sys
 
 from inspector.cli import UsageError
+from inspector.core.compaction.plan import Estimates
 from inspector.core.compaction.replay import render_what_if, replay
 from inspector.core.estimators import ESTIMATORS
 from inspector.core.formats import load
@@ -14,7 +15,8 @@ from inspector.core.gc_pause import gc_paused
 from inspector.core.limits import POLICIES, window_info
 from inspector.core.report import report_dict, report_text, safe
 from inspector.core.token_report import add_token_keys, token_text
-from inspector.core.tokens import account
+from inspector.core.model import Session
+from inspector.core.tokens import Accounting, account, estimator_for
 
 PROGRESS_MIN_BYTES = 20 * 1024 * 1024
 
@@ -51,7 +53,8 @@ def _run(args: argparse.Namespace) -> int:
         info = window_info(session, getattr(args, "policy", None), getattr(args, "window", None))
     except ValueError as exc:  # an unknown policy, a bad window, `exact` without a key
         raise UsageError(str(exc)) from None
-    what_if = replay(session, info.thresholds.autocompact)  # where the policy would have compacted
+    # where the policy would have compacted, from the report's own estimates (its prefix and summary sizes)
+    what_if = replay(session, info.thresholds.autocompact, estimates=_estimates(session, accounting))
     if args.json:
         report = add_token_keys(report_dict(session), accounting, info)
         report["what_if"] = what_if.to_dict()
@@ -64,6 +67,14 @@ def _run(args: argparse.Namespace) -> int:
             sys.stdout.write("\n" + "\n".join(render_what_if(what_if)) + "\n")
     sys.stdout.flush()
     return 0
+
+
+def _estimates(session: Session, accounting: Accounting) -> Estimates:
+    """Estimates holding the accounting's figure for every message (`exact` ones included: one call was made)."""
+    est = Estimates(estimator_for(session, None if accounting.estimator == "exact" else accounting.estimator))
+    for m, tokens in zip(session.messages, accounting.estimated):
+        est.remember(m, tokens)
+    return est
 
 
 def _progress(done: int, total: int) -> None:
