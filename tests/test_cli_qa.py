@@ -29,3 +29,13 @@ def test_what_if_uses_the_reports_own_estimates(report, corpus, estimator):
     assert d["what_if"]["prefix"] == d["totals"]["prefix"]
     summary = [m["estimated_tokens"] for m in d["messages"] if m["kind"] == "compact_summary"]
     assert d["what_if"]["summary_tokens"] == sum(summary) // len(summary)
+
+
+@pytest.mark.parametrize("command", ["report", "compact"])
+def test_a_dash_path_says_standard_input_is_not_read(monkeypatch, capsys, tmp_path, command):
+    """`report -` said "-: no such file or directory", as if a file named '-' were missing."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(cli, "SUBCOMMANDS", {command: cli.SUBCOMMANDS[command]})
+    assert cli.main([command, "-"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "standard input" in err and "no such file" not in err

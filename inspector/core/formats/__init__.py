@@ -40,6 +40,8 @@ def resolve(path: str | os.PathLike[str]) -> Path:
     try:
         p.stat()
     except FileNotFoundError:
+        if str(path) == "-":
+            raise LoadError("-: sessions are read from files, not standard input; save it to a file first") from None
         raise LoadError(f"{p}: no such file or directory") from None
     except OSError as exc:  # a symlink loop, a directory we may not enter, a name too long
         raise LoadError(f"{p}: cannot open ({exc.strerror or exc})") from None
