@@ -39,3 +39,19 @@ def test_a_dash_path_says_standard_input_is_not_read(monkeypatch, capsys, tmp_pa
     assert cli.main([command, "-"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "standard input" in err and "no such file" not in err
+
+
+def test_a_binary_memory_or_claude_md_is_skipped_with_a_note(monkeypatch, capsys, tmp_path):
+    """A binary file given as memory (or found as CLAUDE.md) went into the prompt as U+FFFD soup; a binary template
+    is refused, so these are skipped with a note saying why."""
+    monkeypatch.setattr(cli, "SUBCOMMANDS", {"prompt": cli.SUBCOMMANDS["prompt"]})
+    memory = tmp_path / "memory.md"
+    memory.write_bytes(b"\x7fELF\x02\x01\x01\x00\x00\x00" + bytes(range(256)) * 4)
+    (tmp_path / "CLAUDE.md").write_bytes(b"\x00\x01\x02binary\xff\xfe")
+    assert cli.main(["prompt", "--cwd", str(tmp_path), "--memory", str(memory), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert not [s for s in data["sections"] if s["source"] in ("memory", str(tmp_path / "CLAUDE.md"))]
+    assert all("\ufffd" not in s["text"] for s in data["sections"])
+    notes = " ".join(data["notes"])
+    assert f"{memory}: memory skipped" in notes and "binary" in notes
+    assert f"{tmp_path / 'CLAUDE.md'}: skipped" in notes

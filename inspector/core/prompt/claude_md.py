@@ -12,6 +12,7 @@ the file that imports it.
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 from dataclasses import dataclass
@@ -126,9 +127,12 @@ def imports(text: str, base: Path) -> list[Path]:
 
 
 def read_capped(path: Path) -> tuple[str, int, bool]:
-    """At most MAX_BYTES of a text file, stripped: (text, the file line where it starts, whether it was cut)."""
+    """At most MAX_BYTES of a text file, stripped: (text, the file line where it starts, whether it was cut). A
+    binary file (NUL bytes) raises OSError: it is no instruction text, and callers skip it with a note."""
     with path.open("rb") as handle:
         data = handle.read(MAX_BYTES + 1)
+    if b"\0" in data:
+        raise OSError(errno.EINVAL, "a binary file, not text")
     raw = data[:MAX_BYTES].decode("utf-8", "replace")
     first_line = raw[: len(raw) - len(raw.lstrip())].count("\n") + 1
     return raw.strip(), first_line, len(data) > MAX_BYTES
