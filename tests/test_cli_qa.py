@@ -55,3 +55,13 @@ def test_a_binary_memory_or_claude_md_is_skipped_with_a_note(monkeypatch, capsys
     notes = " ".join(data["notes"])
     assert f"{memory}: memory skipped" in notes and "binary" in notes
     assert f"{tmp_path / 'CLAUDE.md'}: skipped" in notes
+
+
+def test_compact_out_into_a_missing_directory_fails_before_any_work(monkeypatch, capsys, corpus, tmp_path):
+    """--out in a folder that does not exist failed only at the write, after the plan was printed (and, for a summary,
+    after the model was paid to write it)."""
+    monkeypatch.setattr(cli, "SUBCOMMANDS", {"compact": cli.SUBCOMMANDS["compact"]})
+    target = tmp_path / "missing" / "out.jsonl"
+    assert cli.main(["compact", str(corpus / "claude-code-short.jsonl"), "--out", str(target)]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1 and str(target.parent) in err and "no such directory" in err
