@@ -9,7 +9,9 @@ Each change reaches the views twice: at once with provisional figures (the new m
 context from any new request, O(appended)), then with the exact figures from `compute`, which a single thread
 worker re-runs when the file goes quiet, never more than one at a time and never more often than it takes; figures
 for a session older than the one on screen are dropped. The worker keeps the token accounting it made last and the
-changes applied since, so the next one is `account_appended` (the appended tail only, equal to a fresh `account`). Follow mode keeps the list's cursor on the last row while it
+changes applied since, so the next one is `account_appended` (the appended tail only, equal to a fresh `account`),
+and the figures it made, so the next ones are `figures.extend` (links, orphans, cumulative context and timeline from
+the first changed message on, equal to a fresh `compute`). Follow mode keeps the list's cursor on the last row while it
 is there; once the user moves or scrolls away, new rows are counted as "N new" until they come back (end / G).
 """
 
@@ -26,7 +28,7 @@ from rich.text import Text
 from textual.message import Message as TMessage
 from textual.widgets import Static
 
-from inspector.app.figures import Figures, RequestPoint, Window, compute
+from inspector.app.figures import Figures, RequestPoint, Window, compute, extend
 from inspector.app.messages import FiguresReady
 from inspector.app.text import visible
 from inspector.core.live import Change, Follower
@@ -198,6 +200,7 @@ class Live:
         self._exact_running = False
         self._exact_seconds = 0.0
         self._accounting: Accounting | None = None  # the last accounting made (the base the next one resumes) ...
+        self._figures: Figures | None = None  # ... and the figures made with it (the base `extend` resumes)
         self._since: Change | None = None  # ... the changes applied to the screen's session since `_since_from`
         self._since_from = None  # (a session: when it is the base's, the next accounting is `account_appended`)
         self._stop: asyncio.Event | None = None
@@ -288,7 +291,7 @@ class Live:
                     return
                 self._dirty = False
                 session = self.screen.session
-                base, since, origin = self._accounting, self._since, self._since_from
+                base, figures, since, origin = self._accounting, self._figures, self._since, self._since_from
                 self._since, self._since_from = None, session
             settings = self.screen.settings
             started = time.perf_counter()
@@ -300,9 +303,13 @@ class Live:
                 else:
                     accounting = account(session, settings.estimator)
                 self._accounting = accounting
-                figures = compute(session, settings, accounting=accounting)
+                if figures is not None and since is not None and figures.session is origin:
+                    figures = extend(figures, session, settings, accounting, since)
+                else:
+                    figures = compute(session, settings, accounting=accounting)
+                self._figures = figures
             except Exception as exc:
-                self._accounting = None
+                self._accounting = self._figures = None
                 self.screen.post_message(WatchFailed(f"cannot compute figures: {exc}"))
                 continue
             self._exact_seconds = time.perf_counter() - started
@@ -312,6 +319,7 @@ class Live:
         """`compute` for the screen's own figures (its load, a settings change), keeping their accounting as the
         base the exact figures of the next appends resume from when it accounts the state those changes start from."""
         accounting = account(session, settings.estimator)
+        figures = compute(session, settings, known, accounting)
         with self._lock:  # (a base that is not where the changes start is never used: see `_exact_loop`)
             if self._since is not None:
                 current = session is self._since_from
@@ -319,8 +327,8 @@ class Live:
                 current = session is self.screen.session or (self.follower is not None
                                                              and session is self.follower.session)
             if current:
-                self._accounting = accounting
-        return compute(session, settings, known, accounting)
+                self._accounting, self._figures = accounting, figures
+        return figures
 
     # -- handlers (the screen forwards every LiveMessage here, on the UI thread) ------------------------------------
 

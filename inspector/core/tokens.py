@@ -123,6 +123,7 @@ class Accounting:
     resume: _Resume | None = field(default=None, repr=False, compare=False)  # for `account_appended`
     work: int = field(default=0, repr=False, compare=False)  # messages + requests visited to make it (tests, benchmarks)
     resumed_at: int | None = field(default=None, repr=False, compare=False)  # the request redone first (None: fresh)
+    kept: int = field(default=0, repr=False, compare=False)  # messages whose figures are the previous accounting's
 
     @property
     def estimated_total(self) -> int:
@@ -646,6 +647,7 @@ class _Run:
             by_category=by_category, prediction=prediction, estimation=estimation, ratios=ratios_out)
         acc.work = len(self.parts) - self.lo + self.R - self.k
         acc.resumed_at = self.k if self.resumed else None
+        acc.kept = self.lo
         acc.resume = self._state(final, pred, est)
         return acc
 
