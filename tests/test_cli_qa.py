@@ -65,3 +65,25 @@ def test_compact_out_into_a_missing_directory_fails_before_any_work(monkeypatch,
     assert cli.main(["compact", str(corpus / "claude-code-short.jsonl"), "--out", str(target)]) == 2
     out, err = capsys.readouterr()
     assert out == "" and err.count("\n") == 1 and str(target.parent) in err and "no such directory" in err
+
+
+@pytest.mark.parametrize("strategy,fmt", [("snip", "neutral"), ("clear", "claude-code"), ("summary", "claude-code")])
+def test_compact_out_records_the_context_before_as_claude_code_does(monkeypatch, capsys, corpus, tmp_path, strategy,
+                                                                    fmt):
+    """preTokens of a written boundary is the whole context then (Claude Code's 142,431 beside a last measured
+    141,787), not the plan's estimate of the messages alone (it wrote 64,121 while the context stood at 102,484)."""
+    from inspector.core.formats import load
+
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    monkeypatch.setattr(cli, "SUBCOMMANDS", {"report": cli.SUBCOMMANDS["report"],
+                                             "compact": cli.SUBCOMMANDS["compact"]})
+    source = corpus / "claude-code-manual-compact.jsonl"
+    assert cli.main(["report", str(source), "--json"]) == 0
+    context = json.loads(capsys.readouterr().out)["totals"]["current"]
+    summary = tmp_path / "summary.md"
+    summary.write_text("The user asked for X; Y is done.\n")
+    out = tmp_path / "out.jsonl"
+    assert cli.main(["compact", str(source), "--strategy", strategy, "--summary-file", str(summary),
+                     "--out", str(out), "--format", fmt]) == 0
+    written = load(out).compactions[-1]
+    assert written.index == 466 and written.pre_tokens == context == 102_484

@@ -161,7 +161,7 @@ def run(args: argparse.Namespace) -> int:
             out.write("nothing to change: nothing written\n")
         return 0
     fmt = args.format or default_format(session)
-    path = export_session(apply(plan, trigger="manual"), args.out, fmt)
+    path = export_session(apply(plan, trigger="manual", pre_tokens=figure), args.out, fmt)
     if args.json:
         return 0
     out.write(f"wrote {inert(str(path))} ({fmt})\n")

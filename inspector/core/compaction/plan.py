@@ -356,20 +356,22 @@ def paused_gc() -> Iterator[None]:
             gc.enable()
 
 
-def apply(plan: Plan, summary: str | None = None, trigger: str = "manual") -> Session:
+def apply(plan: Plan, summary: str | None = None, trigger: str = "manual", pre_tokens: int | None = None) -> Session:
     """The session after the plan, as a new Session; `plan.session` is left untouched.
 
     Microcompaction replaces messages in place and records a microcompact Compaction. A summary plan appends the new
     context (summary, acknowledgement, recent messages) after the old messages, which stay as history, and records a
     compact Compaction at its start, as Claude Code's transcripts do. `summary` supplies (or overrides) the summary
-    text, e.g. one the user typed; a pending summary plan without it raises `PendingSummary`.
+    text, e.g. one the user typed; a pending summary plan without it raises `PendingSummary`. `pre_tokens` is the
+    whole context before (Claude Code's preTokens: prefix included) when the caller knows it, else the plan's own
+    total of the messages.
     """
     session = plan.session
     if plan.summary is not None:
         from inspector.core.compaction.summary import summary_messages
 
         new_context = summary_messages(plan, summary)
-        compaction = Compaction("compact", len(session.messages), trigger=trigger, pre_tokens=plan.before,
+        compaction = Compaction("compact", len(session.messages), trigger=trigger, pre_tokens=pre_tokens or plan.before,
                                 tokens_saved=plan.before - plan.estimates.total(new_context))  # remembers them
         return session.copy_with(messages=[*session.messages, *new_context],
                                  compactions=[*session.compactions, compaction])
@@ -379,6 +381,6 @@ def apply(plan: Plan, summary: str | None = None, trigger: str = "manual") -> Se
     for i, row in plan.edits.items():
         messages[i] = row.message
         plan.estimates.remember(row.message, row.after)  # type: ignore[arg-type]
-    compaction = Compaction("microcompact", len(messages), trigger=trigger, pre_tokens=plan.before,
+    compaction = Compaction("microcompact", len(messages), trigger=trigger, pre_tokens=pre_tokens or plan.before,
                             tokens_saved=plan.saved, cleared_tool_ids=plan.cleared_tool_ids)
     return session.copy_with(messages=messages, compactions=[*session.compactions, compaction])

@@ -120,7 +120,7 @@ class ClaudeCodeLoader:
         record = self._record(uuid, kind, line_no, offset, obj)
         if record is not None:
             graph.records[uuid] = record
-            if record.kind in ("user", "assistant"):
+            if record.kind in ("user", "assistant", "microcompact"):  # a boundary may end the file (our export)
                 graph.tip = uuid
         elif kind not in BOOKKEEPING:
             self._note_unknown(kind, line_no)
