@@ -15,8 +15,12 @@ also a compaction (at the 431st).
    Then the token accounting of each update: `account_appended` (resumes from the last request; the app's exact
    figures use it), beside a fresh `account()` of the same state every 50th append, with how many appends were
    accounted from scratch or from a young model's first request (a settled calibrated fit re-solved: see
-   calibration.py and tokens.py). `--also PATH` adds another Claude Code
-   session to this run (e.g. bench_app.py's 100,000-message app-100k.jsonl).
+   calibration.py and tokens.py). Then the app's exact figures of each update with that accounting given:
+   `figures.extend` (links, orphans, cumulative context, timeline from the first changed message; the window, the
+   bar's categories, the microcompaction note and the prompt view as `compute` makes them), beside a fresh
+   `compute()` every 50th append and the microcompaction note alone (a plan over the current context), with how many
+   appends were computed afresh (the prefix moved, a repeated tool id taken back). `--also PATH` adds another Claude
+   Code session to this run (e.g. bench_app.py's 100,000-message app-100k.jsonl).
 2. App: the real app under Pilot following the 100 MB copy; a writer appends one turn every `--interval` seconds;
    latency is from the write to the first frame painted after the list holds the state the write made (a new row, or
    a grown response's row redrawn: the row is on screen), and to the first frame after the exact figures of that
@@ -97,17 +101,20 @@ def summary(name: str, values: list[float]) -> str:
 
 def core(path: Path, appends: list[bytes]) -> tuple[list[float], dict[str, int], dict[str, list[float]]]:
     """Update times, and counts: builds by mode, messages added, messages the pairing check visited; the accounting
-    times (appended, and fresh every 50th append)."""
+    and figures times (appended/extended, and fresh every 50th append)."""
+    from inspector.app.figures import Settings, compute, extend, micro_saving, plan_estimates
     from inspector.core.live import Follower
     from inspector.core.tokens import account, account_appended
 
     follower = Follower(path)
     opened = follower.open()
     acc = account(opened)
+    settings = Settings()
+    figures = compute(opened, settings, accounting=acc)
     before, compactions = len(opened.messages), len(opened.compactions)
     times, counts = [], {"extended": 0, "full": 0, "pairing steps": 0, "accounting from scratch": 0,
-                         "from a young model's first request": 0}
-    accounting: dict[str, list[float]] = {"appended": [], "fresh": []}
+                         "from a young model's first request": 0, "figures afresh": 0}
+    accounting: dict[str, list[float]] = {"appended": [], "fresh": [], "extended": [], "compute": [], "micro": []}
     for k, data in enumerate(appends):
         with open(path, "ab") as f:
             f.write(data)
@@ -120,10 +127,20 @@ def core(path: Path, appends: list[bytes]) -> tuple[list[float], dict[str, int],
         accounting["appended"].append(time.perf_counter() - t)
         counts["accounting from scratch"] += acc.resumed_at is None
         counts["from a young model's first request"] += acc.resumed_at is not None and acc.resumed_at < last
+        t = time.perf_counter()
+        figures = extend(figures, change.session, settings, acc, change)
+        accounting["extended"].append(time.perf_counter() - t)
+        counts["figures afresh"] += figures.work >= 2 * len(change.session.messages) + len(change.session.requests)
         if k % 50 == 0:
             t = time.perf_counter()
             account(change.session)
             accounting["fresh"].append(time.perf_counter() - t)
+            t = time.perf_counter()
+            compute(change.session, settings, accounting=acc)
+            accounting["compute"].append(time.perf_counter() - t)
+            t = time.perf_counter()
+            micro_saving(change.session, settings, plan_estimates(change.session, settings.estimator, acc.estimated))
+            accounting["micro"].append(time.perf_counter() - t)
         counts[follower._loader.last_build[0]] += 1  # type: ignore[union-attr]  # noqa: SLF001
         counts["pairing steps"] += follower._pairs.steps  # noqa: SLF001
     assert follower.session is not None
@@ -226,6 +243,9 @@ def main() -> None:
             print(summary(f"core update, {name} session (avg {size / 1e3:.1f} kB)", times), f"  {counts}", flush=True)
             print(summary(f"  accounting the append, {name} session", accounting["appended"]), flush=True)
             print(summary(f"  fresh account() of that state, {name}", accounting["fresh"]), flush=True)
+            print(summary(f"  figures of the append (extend), {name}", accounting["extended"]), flush=True)
+            print(summary(f"  fresh compute() of that state, {name}", accounting["compute"]), flush=True)
+            print(summary(f"  the microcompaction note alone, {name}", accounting["micro"]), flush=True)
         if args.skip_app:
             return
         shutil.copyfile(DATA, large)
