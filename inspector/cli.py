@@ -12,6 +12,7 @@ import argparse
 import importlib
 import os
 import sys
+from typing import Any
 
 from inspector import __version__
 from inspector.core.atomic import reason
@@ -27,6 +28,15 @@ SUBCOMMANDS = {
 
 class UsageError(Exception):
     """Bad arguments or options: reported in one line, exit status 2."""
+
+
+def number(convert: type, text: str) -> Any:
+    """`convert(text)` for an argparse type function, failing with a message argparse shows after the flag's name
+    (a bare ValueError makes it name the type function: "invalid _count value")."""
+    try:
+        return convert(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
 
 
 def _parser(command: str | None = None) -> argparse.ArgumentParser:

@@ -87,3 +87,32 @@ def test_compact_out_records_the_context_before_as_claude_code_does(monkeypatch,
                      "--out", str(out), "--format", fmt]) == 0
     written = load(out).compactions[-1]
     assert written.index == 466 and written.pre_tokens == context == 102_484
+
+
+@pytest.mark.parametrize("budget,says", [("-5", "1024"), ("0", "1024"), ("1023", "1024"), ("32000", "32,000")])
+def test_run_refuses_a_thinking_budget_the_api_rejects(monkeypatch, capsys, tmp_path, budget, says):
+    """--thinking -5 was sent as budget_tokens -5 (and 0 silently turned thinking off): the turn started, a session
+    file was written, and the API answered 400. The Messages API takes 1,024 or more, below max_tokens (32,000)."""
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test")
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:9")  # never reached
+    monkeypatch.setattr(cli, "SUBCOMMANDS", {"run": cli.SUBCOMMANDS["run"]})
+    session = tmp_path / "s.jsonl"
+    try:
+        code = cli.main(["run", "--prompt", "hi", "--session", str(session), "--cwd", str(tmp_path),
+                         "--model", "claude-sonnet-4-6", "--thinking", budget])
+    except SystemExit as exc:  # argparse's own refusal
+        code = exc.code
+    assert code == 2 and says in capsys.readouterr().err and not session.exists()
+
+
+@pytest.mark.parametrize("command,flag", [("run", "--thinking"), ("compact", "--max-chars"),
+                                          ("compact", "--keep-ratio")])
+def test_a_non_number_names_the_flag_not_a_python_function(monkeypatch, capsys, corpus, command, flag):
+    """argparse named the converter: "argument --max-chars: invalid _count value: 'abc'"."""
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test")
+    monkeypatch.setattr(cli, "SUBCOMMANDS", {command: cli.SUBCOMMANDS[command]})
+    argv = ["--prompt", "hi"] if command == "run" else [str(corpus / "claude-code-short.jsonl")]
+    with pytest.raises(SystemExit) as exc:
+        cli.main([command, *argv, flag, "abc"])
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert exc.value.code == 2 and flag in err and "'abc'" in err and "_" not in err.split(flag)[1]

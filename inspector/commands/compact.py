@@ -16,7 +16,7 @@ import os
 import sys
 from pathlib import Path
 
-from inspector.cli import UsageError
+from inspector.cli import UsageError, number
 from inspector.core.compaction import (ClearSettings, ContextEditSettings, Estimates, Plan, SnipSettings,
                                        SummaryError, SummarySettings, apply, complete_summary, inert, plan_strategy,
                                        render_plan, run_summary)
@@ -39,14 +39,14 @@ def _names(text: str) -> tuple[str, ...]:
 
 
 def _count(text: str) -> int:
-    value = int(text)
+    value = number(int, text)
     if value < 0:
         raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
     return value
 
 
 def _ratio(text: str) -> float:
-    value = float(text)
+    value = number(float, text)
     if not 0 <= value <= 1:
         raise argparse.ArgumentTypeError(f"must be between 0 and 1, got {value}")
     return value

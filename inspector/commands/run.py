@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
-from inspector.cli import UsageError
+from inspector.cli import UsageError, number
 from inspector.core.agent.config import AgentConfig, compaction_policy
 from inspector.core.agent.events import (
     CompactionFailed, CompactionFinished, CompactionStarted, CompactionText, Decision, Error, Event, PermissionAsked,
@@ -63,8 +63,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--micro", choices=[*MICRO_STRATEGIES, "none"], default="snip",
                         help="microcompaction tried before a summary (default: snip)")
     parser.add_argument("--no-compact", action="store_true", help="never compact")
-    parser.add_argument("--thinking", type=int, metavar="TOKENS", help="enable extended thinking with this budget")
+    parser.add_argument("--thinking", type=_budget, metavar="TOKENS",
+                        help="enable extended thinking with this budget (1024 or more, the API's minimum)")
     parser.add_argument("--prompt-template", metavar="FILE", help="system prompt template (default: built-in)")
+
+
+def _budget(text: str) -> int:
+    value = number(int, text)
+    if value < 1024:
+        raise argparse.ArgumentTypeError(f"the API takes a thinking budget of 1024 tokens or more, got {value}")
+    return value
 
 
 def run(args: argparse.Namespace) -> int:
@@ -86,6 +94,9 @@ def run(args: argparse.Namespace) -> int:
     config = AgentConfig(provider, cwd, model=provider.model, thinking_budget=args.thinking,
                          permissions=Permissions([cwd, *extra], auto=headless(args.allow_writes)),
                          compaction=None if args.no_compact else _policy(args, provider.model))
+    if args.thinking and config.max_tokens and args.thinking >= config.max_tokens:
+        raise UsageError(f"--thinking must be below the response's max_tokens ({config.max_tokens:,} for "
+                         f"{config.model})")
     try:
         system = assemble(config.cwd, args.prompt_template).text
     except TemplateError as exc:
