@@ -116,3 +116,16 @@ def test_a_non_number_names_the_flag_not_a_python_function(monkeypatch, capsys, 
         cli.main([command, *argv, flag, "abc"])
     err = capsys.readouterr().err.strip().splitlines()[-1]
     assert exc.value.code == 2 and flag in err and "'abc'" in err and "_" not in err.split(flag)[1]
+
+
+def test_run_on_another_programs_session_reads_as_english(monkeypatch, capsys, tmp_path):
+    """It said "a openai-chat session" / "a anthropic-request session"."""
+    from pathlib import Path
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test")
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:9")  # never reached
+    monkeypatch.setattr(cli, "SUBCOMMANDS", {"run": cli.SUBCOMMANDS["run"]})
+    chat = Path(__file__).parent / "fixtures" / "formats" / "openai-chat.json"
+    assert cli.main(["run", "--prompt", "hi", "--session", str(chat), "--cwd", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "a session in the openai-chat format, not one the agent wrote" in err and "a openai" not in err

@@ -44,8 +44,8 @@ def open_session(path: Path, fresh: Session) -> tuple[Session, Session | None]:
         return fresh, None
     loaded = load(path)
     if loaded.format != "neutral":
-        raise LoadError(f"{path}: a {loaded.format} session, not one the agent wrote: give --session a new file "
-                        "or an agent session")
+        raise LoadError(f"{path}: a session in the {loaded.format} format, not one the agent wrote: give --session "
+                        "a new file or an agent session")
     models = [m for m in loaded.models if m not in fresh.models] + fresh.models
     return loaded.copy_with(cwd=fresh.cwd, system=fresh.system, tools=fresh.tools, models=models), loaded
 
