@@ -129,3 +129,16 @@ def test_run_on_another_programs_session_reads_as_english(monkeypatch, capsys, t
     assert cli.main(["run", "--prompt", "hi", "--session", str(chat), "--cwd", str(tmp_path)]) == 2
     err = capsys.readouterr().err
     assert "a session in the openai-chat format, not one the agent wrote" in err and "a openai" not in err
+
+
+def test_a_microcompaction_before_the_last_request_is_not_taken_off_twice(report):
+    """The neutral fixture's microcompact boundary sits before the last response: that request's usage (2,500)
+    already reflects the clearing, yet its 10 saved tokens were taken off again: "now 2,512" above a table whose
+    categories sum to "total in context 2,522" (free + reserved + used = 200,010 of a 200,000 window)."""
+    from pathlib import Path
+
+    code, out, _ = report(Path(__file__).parent / "fixtures" / "formats" / "neutral.jsonl", "--json")
+    d = json.loads(out)
+    used = sum(v for k, v in d["totals"]["by_category"].items() if k not in ("free", "reserved"))
+    assert code == 0 and d["totals"]["current"] == d["current"]["used"] == used
+    assert used + d["totals"]["by_category"]["free"] + d["totals"]["by_category"]["reserved"] == 200_000

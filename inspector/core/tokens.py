@@ -609,9 +609,10 @@ class _Run:
         if last is not None and last.seen_start == start:
             current_measured = last.measured_context
             current = current_measured + sum(estimated[last.seen_end:])
-            # A microcompaction after the last request (e.g. applied in a preview) is unseen by its usage.
+            # A microcompaction after the last request (e.g. applied in a preview) is unseen by its usage; one at
+            # seen_end, before the request's response, was applied before it was sent (its usage shows it).
             current -= sum(c.tokens_saved or 0 for c in session.compactions
-                           if c.kind == "microcompact" and c.index >= last.seen_end)
+                           if c.kind == "microcompact" and c.index > last.seen_end)
             prefix = prefix_of.get(last.model or "", prefix)
             unrecorded = current_measured - prefix - self._sum_from(measured, start, last.seen_end,
                                                                     self.measured_sum)
