@@ -142,3 +142,16 @@ def test_a_microcompaction_before_the_last_request_is_not_taken_off_twice(report
     used = sum(v for k, v in d["totals"]["by_category"].items() if k not in ("free", "reserved"))
     assert code == 0 and d["totals"]["current"] == d["current"]["used"] == used
     assert used + d["totals"]["by_category"]["free"] + d["totals"]["by_category"]["reserved"] == 200_000
+
+
+def test_the_breakdown_of_a_context_past_auto_compact_fills_the_window_exactly(report, corpus):
+    """The real compaction request stands at 178,418 of 200,000, past auto-compact (167,000): the breakdown showed
+    the whole 33,000 reserved band beside it, 211,418 tokens and 105.8% of a 200,000 window."""
+    code, out, _ = report(corpus / "claude-code-compaction-request.jsonl", "--json")
+    d = json.loads(out)
+    by = d["totals"]["by_category"]
+    assert code == 0 and d["current"]["used"] == 178_418 and by["free"] == 0
+    assert by["reserved"] == 200_000 - 178_418 and sum(by.values()) == d["window"]["context_window"]
+    code, out, _ = report(corpus / "claude-code-compaction-request.jsonl")
+    rows = out.split("What fills it")[1].split("total in context")[0].splitlines()[1:]
+    assert sum(float(r.split()[-1].rstrip("%")) for r in rows if r.strip()) == pytest.approx(100, abs=0.3)

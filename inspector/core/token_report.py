@@ -43,10 +43,12 @@ def add_token_keys(report: dict[str, Any], acc: Accounting, info: WindowInfo) ->
 
 
 def by_category(acc: Accounting, info: WindowInfo) -> dict[str, int]:
-    """The current context per category, plus `free` (room before auto-compaction) and `reserved`."""
+    """The current context per category, plus `free` (room before auto-compaction) and `reserved` (the window above
+    auto-compaction the context has not taken: a context past the threshold eats into it, so the parts sum to the
+    window)."""
     out = dict(sorted(acc.by_category.items(), key=lambda kv: -kv[1]))
     out[cat.FREE] = max(0, info.thresholds.autocompact - acc.current_context)
-    out[cat.RESERVED] = info.reserved
+    out[cat.RESERVED] = max(0, min(info.reserved, info.context_window - acc.current_context))
     return out
 
 
