@@ -155,3 +155,16 @@ def test_the_breakdown_of_a_context_past_auto_compact_fills_the_window_exactly(r
     code, out, _ = report(corpus / "claude-code-compaction-request.jsonl")
     rows = out.split("What fills it")[1].split("total in context")[0].splitlines()[1:]
     assert sum(float(r.split()[-1].rstrip("%")) for r in rows if r.strip()) == pytest.approx(100, abs=0.3)
+
+
+def test_compact_does_not_state_a_pending_summarys_result_as_a_figure(monkeypatch, capsys, corpus):
+    """With the summary still unwritten the threshold line said "after this plan 60,167 (30.1%, 106,833 below)"
+    as if known, while the totals line below it said "summary pending (21,804 without it)"."""
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    monkeypatch.setattr(cli, "SUBCOMMANDS", {"compact": cli.SUBCOMMANDS["compact"]})
+    path = corpus / "claude-code-manual-compact.jsonl"
+    assert cli.main(["compact", str(path), "--strategy", "summary", "--dry-run"]) == 0
+    line = capsys.readouterr().out.splitlines()[1]
+    assert "context now 102,484" in line and line.endswith("after this plan 60,167 + the summary (pending)")
+    assert cli.main(["compact", str(path), "--strategy", "snip", "--dry-run"]) == 0
+    assert capsys.readouterr().out.splitlines()[1].endswith("after this plan 87,649 (43.8%, 79,351 below)")

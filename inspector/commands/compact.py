@@ -143,7 +143,7 @@ def run(args: argparse.Namespace) -> int:
         out.write("\n")
     else:
         lines = render_plan(plan, args.all)
-        lines.insert(1, threshold_line(info, figure, plan.saved))  # under the strategy line: the rows follow
+        lines.insert(1, threshold_line(info, figure, plan.saved, plan.pending))  # under the strategy line
         for line in lines:
             out.write(line + "\n")
         if plan.summary is not None and plan.summary.text is not None:
@@ -172,9 +172,10 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def threshold_line(info: WindowInfo, figure: int, saved: int) -> str:
+def threshold_line(info: WindowInfo, figure: int, saved: int, pending: bool = False) -> str:
     """Where the context stands against the policy's auto-compact threshold before and after the plan. `figure` is
-    the context figure compaction decisions use (last measured + estimate since); the plan takes `saved` off it."""
+    the context figure compaction decisions use (last measured + estimate since); the plan takes `saved` off it.
+    While a summary is `pending` its size is unknown: the figure after is stated without it, and says so."""
     limit = info.thresholds.autocompact
     source = "the session's default" if info.policy_source == "default" else "chosen"
 
@@ -182,8 +183,10 @@ def threshold_line(info: WindowInfo, figure: int, saved: int) -> str:
         gap = limit - used
         return f"{used:,} ({used / info.context_window:.1%}, {abs(gap):,} {'below' if gap > 0 else 'over'})"
 
+    after = max(0, figure - saved)
     return (f"{info.policy} policy ({source}): auto-compact at {limit:,} of {info.context_window:,}; "
-            f"context now {where(figure)}, after this plan {where(max(0, figure - saved))}")
+            f"context now {where(figure)}, after this plan "
+            + (f"{after:,} + the summary (pending)" if pending else where(after)))
 
 
 def plan_dict(plan: Plan, all_rows: bool = False) -> dict:
