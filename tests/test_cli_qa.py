@@ -83,8 +83,8 @@ def test_compact_out_records_the_context_before_as_claude_code_does(monkeypatch,
     summary = tmp_path / "summary.md"
     summary.write_text("The user asked for X; Y is done.\n")
     out = tmp_path / "out.jsonl"
-    assert cli.main(["compact", str(source), "--strategy", strategy, "--summary-file", str(summary),
-                     "--out", str(out), "--format", fmt]) == 0
+    given = ["--summary-file", str(summary)] if strategy == "summary" else []
+    assert cli.main(["compact", str(source), "--strategy", strategy, *given, "--out", str(out), "--format", fmt]) == 0
     written = load(out).compactions[-1]
     assert written.index == 466 and written.pre_tokens == context == 102_484
 
@@ -168,3 +168,20 @@ def test_compact_does_not_state_a_pending_summarys_result_as_a_figure(monkeypatc
     assert "context now 102,484" in line and line.endswith("after this plan 60,167 + the summary (pending)")
     assert cli.main(["compact", str(path), "--strategy", "snip", "--dry-run"]) == 0
     assert capsys.readouterr().out.splitlines()[1].endswith("after this plan 87,649 (43.8%, 79,351 below)")
+
+
+@pytest.mark.parametrize("argv,says", [
+    (["--strategy", "snip", "--keep-recent", "2"], "--keep-recent is a setting of --strategy clear"),
+    (["--keep-ratio", "0.5"], "--keep-ratio is a setting of --strategy summary"),
+    (["--strategy", "clear", "--max-chars", "100", "--trigger", "5"], "--max-chars is a setting of --strategy snip"),
+    (["--strategy", "clear_tool_uses", "--clear-tool-inputs", "--clear-inputs-of", "Read"], "not allowed with"),
+])
+def test_compact_refuses_settings_of_another_strategy(monkeypatch, capsys, corpus, argv, says):
+    """`--strategy snip --keep-recent 2` ran snip and ignored --keep-recent without a word."""
+    monkeypatch.setattr(cli, "SUBCOMMANDS", {"compact": cli.SUBCOMMANDS["compact"]})
+    try:
+        code = cli.main(["compact", str(corpus / "claude-code-short.jsonl"), "--dry-run", *argv])
+    except SystemExit as exc:  # argparse's own refusal
+        code = exc.code
+    out, err = capsys.readouterr()
+    assert code == 2 and out == "" and says in err

@@ -87,9 +87,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     edit.add_argument("--clear-at-least", type=_count, default=0, metavar="TOKENS",
                       help="do nothing unless this many tokens are freed (default 0)")
     edit.add_argument("--exclude-tools", type=_names, default=(), metavar="A,B", help="never clear these tools")
-    edit.add_argument("--clear-tool-inputs", action="store_true", help="clear the cleared uses' inputs too")
-    edit.add_argument("--clear-inputs-of", type=_names, default=(), metavar="A,B",
-                      help="clear the inputs of these tools' cleared uses only")
+    inputs = edit.add_mutually_exclusive_group()
+    inputs.add_argument("--clear-tool-inputs", action="store_true", help="clear the cleared uses' inputs too")
+    inputs.add_argument("--clear-inputs-of", type=_names, default=(), metavar="A,B",
+                        help="clear the inputs of these tools' cleared uses only")
     summ = parser.add_argument_group("summary")
     summ.add_argument("--keep-ratio", type=_ratio, default=0.3, metavar="R",
                       help="share of the tokens kept verbatim at the end (default 0.3; 0 summarizes everything)")
@@ -99,6 +100,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     summ.add_argument("--summary-file", metavar="FILE", default=None,
                       help="use the summary in FILE ('-' for stdin) instead of asking a model")
     summ.add_argument("--show-prompt", action="store_true", help="print the exact summary prompt")
+
+
+SETTINGS = {"snip": ("preserve_last_n", "max_chars"), "clear": ("tools", "keep_recent"),
+            "clear_tool_uses": ("trigger", "keep", "clear_at_least", "exclude_tools", "clear_tool_inputs",
+                                "clear_inputs_of"),
+            "summary": ("keep_ratio", "prompt", "instructions", "summary_file", "show_prompt")}
+
+
+def _check_settings(args: argparse.Namespace) -> None:
+    """UsageError for a setting of another strategy than the chosen one: it would be ignored without a word."""
+    defaults = argparse.ArgumentParser()
+    add_arguments(defaults)
+    for strategy, dests in SETTINGS.items():
+        for dest in dests:
+            if strategy != args.strategy and getattr(args, dest) != defaults.get_default(dest):
+                flag = "--" + dest.replace("_", "-")
+                raise UsageError(f"{flag} is a setting of --strategy {strategy}, not {args.strategy}")
 
 
 def settings_from(args: argparse.Namespace, session: Session) -> object:
@@ -121,6 +139,7 @@ def _estimator(session: Session, name: str | None) -> Estimator:
 
 
 def run(args: argparse.Namespace) -> int:
+    _check_settings(args)
     session = load(args.path)
     if args.out and not args.dry_run:
         check_target(session, args.out)  # before any work (or a paid summary) is done
