@@ -5,14 +5,17 @@ from __future__ import annotations
 
 import dataclasses
 import random
+import re
 
 import pytest
+from hypothesis import given, settings as hsettings, strategies as st
 
 from inspector.app.figures import Figures, Settings, compute, extend, links
 from inspector.core.live import Change, Follower
 from inspector.core.tokens import account, account_appended
 
 from conftest import CORPUS, FIXTURES
+from test_accounting_incremental import neutral_lines
 from test_live import COMPACT, _tiles, append, chunks, write_tiles
 
 FIELDS = [f.name for f in dataclasses.fields(Figures) if f.compare]
@@ -63,6 +66,34 @@ def test_real_sessions_in_random_chunks_extend_to_a_fresh_compute_after_every_up
     if len(data) > 1_000_000:
         assert sum(extended for _, extended in out) > 0.7 * len(out)
         assert any(change.updated for change, _ in out) or any(c.compactions for c, _ in out)
+
+
+@hsettings(max_examples=40, deadline=None)
+@given(lines=neutral_lines(), seed=st.integers(0, 2 ** 16), largest=st.integers(16, 1500), reuse=st.booleans(),
+       estimator=st.sampled_from(["calibrated", "script"]))
+def test_generated_neutral_sessions_extend_to_a_fresh_compute_after_every_update(tmp_path_factory, lines, seed,
+                                                                               largest, reuse, estimator):
+    """Generated sessions of our agent (compactions, orphans, answers without usage, a model switch), and with
+    `reuse` their tool ids reused (a call or result repeating an id), split anywhere."""
+    if reuse:
+        lines = [re.sub(rb"toolu_(\d+)", lambda m: b"toolu_%d" % (int(m.group(1)) % 3), x) for x in lines]
+    data = b"".join(lines)
+    first = data.index(b"\n") + 1
+    path = tmp_path_factory.mktemp("neutral") / "s.jsonl"
+    for _ in follow(path, data, chunks(data[first:], random.Random(seed), largest), Settings(estimator=estimator)):
+        pass
+
+
+def test_reused_tool_ids_in_growing_responses_extend_to_a_fresh_compute(tmp_path):
+    """The corpus session's first third with its tool ids folded onto 5 (calls and results repeating ids, responses that grow
+    over several lines taking such ids back): still a fresh compute's figures after every update."""
+    data = COMPACT.read_bytes()
+    data = data[:data.index(b"\n", len(data) // 3) + 1]
+    ids = {}
+    data = re.sub(rb'"toolu_[A-Za-z0-9]+"', lambda m: b'"toolu_%d"' % (ids.setdefault(m.group(), len(ids)) % 5), data)
+    first = data.index(b"\n") + 1
+    out = list(follow(tmp_path / "s.jsonl", data, chunks(data[first:], random.Random(3), 12000), Settings()))
+    assert any(change.updated for _, change, _ in out)
 
 
 def test_rebuilds_other_settings_and_known_links_compute_afresh(tmp_path):
