@@ -68,7 +68,7 @@ def test_real_sessions_in_random_chunks_extend_to_a_fresh_compute_after_every_up
         assert any(change.updated for change, _ in out) or any(c.compactions for c, _ in out)
 
 
-@hsettings(max_examples=40, deadline=None)
+@hsettings(max_examples=25, deadline=None)
 @given(lines=neutral_lines(), seed=st.integers(0, 2 ** 16), largest=st.integers(16, 1500), reuse=st.booleans(),
        estimator=st.sampled_from(["calibrated", "script"]))
 def test_generated_neutral_sessions_extend_to_a_fresh_compute_after_every_update(tmp_path_factory, lines, seed,
@@ -144,7 +144,7 @@ def test_append_work_is_the_same_after_1_or_5_tiles_of_history(tmp_path, flat):
         sizes[n] = len(session.messages), len(session.context)
         lines, _ = tile(n, parent)
         work[n], moved[n] = [], []
-        for line in lines[:150]:
+        for line in lines[:120]:
             append(path, line)
             change = follower.update()
             prefix = acc.prefix
