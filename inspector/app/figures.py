@@ -3,6 +3,8 @@
 Views never estimate and never parse: `compute` calls `inspector.core.tokens.account` and
 `inspector.core.limits.window_info` and flattens their answers into plain per-row arrays, so drawing a row is a
 lookup. Changing a setting means calling `compute` again (in a worker) and handing every view the new `Figures`.
+Follow mode's exact figures after an append are `extend`ed from the previous ones instead (the same figures, made
+from the first changed message on).
 """
 
 from __future__ import annotations
