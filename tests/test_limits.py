@@ -88,3 +88,21 @@ def test_state_distances(policy):
 
 def test_no_session_defaults_to_claude():
     assert window_info(None, environ={}).context_window == 200_000
+
+
+def test_a_live_sessions_window_follows_requests_appended_in_place():
+    """A request measured past 200k means a 1M window; a live session's request list grows in place, and the
+    answer follows it (only the new requests are looked at), a shorter or another list is looked at afresh."""
+    from inspector.core.limits import context_window
+
+    s = session("claude-sonnet-4-5", (50_000, 90_000))
+    assert context_window(s) == 200_000
+    s.requests.append(Request("r2", "claude-sonnet-4-5", 250_000, 0, 0, 10, 2))
+    assert context_window(s) == 1_000_000
+    s.requests.append(Request("r3", "claude-sonnet-4-5", 10_000, 0, 0, 10, 3))
+    assert context_window(s) == 1_000_000
+    del s.requests[2:]
+    assert context_window(s) == 200_000
+    s.requests[-1] = Request("r1", "claude-sonnet-4-5", 210_000, 0, 0, 10, 1)  # the last response grew
+    assert context_window(s) == 1_000_000
+    assert context_window(session("claude-sonnet-4-5", (50_000,))) == 200_000

@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-from inspector.core.model import Session
+from inspector.core.model import Request, Session
 
 CLAUDE_WINDOW = 200_000
 LONG_WINDOW = 1_000_000
@@ -91,9 +91,24 @@ def context_window(session: Session | None, model: str | None = None) -> int:
         model = current_model(session)
     if model and "[1m]" in model.lower():
         return LONG_WINDOW
-    if session is not None and any(r.measured_context > CLAUDE_WINDOW for r in session.requests):
+    if session is not None and _past_claude_window(session.requests):
         return LONG_WINDOW
     return CLAUDE_WINDOW if (model is None or "claude" in model.lower()) else DEFAULT_WINDOW
+
+
+_scanned: list = [None, 0, False]  # the request list scanned last (a live session's grows in place), how far, found
+
+
+def _past_claude_window(requests: list[Request]) -> bool:
+    """Whether any request measured more than a 200k window holds. A live session's list grows in place between
+    calls, so from the second call on only the requests since the last one (and the last one again: its response
+    may have grown) are looked at, and an append's cost stays what it appended."""
+    known, done, found = _scanned
+    if known is not requests or done > len(requests):
+        done, found = 0, False
+    found = found or any(r.measured_context > CLAUDE_WINDOW for r in requests[max(0, done - 1):])
+    _scanned[:] = [requests, len(requests), found]
+    return found
 
 
 def current_model(session: Session) -> str | None:
