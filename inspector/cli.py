@@ -17,6 +17,7 @@ from typing import Any
 from inspector import __version__
 from inspector.core.atomic import reason
 from inspector.core.model import LoadError
+from inspector.core.report import safe_line
 
 SUBCOMMANDS = {
     "report": "print what a session's context holds (table or --json)",
@@ -78,7 +79,7 @@ def _main(argv: list[str] | None) -> int:
     try:
         return module.run(args)
     except (LoadError, UsageError) as exc:
-        print(f"context-inspector: {exc}", file=sys.stderr)
+        print(f"context-inspector: {safe_line(exc)}", file=sys.stderr)  # it may name a file we found
         return 2
     except KeyboardInterrupt:
         return 130
@@ -88,11 +89,11 @@ def _main(argv: list[str] | None) -> int:
         if os.environ.get("CONTEXT_INSPECTOR_DEBUG"):
             raise
         where = f"{exc.filename}: " if exc.filename else ""
-        print(f"context-inspector: {where}{reason(exc)}", file=sys.stderr)
+        print(f"context-inspector: {safe_line(where)}{reason(exc)}", file=sys.stderr)
         return 2
     except Exception as exc:  # a bug: one line, unless the user asked for the traceback
         if os.environ.get("CONTEXT_INSPECTOR_DEBUG"):
             raise
-        print(f"context-inspector: internal error: {type(exc).__name__}: {exc} "
+        print(f"context-inspector: internal error: {type(exc).__name__}: {safe_line(exc)} "
               "(set CONTEXT_INSPECTOR_DEBUG=1 for a traceback)", file=sys.stderr)
         return 1

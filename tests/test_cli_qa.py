@@ -185,3 +185,34 @@ def test_compact_refuses_settings_of_another_strategy(monkeypatch, capsys, corpu
         code = exc.code
     out, err = capsys.readouterr()
     assert code == 2 and out == "" and says in err
+
+
+def test_session_text_cannot_add_lines_to_the_report(report, tmp_path):
+    """Control characters were made inert but newlines were not: a cwd, model or tool name holding "\\n" printed
+    lines of its own in the table (here a forged "requests" line and a forged category)."""
+    forged = "\nrequests  999; context 1 first (measured)\n"
+    lines = [
+        {"type": "user", "uuid": "u1", "parentUuid": None, "sessionId": "s", "cwd": "/tmp" + forged,
+         "message": {"role": "user", "content": "hi"}},
+        {"type": "assistant", "uuid": "a1", "parentUuid": "u1", "sessionId": "s",
+         "message": {"id": "m1", "role": "assistant", "model": "claude" + forged,
+                     "content": [{"type": "tool_use", "id": "t1", "name": "Read" + forged, "input": {}}],
+                     "usage": {"input_tokens": 100, "output_tokens": 5}}},
+        {"type": "user", "uuid": "u2", "parentUuid": "a1", "sessionId": "s",
+         "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "x"}]}},
+    ]
+    path = tmp_path / "s.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    code, out, _ = report(path, "--messages")
+    assert code == 0 and "\x1b" not in out
+    assert not [line for line in out.splitlines() if line.startswith("requests  999")]
+
+
+def test_an_error_naming_a_hostile_file_name_is_one_inert_line(monkeypatch, capsys, tmp_path):
+    """The newest file of a project directory is named by the directory, not typed by the user: its name went
+    into the error line as it was, escape sequences (a screen clear here) and newlines included."""
+    monkeypatch.setattr(cli, "SUBCOMMANDS", {"report": cli.SUBCOMMANDS["report"]})
+    (tmp_path / "z\x1b[2J\nforged.jsonl").write_bytes(b"\x00\x01binary")
+    assert cli.main(["report", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "\x1b" not in err and err.count("\n") == 1 and "binary file" in err

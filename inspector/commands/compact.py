@@ -142,7 +142,9 @@ def run(args: argparse.Namespace) -> int:
     _check_settings(args)
     session = load(args.path)
     if args.out and not args.dry_run:
-        check_target(session, args.out)  # before any work (or a paid summary) is done
+        target = check_target(session, args.out)  # before any work (or a paid summary) is done
+        if not target.parent.is_dir():
+            raise LoadError(f"{target}: cannot write there: no such directory {target.parent}")
     estimates = Estimates(_estimator(session, args.estimator))
     try:
         info = window_info(session, args.policy, args.window)

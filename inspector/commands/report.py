@@ -13,7 +13,7 @@ from inspector.core.estimators import ESTIMATORS
 from inspector.core.formats import load
 from inspector.core.gc_pause import gc_paused
 from inspector.core.limits import POLICIES, window_info
-from inspector.core.report import report_dict, report_text, safe
+from inspector.core.report import report_dict, report_text, safe_line
 from inspector.core.token_report import add_token_keys, token_text
 from inspector.core.model import Session
 from inspector.core.tokens import Accounting, account, estimator_for
@@ -62,7 +62,7 @@ def _run(args: argparse.Namespace) -> int:
         sys.stdout.write(json.dumps(report, ensure_ascii=True, separators=(",", ":")) + "\n")
     else:
         sys.stdout.write(report_text(session))
-        sys.stdout.write(token_text(accounting, info, safe, getattr(args, "messages", False)))
+        sys.stdout.write(token_text(accounting, info, safe_line, getattr(args, "messages", False)))
         if session.requests:
             sys.stdout.write("\n" + "\n".join(render_what_if(what_if)) + "\n")
     sys.stdout.flush()

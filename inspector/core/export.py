@@ -47,15 +47,12 @@ def export_session(session: Session, out: str | os.PathLike[str], fmt: ExportFor
 
 
 def check_target(session: Session, out: str | os.PathLike[str]) -> Path:
-    """The output path, or LoadError when it is the session's own file, a directory or in a missing directory
-    (checked before any work)."""
+    """The output path, or LoadError when it is the session's own file or a directory (checked before any work)."""
     target = Path(out).expanduser()
     if _same_file(target, Path(session.source)):
         raise LoadError(f"{target}: refusing to overwrite the session being inspected; choose another --out path")
     if target.is_dir():
         raise LoadError(f"{target}: is a directory; give a file name")
-    if not target.parent.is_dir():
-        raise LoadError(f"{target}: cannot write there: no such directory {target.parent}")
     return target
 
 

@@ -38,6 +38,12 @@ def safe(text: object) -> str:
     return _CONTROL.sub("?", redact(str(text)))
 
 
+def safe_line(text: object) -> str:
+    """`safe`, kept on one line (newlines and tabs shown as `?` too): a table field or an error line that session
+    text (a cwd, a model, a tool or file name) must not break into lines of its own."""
+    return safe(text).replace("\n", "?").replace("\t", "?")
+
+
 def report_text(session: Session) -> str:
     """A readable summary: the session, its requests as a table, compactions, warnings and subagent files."""
     out: list[str] = []
@@ -71,14 +77,14 @@ def report_text(session: Session) -> str:
                                  f"{last.measured_context:,} last, {peak.measured_context:,} peak (measured)"))
     else:
         head.append(("requests", "none with recorded usage"))
-    out += [f"{k:<9} {safe(v)}" for k, v in head]
+    out += [f"{k:<9} {safe_line(v)}" for k, v in head]
 
     if session.requests:
         out += ["", "Requests (measured context = input + cache creation + cache read)",
                 f"{'#':>5} {'line':>7} {'msg':>6}  {'context':>9} {'output':>7}  model"]
         for i, r in enumerate(session.requests):
             out.append(f"{i + 1:>5} {r.line or '-':>7} {r.message_index:>6}  {r.measured_context:>9,} "
-                       f"{r.output_tokens:>7,}  {safe(r.model or '-')}")
+                       f"{r.output_tokens:>7,}  {safe_line(r.model or '-')}")
     if session.compactions:
         out += ["", "Compactions"]
         for c in session.compactions:
@@ -87,12 +93,12 @@ def report_text(session: Session) -> str:
             if c.kind == "microcompact":
                 detail += f", {len(c.cleared_tool_ids)} tool results cleared"
             out.append(f"  {c.kind:<12} at message {c.index:,}" + (f" (line {c.line})" if c.line else "")
-                       + f": {safe(detail)}")
+                       + f": {safe_line(detail)}")
     if session.warnings:
         out += ["", f"Warnings ({len(session.warnings)})"]
-        out += [f"  line {w.line}: {safe(w.message)}" if w.line else f"  {safe(w.message)}"
+        out += [f"  line {w.line}: {safe_line(w.message)}" if w.line else f"  {safe_line(w.message)}"
                 for w in session.warnings]
     if session.subagents:
         out += ["", f"Subagent windows ({len(session.subagents)})"]
-        out += [f"  {safe(p)}" for p in session.subagents]
+        out += [f"  {safe_line(p)}" for p in session.subagents]
     return "\n".join(out) + "\n"
