@@ -216,3 +216,17 @@ def test_an_error_naming_a_hostile_file_name_is_one_inert_line(monkeypatch, caps
     assert cli.main(["report", str(tmp_path)]) == 2
     err = capsys.readouterr().err
     assert "\x1b" not in err and err.count("\n") == 1 and "binary file" in err
+
+
+def test_a_recorded_tool_name_cannot_add_lines_to_the_prompt_table(monkeypatch, capsys, tmp_path):
+    """`prompt --session` printed a recorded tool's name as it was: "Tool: Read" then a line of the file's own."""
+    monkeypatch.setattr(cli, "SUBCOMMANDS", {"prompt": cli.SUBCOMMANDS["prompt"]})
+    forged = "\nForged  line\n"
+    request = {"model": "claude-sonnet-4-5", "system": "sys", "max_tokens": 10,
+               "tools": [{"name": "Read" + forged, "description": "d" + forged, "input_schema": {"type": "object"}}],
+               "messages": [{"role": "user", "content": "hi"}]}
+    path = tmp_path / "request.json"
+    path.write_text(json.dumps(request))
+    assert cli.main(["prompt", "--session", str(path), "--lint"]) in (0, 1)
+    out = capsys.readouterr().out
+    assert "Tool: Read" in out and not [line for line in out.splitlines() if line.startswith("Forged")]

@@ -20,7 +20,7 @@ from inspector.core.prompt.lint import Finding, lint
 from inspector.core.prompt.memory import default_memory_path
 from inspector.core.prompt.session_view import session_prompt
 from inspector.core.prompt.template import TemplateError
-from inspector.core.report import safe
+from inspector.core.report import safe, safe_line
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -115,8 +115,8 @@ def _source(section: Section, base: Path) -> str:
 def _print(head: list[tuple[str, str]], sections: list[Section], notes: list[str], findings: list[Finding] | None,
            base: Path) -> None:
     """The table; file sources are shown relative to `base` (the repository root or working directory)."""
-    out = [f"{label + ':':<19}{safe(value)}" for label, value in head]
-    rows = [(str(i), safe(s.title), safe(_source(s, base)), f"{s.tokens:,}") for i, s in enumerate(sections, 1)]
+    out = [f"{label + ':':<19}{safe_line(value)}" for label, value in head]
+    rows = [(str(i), safe_line(s.title), safe_line(_source(s, base)), f"{s.tokens:,}") for i, s in enumerate(sections, 1)]
     total = sum(s.tokens for s in sections if s.kind != "reconstructed")
     widths = [max([len(h)] + [len(r[c]) for r in rows]) for c, h in enumerate(("#", "Section", "Source", "Tokens"))]
     widths[3] = max(widths[3], len(f"{total:,}"))
@@ -129,15 +129,15 @@ def _print(head: list[tuple[str, str]], sections: list[Section], notes: list[str
     explained = {s.note: "Reconstructed files" if s.kind == "reconstructed" else s.title for s in sections if s.note}
     if explained:
         out.append("")
-        out += [f"{safe(title)}: {safe(note)}" for note, title in explained.items()]
+        out += [f"{safe_line(title)}: {safe_line(note)}" for note, title in explained.items()]
     if notes:
         out.append("")
-        out += ["Notes:"] + [f"  {safe(n)}" for n in notes]
+        out += ["Notes:"] + [f"  {safe_line(n)}" for n in notes]
     if findings is not None:
         out.append("")
         out.append(f"Lint: {len(findings)} finding{'s' if len(findings) != 1 else ''}" if findings else "Lint: clean")
         for f in findings:
-            out.append(f"  {safe(f.location())}: {f.rule}: {safe(f.message)}")
+            out.append(f"  {safe_line(f.location())}: {f.rule}: {safe_line(f.message)}")
             if f.excerpt:
-                out.append(f"      > {safe(f.excerpt)}")
+                out.append(f"      > {safe_line(f.excerpt)}")
     sys.stdout.write("\n".join(out) + "\n")
