@@ -116,7 +116,8 @@ def _print(head: list[tuple[str, str]], sections: list[Section], notes: list[str
            base: Path) -> None:
     """The table; file sources are shown relative to `base` (the repository root or working directory)."""
     out = [f"{label + ':':<19}{safe_line(value)}" for label, value in head]
-    rows = [(str(i), safe_line(s.title), safe_line(_source(s, base)), f"{s.tokens:,}") for i, s in enumerate(sections, 1)]
+    rows = [(str(i), safe_line(s.title), safe_line(_source(s, base)), f"{s.tokens:,}")
+            for i, s in enumerate(sections, 1)]
     total = sum(s.tokens for s in sections if s.kind != "reconstructed")
     widths = [max([len(h)] + [len(r[c]) for r in rows]) for c, h in enumerate(("#", "Section", "Source", "Tokens"))]
     widths[3] = max(widths[3], len(f"{total:,}"))
