@@ -40,6 +40,30 @@ def number(convert: type, text: str) -> Any:
         raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
 
 
+def add_custom_pct(parser: argparse.ArgumentParser) -> None:
+    """The custom policy's percentages, for the commands that take --policy."""
+    parser.add_argument("--custom-pct", type=_percentages, default=None, metavar="W,A,B",
+                        help="with --policy custom: the warning, auto-compact and blocking thresholds in percent "
+                             "of the effective window (default 60,70,95)")
+
+
+def _percentages(text: str) -> tuple[float, ...]:
+    values = tuple(number(float, part) for part in text.split(","))
+    if len(values) != 3:
+        raise argparse.ArgumentTypeError(f"give three percentages WARNING,AUTOCOMPACT,BLOCKING, got {text!r}")
+    return values
+
+
+def policy_options(args: argparse.Namespace) -> dict[str, float]:
+    """The window_info options the arguments give (--custom-pct); UsageError when they do not fit --policy."""
+    pct = getattr(args, "custom_pct", None)
+    if pct is None:
+        return {}
+    if getattr(args, "policy", None) != "custom":
+        raise UsageError("--custom-pct is for --policy custom")
+    return dict(zip(("warning_pct", "autocompact_pct", "blocking_pct"), pct))
+
+
 def _parser(command: str | None = None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="context-inspector",

@@ -230,3 +230,18 @@ def test_a_recorded_tool_name_cannot_add_lines_to_the_prompt_table(monkeypatch, 
     assert cli.main(["prompt", "--session", str(path), "--lint"]) in (0, 1)
     out = capsys.readouterr().out
     assert "Tool: Read" in out and not [line for line in out.splitlines() if line.startswith("Forged")]
+
+
+@pytest.mark.parametrize("command", ["report", "compact"])
+def test_the_custom_policy_takes_its_percentages(monkeypatch, capsys, corpus, command):
+    """`--policy custom` was offered with no way to give its percentages: it always meant 60/70/95."""
+    monkeypatch.setattr(cli, "SUBCOMMANDS", {command: cli.SUBCOMMANDS[command]})
+    path = str(corpus / "claude-code-short.jsonl")
+    extra = ["--dry-run"] if command == "compact" else []
+    assert cli.main([command, path, "--json", *extra, "--policy", "custom", "--custom-pct", "50,80,90"]) == 0
+    window = json.loads(capsys.readouterr().out)["window"]
+    assert window["thresholds"] == {"warning": 90_000, "autocompact": 144_000, "blocking": 162_000}
+    assert cli.main([command, path, *extra, "--custom-pct", "50,80,90"]) == 2
+    assert "--custom-pct is for --policy custom" in capsys.readouterr().err
+    assert cli.main([command, path, *extra, "--policy", "custom", "--custom-pct", "90,80,95"]) == 2
+    assert "must rise" in capsys.readouterr().err

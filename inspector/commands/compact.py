@@ -16,7 +16,7 @@ import os
 import sys
 from pathlib import Path
 
-from inspector.cli import UsageError, number
+from inspector.cli import UsageError, add_custom_pct, number, policy_options
 from inspector.core.compaction import (ClearSettings, ContextEditSettings, Estimates, Plan, SnipSettings,
                                        SummaryError, SummarySettings, apply, complete_summary, inert, plan_strategy,
                                        render_plan, run_summary)
@@ -70,6 +70,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="thresholds to place the context against (default: the session's own, as in report)")
     parser.add_argument("--window", type=int, default=None, metavar="N",
                         help="context window in tokens (default: the model's, or the one the session states)")
+    add_custom_pct(parser)
     snip = parser.add_argument_group("snip (the reference design)")
     snip.add_argument("--preserve-last-n", type=_count, default=6, metavar="N",
                       help="leave the last N messages alone (default 6)")
@@ -140,6 +141,7 @@ def _estimator(session: Session, name: str | None) -> Estimator:
 
 def run(args: argparse.Namespace) -> int:
     _check_settings(args)
+    options = policy_options(args)
     session = load(args.path)
     if args.out and not args.dry_run:
         target = check_target(session, args.out)  # before any work (or a paid summary) is done
@@ -147,7 +149,7 @@ def run(args: argparse.Namespace) -> int:
             raise LoadError(f"{target}: cannot write there: no such directory {target.parent}")
     estimates = Estimates(_estimator(session, args.estimator))
     try:
-        info = window_info(session, args.policy, args.window)
+        info = window_info(session, args.policy, args.window, **options)
     except ValueError as exc:  # a bad window
         raise UsageError(str(exc)) from None
     plan = plan_strategy(args.strategy, session, settings_from(args, session), estimates)

@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 
-from inspector.cli import UsageError
+from inspector.cli import UsageError, add_custom_pct, policy_options
 from inspector.core.compaction.plan import Estimates
 from inspector.core.compaction.replay import render_what_if, replay
 from inspector.core.estimators import ESTIMATORS
@@ -36,6 +36,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "the others, our agent's included)")
     parser.add_argument("--window", type=int, default=None, metavar="N",
                         help="context window in tokens (default: the model's, or the one the session states)")
+    add_custom_pct(parser)
     parser.add_argument("--messages", action="store_true", help="table form: list every message's tokens too")
 
 
@@ -45,12 +46,13 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
+    options = policy_options(args)
     session = load(args.path, progress=_progress if sys.stderr.isatty() else None)
     if sys.stderr.isatty():
         sys.stderr.write("\r\x1b[K")
     try:
         accounting = account(session, getattr(args, "estimator", None))
-        info = window_info(session, getattr(args, "policy", None), getattr(args, "window", None))
+        info = window_info(session, getattr(args, "policy", None), getattr(args, "window", None), **options)
     except ValueError as exc:  # an unknown policy, a bad window, `exact` without a key
         raise UsageError(str(exc)) from None
     # where the policy would have compacted, from the report's own estimates (its prefix and summary sizes)
