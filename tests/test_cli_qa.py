@@ -245,3 +245,15 @@ def test_the_custom_policy_takes_its_percentages(monkeypatch, capsys, corpus, co
     assert "--custom-pct is for --policy custom" in capsys.readouterr().err
     assert cli.main([command, path, *extra, "--policy", "custom", "--custom-pct", "90,80,95"]) == 2
     assert "must rise" in capsys.readouterr().err
+
+
+def test_compact_out_help_says_what_happens_to_an_existing_file(monkeypatch, capsys, corpus, tmp_path):
+    """The help said "(a new file)", yet an existing file (another session, say) is replaced without a word."""
+    monkeypatch.setattr(cli, "SUBCOMMANDS", {"compact": cli.SUBCOMMANDS["compact"]})
+    with pytest.raises(SystemExit):
+        cli.main(["compact", "--help"])
+    assert "replaced if it exists" in " ".join(capsys.readouterr().out.split())
+    out = tmp_path / "other.jsonl"
+    out.write_text("another session\n")
+    assert cli.main(["compact", str(corpus / "claude-code-manual-compact.jsonl"), "--out", str(out)]) == 0
+    assert "another session" not in out.read_text() and "wrote" in capsys.readouterr().out

@@ -57,7 +57,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--strategy", choices=STRATEGIES, default="snip", help="what to do (default: snip)")
     parser.add_argument("--dry-run", action="store_true",
                         help="print the plan and totals only: write nothing and call no model")
-    parser.add_argument("--out", metavar="FILE", help="write the compacted session to FILE (a new file)")
+    parser.add_argument("--out", metavar="FILE", help="write the compacted session to FILE (replaced if it exists; never the input)")
     parser.add_argument("--format", choices=("neutral", "claude-code"), default=None,
                         help="format of --out (default: claude-code for Claude Code input, else neutral)")
     parser.add_argument("--all", action="store_true", help="list unchanged messages too")
