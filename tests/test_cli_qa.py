@@ -257,3 +257,30 @@ def test_compact_out_help_says_what_happens_to_an_existing_file(monkeypatch, cap
     out.write_text("another session\n")
     assert cli.main(["compact", str(corpus / "claude-code-manual-compact.jsonl"), "--out", str(out)]) == 0
     assert "another session" not in out.read_text() and "wrote" in capsys.readouterr().out
+
+
+def test_the_what_if_lines_are_inert(report, tmp_path):
+    """A compaction's trigger went into the what-if line raw (a title change and a screen clear reached the
+    terminal); an unknown trigger showed as "? compaction", the sign of a replaced control character."""
+    hostile = "\x1b]0;pwned\x07\x1b[2J\nforged"
+    lines = [
+        {"type": "user", "uuid": "u1", "parentUuid": None, "message": {"role": "user", "content": "hi"}},
+        {"type": "assistant", "uuid": "a1", "parentUuid": "u1",
+         "message": {"id": "m1" + hostile, "role": "assistant", "model": "claude-x",
+                     "content": [{"type": "text", "text": "ok"}], "usage": {"input_tokens": 100, "output_tokens": 5}}},
+        {"type": "system", "subtype": "compact_boundary", "uuid": "b1", "parentUuid": None,
+         "logicalParentUuid": "a1", "compactMetadata": {"trigger": "manual" + hostile, "preTokens": 105}},
+        {"type": "system", "subtype": "compact_boundary", "uuid": "b2", "parentUuid": None,
+         "logicalParentUuid": "b1", "compactMetadata": {"preTokens": 106}},
+        {"type": "user", "uuid": "u2", "parentUuid": "b2", "message": {"role": "user", "content": "again"}},
+        {"type": "assistant", "uuid": "a2", "parentUuid": "u2",
+         "message": {"id": "m2", "role": "assistant", "model": "claude-x",
+                     "content": [{"type": "text", "text": "ok"}], "usage": {"input_tokens": 50, "output_tokens": 5}}},
+    ]
+    path = tmp_path / "s.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    code, out, _ = report(path, "--policy", "custom", "--window", "1000")
+    what_if = out.split("what-if:")[1]
+    assert code == 0 and "\x1b" not in out and "\x07" not in out and "would fire" in what_if
+    assert not [line for line in what_if.splitlines() if line.startswith("forged")]
+    assert "compaction (trigger unknown) at message" in what_if and "? compaction" not in what_if

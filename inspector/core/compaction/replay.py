@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from inspector.core.compaction.diff import inert
 from inspector.core.compaction.plan import Estimates
 from inspector.core.model import Compaction, Request, Session
+from inspector.core.report import safe_line
 
 DEFAULT_SUMMARY_TOKENS = 4_000  # when the session records no summary to measure
 
@@ -109,11 +109,12 @@ def render_what_if(what_if: WhatIf) -> list[str]:
              f"{len(what_if.fires)} compaction(s) would fire, {len(what_if.recorded)} recorded"]
     events: list[tuple[int, int, str]] = []
     for f in what_if.fires:
-        events.append((f.message_index, 0, f"  would fire  before request {inert(f.request_id)} (message "
+        events.append((f.message_index, 0, f"  would fire  before request {safe_line(f.request_id)} (message "
                        f"{f.message_index}, line {f.line or '?'}): context {f.context:,} -> {f.after:,}"))
     for rc in what_if.recorded:
         pre = f"{rc.pre_tokens:,}" if rc.pre_tokens is not None else "?"
-        events.append((rc.index, 1, f"  recorded    {rc.trigger or '?'} compaction at message {rc.index} "
+        kind = f"{safe_line(rc.trigger)} compaction" if rc.trigger else "compaction (trigger unknown)"
+        events.append((rc.index, 1, f"  recorded    {kind} at message {rc.index} "
                        f"(line {rc.line or '?'}): pre-tokens {pre}"))
     lines += [text for _, _, text in sorted(events)]
     return lines
