@@ -49,8 +49,9 @@ def add_custom_pct(parser: argparse.ArgumentParser) -> None:
 
 def _percentages(text: str) -> tuple[float, ...]:
     values = tuple(number(float, part) for part in text.split(","))
-    if len(values) != 3:
-        raise argparse.ArgumentTypeError(f"give three percentages WARNING,AUTOCOMPACT,BLOCKING, got {text!r}")
+    if len(values) != 3 or not all(0 < v <= 100 for v in values) or not values[0] <= values[1] <= values[2]:
+        raise argparse.ArgumentTypeError("give three percentages WARNING,AUTOCOMPACT,BLOCKING, each above 0 and at "
+                                         f"most 100, in rising order; got {text!r}")
     return values
 
 

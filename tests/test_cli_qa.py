@@ -243,8 +243,12 @@ def test_the_custom_policy_takes_its_percentages(monkeypatch, capsys, corpus, co
     assert window["thresholds"] == {"warning": 90_000, "autocompact": 144_000, "blocking": 162_000}
     assert cli.main([command, path, *extra, "--custom-pct", "50,80,90"]) == 2
     assert "--custom-pct is for --policy custom" in capsys.readouterr().err
-    assert cli.main([command, path, *extra, "--policy", "custom", "--custom-pct", "90,80,95"]) == 2
-    assert "must rise" in capsys.readouterr().err
+    for bad in ("90,80,95", "80,90,150", "0,50,90"):
+        with pytest.raises(SystemExit) as exit_:
+            cli.main([command, path, *extra, "--policy", "custom", "--custom-pct", bad])
+        assert exit_.value.code == 2
+        err = capsys.readouterr().err
+        assert "--custom-pct" in err and "in rising order" in err and "_pct" not in err
 
 
 def test_compact_out_help_says_what_happens_to_an_existing_file(monkeypatch, capsys, corpus, tmp_path):

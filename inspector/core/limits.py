@@ -227,6 +227,10 @@ def window_info(session: Session | None = None, policy: str | None = None, windo
     if window is not None:
         size = window
         notes.append("window set by --window")
+        peak = max((r.measured_context for r in session.requests), default=0) if session is not None else 0
+        if peak > window:
+            notes.append(f"--window {window:,} is smaller than a context this session measured ({peak:,}): the "
+                         "model's real window is larger")
     else:
         size = context_window(session, model)
         if session is not None and session.window:
