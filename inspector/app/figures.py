@@ -313,15 +313,9 @@ def extend(previous: Figures, session: Session, settings: Settings, accounting: 
     reqs = session.requests
     before = next((reqs[j].message_index for j in range(k - 1, -1, -1) if reqs[j].message_index >= 0), 0)
     state.ordered = state.ordered and _ordered_requests(session.requests, k, before)
-    d = min(changed, acc.kept, len(previous.cumulative))
-    for at in state.request_at[k:]:
-        if at >= 0:
-            d = min(d, at)
-    del state.request_at[k:]
-    state.request_at.extend(r.message_index for r in session.requests[k:])
-    for at in state.request_at[k:]:
-        if at >= 0:
-            d = min(d, at)
+    was = state.request_at[k:]
+    state.request_at[k:] = [r.message_index for r in session.requests[k:]]
+    d = min([changed, acc.kept, len(previous.cumulative), *(at for at in was + state.request_at[k:] if at >= 0)])
     starts = {c.index for c in session.compactions if c.kind == "compact"}
     for i in starts.symmetric_difference(state.starts):
         d = min(d, i)
