@@ -106,6 +106,9 @@ def test_a_live_sessions_window_follows_requests_appended_in_place():
     s.requests[-1] = Request("r1", "claude-sonnet-4-5", 210_000, 0, 0, 10, 1)  # the last response grew
     assert context_window(s) == 1_000_000
     assert context_window(session("claude-sonnet-4-5", (50_000,))) == 200_000
+    grown = session("claude-sonnet-4-5", (50_000,))  # the follower's next state: a new list, the same requests
+    grown.requests = [*s.requests, Request("r2", "claude-sonnet-4-5", 20_000, 0, 0, 10, 2)]
+    assert context_window(s) == 1_000_000 and context_window(grown) == 1_000_000
 
 
 def test_a_window_smaller_than_a_measured_context_is_called_out():

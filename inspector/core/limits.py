@@ -96,18 +96,19 @@ def context_window(session: Session | None, model: str | None = None) -> int:
     return CLAUDE_WINDOW if (model is None or "claude" in model.lower()) else DEFAULT_WINDOW
 
 
-_scanned: list = [None, 0, False]  # the request list scanned last (a live session's grows in place), how far, found
+_scanned: list = [None, 0, False]  # the last request scanned, how many were, whether one was past the window
 
 
 def _past_claude_window(requests: list[Request]) -> bool:
-    """Whether any request measured more than a 200k window holds. A live session's list grows in place between
-    calls, so from the second call on only the requests since the last one (and the last one again: its response
-    may have grown) are looked at, and an append's cost stays what it appended."""
-    known, done, found = _scanned
-    if known is not requests or done > len(requests):
+    """Whether any request measured more than a 200k window holds. A live session's next state holds the same
+    request objects and more (the follower builds a new list of them on every append), so when the request the
+    last call ended on is still in place, only it (its response may have grown) and those after it are looked
+    at, and an append's cost stays what it appended."""
+    last, done, found = _scanned
+    if not (0 < done <= len(requests) and requests[done - 1] is last):
         done, found = 0, False
     found = found or any(r.measured_context > CLAUDE_WINDOW for r in requests[max(0, done - 1):])
-    _scanned[:] = [requests, len(requests), found]
+    _scanned[:] = [requests[-1] if requests else None, len(requests), found]
     return found
 
 
