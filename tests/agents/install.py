@@ -1,0 +1,116 @@
+"""Install the pinned versions of the real agents the lab drives, from npm, into a cache outside the repository.
+
+    python tests/agents/install.py [AGENT ...]     # all agents when none is named; prints each binary's path
+
+Each agent goes to its own prefix, `<cache>/<package>@<version>/`, so versions sit side by side and a second call
+is a no-op. The cache is `$CONTEXT_INSPECTOR_LAB_CACHE`, else `$XDG_CACHE_HOME/context-inspector/lab`, else
+`~/.cache/context-inspector/lab`. npm install scripts are not run (npm 11 asks to allow them); where an agent needs
+its own (opencode links its platform binary) the pin names the script and it runs explicitly. Tests call `binary(agent)` (no install, None when absent) or `ensure(agent)` (install when missing;
+None, with the reason in `last_error`, when npm or the registry is not there).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class Pin:
+    package: str
+    version: str
+    command: str  # the name of its binary under node_modules/.bin
+    postinstall: str | None = None  # a script of the package to run after installing (npm's own are not run)
+
+    @property
+    def spec(self) -> str:
+        return f"{self.package}@{self.version}"
+
+
+PINS: dict[str, Pin] = {
+    "claude-code": Pin("@anthropic-ai/claude-code", "2.1.332", "claude"),
+    "codex": Pin("@openai/codex", "0.171.0", "codex"),
+    "gemini": Pin("@google/gemini-cli", "0.61.0", "gemini"),
+    "opencode": Pin("opencode-ai", "1.18.33", "opencode", postinstall="postinstall.mjs"),  # links its binary
+    "qwen": Pin("@qwen-code/qwen-code", "0.24.4", "qwen"),
+}
+
+READY = ".installed"  # written in the prefix once npm and the postinstall script have both succeeded
+last_error: dict[str, str] = {}
+
+
+def cache_dir() -> Path:
+    if os.environ.get("CONTEXT_INSPECTOR_LAB_CACHE"):
+        return Path(os.environ["CONTEXT_INSPECTOR_LAB_CACHE"])
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "context-inspector" / "lab"
+
+
+def prefix(agent: str) -> Path:
+    pin = PINS[agent]
+    return cache_dir() / pin.spec.lstrip("@").replace("/", "+")
+
+
+def binary(agent: str) -> Path | None:
+    """The installed binary of `agent`'s pinned version, or None (also when an install stopped half-way)."""
+    path = prefix(agent) / "node_modules" / ".bin" / PINS[agent].command
+    return path if path.exists() and (prefix(agent) / READY).exists() else None
+
+
+def ensure(agent: str, timeout: float = 600) -> Path | None:
+    """The binary of `agent`'s pinned version, installing it first when missing; None when that fails."""
+    found = binary(agent)
+    if found is not None:
+        return found
+    npm = shutil.which("npm")
+    if npm is None:
+        last_error[agent] = "npm is not installed"
+        return None
+    target = prefix(agent)
+    target.mkdir(parents=True, exist_ok=True)
+    try:
+        done = subprocess.run([npm, "install", "--prefix", str(target), "--no-audit", "--no-fund",
+                               "--ignore-scripts", PINS[agent].spec],
+                              capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        last_error[agent] = f"npm install {PINS[agent].spec} took more than {timeout:.0f} s"
+        return None
+    if done.returncode != 0:
+        tail = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["(no output)"]
+        last_error[agent] = f"npm install {PINS[agent].spec} failed: {tail[0]}"
+        return None
+    pin = PINS[agent]
+    if pin.postinstall:
+        package_dir = target / "node_modules" / pin.package
+        done = subprocess.run(["node", pin.postinstall], cwd=package_dir, capture_output=True, text=True,
+                              timeout=timeout)
+        if done.returncode != 0:
+            last_error[agent] = f"{pin.package}'s {pin.postinstall} failed: {done.stderr.strip()[-200:]}"
+            return None
+    (target / READY).write_text(pin.spec + "\n")
+    return binary(agent)
+
+
+def main(argv: list[str]) -> int:
+    agents = argv or list(PINS)
+    unknown = [a for a in agents if a not in PINS]
+    if unknown:
+        print(f"unknown agent(s): {', '.join(unknown)}; known: {', '.join(PINS)}", file=sys.stderr)
+        return 2
+    status = 0
+    for agent in agents:
+        path = ensure(agent)
+        if path is None:
+            print(f"{agent}: {last_error.get(agent)}", file=sys.stderr)
+            status = 1
+        else:
+            print(f"{agent} {PINS[agent].version}: {path}")
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
