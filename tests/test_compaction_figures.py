@@ -13,7 +13,7 @@ from inspector.core.compaction import (ClearSettings, ContextEditSettings, Estim
                                        apply, complete_summary, plan_clear, plan_clear_tool_uses, plan_snip,
                                        plan_summary)
 from inspector.core.compaction.micro import CLEARED_MARKER, CONTEXT_EDIT_PLACEHOLDER, snip_text
-from inspector.core.compaction.plan import edited_block
+from inspector.core.formats.blocks import edited_block
 from inspector.core.estimators import SCRIPT_RATIOS, Calibrated, Estimator, Exact, get_estimator
 from inspector.core.formats import load
 from inspector.core.model import Block, Compaction, Message, Session

@@ -54,7 +54,8 @@ def test_apply_returns_a_new_session_and_leaves_the_old_untouched():
     assert s == snapshot
     assert new is not s and new.messages is not s.messages
     assert new.compactions == [Compaction("microcompact", 17, trigger="manual", pre_tokens=plan.before,
-                                          tokens_saved=plan.saved, cleared_tool_ids=plan.cleared_tool_ids)]
+                                          tokens_saved=plan.saved, cleared_tool_ids=plan.cleared_tool_ids,
+                                          replaced={i: s.messages[i] for i in plan.edits})]
     assert [m.text() for m in new.messages] == [r.message.text() for r in plan.rows]
     assert not find_orphans(new.context)
 

@@ -12,7 +12,8 @@ from inspector.core.compaction import (ClearSettings, ContextEditSettings, Estim
                                        apply, diff_sessions, find_orphans, find_split_point, plan_clear,
                                        plan_clear_tool_uses, plan_snip, plan_summary)
 from inspector.core.compaction.micro import tool_names
-from inspector.core.compaction.split import unsafe_cuts
+from inspector.core.compaction.cuts import unsafe_cuts
+from inspector.core.compaction.summary import request_messages
 
 BOUNDED = settings(max_examples=80, deadline=None)
 ESTIMATORS = st.sampled_from(["chars35", "blocks"])
@@ -83,7 +84,7 @@ def test_summary_invariants(session, ratio, estimator):
     assert plan.summary.split == split == plan.protected_from
     new = check_common(session, plan, snapshot)
     assert new.context[2:] == session.messages[split:]
-    request = plan.summary.messages
+    request = request_messages(plan.summary.old, plan.summary.prompt)
     assert request[0]["role"] == "user" and all(a["role"] != b["role"] for a, b in zip(request, request[1:]))
     ids_use = [b["id"] for m in request for b in m["content"] if b["type"] == "tool_use"]
     ids_res = [b["tool_use_id"] for m in request for b in m["content"] if b["type"] == "tool_result"]

@@ -8,7 +8,7 @@ from compaction_sessions import RecordingProvider, call, prompt, results, tool_s
 from inspector.core.compaction import (PendingSummary, SummaryError, SummarySettings, apply, complete_summary,
                                        find_orphans, find_split_point, parse_summary_answer, plan_summary,
                                        run_summary)
-from inspector.core.compaction.split import unsafe_cuts
+from inspector.core.compaction.cuts import unsafe_cuts
 from inspector.core.compaction.summary import ACKNOWLEDGEMENT, build_prompt, request_messages
 from inspector.core.model import Block, Message, Session
 
@@ -92,7 +92,7 @@ def test_plan_holds_the_exact_request_with_the_summary_pending():
     assert plan.pending and plan.summary is not None
     split = plan.summary.split
     assert [r.fate for r in plan.rows] == ["summarized"] * split + ["added", "added"] + ["kept"] * (21 - split)
-    assert plan.summary.messages[-1]["content"][-1]["text"] == plan.summary.prompt
+    assert request_messages(plan.summary.old, plan.summary.prompt)[-1]["content"][-1]["text"] == plan.summary.prompt
     assert plan.summary.prompt.endswith("keep paths")
     assert plan.summary.request_tokens > sum(r.before for r in plan.rows[:split])
     assert plan.rows[split].after is None and "pending" in plan.rows[split].note
@@ -122,7 +122,8 @@ def test_run_summary_streams_through_the_provider():
     plan = run_summary(plan_summary(s, SummarySettings(prompt="two-phase")), provider, pieces.append)
     assert "".join(pieces) == provider.answer
     system, messages = provider.calls[0]
-    assert messages == plan_summary(s, SummarySettings(prompt="two-phase")).summary.messages
+    two = plan_summary(s, SummarySettings(prompt="two-phase")).summary
+    assert messages == request_messages(two.old, two.prompt)
     assert plan.summary.text == "1. Primary Request and Intent:\n   build it"
     assert not plan.pending and plan.after < plan.before
     summary = apply(plan).context[0].text()

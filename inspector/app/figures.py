@@ -18,7 +18,7 @@ from inspector.core.compaction.pairing import PairingCheck
 from inspector.core.model import Message, Session
 
 if TYPE_CHECKING:
-    from inspector.core.compaction.plan import Estimates
+    from inspector.core.compaction.estimates import Estimates
     from inspector.core.live import Change
     from inspector.core.tokens import Accounting
 
@@ -367,7 +367,7 @@ def plan_estimates(session: Session, estimator: str | None, estimated: list[int]
     session itself), seeded with the figures' own estimates of the current context where the estimator gives a
     message the same figure alone (not the feature-fitted or exact ones, which estimate a whole state at once)
     instead of estimating 100,000 messages again."""
-    from inspector.core.compaction.plan import Estimates
+    from inspector.core.compaction.estimates import Estimates
     from inspector.core.estimators import Exact, FeatureEstimator
     from inspector.core.tokens import estimator_for
 
@@ -391,7 +391,7 @@ def micro_saving(session: Session, settings: Settings,
     else:
         params = ClearSettings(keep_recent=settings.keep_recent)
     if estimates is None:
-        from inspector.core.compaction.plan import Estimates
+        from inspector.core.compaction.estimates import Estimates
         from inspector.core.tokens import estimator_for
 
         estimates = Estimates(estimator_for(session, settings.estimator))

@@ -1,11 +1,12 @@
 """`context-inspector compact PATH --strategy snip|clear|clear_tool_uses|summary [--dry-run] [--out FILE]`.
 
-Plans the strategy on the session's current context and prints what it would do, message by message, with token
-totals. With --out the result is written to a new file (never the input), in Claude Code's format when the input
-was Claude Code's so `claude --resume` can continue it, else in the neutral format. A summary is written by the
-model when ANTHROPIC_API_KEY is set, or taken from --summary-file; otherwise the exact prompt is shown. A line at
-the top places the context before and after the plan against the policy's auto-compact threshold (--policy;
-default: the session's own, as in `report`).
+Plans the strategy on the session's current context and prints what it would do, message by message, in the
+figures `report` states (measured where usage covers it): each row's figure before and after, and the context
+before and after the plan, which is what `report` of the written file says. With --out the result is written to a
+new file (never the input), in Claude Code's format when the input was Claude Code's so `claude --resume` can
+continue it, else in the neutral format. A summary is written by the model when ANTHROPIC_API_KEY is set, or taken
+from --summary-file; otherwise the exact prompt is shown. A line at the top places the context before and after
+the plan against the policy's auto-compact threshold (--policy; default: the session's own, as in `report`).
 """
 
 from __future__ import annotations
@@ -17,18 +18,19 @@ import sys
 from pathlib import Path
 
 from inspector.cli import UsageError, add_custom_pct, number, policy_options
-from inspector.core.compaction import (ClearSettings, ContextEditSettings, Estimates, Plan, SnipSettings,
-                                       SummaryError, SummarySettings, apply, complete_summary, inert, plan_strategy,
-                                       render_plan, run_summary)
+from inspector.core.compaction import (ClearSettings, ContextEditSettings, Plan, SnipSettings, SummaryError,
+                                       SummarySettings, complete_summary, inert, plan_strategy, render_plan,
+                                       run_summary)
 from inspector.core.compaction.micro import CLEARABLE_TOOLS
 from inspector.core.compaction.pipeline import STRATEGIES
-from inspector.core.compaction.summary import PROMPT_STYLES
-from inspector.core.estimators import ESTIMATORS, Estimator
+from inspector.core.compaction.summary import PROMPT_STYLES, request_messages
+from inspector.core.estimators import ESTIMATORS
 from inspector.core.export import check_target, claude_code_session_id, default_format, export_session
+from inspector.core.figures import PlanFigures, plan_estimates, plan_figures, window_figures
 from inspector.core.formats import load
 from inspector.core.limits import POLICIES, WindowInfo, window_info
 from inspector.core.model import LoadError, Session
-from inspector.core.tokens import account, estimator_for
+from inspector.core.tokens import account
 
 KEY_HINT = ("set ANTHROPIC_API_KEY (and ANTHROPIC_BASE_URL for another endpoint, ANTHROPIC_MODEL for another "
             "model) to have the model write the summary, or pass --summary-file FILE with a summary you wrote")
@@ -132,13 +134,6 @@ def settings_from(args: argparse.Namespace, session: Session) -> object:
     return SummarySettings(args.keep_ratio, style, args.instructions)  # type: ignore[arg-type]
 
 
-def _estimator(session: Session, name: str | None) -> Estimator:
-    try:
-        return estimator_for(session, name)
-    except ValueError as exc:  # exact without a key
-        raise UsageError(str(exc)) from None
-
-
 def run(args: argparse.Namespace) -> int:
     _check_settings(args)
     options = policy_options(args)
@@ -147,26 +142,29 @@ def run(args: argparse.Namespace) -> int:
         target = check_target(session, args.out)  # before any work (or a paid summary) is done
         if not target.parent.is_dir():
             raise LoadError(f"{target}: cannot write there: no such directory {target.parent}")
-    estimates = Estimates(_estimator(session, args.estimator))
     try:
+        accounting = account(session, args.estimator)  # the figures `report` states
         info = window_info(session, args.policy, args.window, **options)
-    except ValueError as exc:  # a bad window
+    except ValueError as exc:  # a bad window, `exact` without a key
         raise UsageError(str(exc)) from None
-    plan = plan_strategy(args.strategy, session, settings_from(args, session), estimates)
+    estimates = plan_estimates(session, accounting.estimator, accounting.estimated)
+    # the context figure is the whole request's (prefix included): what the API's clear_tool_uses trigger reads
+    plan = plan_strategy(args.strategy, session, settings_from(args, session), estimates,
+                         context_tokens=accounting.current_context)
     out = sys.stdout
     if plan.summary is not None:
         plan = _summarize(plan, args)
-    figure = account(session, estimates.estimator).current_context
+    figures = plan_figures(accounting, plan)
     if args.json:
-        d = plan_dict(plan, args.all)
+        d = plan_dict(figures, args.all)
         d["window"] = info.to_dict()
-        d["context"] = {"before": info.state(figure).to_dict(),
-                        "after": info.state(max(0, figure - plan.saved)).to_dict()}
+        d["context"] = {"before": info.state(figures.before.current_context).to_dict(),
+                        "after": info.state(figures.after.current_context).to_dict()}
         json.dump(d, out, ensure_ascii=True, separators=(",", ":"))
         out.write("\n")
     else:
-        lines = render_plan(plan, args.all)
-        lines.insert(1, threshold_line(info, figure, plan.saved, plan.pending))  # under the strategy line
+        lines = render_plan(plan, figures.rows, figures.totals(), args.all)
+        lines.insert(1, threshold_line(info, figures))  # under the strategy line
         for line in lines:
             out.write(line + "\n")
         if plan.summary is not None and plan.summary.text is not None:
@@ -184,7 +182,7 @@ def run(args: argparse.Namespace) -> int:
             out.write("nothing to change: nothing written\n")
         return 0
     fmt = args.format or default_format(session)
-    path = export_session(apply(plan, trigger="manual", pre_tokens=figure), args.out, fmt)
+    path = export_session(figures.after.session, args.out, fmt)
     if args.json:
         return 0
     out.write(f"wrote {inert(str(path))} ({fmt})\n")
@@ -195,28 +193,35 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def threshold_line(info: WindowInfo, figure: int, saved: int, pending: bool = False) -> str:
-    """Where the context stands against the policy's auto-compact threshold before and after the plan. `figure` is
-    the context figure compaction decisions use (last measured + estimate since); the plan takes `saved` off it.
-    While a summary is `pending` its size is unknown: the figure after is stated without it, and says so."""
+def threshold_line(info: WindowInfo, figures: PlanFigures) -> str:
+    """Where the context stands against the policy's auto-compact threshold before and after the plan, in the
+    figures `report` states (before: the last measured context + estimates since; after: followed from them).
+    While a summary is pending its size is unknown: the figure after is stated without it, and says so."""
     limit = info.thresholds.autocompact
     source = "the session's default" if info.policy_source == "default" else "chosen"
 
-    def where(used: int) -> str:
+    def where(used: int, measured: bool) -> str:
+        w = window_figures(info, used, measured)
         gap = limit - used
-        return f"{used:,} ({used / info.context_window:.1%}, {abs(gap):,} {'below' if gap > 0 else 'over'})"
+        return (f"{used:,} ({used / info.context_window:.1%}, {abs(gap):,} {'below' if gap > 0 else 'over'}"
+                + (f"; {'; '.join(w.notes)}" if w.notes and not info.notes else "") + ")")
 
-    after = max(0, figure - saved)
+    before, after = figures.before, figures.after
+    now = where(before.current_context, before.current_measured is not None)
+    later = f"{after.current_context:,} + the summary (pending)" if figures.plan.pending else \
+        where(after.current_context, False)
     return (f"{info.policy} policy ({source}): auto-compact at {limit:,} of {info.context_window:,}; "
-            f"context now {where(figure)}, after this plan "
-            + (f"{after:,} + the summary (pending)" if pending else where(after)))
+            f"context now {now}, after this plan {later}")
 
 
-def plan_dict(plan: Plan, all_rows: bool = False) -> dict:
-    """The plan as JSON: totals, counts, its rows (changed ones only unless `all_rows`) and the summary request."""
-    rows = plan.rows if all_rows else plan.changed_rows()
-    d: dict = {"strategy": plan.strategy, "estimator": plan.estimator, "before": plan.before, "after": plan.after,
-               "saved": plan.saved, "counts": plan.counts, "pending": plan.pending, "note": plan.note,
+def plan_dict(figures: PlanFigures, all_rows: bool = False) -> dict:
+    """The plan as JSON: the context before and after it (prefix included, as `report` states it), counts, its rows
+    (changed ones only unless `all_rows`) in those figures, and the summary request."""
+    plan = figures.plan
+    rows = [r for r in figures.rows if all_rows or r.fate != "kept"]
+    d: dict = {"strategy": plan.strategy, "estimator": plan.estimator, "before": figures.before.current_context,
+               "after": figures.after.current_context, "saved": figures.saved, "counts": plan.counts,
+               "pending": plan.pending, "note": plan.note,
                "protected_from": plan.protected_from, "cleared_tool_ids": list(plan.cleared_tool_ids),
                "rows": [{"fate": r.fate, "old": r.old, "new": r.new, "role": r.role, "kind": r.kind,
                          "before": r.before, "after": r.after, "note": r.note} for r in rows]}
@@ -258,7 +263,7 @@ def _explain_pending(plan: Plan, args: argparse.Namespace) -> None:
     state = plan.summary
     assert state is not None
     out = sys.stdout
-    n = len(state.messages)
+    n = len(request_messages(state.old, state.prompt))
     out.write(f"\nsummary pending: the request is {state.request_tokens:,} tokens (system prompt, {n} message(s) "
               f"of conversation ending with the prompt below)\n")
     no_key = not os.environ.get("ANTHROPIC_API_KEY", "").strip()

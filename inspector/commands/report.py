@@ -7,7 +7,7 @@ import json
 import sys
 
 from inspector.cli import UsageError, add_custom_pct, policy_options
-from inspector.core.compaction.plan import Estimates
+from inspector.core.compaction.estimates import Estimates
 from inspector.core.compaction.replay import render_what_if, replay
 from inspector.core.estimators import ESTIMATORS
 from inspector.core.formats import load

@@ -22,6 +22,7 @@ MEDIA = "media"
 UNRECORDED = "unrecorded"
 FREE = "free"
 RESERVED = "reserved"
+PROVISIONAL = "provisional"  # follow mode, before the exact figures: everything since a new compaction
 
 LABELS: dict[str, str] = {
     SYSTEM_TOOLS: "system prompt and tools",
@@ -37,6 +38,7 @@ LABELS: dict[str, str] = {
     UNRECORDED: "unrecorded (not in the transcript)",
     FREE: "free",
     RESERVED: "reserved (output and compaction buffer)",
+    PROVISIONAL: "since the compaction (provisional)",
 }
 
 # Markers of memory files (CLAUDE.md, AGENTS.md) in text the harness injects as a message.

@@ -19,9 +19,10 @@ from pathlib import Path
 from typing import Any, Literal
 
 from inspector.core.atomic import write_atomic
-from inspector.core.formats.claude_code import CLEARED
+from inspector.core.formats.claude_code import CLEARED, EXTENSION
 from inspector.core.formats.neutral import session_lines
 from inspector.core.model import Compaction, LoadError, Message, Request, Session
+from inspector.core.versions import Edit, edits
 from inspector.core.secrets import redact
 
 ExportFormat = Literal["neutral", "claude-code"]
@@ -40,7 +41,7 @@ def export_session(session: Session, out: str | os.PathLike[str], fmt: ExportFor
     """
     target = check_target(session, out)
     fmt = fmt or default_format(session)
-    lines = session_lines_neutral(session) if fmt == "neutral" else claude_code_lines(session, target)
+    lines = session_lines(session) if fmt == "neutral" else claude_code_lines(session, target)
     # backslashreplace writes a lone surrogate (from a "\ud800" escape in the input) as that same JSON escape
     write_atomic(target, _json_lines(lines), encoding_errors="backslashreplace")
     return target
@@ -68,22 +69,6 @@ def _json_lines(lines: Iterable[dict[str, Any]]) -> Iterator[str]:
         yield redact(json.dumps(line, ensure_ascii=False, separators=(",", ":"), default=str)) + "\n"
 
 
-def _results_by_id(messages: list[Message]) -> dict[str, str]:
-    from inspector.core.compaction.micro import result_text
-
-    return {b.tool_id: result_text(b) for m in messages for b in m.blocks if b.type == "tool_result" and b.tool_id}
-
-
-def session_lines_neutral(session: Session) -> Iterator[dict[str, Any]]:
-    """The neutral writer's lines, with each microcompact's replacements set to the text its results now hold
-    (a snip leaves its own text, not Claude Code's cleared marker)."""
-    texts = _results_by_id(session.messages)
-    for line in session_lines(session):
-        if line.get("event") == "compaction" and line.get("kind") == "microcompact":
-            line["replacements"] = {i: texts.get(i, CLEARED) for i in line.get("replacements") or {}}
-        yield line
-
-
 def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
@@ -100,31 +85,35 @@ def claude_code_session_id(target: Path) -> str:
 def claude_code_lines(session: Session, target: Path) -> Iterator[dict[str, Any]]:
     """Claude Code JSONL lines for `session`: the whole active branch, history and compactions included.
 
-    Uuids repeated in the session (recent messages re-written after a summary) get fresh ones.
+    Each message is written as it is now, so `claude --resume` sends what the inspector shows. Each boundary also
+    carries what the compaction changed (`EXTENSION`): a microcompaction the messages it edited as they were before
+    (Claude Code's own `compactedToolIds` lists the results now holding its cleared marker), a summary the messages
+    it kept verbatim; so the file reads back with what every request saw. Uuids repeated in the session (recent
+    messages re-written after a summary) get fresh ones.
     """
     session_id = claude_code_session_id(target)
     base = {"isSidechain": False, "userType": "external", "cwd": session.cwd or str(Path.cwd()),
             "sessionId": session_id, "version": session.version or "2.1.39"}
-    by_index: dict[int, list[Compaction]] = {}
-    for c in session.compactions:
-        by_index.setdefault(c.index, []).append(c)
+    by_index: dict[int, list[tuple[Compaction, list[Edit]]]] = {}
+    for c, changes in zip(session.compactions, edits(session)):
+        by_index.setdefault(c.index, []).append((c, changes))
     requests = {r.id: r for r in session.requests}
-    texts = _results_by_id(session.messages)
+    uids: list[str] = []
     seen: set[str] = set()
     seen_responses: set[str] = set()
     parent: str | None = None
     namespace = uuidlib.uuid5(uuidlib.NAMESPACE_URL, f"context-inspector:{session_id}")
     for i in range(len(session.messages) + 1):
-        for c in by_index.get(i, ()):
-            line = _boundary(c, base, parent, texts, uuidlib.uuid5(namespace, f"boundary-{i}-{c.kind}"))
-            if line is not None:
-                yield line
-                parent = line["uuid"]
+        for k, (c, changes) in enumerate(by_index.get(i, ())):
+            line = _boundary(c, changes, base, parent, uids, uuidlib.uuid5(namespace, f"boundary-{i}-{k}-{c.kind}"))
+            yield line
+            parent = line["uuid"]
         if i == len(session.messages):
             break
         m = session.messages[i]
         uid = m.uuid if m.uuid and m.uuid not in seen else str(uuidlib.uuid5(namespace, f"message-{i}"))
         seen.add(uid)
+        uids.append(uid)
         response = m.response_id
         if response in seen_responses:  # a re-written copy: a new id, or Claude Code would merge it into the first
             m = m.copy_with(response_id=None)
@@ -134,22 +123,23 @@ def claude_code_lines(session: Session, target: Path) -> Iterator[dict[str, Any]
         parent = uid
 
 
-def _boundary(c: Compaction, base: dict, parent: str | None, texts: dict[str, str],
-              uid: uuidlib.UUID) -> dict[str, Any] | None:
+def _boundary(c: Compaction, changes: list[Edit], base: dict, parent: str | None, uids: list[str],
+              uid: uuidlib.UUID) -> dict[str, Any]:
     line: dict[str, Any] = {**base, "type": "system", "isMeta": False, "timestamp": c.timestamp or _now(),
                             "uuid": str(uid), "level": "info"}
     if c.kind == "compact":
-        return {"parentUuid": None, "logicalParentUuid": parent, **line, "subtype": "compact_boundary",
-                "content": "Conversation compacted",
-                "compactMetadata": {"trigger": c.trigger or "manual", "preTokens": c.pre_tokens or 0}}
-    # Claude Code reads a microcompact boundary as "these results now hold the cleared marker": list only those.
-    # Results edited otherwise (snipped) already hold their new text in their own lines.
-    ids = [i for i in c.cleared_tool_ids if texts.get(i) == CLEARED]
-    if not ids:
-        return None
+        out = {"parentUuid": None, "logicalParentUuid": parent, **line, "subtype": "compact_boundary",
+               "content": "Conversation compacted",
+               "compactMetadata": {"trigger": c.trigger or "manual", "preTokens": c.pre_tokens or 0}}
+        if c.kept_from is not None:
+            out[EXTENSION] = {"keptFrom": uids[c.kept_from], "added": c.added}
+        return out
+    cleared = [b.tool_id for e in changes for b in e.after.tool_results() if b.tool_id and b.text == CLEARED
+               and not b.content]
     return {"parentUuid": parent, **line, "subtype": "microcompact_boundary", "content": "Context microcompacted",
             "microcompactMetadata": {"trigger": c.trigger or "manual", "preTokens": c.pre_tokens or 0,
-                                     "tokensSaved": c.tokens_saved or 0, "compactedToolIds": ids}}
+                                     "tokensSaved": c.tokens_saved or 0, "compactedToolIds": cleared},
+            EXTENSION: {"before": {uids[e.index]: [b.to_api() for b in e.before.blocks] for e in changes}}}
 
 
 def _message_line(m: Message, base: dict, parent: str | None, uid: str, request: Request | None) -> dict[str, Any]:

@@ -154,6 +154,13 @@ class Request:
 class Compaction:
     """A compaction recorded in the session. `index` is the first message after the boundary (the summary, for a
     full compaction). `kind` is "compact" (history replaced by a summary) or "microcompact" (tool results cleared).
+
+    What it changed, so that figures can tell what the requests before it saw from what the context holds after:
+    a microcompaction's `replaced` maps each message it edited (session index) to that message as it was just
+    before (`messages[i]` holds the newest version; `versions.py` walks back through them). A full compaction's
+    new context is its `added` messages (the summary, and an acknowledgement where one is written) then, when
+    `kept_from` is set, copies of `messages[kept_from:index]` (the recent part a summary keeps verbatim), then
+    whatever came after.
     """
 
     kind: Literal["compact", "microcompact"]
@@ -164,6 +171,14 @@ class Compaction:
     cleared_tool_ids: tuple[str, ...] = ()
     line: int | None = None
     timestamp: str | None = None
+    replaced: dict[int, Message] = field(default_factory=dict)
+    kept_from: int | None = None
+    added: int = 1
+
+    @property
+    def kept(self) -> int:
+        """How many messages a full compaction keeps verbatim after its `added` ones."""
+        return self.index - self.kept_from if self.kept_from is not None else 0
 
 
 @dataclass(slots=True)

@@ -11,7 +11,7 @@ from typing import Any
 
 from inspector.core import categories as cat
 from inspector.core.limits import WindowInfo
-from inspector.core.tokens import Accounting
+from inspector.core.accounting import Accounting
 
 
 def add_token_keys(report: dict[str, Any], acc: Accounting, info: WindowInfo) -> dict[str, Any]:

@@ -37,9 +37,13 @@ from typing import TYPE_CHECKING, Sequence
 from inspector.core import categories as cat
 from inspector.core.calibration import YOUNG, Calibrator
 from inspector.core.estimators import (
-    N_FEATURES, Calibrated, Estimator, Exact, FeatureEstimator, Script, block_features, dot, get_estimator)
+    N_FEATURES, Calibrated, Estimator, Exact, FeatureEstimator, Script, dot, get_estimator)
 from inspector.core.limits import current_model
-from inspector.core.model import Message, Request, Session
+from inspector.core.model import Compaction, Message, Request, Session
+from inspector.core.accounting import Accounting, Accuracy, RequestFigures
+from inspector.core.compacted import after_all
+from inspector.core.pricing import Pricing, parts, scaled, split, total, vector
+from inspector.core.versions import Edit, edits as session_edits, originals
 
 if TYPE_CHECKING:
     from inspector.core.live import Change
@@ -48,132 +52,6 @@ if TYPE_CHECKING:
 # injected something the transcript does not record.
 UNEXPLAINED_FACTOR = 2.0
 UNEXPLAINED_SLACK = 1500
-
-
-@dataclass(slots=True)
-class RequestFigures:
-    """One request's figures. `predicted` is None for the session's first request (nothing earlier to use)."""
-
-    request: Request
-    window: int
-    measured: int
-    predicted: int | None
-    estimated: int
-    unrecorded: int = 0
-    cause: str | None = None
-
-    @property
-    def prediction_error_pct(self) -> float | None:
-        return None if self.predicted is None else _pct(self.predicted, self.measured)
-
-    @property
-    def estimation_error_pct(self) -> float:
-        return _pct(self.estimated, self.measured)
-
-
-@dataclass(slots=True)
-class Accuracy:
-    """Absolute percentage errors against measured contexts (p90: nearest rank)."""
-
-    count: int
-    median_abs_error_pct: float | None
-    p90_abs_error_pct: float | None
-    max_abs_error_pct: float | None
-
-    @classmethod
-    def of(cls, errors: Sequence[float]) -> Accuracy:
-        return cls.of_sorted(sorted(abs(e) for e in errors))
-
-    @classmethod
-    def of_sorted(cls, a: list[float]) -> Accuracy:
-        """From absolute errors already sorted (accounting keeps them so, to add an append's in order)."""
-        if not a:
-            return cls(0, None, None, None)
-        p90 = a[max(0, -(-len(a) * 9 // 10) - 1)]
-        i = len(a) // 2
-        median = a[i] if len(a) % 2 else (a[i - 1] + a[i]) / 2  # statistics.median's, without sorting again
-        return cls(len(a), round(median, 4), round(p90, 4), round(a[-1], 4))
-
-    def to_dict(self) -> dict:
-        return {"count": self.count, "median_abs_error_pct": self.median_abs_error_pct,
-                "p90_abs_error_pct": self.p90_abs_error_pct, "max_abs_error_pct": self.max_abs_error_pct}
-
-
-@dataclass
-class Accounting:
-    """Token figures of a session. Per message: `estimated[i]`, `measured[i]` (None where no usage covers it),
-    `category[i]`. `prefix` is the unrecorded prefix of the current window's model; `unrecorded` the growth of the
-    current window no message explains; `current_context` the figure compaction decisions use."""
-
-    session: Session
-    estimator: str
-    estimated: list[int]
-    measured: list[int | None]
-    category: list[str]
-    prefix: int
-    prefix_measured: bool
-    unrecorded: int
-    requests: list[RequestFigures]
-    current_context: int
-    current_measured: int | None
-    by_category: dict[str, int]
-    prediction: Accuracy
-    estimation: Accuracy
-    ratios: dict[str, tuple[float, ...]] = field(default_factory=dict)
-    resume: _Resume | None = field(default=None, repr=False, compare=False)  # for `account_appended`
-    work: int = field(default=0, repr=False, compare=False)  # messages + requests visited to make it (tests, benchmarks)
-    resumed_at: int | None = field(default=None, repr=False, compare=False)  # the request redone first (None: fresh)
-    kept: int = field(default=0, repr=False, compare=False)  # messages whose figures are the previous accounting's
-
-    @property
-    def estimated_total(self) -> int:
-        """The estimate of the current context without the last usage: prefix, the window's unrecorded growth and
-        the estimates of every message in it."""
-        return self.prefix + self.unrecorded + sum(self.estimated[self.session.context_start:])
-
-    def figure(self, i: int) -> tuple[int, str]:
-        """Message i's figure and its label for display: ("measured" share of usage, else "estimated")."""
-        m = self.measured[i]
-        return (m, "measured") if m is not None else (self.estimated[i], "estimated")
-
-    def worst_predictions(self, n: int = 5) -> list[RequestFigures]:
-        scored = [r for r in self.requests if r.predicted is not None]
-        return sorted(scored, key=lambda r: -abs(r.prediction_error_pct or 0))[:n]
-
-
-def _pct(value: float, reference: float) -> float:
-    return (value - reference) / reference * 100 if reference else 0.0
-
-
-def _parts(message: Message, names: dict[str, str]) -> dict[str, list[float]]:
-    """The message's features per category (a message's own structure, its turn markers, goes with its first part)."""
-    parts: dict[str, list[float]] = {}
-    for block in message.blocks:
-        key = cat.block_category(message, block, names)
-        features = parts.get(key)
-        if features is None:
-            features = parts[key] = [0.0] * N_FEATURES
-        block_features(block, features)
-    if not parts:
-        parts[cat.USER_PROMPTS if message.role == "user" else cat.ASSISTANT_TEXT] = [0.0] * N_FEATURES
-    next(iter(parts.values()))[-1] += 1.0  # MESSAGE: the turn's own markers
-    return parts
-
-
-def _sum(vectors) -> list[float]:
-    out = [0.0] * N_FEATURES
-    for v in vectors:
-        out = list(map(add, out, v))
-    return out
-
-
-def _cumulative(feats: list[list[float]]) -> list[list[float]]:
-    out = [[0.0] * N_FEATURES]
-    last = out[0]
-    for f in feats:
-        last = list(map(add, last, f))
-        out.append(last)
-    return out
 
 
 def _sum_range(cumulative: list[list[float]], lo: int, hi: int) -> list[float]:
@@ -291,6 +169,7 @@ class _Run:
         self.R = len(session.requests)
         self.resumed = resume is not None
         self.inherited: _Resume | None = None  # an earlier point of the previous accounting, still good
+        self._versions()
         if resume is None:
             self.k = self.lo = self.seen = 0
             self._fresh()
@@ -309,6 +188,33 @@ class _Run:
                 self.points.append((j, seen, mark))  # no state will be kept (`_state`)
         self.next_seen, self.next_mark = self.points[-1][1:]
         self.snaps: dict[int, dict] = {j: {} for j, _, _ in self.points}  # state taken on the way at each point
+
+    def _versions(self) -> None:
+        """What the session's microcompactions changed, split at the last request: the edits some request has
+        seen (`seen_edits`, by compaction index: the usage after them measured their result) and the compactions
+        no request has (`trailing`: `compacted.py` follows them from the figures at the last request). Requests
+        are priced on each message as it first was, plus what the seen edits changed; the figures at the last
+        request on each message as it was then (`at_last`)."""
+        session, reqs = self.session, self.session.requests
+        self.base_start = reqs[-1].seen_start if reqs else 0  # the window of the last request
+        last_se = reqs[-1].seen_end if reqs else -1
+        self.seen_edits: list[tuple[int, Edit]] = []
+        self.trailing: list[tuple[Compaction, list[Edit]]] = []
+        self.first_version: dict[int, Message] = {}
+        self.at_last: dict[int, Message] = {}
+        if not session.compactions:
+            return
+        changes = session_edits(session) if any(c.replaced for c in session.compactions) else \
+            [[] for _ in session.compactions]
+        for c, ch in zip(session.compactions, changes):
+            if c.index > last_se:
+                self.trailing.append((c, ch))
+                for e in ch:
+                    self.at_last.setdefault(e.index, e.before)
+            else:
+                self.seen_edits.extend((c.index, e) for e in ch)
+        self.seen_edits.sort(key=lambda x: x[0])
+        self.first_version = originals(session)
 
     def _earlier_point(self) -> int | None:
         """The request before which the earlier resume point goes: the first request of the oldest model whose
@@ -364,7 +270,7 @@ class _Run:
         self.estimated: list[int] = []
         self.old_final: Estimator | None = None
         self.measured: list[int | None] = []
-        self.cat_start = self.session.context_start
+        self.cat_start = self.base_start
         self.by_category: dict[str, int] = {}
         self.category: list[str] = []
         self.measured_sum = self.estimated_sum = 0
@@ -376,7 +282,9 @@ class _Run:
         session, old = self.session, previous.session
         msgs, reqs = session.messages, session.requests
         k, mark = state.k, state.mark
-        start = session.context_start
+        start = self.base_start
+        if any(c.replaced and c.index > state.seen for c in session.compactions):
+            raise _Stale("a microcompaction after the resume point: what it freed moves figures before the mark")
         if (changed < state.seen or changed < mark or len(msgs) < state.n_messages or state.seen > state.n_messages
                 or len(reqs) < k or (k and reqs[k - 1] != old.requests[k - 1])
                 or not (start == state.start or start >= mark)):
@@ -446,10 +354,19 @@ class _Run:
         if not self.resumed:  # resumed: `_resume` made them
             self.names = {**self.names_mark, **cat.tool_names(msgs[pos:])}
         names = self.names
-        for m in msgs[self.lo:]:
-            p = _parts(m, names)
+        firsts, at_last = self.first_version, self.at_last
+        for i in range(self.lo, len(msgs)):
+            m = msgs[i]
+            if firsts:  # categories from the message as the last request saw it; its price as it first was
+                m = at_last.get(i, m)
+                p = parts(m, names)
+                first = firsts.get(i, m)
+                f = vector(p) if first is m else vector(parts(first, names))
+                m = first
+            else:
+                p = parts(m, names)
+                f = vector(p)
             self.parts.append(p)
-            f = _sum(p.values()) if len(p) > 1 else next(iter(p.values()))
             self.feats.append(f)
             if self.by_features:
                 self.cumulative.append(list(map(add, self.cumulative[-1], f)))
@@ -457,11 +374,31 @@ class _Run:
                 x = float(self.est.message(m))
                 self.per_message.append(x)
                 self.running.append(self.running[-1] + x)
+        # What each seen microcompaction changed in what the next request saw: its edits' features (and, for an
+        # estimator without features, its estimate) after minus before, by compaction index.
+        deltas: dict[int, tuple[list[float], float]] = {}
+        for index, e in self.seen_edits:
+            d, x = deltas.get(index, ([0.0] * N_FEATURES, 0.0))
+            d = list(map(sub, list(map(add, d, vector(parts(e.after, names)))), vector(parts(e.before, names))))
+            if not self.by_features:
+                x += float(self.est.message(e.after)) - float(self.est.message(e.before))
+            deltas[index] = (d, x)
+        self.deltas = sorted(deltas.items())
 
     def _estimate(self, lo: int, hi: int, ratios: Sequence[float] | None) -> float:
+        """The estimate of what a request saw of messages[lo:hi] (or what it saw more than the one before)."""
         if not self.by_features:
-            return self.running[hi] - self.running[lo]
-        return dot(ratios or self.base_ratios, _sum_range(self.cumulative, lo, hi))  # type: ignore[arg-type]
+            return self.running[hi] - self.running[lo] + sum(x for i, (_, x) in self.deltas if lo < i <= hi)
+        return dot(ratios or self.base_ratios, self._features(lo, hi))  # type: ignore[arg-type]
+
+    def _features(self, lo: int, hi: int) -> list[float]:
+        """The features of messages[lo:hi] as a request with seen_end `hi` saw them (seen edits in (lo, hi]
+        included)."""
+        f = _sum_range(self.cumulative, lo, hi) if self.by_features else total(self.feats[lo:hi])
+        for i, (d, _) in self.deltas:
+            if lo < i <= hi:
+                f = list(map(add, f, d))
+        return f
 
     def _pass1(self) -> None:
         """In request order: predictions and estimates with only earlier usage; feeds the calibration.
@@ -502,8 +439,7 @@ class _Run:
                 predicted = int(prev.measured_context + known - before + added)
                 growth = r.measured_context - prev.measured_context
                 if model == (prev.model or "") and 0 <= growth <= UNEXPLAINED_FACTOR * added + UNEXPLAINED_SLACK:
-                    calibrator.observe(model, _sum_range(self.cumulative, prev.seen_end, r.seen_end)
-                                       if self.by_features else _sum(self.feats[prev.seen_end:r.seen_end]), growth)
+                    calibrator.observe(model, self._features(prev.seen_end, r.seen_end), growth)
             window_anchor.setdefault(model, r)
             session_anchor.setdefault(model, r)
             self.figures.append(RequestFigures(r, w, r.measured_context, predicted, estimated))
@@ -539,11 +475,31 @@ class _Run:
                 self.snaps[j]["models"] = set(self.models)
         measured = self.measured
         measured.extend([None] * (n - len(measured)))
+        self.pricing = pricing = Pricing(final, first_model, reqs[-1].model if reqs else None, self.names,
+                                         self.fitted, self.by_features)
+        # Seen microcompactions, applied before the first request that saw them (a resumed run has none left:
+        # `_resume` refuses one after its point): each edited message keeps its figure in the ratio of its
+        # estimates after and before, and what that frees is part of the growth the request measured.
+        edits, at = self.seen_edits, len(self.seen_edits) if self.resumed else 0
+        edited: set[int] = set()
         prefix_of, prefix = self.prefix_of, self.prefix
         for ri in range(self.k, self.R):
             if ri in self.snaps:
                 self.snaps[ri]["prefix"] = dict(prefix_of), prefix
             r = reqs[ri]
+            freed = 0
+            while at < len(edits) and edits[at][0] <= r.seen_end:
+                e = edits[at][1]
+                at += 1
+                i = e.index
+                after = pricing.estimate(i, e.after)
+                was = measured[i]
+                if was is not None:
+                    measured[i] = scaled(was, estimated_f[i], after)
+                    if i >= r.seen_start:
+                        freed += was - measured[i]
+                estimated_f[i] = after
+                edited.add(i)
             fig = self.figures[ri]
             model = r.model or ""
             p = reqs[ri - 1] if ri else None
@@ -568,7 +524,7 @@ class _Run:
             lo_r, hi = p.seen_end, r.seen_end
             if lo_r < self.lo:
                 raise _Stale("a request's growth spans messages before the mark")
-            growth = r.measured_context - p.measured_context
+            growth = r.measured_context - p.measured_context + freed  # what the messages added, the edits' back
             guess = sum(estimated_f[lo_r:hi])
             cause = None
             if model != (p.model or ""):
@@ -588,6 +544,8 @@ class _Run:
                 if cause.startswith("model switch") and model not in prefix_of:
                     prefix_of[model] = prefix + fig.unrecorded
             prefix_of.setdefault(model, prefix)
+        for i in edited:
+            self.estimated[i] = int(round(estimated_f[i]))
         self.prefix = prefix
         return final
 
@@ -600,26 +558,23 @@ class _Run:
         return sum(v or 0 for v in values[start:hi])
 
     def _finish(self, final: Estimator) -> Accounting:
-        """After the last request: the current window's model's prefix and the growth no message explains; the
-        categories; the accuracy; and the state the next append resumes from."""
+        """After the last request: the window's prefix and the growth no message explains, as of the last request
+        (its window: a compaction after it is followed from these figures by `compacted.py`); the categories; the
+        accuracy; and the state the next append resumes from."""
         session, reqs = self.session, self.session.requests
         estimated, measured, prefix_of, prefix = self.estimated, self.measured, self.prefix_of, self.prefix
         last = reqs[-1] if reqs else None
-        start = session.context_start
-        if last is not None and last.seen_start == start:
+        start = self.cat_start
+        if last is not None:
             current_measured = last.measured_context
             current = current_measured + sum(estimated[last.seen_end:])
-            # A microcompaction after the last request (e.g. applied in a preview) is unseen by its usage; one at
-            # seen_end, before the request's response, was applied before it was sent (its usage shows it).
-            current -= sum(c.tokens_saved or 0 for c in session.compactions
-                           if c.kind == "microcompact" and c.index > last.seen_end)
             prefix = prefix_of.get(last.model or "", prefix)
             unrecorded = current_measured - prefix - self._sum_from(measured, start, last.seen_end,
                                                                     self.measured_sum)
-        else:  # no usage in the current window (a compaction after the last request, or none at all)
+        else:  # no usage at all: the recorded prefix (if any) and the estimates
             current_measured = None
             unrecorded = 0
-            prefix = prefix_of.get(last.model or "", prefix) if last else _recorded_prefix(session, final)
+            prefix = _recorded_prefix(session, final)
             current = prefix + self._sum_from(estimated, start, len(estimated), self.estimated_sum)
         by_category = self._categorise(final)
         by_category[cat.SYSTEM_TOOLS] = prefix
@@ -649,18 +604,20 @@ class _Run:
         acc.work = len(self.parts) - self.lo + self.R - self.k
         acc.resumed_at = self.k if self.resumed else None
         acc.kept = self.lo
+        acc.start, acc.pricing = start, self.pricing
         acc.resume = self._state(final, pred, est)
+        if self.trailing:
+            acc = after_all(acc, self.trailing)
         return acc
 
     def _categorise(self, final: Estimator) -> dict[str, int]:
         """Each message's category, and the current context's tokens per category (measured where known)."""
-        estimated, measured, first_model = self.estimated, self.measured, self.first_model
+        estimated, measured, pricing = self.estimated, self.measured, self.pricing
         by_category, category = self.by_category, self.category
         start = self.cat_start
         at: dict[int, list[int]] = {}
         for j, _, mark in self.points:
             at.setdefault(mark, []).append(j)
-        feature_weights = isinstance(final, FeatureEstimator)
         for i in range(self.lo, len(self.parts)):
             for j in at.get(i, ()):
                 self.snaps[j]["categories"] = dict(by_category)
@@ -672,22 +629,12 @@ class _Run:
                 if i >= start:
                     by_category[key] = by_category.get(key, 0) + figure
                 continue
-            if feature_weights:
-                ratios = final.for_model(first_model[i]) if self.fitted else final.ratios  # type: ignore[attr-defined]
-                weights = {k: dot(ratios, f) + 1e-9 for k, f in p.items()}
-            else:
-                weights = {k: 1.0 for k in p}
-            top = max(weights, key=weights.__getitem__)
+            top, shares = split(p, figure, pricing.ratios(i))
             category.append(top)
             if i < start:
                 continue
-            total = sum(weights.values())
-            given = 0
-            for k, wt in weights.items():
-                share = int(figure * wt / total)
+            for k, share in shares.items():
                 by_category[k] = by_category.get(k, 0) + share
-                given += share
-            by_category[top] += figure - given
         for snap in self.snaps.values():
             snap.setdefault("categories", dict(by_category))
         return dict(by_category)

@@ -41,7 +41,10 @@ from inspector.app.widgets.diff_view import DiffView, MicroRows, SummaryRows
 from inspector.core.compaction.diff import Diff, render_totals
 from inspector.core.compaction.micro import CLEARABLE_TOOLS, ClearSettings, ContextEditSettings, SnipSettings
 from inspector.core.compaction.pipeline import STRATEGIES, CompactionPolicy, plan_strategy
-from inspector.core.compaction.plan import Estimates, Plan, Row, apply, paused_gc
+from inspector.core.gc_pause import gc_paused
+from inspector.core.compaction.apply import apply
+from inspector.core.compaction.estimates import Estimates
+from inspector.core.compaction.plan import Plan, Row
 from inspector.core.compaction.provider import SummaryError
 from inspector.core.compaction.steps import (StepStack, Summarized, microcompacted, next_layer, resummarized,
                                              summarized)
@@ -312,7 +315,7 @@ class WorkbenchScreen(Screen):
         session, strategy, params, generation = job.args
         worker = get_current_worker()
         try:
-            with paused_gc():  # tens of thousands of rows and messages next to a large session: see paused_gc
+            with gc_paused():  # tens of thousands of rows and messages next to a large session: see paused_gc
                 preview = self._make_preview(session, strategy, params, worker)
             if preview is not None:
                 self.post_message(PreviewReady(preview, generation))

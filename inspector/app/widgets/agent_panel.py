@@ -398,7 +398,7 @@ class AgentPanel(Vertical):
         elif isinstance(e, ev.CompactionFinished):
             self.compacting = False
             boundary = f"; the list shows the boundary at message {e.compaction.index:,}" \
-                if e.compaction.kind == "compact" else f"; {len(e.replacements)} tool result(s) cleared"
+                if e.compaction.kind == "compact" else f"; {len(e.compaction.cleared_tool_ids)} tool result(s) cleared"
             self._add("compaction", Text(f"✓ compaction ({visible(e.strategy)}): {e.tokens_before:,} → "
                                          f"{e.tokens_after:,} estimated tokens{boundary}", style="bold magenta"))
         elif isinstance(e, ev.CompactionFailed):

@@ -23,7 +23,9 @@ from enum import Enum
 from typing import Any
 
 from inspector.core.agent.cancel import Cancel
+from inspector.core.formats.blocks import micro_payload
 from inspector.core.model import Compaction, Message, Request
+from inspector.core.versions import Edit
 
 
 class Decision(str, Enum):
@@ -161,18 +163,25 @@ class CompactionFinished(Event):
     """One compaction step was applied (a compaction may take two: microcompaction, then a summary).
 
     `compaction` is the record added to the session; `plan` the compaction engine's plan (for diffs and undo).
-    A microcompaction rewrote tool results in place: `replacements` maps their tool ids to the new text. A summary
-    started a new context: `messages` are its messages (summary, acknowledgement, recent), which follow the marker
-    in a session file."""
+    A microcompaction rewrote messages in place: `edits` are each one before and after (`replacements` maps the
+    tool ids of the results it rewrote to their new content). A summary started a new context: `messages` are its
+    messages (summary, acknowledgement, recent), which follow the marker in a session file."""
 
     strategy: str
     tokens_before: int
     tokens_after: int
     compaction: Compaction = field(repr=False)
     plan: Any = field(default=None, repr=False)
-    replacements: dict[str, str] = field(default_factory=dict, repr=False)
+    edits: list[Edit] = field(default_factory=list, repr=False)
     messages: list[Message] = field(default_factory=list, repr=False)
     kind = "compaction_finished"
+
+    @property
+    def replacements(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for e in self.edits:
+            out.update(micro_payload(e.before, e.after)[0])
+        return out
 
     def to_dict(self) -> dict[str, Any]:
         return {"event": self.kind, "strategy": self.strategy, "tokens_before": self.tokens_before,

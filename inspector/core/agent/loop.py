@@ -31,9 +31,9 @@ from inspector.core.agent.events import (
 from inspector.core.agent.permissions import denial_text
 from inspector.core.agent.provider import Cancelled, ModelRequest, ProviderError, Response
 from inspector.core.agent.tools import ToolContext, run_tool
-from inspector.core.compaction.micro import result_text
 from inspector.core.compaction.pipeline import CompactionOutcome
 from inspector.core.model import Block, Message, Request, Session
+from inspector.core.versions import Edit
 
 T = TypeVar("T")
 
@@ -133,10 +133,8 @@ def _apply_outcome(state: Session, outcome: CompactionOutcome) -> Iterator[Event
             yield CompactionFinished(plan.strategy, plan.before, plan.after, compaction, plan,
                                      messages=state.messages[compaction.index:])
         else:
-            replacements = {b.tool_id: result_text(b) for row in plan.changed_rows() if row.message
-                            for b in row.message.tool_results() if b.tool_id}
-            yield CompactionFinished(plan.strategy, plan.before, plan.after, compaction, plan,
-                                     replacements=replacements)
+            changes = [Edit(i, before, state.messages[i]) for i, before in sorted(compaction.replaced.items())]
+            yield CompactionFinished(plan.strategy, plan.before, plan.after, compaction, plan, edits=changes)
 
 
 def _pump(work: Callable[[Callable[[str], None]], T]) -> Generator[Event, None, T]:

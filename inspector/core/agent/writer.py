@@ -94,8 +94,8 @@ class SessionWriter:
         if isinstance(event, MessageAdded):
             self._append([message_to_dict(event.message, event.request)])
         elif isinstance(event, CompactionFinished):
-            replacements = event.replacements if event.compaction.kind == "microcompact" else None
-            self._append([compaction_dict(event.compaction, event.strategy, replacements),
+            changes = event.edits if event.compaction.kind == "microcompact" else None
+            self._append([compaction_dict(event.compaction, event.strategy, changes),
                           *(message_to_dict(message) for message in event.messages)])
 
     def tee(self, events: Iterable[Event]) -> Iterator[Event]:

@@ -12,7 +12,9 @@ from inspector.core.compaction.micro import (ClearSettings, ContextEditSettings,
 from inspector.core.compaction.pairing import Orphan, find_orphans
 from inspector.core.compaction.pipeline import (STRATEGIES, CircuitBreaker, CompactionOutcome, CompactionPolicy,
                                                 Compactor, maybe_compact, plan_strategy)
-from inspector.core.compaction.plan import Estimates, Plan, Row, apply
+from inspector.core.compaction.apply import apply
+from inspector.core.compaction.estimates import Estimates
+from inspector.core.compaction.plan import Plan, Row
 from inspector.core.compaction.provider import SummaryError, SummaryProvider
 from inspector.core.compaction.replay import WhatIf, render_what_if, replay
 from inspector.core.compaction.split import find_split_point

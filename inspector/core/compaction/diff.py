@@ -14,7 +14,8 @@ import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from inspector.core.compaction.plan import Estimates, Plan, Row, estimates_for
+from inspector.core.compaction.estimates import Estimates, estimates_for
+from inspector.core.compaction.plan import Plan, Row
 from inspector.core.estimators import Estimator
 from inspector.core.model import Message, Session
 from inspector.core.report import safe
@@ -135,12 +136,13 @@ def render_totals(before: int, after: int, counts: dict[str, int], pending: bool
     return f"tokens: {before:,} -> {after:,}, saved {saved:,}{pct}; messages: {parts}"
 
 
-def render_plan(plan: Plan, show_kept: bool = False) -> list[str]:
+def render_plan(plan: Plan, rows: Iterable[Row], totals: str, show_kept: bool = False) -> list[str]:
+    """The plan's lines: strategy, note, its rows (in the figures the caller gives them), the totals line."""
     lines = [f"strategy: {plan.strategy}  estimator: {plan.estimator}"]
     if plan.note:
         lines.append(f"note: {inert(plan.note)}")
-    lines += render_rows(plan.rows, show_kept)
-    lines.append(render_totals(plan.before, plan.after, plan.counts, plan.pending))
+    lines += render_rows(rows, show_kept)
+    lines.append(totals)
     return lines
 
 

@@ -13,7 +13,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from inspector.core.compaction.plan import BlockEdit, Estimates, Plan, estimates_for, microcompact_plan, paused_gc
+from inspector.core.gc_pause import gc_paused
+from inspector.core.compaction.estimates import Estimates, estimates_for
+from inspector.core.compaction.plan import BlockEdit, Plan, microcompact_plan
 from inspector.core.estimators import Estimator
 from inspector.core.model import Block, Message, Session
 
@@ -71,7 +73,7 @@ def snip_text(text: str, max_chars: int) -> str | None:
     return snipped if len(snipped) < len(text) else None
 
 
-@paused_gc()
+@gc_paused()
 def plan_snip(session: Session, settings: SnipSettings = SnipSettings(),
               estimates: Estimates | Estimator | str | None = None) -> Plan:
     """Snip long tool results older than the last `preserve_last_n` messages (those stay byte-identical)."""
@@ -94,7 +96,7 @@ def tool_names(messages: list[Message]) -> dict[str, str]:
     return {b.tool_id: b.tool_name or "" for m in messages for b in m.blocks if b.type == "tool_use" and b.tool_id}
 
 
-@paused_gc()
+@gc_paused()
 def plan_clear(session: Session, settings: ClearSettings = ClearSettings(),
                estimates: Estimates | Estimator | str | None = None) -> Plan:
     """Replace the results of `settings.tools`, all but the `keep_recent` newest, with Claude Code's marker."""
@@ -121,7 +123,7 @@ def plan_clear(session: Session, settings: ClearSettings = ClearSettings(),
                              [e[1].tool_id or "" for e in edits], "result(s) cleared")
 
 
-@paused_gc()
+@gc_paused()
 def plan_clear_tool_uses(session: Session, settings: ContextEditSettings = ContextEditSettings(),
                          estimates: Estimates | Estimator | str | None = None,
                          context_tokens: int | None = None) -> Plan:

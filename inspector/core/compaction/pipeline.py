@@ -14,7 +14,9 @@ from typing import Literal
 
 from inspector.core.compaction.micro import (ClearSettings, ContextEditSettings, SnipSettings, plan_clear,
                                              plan_clear_tool_uses, plan_snip)
-from inspector.core.compaction.plan import Estimates, Plan, apply
+from inspector.core.compaction.apply import apply
+from inspector.core.compaction.estimates import Estimates
+from inspector.core.compaction.plan import Plan
 from inspector.core.compaction.provider import SummaryError, SummaryProvider
 from inspector.core.compaction.summary import SummarySettings, plan_summary, run_summary
 from inspector.core.model import Session

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from inspector.core.compaction.plan import Estimates
+from inspector.core.compaction.estimates import Estimates
 from inspector.core.model import Compaction, Request, Session
 from inspector.core.report import safe_line
 

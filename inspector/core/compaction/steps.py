@@ -24,7 +24,9 @@ from dataclasses import dataclass, field, replace
 from inspector.core import categories as cat
 from inspector.core.compaction.diff import Diff, diff_sessions
 from inspector.core.compaction.pipeline import CompactionPolicy, plan_strategy
-from inspector.core.compaction.plan import Estimates, Plan, apply
+from inspector.core.compaction.apply import apply
+from inspector.core.compaction.estimates import Estimates
+from inspector.core.compaction.plan import Plan
 from inspector.core.compaction.summary import plan_summary
 from inspector.core.model import Block, Message, Session
 

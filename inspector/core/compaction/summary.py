@@ -15,10 +15,12 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from typing import Callable, Literal
 
-from inspector.core.compaction.plan import Estimates, Plan, Row, estimates_for, paused_gc
+from inspector.core.compaction.estimates import Estimates, estimates_for
+from inspector.core.compaction.plan import Plan, Row, SummaryState
 from inspector.core.compaction.provider import SummaryError, SummaryProvider
-from inspector.core.compaction.split import cut_point
+from inspector.core.compaction.cuts import cut_point
 from inspector.core.estimators import Estimator
+from inspector.core.gc_pause import gc_paused
 from inspector.core.model import Block, Message, Session
 
 PromptStyle = Literal["reference", "two-phase"]
@@ -88,26 +90,6 @@ class SummarySettings:
     keep_ratio: float = 0.3
     prompt: PromptStyle = "reference"
     instructions: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class SummaryState:
-    """The summary part of a plan: the cut, the exact request (system + `messages`) and its estimated size, then the
-    answer once there is one. `text` is the summary proper (analysis stripped); None while pending."""
-
-    split: int
-    system: str
-    old: list[Message]
-    prompt: str
-    request_tokens: int
-    style: str
-    text: str | None = None
-    answer: str | None = None
-
-    @property
-    def messages(self) -> list[dict]:
-        """The Messages-API list the summary request sends (built when asked for: planning does not need it)."""
-        return request_messages(self.old, self.prompt)
 
 
 @dataclass(frozen=True, slots=True)
@@ -203,7 +185,7 @@ def request_messages(old: list[Message], prompt: str) -> list[dict]:
     return out
 
 
-@paused_gc()
+@gc_paused()
 def plan_summary(session: Session, settings: SummarySettings = SummarySettings(),
                  estimates: Estimates | Estimator | str | None = None) -> Plan:
     """Plan a summary compaction with the summary pending: rows for the summarized part, the summary and
@@ -262,7 +244,8 @@ def run_summary(plan: Plan, provider: SummaryProvider, on_text: Callable[[str], 
     if plan.summary is None:
         raise SummaryError("this plan has no summary to request")
     try:
-        answer = provider.summarize(plan.summary.system, plan.summary.messages, on_text)
+        answer = provider.summarize(plan.summary.system, request_messages(plan.summary.old, plan.summary.prompt),
+                                    on_text)
     except SummaryError:
         raise
     except Exception as exc:

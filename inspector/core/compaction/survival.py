@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Literal
 
 from inspector.core.compaction.micro import result_text, tool_names
-from inspector.core.compaction.plan import Estimates, Plan
+from inspector.core.compaction.estimates import Estimates
+from inspector.core.compaction.plan import Plan
 from inspector.core.model import Session
 
 RESTORE_FILES = 5

@@ -70,14 +70,66 @@ def opt_str(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def replace_results(messages: list[Message], replacements: dict[str, str]) -> None:
-    """Give the tool results answering the listed tool_use ids the text they now hold (after a microcompact)."""
-    for message in messages:
-        if any(b.type == "tool_result" and b.tool_id in replacements for b in message.blocks):
-            message.blocks = [Block("tool_result", replacements[b.tool_id], tool_id=b.tool_id, is_error=b.is_error)
-                              if b.type == "tool_result" and b.tool_id in replacements else b
-                              for b in message.blocks]
+def edited_block(block: Block, text: str | None, keep_media: bool) -> Block:
+    """The block after a compaction's edit: a tool_use without input (`text` None), or a tool_result holding `text`
+    instead of its text (its images/documents kept when `keep_media`). Built field by field: dataclasses.replace
+    costs several times more, and plans make tens of thousands of these."""
+    if text is None:
+        return Block("tool_use", block.text, block.tool_id, block.tool_name, {}, block.is_error, block.content,
+                     block.media, block.size, block.raw)
+    media = [b for b in block.content if b.type != "text"] if keep_media and block.content else None
+    if media:
+        return Block("tool_result", "", block.tool_id, block.tool_name, block.input, block.is_error,
+                     [Block("text", text=text), *media], block.media, block.size, block.raw)
+    return Block("tool_result", text, block.tool_id, block.tool_name, block.input, block.is_error, None,
+                 block.media, block.size, block.raw)
 
+
+def edited_message(m: Message, blocks: list[Block]) -> Message:
+    """`m` with other blocks, every other field kept (field by field, as `edited_block`)."""
+    return Message(m.role, m.kind, blocks, m.uuid, m.parent_uuid, m.lines, m.offset, m.timestamp, m.model,
+                   m.response_id)
+
+
+Replacement = str | list  # a tool_result's new content as written: its text, or its blocks in Messages-API form
+
+
+def replacement_of(block: Block) -> Replacement:
+    """What a microcompaction record writes for a result it edited: the text, or the blocks where media stayed."""
+    return [b.to_api() for b in block.content] if block.content is not None else block.text
+
+
+def micro_payload(before: Message, after: Message) -> tuple[dict[str, Replacement], dict[str, Any]]:
+    """What a microcompaction record writes for one message it edited: the new content of each tool result and the
+    new input of each tool use that changed from `before` to `after` (by tool id)."""
+    results: dict[str, Replacement] = {}
+    inputs: dict[str, Any] = {}
+    for old, new in zip(before.blocks, after.blocks):
+        if old == new or not new.tool_id:
+            continue
+        if new.type == "tool_result":
+            results[new.tool_id] = replacement_of(new)
+        elif new.type == "tool_use":
+            inputs[new.tool_id] = new.input
+    return results, inputs
+
+
+def replaced_message(m: Message, results: dict[str, Replacement], inputs: dict[str, Any]) -> Message | None:
+    """`m` with the listed tool results given their new content and the listed tool uses their new input, as a
+    microcompaction record states them (None: `m` holds none of them). The inverse of `replacement_of`."""
+    if not any((b.type == "tool_result" and b.tool_id in results) or (b.type == "tool_use" and b.tool_id in inputs)
+               for b in m.blocks):
+        return None
+    blocks = []
+    for b in m.blocks:
+        if b.type == "tool_result" and b.tool_id in results:
+            value = results[b.tool_id]
+            b = Block("tool_result", "", b.tool_id, is_error=b.is_error, content=blocks_from_content(value)) \
+                if isinstance(value, list) else Block("tool_result", _str(value), b.tool_id, is_error=b.is_error)
+        elif b.type == "tool_use" and b.tool_id in inputs:
+            b = Block("tool_use", tool_id=b.tool_id, tool_name=b.tool_name, input=inputs[b.tool_id])
+        blocks.append(b)
+    return edited_message(m, blocks)
 
 def image_from_url(url: object) -> dict:
     """A Messages-API image block for an OpenAI/Codex image URL (a `data:` URL keeps its media type and size)."""

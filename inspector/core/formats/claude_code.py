@@ -17,10 +17,15 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from inspector.core.formats.blocks import as_int, blocks_from_content, opt_int, opt_str, replace_results
+from inspector.core.formats.blocks import (as_int, blocks_from_content, edited_message, opt_int, opt_str,
+                                           replaced_message)
 from inspector.core.model import Block, Compaction, LoadWarning, Message, Request, Session
 
 CLEARED = "[Old tool result content cleared]"
+# Our own key on the compaction boundaries we export (Claude Code ignores keys it does not know): what a
+# microcompaction changed (`before`: message uuid -> its content before) and what a summary kept verbatim
+# (`keptFrom`: the uuid of the first message kept; `added`: the messages written before the copies).
+EXTENSION = "contextInspector"
 
 # Entry types that carry no model context: skipped without a warning (their uuids still link the chain).
 BOOKKEEPING = frozenset({
@@ -56,6 +61,7 @@ class _Record:
     usage: tuple[int, int, int, int] | None = None
     logical_parent: str | None = None
     meta: dict | None = None
+    ext: dict | None = None
 
 
 class _Graph:
@@ -171,9 +177,10 @@ class ClaudeCodeLoader:
             compact = obj["subtype"] == "compact_boundary"
             meta = obj.get("compactMetadata" if compact else "microcompactMetadata")
             logical = obj.get("logicalParentUuid")
+            ext = obj.get(EXTENSION)
             return _Record(uuid, "compact" if compact else "microcompact", line_no, offset, ts,
                            logical_parent=logical if isinstance(logical, str) else None,
-                           meta=meta if isinstance(meta, dict) else {})
+                           meta=meta if isinstance(meta, dict) else {}, ext=ext if isinstance(ext, dict) else None)
         return None
 
     def build(self) -> Session:
@@ -203,6 +210,7 @@ class ClaudeCodeLoader:
         session.warnings.extend(branch.warnings)
         for rec in added:
             branch.assembler.add(rec)
+        session.warnings.extend(branch.assembler.warnings)
         branch.assembler.publish(session)
         return session
 
@@ -398,6 +406,8 @@ class _Assembler:
         self.shared = (0, 0)  # messages and requests below these counts are in a published Session
         self.owned: set[int] = set()  # shared messages already copied since the last publish
         self.result_at: dict[str, list[int]] = {}  # tool_use id -> messages holding a result for it
+        self.at_uuid: dict[str, int] = {}  # message uuid -> index (what our boundaries name)
+        self.warnings: list[LoadWarning] = []
 
     def publish(self, session: Session) -> None:
         session.messages, session.requests = list(self.messages), list(self.requests)
@@ -415,22 +425,7 @@ class _Assembler:
     def add(self, rec: _Record) -> None:
         messages = self.messages
         if rec.kind in ("compact", "microcompact"):
-            meta = rec.meta or {}
-            if rec.kind == "compact":
-                self.context_start = len(messages)
-                self.compactions.append(Compaction("compact", len(messages), trigger=opt_str(meta.get("trigger")),
-                                                   pre_tokens=opt_int(meta.get("preTokens")), line=rec.line,
-                                                   timestamp=rec.timestamp))
-                return
-            ids = tuple(i for i in meta.get("compactedToolIds") or () if isinstance(i, str))
-            self.compactions.append(Compaction("microcompact", len(messages), trigger=opt_str(meta.get("trigger")),
-                                               pre_tokens=opt_int(meta.get("preTokens")),
-                                               tokens_saved=opt_int(meta.get("tokensSaved")),
-                                               cleared_tool_ids=ids, line=rec.line, timestamp=rec.timestamp))
-            # only the messages holding those results, found through the index: a scan of every message per
-            # boundary is quadratic, and a hostile file can hold thousands of boundaries
-            targets = sorted({i for tool_id in ids for i in self.result_at.get(tool_id, ())})
-            replace_results([self._own(i) for i in targets], dict.fromkeys(ids, CLEARED))  # copied before changed
+            self._compaction(rec)
             return
         index = self.by_response.get(rec.response_id) if rec.response_id else None
         if index is not None:  # a later line of a response already started: same message, same Request
@@ -452,12 +447,57 @@ class _Assembler:
         role = "assistant" if rec.kind == "assistant" else "user"
         if rec.response_id:
             self.by_response[rec.response_id] = len(messages)
+        self.at_uuid.setdefault(rec.uuid, len(messages))
         messages.append(Message(role, rec.msg_kind, list(rec.blocks), uuid=rec.uuid, lines=(rec.line,),
                                 offset=rec.offset, timestamp=rec.timestamp, model=rec.model,
                                 response_id=rec.response_id))
         self._index_results(rec.blocks, len(messages) - 1)
         if rec.usage is not None:
             self._add_request(rec, len(messages) - 1)
+
+    def _compaction(self, rec: _Record) -> None:
+        """A compact or microcompact boundary. A microcompaction of Claude Code's own lists the results it cleared
+        (their lines keep the text they had): they now hold the cleared marker. One we exported says what each
+        message it changed held before (their lines hold what they hold now), and a summary we exported says which
+        messages it kept verbatim."""
+        messages, meta, ext = self.messages, rec.meta or {}, rec.ext or {}
+        compaction = Compaction("microcompact" if rec.kind == "microcompact" else "compact", len(messages),
+                                trigger=opt_str(meta.get("trigger")), pre_tokens=opt_int(meta.get("preTokens")),
+                                line=rec.line, timestamp=rec.timestamp)
+        self.compactions.append(compaction)
+        if rec.kind == "compact":
+            window, self.context_start = self.context_start, len(messages)
+            kept = ext.get("keptFrom")
+            if kept is not None:
+                at = self.at_uuid.get(kept) if isinstance(kept, str) else None
+                if at is None or at < window:
+                    self.warnings.append(LoadWarning(rec.line, f"keptFrom {str(kept)[:64]!r} names no message of "
+                                                               "the context before this compaction; ignored"))
+                else:
+                    compaction.kept_from = at
+                    added = opt_int(ext.get("added"))
+                    compaction.added = added if added is not None and added >= 0 else 1
+            return
+        compaction.tokens_saved = opt_int(meta.get("tokensSaved"))
+        compaction.cleared_tool_ids = ids = tuple(i for i in meta.get("compactedToolIds") or () if isinstance(i, str))
+        before = ext.get("before")
+        if isinstance(before, dict):
+            for uid, content in before.items():
+                at = self.at_uuid.get(uid)
+                if at is None:
+                    self.warnings.append(LoadWarning(rec.line, f"microcompaction names message {uid[:64]!r}, "
+                                                               "which is not on the branch; ignored"))
+                    continue
+                compaction.replaced[at] = edited_message(messages[at], blocks_from_content(content))
+            return
+        # only the messages holding those results, found through the index: a scan of every message per boundary
+        # is quadratic, and a hostile file can hold thousands of boundaries
+        cleared = dict.fromkeys(ids, CLEARED)
+        for i in sorted({i for tool_id in ids for i in self.result_at.get(tool_id, ())}):
+            new = replaced_message(messages[i], cleared, {})
+            if new is not None:  # a new object: a published Session keeps the message it had
+                compaction.replaced[i] = messages[i]
+                messages[i] = new
 
     def _index_results(self, blocks: list[Block], index: int) -> None:
         for b in blocks:

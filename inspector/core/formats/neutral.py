@@ -11,10 +11,12 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterable
 
-from inspector.core.formats.blocks import as_int, blocks_from_content, image_from_url, opt_int, opt_str, replace_results
+from inspector.core.formats.blocks import (as_int, blocks_from_content, image_from_url, micro_payload, opt_int, opt_str,
+                                           replaced_message)
 from inspector.core.formats.claude_code import CLEARED
 from inspector.core.formats.jsonl import Progress, first_object, loads, read_jsonl
 from inspector.core.model import (Block, Compaction, LoadError, LoadWarning, Message, Request, Session, ToolSchema)
+from inspector.core.versions import Edit, edits, first_versions
 
 VERSION = 1
 MESSAGE_KINDS = frozenset({"prompt", "assistant", "tool_result", "meta", "compact_summary", "summary_ack", "system"})
@@ -56,15 +58,30 @@ def message_to_dict(message: Message, request: Request | None = None) -> dict[st
 
 
 def compaction_dict(compaction: Compaction, strategy: str | None = None,
-                    replacements: dict[str, str] | None = None) -> dict[str, Any]:
-    """A `compaction` event line. For a microcompact, `replacements` maps each cleared tool_use id to the text its
-    result now holds (default: Claude Code's cleared marker for every id in `cleared_tool_ids`)."""
+                    changes: list[Edit] | None = None) -> dict[str, Any]:
+    """A `compaction` event line. A microcompact's `replacements` map each tool_use id whose result it edited to the
+    result's new content (its text, or its blocks where media stayed) and `inputs` each tool use whose input it
+    cleared to the new input, from `changes` (each message it edited, before and after); without them, Claude
+    Code's cleared marker for every id in `cleared_tool_ids`. A full compaction says which messages it kept: the
+    ones at `kept_from` up to its own index are copied after its `added` messages."""
     d: dict[str, Any] = {"event": "compaction", "kind": compaction.kind, "trigger": compaction.trigger,
                          "strategy": strategy, "pre_tokens": compaction.pre_tokens,
                          "tokens_saved": compaction.tokens_saved}
     if compaction.kind == "microcompact":
-        d["replacements"] = replacements if replacements is not None else {
-            i: CLEARED for i in compaction.cleared_tool_ids}
+        if changes is None:
+            d["replacements"] = {i: CLEARED for i in compaction.cleared_tool_ids}
+        else:
+            results: dict[str, Any] = {}
+            inputs: dict[str, Any] = {}
+            for e in changes:
+                r, u = micro_payload(e.before, e.after)
+                results.update(r)
+                inputs.update(u)
+            d["replacements"] = results
+            if inputs:
+                d["inputs"] = inputs
+    elif compaction.kept_from is not None:
+        d["kept_from"], d["added"] = compaction.kept_from, compaction.added
     if compaction.timestamp:
         d["timestamp"] = compaction.timestamp
     return d
@@ -72,18 +89,25 @@ def compaction_dict(compaction: Compaction, strategy: str | None = None,
 
 def session_lines(session: Session) -> Iterable[dict[str, Any]]:
     """Every line of a neutral file for `session`: header, messages with their usage, compaction events in place.
-    (A full compaction's pre-compaction history is written before its event, so it reloads the same.)"""
+    Messages are written as they first were and each microcompaction as the change it made, so the file reads
+    back with what every request saw and what the context holds now. (A full compaction's pre-compaction history
+    is written before its event, so it reloads the same.)"""
     yield header_dict(session)
     by_index = {r.message_index: r for r in session.requests}
-    events = sorted(session.compactions, key=lambda c: c.index)
+    changes = edits(session)
+    events = sorted(range(len(session.compactions)), key=lambda k: session.compactions[k].index)
     e = 0
-    for i, message in enumerate(session.messages):
-        while e < len(events) and events[e].index == i:
-            yield compaction_dict(events[e])
+
+    def event(k: int) -> dict[str, Any]:
+        return compaction_dict(session.compactions[k], changes=changes[k])
+
+    for i, message in enumerate(first_versions(session)):
+        while e < len(events) and session.compactions[events[e]].index == i:
+            yield event(events[e])
             e += 1
         yield message_to_dict(message, by_index.get(i))
-    for c in events[e:]:
-        yield compaction_dict(c)
+    for k in events[e:]:
+        yield event(k)
 
 
 # ---- reading -----------------------------------------------------------------------------------------------------
@@ -98,6 +122,7 @@ class NeutralLoader:
         # Kept as lines arrive, so a compaction event costs what it touches, not a scan of every earlier message
         # (a file can hold thousands of them): tool_use id -> messages holding its result; the context's start.
         self._result_at: dict[str, list[int]] = {}
+        self._use_at: dict[str, list[int]] = {}
         self._context_start = 0
 
     def warn(self, line: int | None, message: str) -> None:
@@ -127,17 +152,38 @@ class NeutralLoader:
             c = Compaction(kind, len(s.messages), trigger=opt_str(obj.get("trigger")),
                            pre_tokens=opt_int(obj.get("pre_tokens")), tokens_saved=opt_int(obj.get("tokens_saved")),
                            line=line_no, timestamp=opt_str(obj.get("timestamp")))
-            replacements = obj.get("replacements")
-            if kind == "microcompact" and isinstance(replacements, dict):
-                c.cleared_tool_ids = tuple(str(k) for k in replacements)
-                targets = sorted({i for k in c.cleared_tool_ids for i in self._result_at.get(k, ())})
-                replace_results([s.messages[i] for i in targets], {str(k): str(v) for k, v in replacements.items()})
-            elif kind == "compact":
+            if kind == "microcompact":
+                self._edit(c, obj, line_no)
+            else:
+                kept, added = opt_int(obj.get("kept_from")), opt_int(obj.get("added"))
+                if kept is not None and self._context_start <= kept < len(s.messages):
+                    c.kept_from, c.added = kept, added if added is not None and added >= 0 else 1
+                elif kept is not None:
+                    self.warn(line_no, f"kept_from {kept} is outside the context before this compaction; ignored")
                 self._context_start = len(s.messages)
             s.compactions.append(c)
         else:
             seen = self._unknown_events.setdefault(str(event), [0, line_no or 0])
             seen[0] += 1
+
+    def _edit(self, c: Compaction, obj: dict, line_no: int | None) -> None:
+        """Apply a microcompaction's replacements (tool_use id -> a result's new content) and new inputs to the
+        messages holding them, keeping each message as it was in `c.replaced`."""
+        s = self.session
+        replacements, inputs = obj.get("replacements"), obj.get("inputs")
+        results = {str(k): v if isinstance(v, list) else str(v) for k, v in replacements.items()} \
+            if isinstance(replacements, dict) else {}
+        uses = {str(k): v for k, v in inputs.items()} if isinstance(inputs, dict) else {}
+        if replacements is not None and not isinstance(replacements, dict):
+            self.warn(line_no, "microcompaction replacements are not an object; ignored")
+        c.cleared_tool_ids = tuple(results)
+        targets = {i for k in results for i in self._result_at.get(k, ())} | \
+            {i for k in uses for i in self._use_at.get(k, ())}
+        for i in sorted(targets):
+            new = replaced_message(s.messages[i], results, uses)
+            if new is not None:
+                c.replaced[i] = s.messages[i]
+                s.messages[i] = new
 
     def _message(self, line_no: int | None, offset: int | None, obj: dict) -> None:
         s = self.session
@@ -155,6 +201,8 @@ class NeutralLoader:
         for b in message.blocks:
             if b.type == "tool_result" and b.tool_id is not None:
                 self._result_at.setdefault(b.tool_id, []).append(index)
+            elif b.type == "tool_use" and b.tool_id is not None:
+                self._use_at.setdefault(b.tool_id, []).append(index)
         usage = obj.get("usage")
         if message.role == "assistant" and isinstance(usage, dict):
             rid = opt_str(usage.get("id")) or message.uuid or f"line-{line_no or index}"

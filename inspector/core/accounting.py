@@ -1,0 +1,124 @@
+"""What token accounting gives (`tokens.account`): per-message and per-request figures, and how accurate the
+estimates were against measured usage. Held apart from the arithmetic that makes them so that what follows a
+compaction no usage has seen (`compacted.py`) can take and give them too.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from inspector.core.model import Request, Session
+from inspector.core.pricing import Pricing
+
+@dataclass(slots=True)
+class RequestFigures:
+    """One request's figures. `predicted` is None for the session's first request (nothing earlier to use)."""
+
+    request: Request
+    window: int
+    measured: int
+    predicted: int | None
+    estimated: int
+    unrecorded: int = 0
+    cause: str | None = None
+
+    @property
+    def prediction_error_pct(self) -> float | None:
+        return None if self.predicted is None else _pct(self.predicted, self.measured)
+
+    @property
+    def estimation_error_pct(self) -> float:
+        return _pct(self.estimated, self.measured)
+
+
+@dataclass(slots=True)
+class Accuracy:
+    """Absolute percentage errors against measured contexts (p90: nearest rank)."""
+
+    count: int
+    median_abs_error_pct: float | None
+    p90_abs_error_pct: float | None
+    max_abs_error_pct: float | None
+
+    @classmethod
+    def of(cls, errors: Sequence[float]) -> Accuracy:
+        return cls.of_sorted(sorted(abs(e) for e in errors))
+
+    @classmethod
+    def of_sorted(cls, a: list[float]) -> Accuracy:
+        """From absolute errors already sorted (accounting keeps them so, to add an append's in order)."""
+        if not a:
+            return cls(0, None, None, None)
+        p90 = a[max(0, -(-len(a) * 9 // 10) - 1)]
+        i = len(a) // 2
+        median = a[i] if len(a) % 2 else (a[i - 1] + a[i]) / 2  # statistics.median's, without sorting again
+        return cls(len(a), round(median, 4), round(p90, 4), round(a[-1], 4))
+
+    def to_dict(self) -> dict:
+        return {"count": self.count, "median_abs_error_pct": self.median_abs_error_pct,
+                "p90_abs_error_pct": self.p90_abs_error_pct, "max_abs_error_pct": self.max_abs_error_pct}
+
+
+@dataclass
+class Accounting:
+    """Token figures of a session. Per message: `estimated[i]` (its content as it is now, estimated), `measured[i]`
+    (its share of measured usage; None where no usage covers it), `derived[i]` (a figure that is neither: a measured
+    share after an edit no request has measured yet, or a copy's share that a summary's cut split), `category[i]`.
+    `prefix` is the unrecorded prefix of the current window's model; `unrecorded` the growth of the current window
+    no message explains; `current_context` the figure compaction decisions use; `start` where the current window
+    begins. `pricing` prices any message as this accounting does (`compacted.py` uses it to follow an edit)."""
+
+    session: Session
+    estimator: str
+    estimated: list[int]
+    measured: list[int | None]
+    category: list[str]
+    prefix: int
+    prefix_measured: bool
+    unrecorded: int
+    requests: list[RequestFigures]
+    current_context: int
+    current_measured: int | None
+    by_category: dict[str, int]
+    prediction: Accuracy
+    estimation: Accuracy
+    ratios: dict[str, tuple[float, ...]] = field(default_factory=dict)
+    derived: dict[int, int] = field(default_factory=dict)
+    start: int = 0
+    pricing: Pricing | None = field(default=None, repr=False, compare=False)
+    resume: Any = field(default=None, repr=False, compare=False)  # what `tokens.account_appended` resumes from
+    work: int = field(default=0, repr=False, compare=False)  # messages + requests visited to make it (tests, benchmarks)
+    resumed_at: int | None = field(default=None, repr=False, compare=False)  # the request redone first (None: fresh)
+    kept: int = field(default=0, repr=False, compare=False)  # messages whose figures are the previous accounting's
+
+    @property
+    def estimated_total(self) -> int:
+        """The estimate of the current context without the last usage: prefix, the window's unrecorded growth and
+        the estimates of every message in it."""
+        return self.prefix + self.unrecorded + sum(self.estimated[self.start:])
+
+    def size(self, i: int) -> int:
+        """Message i's figure: its measured share, else a derived figure, else its estimate."""
+        m = self.measured[i]
+        if m is not None:
+            return m
+        d = self.derived.get(i)
+        return self.estimated[i] if d is None else d
+
+    def figure(self, i: int) -> tuple[int, str]:
+        """Message i's figure and its label: "measured" (a share of usage), "derived" (see the class), else
+        "estimated"."""
+        m = self.measured[i]
+        if m is not None:
+            return m, "measured"
+        d = self.derived.get(i)
+        return (self.estimated[i], "estimated") if d is None else (d, "derived")
+
+    def worst_predictions(self, n: int = 5) -> list[RequestFigures]:
+        scored = [r for r in self.requests if r.predicted is not None]
+        return sorted(scored, key=lambda r: -abs(r.prediction_error_pct or 0))[:n]
+
+
+def _pct(value: float, reference: float) -> float:
+    return (value - reference) / reference * 100 if reference else 0.0

@@ -1,0 +1,74 @@
+"""The microcompaction the settings preview ("microcompact frees ~N" on the bar), and what a plan is applied as.
+
+The saving is the figure before minus the figure of the state the plan makes (`compacted.after_step`), so the bar
+states what the workbench's step, `compact --dry-run` and the report of the export state.
+"""
+
+from __future__ import annotations
+
+from inspector.core.compacted import after_step
+from inspector.core.compaction.apply import apply
+from inspector.core.compaction.estimates import Estimates
+from inspector.core.compaction.plan import Plan
+from inspector.core.figures.model import Figures, Settings
+from inspector.core.model import Session
+
+PENDING_TEXT = "(summary pending)"
+
+
+def applied(plan: Plan, summary: str | None = None, trigger: str = "manual") -> Session:
+    """The session after `plan` (`summary`: its text; a pending summary without one: a placeholder)."""
+    if not plan.changed:
+        return plan.session
+    if summary is None and plan.pending:
+        summary = PENDING_TEXT
+    return apply(plan, summary, trigger=trigger)
+
+
+def plan_estimates(session: Session, estimator: str | None, estimated: list[int],
+                   fitted_on: Session | None = None) -> Estimates:
+    """The estimates compaction plans of `session` read to decide what to change, by the estimator the figures
+    use (`calibrated` fitted on `fitted_on`, by default the session itself), seeded with the figures' own
+    estimates of the current context where the estimator gives a message the same figure alone (not the
+    feature-fitted or exact ones, which estimate a whole state at once) instead of estimating 100,000 messages
+    again."""
+    from inspector.core.estimators import Exact, FeatureEstimator
+    from inspector.core.tokens import estimator_for
+
+    est = Estimates(estimator_for(fitted_on or session, estimator))
+    if not isinstance(est.estimator, (FeatureEstimator, Exact)):
+        start = session.context_start  # what plans read
+        for m, tokens in zip(session.messages[start:], estimated[start:]):
+            est.remember(m, tokens)
+    return est
+
+
+def micro_plan(session: Session, settings: Settings, estimates: Estimates | None = None) -> Plan:
+    """The microcompaction the settings preview (clear, keep N; or snip, N chars) planned on `session`."""
+    from inspector.core.compaction.micro import ClearSettings, SnipSettings
+    from inspector.core.compaction.pipeline import plan_strategy
+    from inspector.core.tokens import estimator_for
+
+    if settings.micro_strategy == "snip":
+        params: object = SnipSettings(preserve_last_n=settings.preserve_last_n, max_chars=settings.max_chars)
+    else:
+        params = ClearSettings(keep_recent=settings.keep_recent)
+    if estimates is None:
+        estimates = Estimates(estimator_for(session, settings.estimator))
+    return plan_strategy(settings.micro_strategy, session, params, estimates)
+
+
+def micro_saving(figures: Figures, estimates: Estimates | None = None) -> tuple[int | None, str]:
+    """What the previewed microcompaction would free from `figures` (the figure before minus the figure after, as
+    the workbench's step and the report of its export state it), and the plan's note; (None, why) where the
+    figures cannot be followed (provisional ones)."""
+    acc = figures.accounting
+    if acc is None or figures.provisional:
+        return None, ""
+    session, settings = figures.session, figures.settings
+    if estimates is None:
+        estimates = plan_estimates(session, settings.estimator, figures.estimated)
+    plan = micro_plan(session, settings, estimates)
+    if not plan.changed:
+        return 0, plan.note
+    return acc.current_context - after_step(acc, applied(plan)).current_context, plan.note

@@ -1,0 +1,104 @@
+"""How accounting prices one message: its features per category, its estimate under the session's fit, and the
+split of its figure between categories.
+
+One place, so that accounting (`tokens.py`) and the figures of compactions no usage has seen yet (`compacted.py`,
+which the workbench and the agent view use to follow a step without accounting the session again) price a message
+the same way, to the last float addition: a step's figures then equal a fresh accounting of the state it makes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from operator import add
+
+from inspector.core import categories as cat
+from inspector.core.estimators import N_FEATURES, Estimator, FeatureEstimator, block_features, dot
+from inspector.core.model import Message
+
+
+def parts(message: Message, names: dict[str, str]) -> dict[str, list[float]]:
+    """The message's features per category (a message's own structure, its turn markers, goes with its first part)."""
+    out: dict[str, list[float]] = {}
+    for block in message.blocks:
+        key = cat.block_category(message, block, names)
+        features = out.get(key)
+        if features is None:
+            features = out[key] = [0.0] * N_FEATURES
+        block_features(block, features)
+    if not out:
+        out[cat.USER_PROMPTS if message.role == "user" else cat.ASSISTANT_TEXT] = [0.0] * N_FEATURES
+    next(iter(out.values()))[-1] += 1.0  # MESSAGE: the turn's own markers
+    return out
+
+
+def vector(p: dict[str, list[float]]) -> list[float]:
+    """A message's whole feature vector from its parts."""
+    return total(p.values()) if len(p) > 1 else next(iter(p.values()))
+
+
+def total(vectors) -> list[float]:
+    out = [0.0] * N_FEATURES
+    for v in vectors:
+        out = list(map(add, out, v))
+    return out
+
+
+def split(p: dict[str, list[float]], figure: int, ratios) -> tuple[str, dict[str, int]]:
+    """A message's main category and its figure shared between its categories: in proportion to what the ratios
+    give each part (`ratios` None: equal weights), in integers that sum to the figure, the rounding with the main
+    one."""
+    if len(p) == 1:
+        key = next(iter(p))
+        return key, {key: figure}
+    weights = {k: dot(ratios, f) + 1e-9 for k, f in p.items()} if ratios is not None else dict.fromkeys(p, 1.0)
+    top = max(weights, key=weights.__getitem__)
+    sum_w = sum(weights.values())
+    shares: dict[str, int] = {}
+    given = 0
+    for k, wt in weights.items():
+        share = int(figure * wt / sum_w)
+        shares[k] = share
+        given += share
+    shares[top] += figure - given
+    return top, shares
+
+
+def scaled(figure: int, before: float, after: float) -> int:
+    """A message's figure after an edit changed its estimate from `before` to `after`: the figure in the same
+    ratio (a measured share keeps what usage said of the message, less the part the estimate says the edit took)."""
+    if before <= 0:
+        return figure
+    return int(round(figure * after / before))
+
+
+@dataclass(slots=True)
+class Pricing:
+    """What prices the messages of one accounting: its final estimator (per model, for `calibrated`), the model
+    whose tokenizer counted each message (`first_model`; messages after the last request: `default_model`) and the
+    session's tool names (results are filed under the tool that produced them)."""
+
+    final: Estimator
+    first_model: list[str | None]
+    default_model: str | None
+    names: dict[str, str]
+    fitted: bool
+    by_features: bool
+
+    def model(self, i: int) -> str | None:
+        return self.first_model[i] if i < len(self.first_model) else self.default_model
+
+    def ratios(self, i: int):
+        """The ratios a message's features are weighed with (None for estimators without features)."""
+        if self.fitted:
+            return self.final.for_model(self.model(i))  # type: ignore[attr-defined]
+        return self.final.ratios if isinstance(self.final, FeatureEstimator) else None
+
+    def estimate(self, i: int, message: Message, p: dict[str, list[float]] | None = None) -> float:
+        """Message i's estimate as accounting makes it, for `message` (any version of it)."""
+        if not self.by_features:
+            return float(self.final.message(message))
+        return max(0.0, dot(self.ratios(i), vector(p if p is not None else parts(message, self.names))))
+
+    def split(self, i: int, message: Message, figure: int,
+              p: dict[str, list[float]] | None = None) -> tuple[str, dict[str, int]]:
+        return split(p if p is not None else parts(message, self.names), figure, self.ratios(i))
