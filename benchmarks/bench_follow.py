@@ -102,8 +102,8 @@ def summary(name: str, values: list[float]) -> str:
 def core(path: Path, appends: list[bytes]) -> tuple[list[float], dict[str, int], dict[str, list[float]]]:
     """Update times, and counts: builds by mode, messages added, messages the pairing check visited; the accounting
     and figures times (appended/extended, and fresh every 50th append)."""
-    from inspector.app.figures import Settings, compute, extend, micro_saving, plan_estimates
-    from inspector.core.live import Follower
+    from inspector.core.figures import Settings, compute, extend, micro_saving, plan_estimates
+    from inspector.core.follower import Follower
     from inspector.core.tokens import account, account_appended
 
     follower = Follower(path)

@@ -134,7 +134,7 @@ async def measure(n: int, size: tuple[int, int]) -> dict[str, float]:
     from textual.app import App
 
     from inspector.app import make_app
-    from inspector.app.figures import Settings
+    from inspector.core.figures import Settings
     from inspector.app.widgets.diff_view import DiffView
     from inspector.core.compaction import Estimates, plan_snip
 

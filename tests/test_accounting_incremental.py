@@ -10,7 +10,7 @@ import random
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from inspector.core.live import Follower
+from inspector.core.follower import Follower
 from inspector.core.tokens import Accounting, account, account_appended
 
 from conftest import CORPUS, FIXTURES

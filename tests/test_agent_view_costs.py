@@ -15,7 +15,7 @@ import pytest
 
 from inspector.app import make_app
 from inspector.app.agent_bridge import AgentEvent, AgentOptions, AgentSession, Plan
-from inspector.app.figures import Settings
+from inspector.core.figures import Settings
 from inspector.app.widgets.agent_panel import _plain
 from inspector.core.agent.cancel import Cancel
 from inspector.cli import main

@@ -14,7 +14,7 @@ from textual.widgets import Input
 
 from inspector.app import make_app
 from inspector.app.agent_bridge import AgentOptions
-from inspector.app.figures import Settings
+from inspector.core.figures import Settings
 from inspector.app.screens.main import MainScreen
 from inspector.app.widgets.agent_panel import AgentPanel, PermissionPrompt, _plain
 from inspector.app.widgets.context_bar import ContextBar

@@ -101,7 +101,7 @@ async def test_click_selects_a_row():
 
 
 async def test_messages_appended_adds_only_new_rows():
-    from inspector.app.figures import compute
+    from inspector.core.figures import compute
 
     app = make_app(CORPUS / "claude-code-short.jsonl", home=False)
     async with app.run_test(size=(120, 40)) as pilot:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import importlib.util
 from pathlib import Path
 
-from inspector.app.figures import Settings, compute
+from inspector.core.figures import Settings, compute
 from inspector.core.formats import load
 from inspector.samples import SAMPLE_DIR, sample_paths
 

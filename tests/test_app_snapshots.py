@@ -9,7 +9,7 @@ import pytest
 from app_helpers import ready
 
 from inspector.app import make_app
-from inspector.app.figures import Settings
+from inspector.core.figures import Settings
 from inspector.samples import SAMPLE_DIR
 
 SIZE = (120, 40)

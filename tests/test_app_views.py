@@ -8,7 +8,7 @@ import shutil
 from app_helpers import CORPUS, ready, until
 
 from inspector.app import make_app
-from inspector.app.commands import InspectorCommands
+from inspector.app.palette import InspectorCommands
 from inspector.app.screens.help import HelpScreen
 from inspector.app.screens.main import MainScreen
 from inspector.app.screens.picker import PickerScreen

@@ -13,7 +13,7 @@ from mock_api import MOCK_KEY, responses as r
 from textual.widgets import Input, Select, Static, TextArea
 
 from inspector.app import make_app
-from inspector.app.figures import Settings
+from inspector.core.figures import Settings
 from inspector.app.screens.workbench import WorkbenchScreen
 from inspector.app.widgets.before_after import BeforeAfter
 from inspector.app.widgets.context_bar import ContextBar

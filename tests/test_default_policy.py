@@ -11,7 +11,7 @@ from app_helpers import ready, until
 
 from inspector.app import make_app
 from inspector.app.agent_bridge import AgentOptions
-from inspector.app.commands import InspectorCommands
+from inspector.app.palette import InspectorCommands
 from inspector.app.widgets.agent_panel import AgentPanel
 from inspector.app.widgets.context_bar import ContextBar
 from inspector.app.widgets.settings import SettingsPanel

@@ -10,8 +10,8 @@ import re
 import pytest
 from hypothesis import given, settings as hsettings, strategies as st
 
-from inspector.app.figures import Figures, Settings, compute, extend, links
-from inspector.core.live import Change, Follower
+from inspector.core.figures import Figures, Settings, compute, extend, links
+from inspector.core.follower import Change, Follower
 from inspector.core.tokens import account, account_appended
 
 from conftest import CORPUS, FIXTURES

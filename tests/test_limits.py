@@ -113,5 +113,6 @@ def test_a_live_sessions_window_follows_requests_appended_in_place():
 
 def test_a_window_smaller_than_a_measured_context_is_called_out():
     info = window_info(session("claude-sonnet-4-5", (30_000, 45_000)), window=40_000, environ={})
-    assert "--window 40,000 is smaller than a context this session measured (45,000)" in "; ".join(info.notes)
+    assert "the window 40,000 is smaller than a context this session measured (45,000)" in "; ".join(info.notes)
+    assert info.warnings == [n for n in info.notes if "smaller" in n]
     assert not any("smaller" in n for n in window_info(session(), window=400_000, environ={}).notes)

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from inspector.core.formats import load
-from inspector.core.live import Follower
+from inspector.core.follower import Follower
 from inspector.core.model import LoadError
 
 from conftest import CORPUS, FIXTURES

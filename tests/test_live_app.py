@@ -9,7 +9,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 from inspector.app import make_app
-from inspector.app.figures import compute
+from inspector.core.figures import compute
 from inspector.app.follow import LiveStatus
 from inspector.app.screens.main import MainScreen
 from inspector.app.widgets.context_bar import ContextBar

@@ -10,7 +10,7 @@ from hypothesis import given, settings, strategies as st
 
 from inspector.core.compaction.pairing import MAX_PAIRING_WARNINGS, PairingCheck, find_orphans
 from inspector.core.formats import load
-from inspector.core.live import Follower
+from inspector.core.follower import Follower
 from inspector.core.model import Block, Message
 
 from test_live import COMPACT, append, chunks, same_as_fresh

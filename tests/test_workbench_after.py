@@ -11,7 +11,7 @@ from test_workbench_core import _talk
 from textual.widgets import Label, Static, TextArea
 
 from inspector.app import make_app
-from inspector.app.figures import Settings, compute
+from inspector.core.figures import Settings, compute
 from inspector.app.screens.workbench import REFIGURE_AFTER, Preview, WorkbenchScreen, after_figures, after_label
 from inspector.app.text import human
 from inspector.app.widgets.context_bar import ContextBar

@@ -143,7 +143,7 @@ async def test_a_microcompactions_rows_built_when_drawn_show_as_the_plans_rows()
 
 
 async def test_a_summarys_rows_in_the_bars_figures_and_the_cursor_kept_on_its_message_across_previews():
-    from inspector.app.figures import Settings, compute
+    from inspector.core.figures import Settings, compute
     from inspector.app.screens.workbench import after_figures
     from inspector.app.widgets.diff_view import SummaryRows
     from inspector.core.compaction import Estimates, SummarySettings, apply, complete_summary, plan_strategy

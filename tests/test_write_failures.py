@@ -206,7 +206,7 @@ async def test_the_workbench_notifies_a_failed_export_and_keeps_running(tmp_path
 
     from app_helpers import ready
     from inspector.app import make_app
-    from inspector.app.figures import Settings
+    from inspector.core.figures import Settings
     from inspector.app.screens.workbench import WorkbenchScreen
     from inspector.samples import SAMPLE_DIR
 
@@ -303,7 +303,7 @@ async def test_the_agent_view_reports_write_failures_and_goes_on(mock_api, tmp_p
     agent log, the app keeps running, and once writing works the file holds the whole conversation."""
     from inspector.app import make_app
     from inspector.app.agent_bridge import AgentOptions
-    from inspector.app.figures import Settings
+    from inspector.core.figures import Settings
     from test_app_agent import agent_view, send, settled
 
     data = tmp_path / "data"

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from inspector.app.agent_bridge import AgentOptions
     from inspector.app.app import InspectorApp
-    from inspector.app.figures import Settings
+    from inspector.core.figures import Settings
     from inspector.core.model import Session
 
 

@@ -173,7 +173,7 @@ class TurnEnded(TMessage):
 
 
 @dataclass(slots=True)
-class Plan:
+class AgentStart:
     """What the UI decided before the first turn: the session to continue, the file, the policy, the cancel token
     (the UI's, so Esc works before the agent exists)."""
 
@@ -196,7 +196,7 @@ class AgentSession:
         self._busy = self._closed = False
 
     @classmethod
-    def start(cls, plan: Plan) -> AgentSession:
+    def start(cls, plan: AgentStart) -> AgentSession:
         """Continue `plan.shown` (MissingApiKey without a key)."""
         from inspector.core.agent.config import AgentConfig
         from inspector.core.agent.provider import AnthropicProvider
@@ -271,7 +271,7 @@ class AgentSession:
         return self.config.compactor is not None and self.config.compactor.breaker.open
 
 
-def run_turn(agent: AgentSession | None, plan: Plan | None, text: str, post: Callable[[TMessage], object]) -> None:
+def run_turn(agent: AgentSession | None, plan: AgentStart | None, text: str, post: Callable[[TMessage], object]) -> None:
     """The worker's body: build the agent on the first turn (`plan`), run the turn, always post TurnEnded last."""
     from inspector.core.agent.provider import MissingApiKey
 

@@ -12,8 +12,8 @@ from textual.app import App
 from textual.binding import Binding
 
 from inspector.app.agent_bridge import AgentOptions, fresh_session
-from inspector.app.commands import InspectorCommands
-from inspector.app.figures import Settings
+from inspector.app.palette import InspectorCommands
+from inspector.core.figures import Settings
 from inspector.app.screens.help import HelpScreen
 from inspector.app.screens.main import MainScreen
 from inspector.app.screens.picker import PickerScreen

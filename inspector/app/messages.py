@@ -1,11 +1,21 @@
-"""Messages the loading and computing workers post; handlers on the screen own every widget change."""
+"""Messages to the session screen, which hands each to the one owner of the session it shows (`shown.Shown`).
+
+Workers (loading, exact figures, the follow watcher, the agent's turn) and other screens (the workbench) only post
+these; the screen's handlers change the owner's state and redraw the widgets.
+"""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from textual.message import Message
 
-from inspector.app.figures import Figures, Links
+from inspector.core.figures import Figures, Links
 from inspector.core.model import Session
+
+if TYPE_CHECKING:
+    from inspector.core.compaction.plan import Plan
+    from inspector.core.follower import Change
 
 
 class LoadProgress(Message):
@@ -29,6 +39,8 @@ class Loaded(Message):
 
 
 class FiguresReady(Message):
+    """Exact figures for a state of the shown session (dropped when a newer state is shown)."""
+
     def __init__(self, figures: Figures) -> None:
         super().__init__()
         self.figures = figures
@@ -40,3 +52,46 @@ class LoadFailed(Message):
     def __init__(self, error: str) -> None:
         super().__init__()
         self.error = error
+
+
+class SessionGrew(Message):
+    """The session has a new state: a followed file was appended to (`change` from its Follower), or the agent
+    changed it (`change` None: the owner works out what changed from the state it shows). An unhandled one absorbs
+    a newer one from the same source (`can_replace`), so a burst is applied once."""
+
+    def __init__(self, session: Session, change: Change | None = None, source: str = "follow") -> None:
+        super().__init__()
+        self.session, self.change, self.source = session, change, source
+
+    def can_replace(self, message: Message) -> bool:
+        """Textual asks the older of two queued messages whether the newer (`message`) supersedes it: it does, once
+        it carries both changes."""
+        if not isinstance(message, SessionGrew) or message.source != self.source:
+            return False
+        if self.change is not None and message.change is not None:
+            from inspector.core.follower import merge
+
+            message.change = merge(self.change, message.change)
+        elif self.change is not None or message.change is not None:
+            return False  # only changes of one kind merge
+        return True
+
+
+class ApplyStep(Message):
+    """The workbench applied `plan` to the step shown: `figures` are those of the state it makes (`session`)."""
+
+    def __init__(self, plan: Plan, session: Session, figures: Figures, trigger: str = "manual") -> None:
+        super().__init__()
+        self.plan, self.session, self.figures, self.trigger = plan, session, figures, trigger
+
+
+class GoToStep(Message):
+    """The workbench moved to step `index` (undo, redo, going back to the original)."""
+
+    def __init__(self, index: int) -> None:
+        super().__init__()
+        self.index = index
+
+
+class StepsChanged(Message):
+    """To the workbench: the step stack or the step shown changed (its figures follow when computed)."""

@@ -204,7 +204,7 @@ def threshold_line(info: WindowInfo, figures: PlanFigures) -> str:
         w = window_figures(info, used, measured)
         gap = limit - used
         return (f"{used:,} ({used / info.context_window:.1%}, {abs(gap):,} {'below' if gap > 0 else 'over'}"
-                + (f"; {'; '.join(w.notes)}" if w.notes and not info.notes else "") + ")")
+                + (f"; {w.warnings[-1]}" if len(w.warnings) > len(info.warnings) else "") + ")")
 
     before, after = figures.before, figures.after
     now = where(before.current_context, before.current_measured is not None)

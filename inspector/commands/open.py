@@ -5,6 +5,7 @@ the session in PATH, which the agent continues. Textual is imported only here, w
 from __future__ import annotations
 
 import argparse
+from dataclasses import replace
 from pathlib import Path
 
 from inspector.core.model import LoadError
@@ -30,7 +31,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from inspector.app.figures import Settings
+    from inspector.core.figures import Settings
     from inspector.app.widgets.settings import estimator_names, policy_names
     from inspector.cli import UsageError
 
@@ -38,15 +39,15 @@ def run(args: argparse.Namespace) -> int:
     if args.policy is not None:
         if args.policy not in policy_names():
             raise UsageError(f"unknown policy {args.policy!r}; choose from {', '.join(policy_names())}")
-        settings.policy = args.policy
+        settings = replace(settings, policy=args.policy)
     if args.estimator is not None:
         if args.estimator not in estimator_names():
             raise UsageError(f"unknown estimator {args.estimator!r}; choose from {', '.join(estimator_names())}")
-        settings.estimator = args.estimator
+        settings = replace(settings, estimator=args.estimator)
     if args.window is not None:
         if args.window < 1000:
             raise UsageError(f"--window {args.window}: too small for a context window")
-        settings.window = args.window
+        settings = replace(settings, window=args.window)
     agent = _agent_options(args)
     if args.path is not None:
         path = Path(args.path).expanduser()

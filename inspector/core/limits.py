@@ -161,6 +161,7 @@ class WindowInfo:
     notes: list[str] = field(default_factory=list)
     policy_source: str = "chosen"  # "default": the session's own (`default_policy`); "chosen": asked for by name
     default_policy: str | None = None  # what the session's own policy is, whichever was applied
+    warnings: list[str] = field(default_factory=list)  # the notes that say something does not fit
 
     @property
     def reserved(self) -> int:
@@ -221,6 +222,7 @@ def window_info(session: Session | None = None, policy: str | None = None, windo
     if model is None and session is not None:
         model = current_model(session)
     notes: list[str] = []
+    warnings: list[str] = []  # what does not fit: shown wherever the window is (`notes` ends with them)
     if source == "default":
         notes.append(f"policy {policy}: the session's default, {why}")
     elif policy != own:
@@ -230,8 +232,8 @@ def window_info(session: Session | None = None, policy: str | None = None, windo
         notes.append("window set by --window")
         peak = max((r.measured_context for r in session.requests), default=0) if session is not None else 0
         if peak > window:
-            notes.append(f"--window {window:,} is smaller than a context this session measured ({peak:,}): the "
-                         "model's real window is larger")
+            warnings.append(f"the window {window:,} is smaller than a context this session measured ({peak:,}): "
+                            "the model's real window is larger")
     else:
         size = context_window(session, model)
         if session is not None and session.window:
@@ -253,7 +255,7 @@ def window_info(session: Session | None = None, policy: str | None = None, windo
             try:
                 override = _pct(OVERRIDE_ENV, env[OVERRIDE_ENV], 100)
             except ValueError:
-                notes.append(f"{OVERRIDE_ENV}={env[OVERRIDE_ENV]!r} ignored (not a percentage in 0-100)")
+                warnings.append(f"{OVERRIDE_ENV}={env[OVERRIDE_ENV]!r} ignored (not a percentage in 0-100)")
                 override = None
         if override is not None:
             lowered = int(effective * _pct("autocompact_pct", override, 100) / 100)
@@ -279,4 +281,4 @@ def window_info(session: Session | None = None, policy: str | None = None, windo
     thresholds.warning = max(0, thresholds.warning)
     thresholds.autocompact = max(0, thresholds.autocompact)
     thresholds.blocking = max(thresholds.autocompact, thresholds.blocking)
-    return WindowInfo(size, reserve, effective, policy, thresholds, model, notes, source, own)
+    return WindowInfo(size, reserve, effective, policy, thresholds, model, notes + warnings, source, own, warnings)

@@ -46,7 +46,7 @@ from inspector.core.pricing import Pricing, parts, scaled, split, total, vector
 from inspector.core.versions import Edit, edits as session_edits, originals
 
 if TYPE_CHECKING:
-    from inspector.core.live import Change
+    from inspector.core.follower import Change
 
 # Growth this far beyond the estimate of the messages added (x the estimate, plus tokens) is not theirs: the harness
 # injected something the transcript does not record.

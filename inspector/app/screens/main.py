@@ -1,8 +1,9 @@
-"""The session screen: context bar on top, then views in tabs (messages with detail, prompt, timeline).
+"""The session screen: context bar on top, then views in tabs (messages with detail, prompt, timeline, agent).
 
-It paints at once and loads in a thread worker that only posts messages (progress, the session, the figures);
-handlers here own the widgets. Settings changes re-run `compute` in an exclusive worker, so a quick run of changes
-never piles up. The tabs leave room for the compaction workbench and the agent view (later issues).
+It paints at once and loads in a thread worker that only posts messages (progress, the session, the figures).
+What it shows has one owner, `shown.Shown` (the session, its figures, the workbench's steps, the one scheduler of
+exact figures): the load, follow mode, the agent view and the workbench post messages here, the handlers hand them
+to the owner and redraw the widgets from what it holds.
 """
 
 from __future__ import annotations
@@ -21,9 +22,10 @@ from textual.screen import Screen
 from textual.widgets import Footer, Input, Label, ProgressBar, Static, TabbedContent, TabPane
 from textual.worker import get_current_worker
 
-from inspector.app.figures import Figures, Links, Settings, links
-from inspector.app.follow import Live, LiveMessage, LiveStatus
-from inspector.app.messages import FiguresReady, LoadFailed, Loaded, LoadProgress
+from inspector.app.follow_mode import FollowMode, LiveStatus
+from inspector.app.messages import (ApplyStep, FiguresReady, GoToStep, LoadFailed, Loaded, LoadProgress, SessionGrew,
+                                    StepsChanged)
+from inspector.app.shown import Shown, step_label
 from inspector.app.text import human, plain, visible
 from inspector.app.widgets.agent_panel import AgentPanel
 from inspector.app.widgets.context_bar import ContextBar
@@ -32,6 +34,7 @@ from inspector.app.widgets.message_list import Filter, MessageList
 from inspector.app.widgets.prompt_view import PromptView
 from inspector.app.widgets.settings import SettingsPanel, estimator_names, policy_names
 from inspector.app.widgets.timeline import Timeline
+from inspector.core.figures import Figures, Links, Settings, links
 from inspector.core.model import Session
 
 FREEZE_ABOVE = 60_000  # objects in the GC's oldest generation: above it, long-lived ones are frozen once shown
@@ -64,16 +67,22 @@ class MainScreen(Screen):
     def __init__(self, path: str | os.PathLike[str] | None = None, *, session: Session | None = None,
                  follow: bool = False) -> None:
         super().__init__()
-        self.live = Live(self, follow)
+        self.follow = FollowMode(self, follow)
         self.path = Path(path) if path is not None else None
-        self.session: Session | None = session
-        self.figures: Figures | None = None
+        self.shown = Shown(self, session=session)
         self.load_seconds: float | None = None
-        self.links: Links | None = None
 
     @property
     def settings(self) -> Settings:
         return self.app.settings  # type: ignore[attr-defined]
+
+    @property
+    def session(self) -> Session | None:
+        return self.shown.session
+
+    @property
+    def figures(self) -> Figures | None:
+        return self.shown.figures
 
     def compose(self) -> ComposeResult:
         name = self.path.name if self.path else (self.session.source if self.session else "")
@@ -96,7 +105,7 @@ class MainScreen(Screen):
             with TabPane("3 Timeline", id="timeline"):
                 yield Timeline(id="timeline-view")
             with TabPane("4 Agent", id="agent"):
-                yield AgentPanel(id="agent-panel")
+                yield AgentPanel(self.shown, id="agent-panel")
         yield SettingsPanel(self.settings, id="settings")
         yield LiveStatus("", id="live")
         yield Static("", id="status")
@@ -106,10 +115,13 @@ class MainScreen(Screen):
         self.query_one("#filter").display = False
         self.query_one("#settings").display = False
         self.query_one(LiveStatus).display = False
-        self.query_one(MessageList).focus()
+        lst = self.query_one(MessageList)
+        lst.focus()
+        self.watch(lst, "cursor", lambda _: self._list_moved(), init=False)
+        self.watch(lst, "scroll_y", lambda _: self._list_moved(), init=False)
         if self.session is not None:
             self.query_one("#loading").display = False
-            self.recompute()
+            self.shown.want_exact(now=True)
         elif self.path is not None:
             self.call_after_refresh(self.load)  # paint first: the reading thread competes for the GIL
 
@@ -127,26 +139,15 @@ class MainScreen(Screen):
 
         try:
             assert self.path is not None
-            session = self.live.open(self.path, progress)  # through a Follower: following reads only appends
+            session = self.follow.open(self.path, progress)  # through a Follower: following reads only appends
             known = links(session)
             self.post_message(Loaded(session, time.perf_counter() - start, known))
             if not worker.is_cancelled:
-                self.post_message(FiguresReady(self.live.compute(session, self.settings, known)))
+                self.post_message(FiguresReady(self.shown.compute_now(session, known)))
         except Cancelled:
             return
         except Exception as exc:  # LoadError is the expected case; anything else must not kill the app either
             self.post_message(LoadFailed(str(exc) if exc.args else type(exc).__name__))
-
-    @work(thread=True, exclusive=True, exit_on_error=False, group="figures")
-    def recompute(self) -> None:
-        assert self.session is not None
-        try:
-            from inspector.app.screens.workbench import step_figures  # a workbench step: from the step before it
-
-            figures = step_figures(self, self.settings) or self.live.compute(self.session, self.settings)
-            self.post_message(FiguresReady(figures))
-        except Exception as exc:
-            self.post_message(LoadFailed(f"cannot compute figures: {exc}"))
 
     @on(LoadProgress)
     def _progress(self, event: LoadProgress) -> None:
@@ -157,14 +158,14 @@ class MainScreen(Screen):
 
     @on(Loaded)
     def _loaded(self, event: Loaded) -> None:
-        self.session, self.load_seconds = event.session, event.seconds
+        self.shown.loaded(event.session, event.links)
+        self.load_seconds = event.seconds
         self.query_one("#loading-label", Label).update(
             f"Read {len(event.session.messages):,} messages in {event.seconds:.1f} s; computing figures…")
         self.query_one(ProgressBar).update(total=100, progress=100)
-        self.live.loaded()
+        self._show_live()
         self.refresh_bindings()
         if event.links is not None:  # the rows now, their token figures when computed
-            self.links = event.links
             lst = self.query_one(MessageList)
             lst.show_session(event.session, event.links.tool_names)
             lst.action_last()
@@ -179,10 +180,20 @@ class MainScreen(Screen):
     @on(FiguresReady)
     def _figures(self, event: FiguresReady) -> None:
         f = event.figures
-        if self.session is not None and f.session is not self.session:
-            return  # computed for a session a live update has since replaced: newer figures follow
-        first = self.figures is None or self.figures.session.source != f.session.source  # another file: to its end
-        self.figures = f
+        was = self.figures
+        if not self.shown.accept(f):
+            return  # computed for a state a live update has since replaced: newer figures follow
+        lst = self.query_one(MessageList)
+        at_bottom = _at_bottom(lst)
+        self._redraw(f, first=was is None or was.session.source != f.session.source)  # another file: to its end
+        if at_bottom and self.follow.following:
+            lst.action_last()
+        self.follow.loaded(ready=True)
+        self._show_live()
+        self._tell_workbench()
+
+    def _redraw(self, f: Figures, first: bool = False) -> None:
+        """Every view from `f` (the owner's figures)."""
         self.query_one("#loading").display = False
         self.query_one(ContextBar).show(f)
         self.query_one(SettingsPanel).show_session(f.session)
@@ -207,11 +218,14 @@ class MainScreen(Screen):
     @on(LoadFailed)
     def _failed(self, event: LoadFailed) -> None:
         self.query_one(ContextBar).stale = False
-        if self.figures is not None:  # a re-compute failed (e.g. exact without a key): back to what is shown
+        if self.figures is not None and self.figures.settings != self.settings:  # new settings failed (exact, no key)
             self.app.settings = self.figures.settings  # type: ignore[attr-defined]
             self.query_one(SettingsPanel).sync(self.figures.settings)
             self.notify(visible(event.error), title="Settings not applied", severity="error", timeout=10,
                         markup=False)
+            return
+        if self.figures is not None:  # following, or figures of a new state: what is shown stays
+            self.notify(visible(event.error), severity="warning", timeout=6, markup=False)
             return
         self.query_one("#loading-label", Label).update(plain(f"Cannot open: {event.error}"))
         self.query_one(ProgressBar).display = False
@@ -229,6 +243,9 @@ class MainScreen(Screen):
             parts.append(visible(s.cwd))
         if self.load_seconds is not None:
             parts.append(f"read in {self.load_seconds:.2f} s")
+        label = step_label(self.shown)
+        if label:
+            parts.append(visible(label))
         self.query_one("#title", Static).update(plain("  ·  ".join(parts)))
 
     def set_settings(self, settings: Settings) -> None:
@@ -237,14 +254,14 @@ class MainScreen(Screen):
         self.query_one(SettingsPanel).sync(settings)
         if self.session is not None:
             self.query_one(ContextBar).stale = True
-            self.recompute()
+            self.shown.settings_changed()
 
     @on(SettingsPanel.Changed)
     def _settings_changed(self, event: SettingsPanel.Changed) -> None:
         self.app.settings = event.settings  # type: ignore[attr-defined]
         if self.session is not None:
             self.query_one(ContextBar).stale = True
-            self.recompute()
+            self.shown.settings_changed()
 
     # -- list and detail --------------------------------------------------------------------------------------------
 
@@ -256,7 +273,7 @@ class MainScreen(Screen):
         lst = self.query_one(MessageList)
         source: Figures | Links | None = self.figures
         if source is None or source.session is not lst.session:
-            source = self.links  # figures still being computed: the message without its token figures
+            source = self.shown.links  # figures still being computed: the message without its token figures
         if source is None or source.session is not lst.session:
             return
         if index is not None and index >= len(source.session.messages):
@@ -348,12 +365,80 @@ class MainScreen(Screen):
         more = f"\n… and {len(s.warnings) - 20} more" if len(s.warnings) > 20 else ""
         self.notify("\n".join(lines) + more, title=f"{len(s.warnings)} load warning(s)", timeout=20, markup=False)
 
-    @on(LiveMessage)
-    def _live(self, event: LiveMessage) -> None:
-        self.live.handle(event)
+    # -- the session's new states: follow mode, the agent, the workbench -------------------------------------------
+
+    @on(SessionGrew)
+    def _grew(self, event: SessionGrew) -> None:
+        lst = self.query_one(MessageList)
+        at_bottom = _at_bottom(lst)
+        before = len(lst.rows)
+        prev = self.figures
+        if event.source == "agent" and self.follow.following:  # the agent writes what is shown: its snapshots win
+            self.notify(self.follow.toggle() + ": the agent is writing this session", timeout=3)
+        figures, change = self.shown.grew(event.session, event.change)
+        if change.reloaded or change.switched:
+            what = f"now following {Path(change.switched).name}" if change.switched else change.reloaded
+            self.notify(visible(f"{what}: reloaded {len(event.session.messages):,} messages"), title="Follow",
+                        timeout=5, markup=False)
+        if figures is None:
+            return  # the first figures are still being computed: they will be of the newest state
+        trailing = bool(prev and prev.session.compactions and prev.session.compactions[-1].index >= change.first_new)
+        if change.rebuilt or trailing:  # rows before the new ones change too: redraw them all
+            self._redraw(figures)
+        else:
+            if change.updated:
+                lst.messages_changed(figures)
+            lst.messages_appended(change.first_new, figures)
+            self.query_one(ContextBar).show(figures)
+            self.query_one(Timeline).show(figures)
+            self._update_title()
+        jump = self.follow.grew(change, len(lst.rows) - before, at_bottom) if event.source == "follow" else at_bottom
+        if jump:
+            lst.action_last()
+        self._show_live()
+
+    @on(ApplyStep)
+    def _apply_step(self, event: ApplyStep) -> None:
+        self.shown.push_step(event.plan, event.session, event.figures, event.trigger)
+        self._redraw(event.figures)
+        self._tell_workbench()
+
+    @on(GoToStep)
+    def _go_to_step(self, event: GoToStep) -> None:
+        figures = self.shown.go_to_step(event.index)
+        if figures is not None:
+            self._redraw(figures)
+        else:  # computed by the scheduler: the list shows the step's messages meanwhile
+            self.query_one(ContextBar).stale = True
+        self._update_title()
+        self._tell_workbench()
+
+    def _tell_workbench(self) -> None:
+        from inspector.app.screens.workbench import WorkbenchScreen
+
+        for screen in self.app.screen_stack:
+            if isinstance(screen, WorkbenchScreen) and screen.shown is self.shown:
+                screen.post_message(StepsChanged())
+
+    def _show_live(self) -> None:
+        status = self.query_one(LiveStatus)
+        text = self.follow.status(self.shown.exact)
+        status.display = text is not None
+        if text is not None:
+            status.set_class(bool(self.follow.new_rows), "-new")
+            status.update(text)
+
+    def _list_moved(self) -> None:
+        if self.follow.new_rows and _at_bottom(self.query_one(MessageList)) and self.follow.back_at_bottom():
+            self._show_live()
 
     def action_toggle_follow(self) -> None:
-        self.live.toggle()
+        note = self.follow.toggle()
+        if self.follow.following:
+            self.query_one(MessageList).action_last()
+            self.follow.back_at_bottom()
+        self._show_live()
+        self.notify(note, timeout=2)
 
     def action_open_other(self) -> None:
         self.app.action_pick()  # type: ignore[attr-defined]
@@ -362,7 +447,7 @@ class MainScreen(Screen):
         """The compaction workbench over this screen: its steps come back here as the session shown."""
         from inspector.app.screens.workbench import WorkbenchScreen
 
-        self.app.push_screen(WorkbenchScreen(self))
+        self.app.push_screen(WorkbenchScreen(self.shown, self))
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action in ("cycle_policy", "cycle_estimator", "warnings") and self.session is None:
@@ -377,3 +462,8 @@ class MainScreen(Screen):
             return ""
         w = self.figures.window
         return f"{human(w.used)} of {human(w.window)} used ({w.percent:.0f}%)"
+
+
+def _at_bottom(lst: MessageList) -> bool:
+    """The cursor is on the last row and the view shows the end of the list (or the list is empty)."""
+    return not lst.rows or (lst.cursor >= len(lst.rows) - 1 and lst.max_scroll_y - lst.scroll_y <= 1)

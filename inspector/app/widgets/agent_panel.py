@@ -3,10 +3,10 @@ questions answered inline, compaction as it fires, usage), and a status line wit
 compaction threshold and the circuit breaker.
 
 The loop runs in this panel's thread worker (agent_bridge.run_turn), which posts one message per event; the
-handlers here own every widget and the screen's session: each snapshot the worker sends becomes the session the
-other views show, drawn at once with provisional figures (follow mode's, in time proportional to what changed) and
-then with exact figures computed off the UI thread when events pause. Model and tool text is data: it is drawn as
-`Text` with control characters made visible, never as markup, and capped per entry (the Messages view has it all).
+handlers here own the panel's widgets. Each snapshot the worker sends is posted to the session screen
+(`SessionGrew`), whose owner of the session (`shown.Shown`) shows it in the other views with provisional figures at
+once and exact ones when events pause. Model and tool text is data: it is drawn as `Text` with control characters
+made visible, never as markup, and capped per entry (the Messages view has it all).
 
 The agent package imports the SDK (over a second), so nothing of it is imported until the view is first shown;
 a thread worker does the import then.
@@ -29,15 +29,16 @@ from textual.message import Message as TMessage
 from textual.widgets import Button, Input, Static, TabbedContent
 
 from inspector.app.agent_bridge import (
-    AgentEvent, AgentOptions, AgentReady, AgentSession, Plan, TurnEnded, agent_file, has_key, key_help,
+    AgentEvent, AgentOptions, AgentReady, AgentSession, AgentStart, TurnEnded, agent_file, has_key, key_help,
     policy_for, run_turn,
 )
+from inspector.app.messages import SessionGrew
+from inspector.app.shown import Shown
 from inspector.app.text import human, one_line, visible
 from inspector.core.limits import AGENT_POLICY
 from inspector.core.model import Session
 
 if TYPE_CHECKING:
-    from inspector.app.figures import Figures
     from inspector.core.agent.cancel import Cancel
     from inspector.core.agent.events import PermissionAsked
 
@@ -47,7 +48,6 @@ RESULT_LINES = 6
 RESULT_CHARS = 2_000
 MAX_ENTRIES = 300  # older entries leave the log (the session file and the Messages view keep everything)
 FLUSH_SECONDS = 1 / 20  # streamed text reaches the screen at most this often
-EXACT_DELAY = 0.2  # seconds of quiet before exact figures are computed for the latest snapshot
 
 
 class Prepared(TMessage):
@@ -56,12 +56,6 @@ class Prepared(TMessage):
     def __init__(self, model: str, default_model: str, cancel: Cancel) -> None:
         super().__init__()
         self.model, self.default_model, self.cancel = model, default_model, cancel
-
-
-class ExactFigures(TMessage):
-    def __init__(self, figures: Figures | None, error: str | None = None) -> None:
-        super().__init__()
-        self.figures, self.error = figures, error
 
 
 class Entry(Static):
@@ -152,8 +146,9 @@ class AgentPanel(Vertical):
 
     BINDINGS = [Binding("escape", "cancel_turn", "Cancel turn", id="agent.cancel")]
 
-    def __init__(self, *, id: str | None = None) -> None:
+    def __init__(self, shown: Shown, *, id: str | None = None) -> None:
         super().__init__(id=id)
+        self.shown = shown  # read only: the views' session and whether their figures are exact
         self.agent: AgentSession | None = None
         self.cancel: Cancel | None = None
         self.model: str | None = None
@@ -170,10 +165,6 @@ class AgentPanel(Vertical):
         self._chunks: list[str] = []
         self._flush_due = False
         self._last_flush = 0.0  # time.monotonic() of the last flush
-        self._exact_running = False
-        self._exact_dirty = False
-        self._exact_timer = False
-        self._last_event = 0.0  # time.monotonic() of the last event of the running turn
 
     @property
     def options(self) -> AgentOptions:
@@ -201,7 +192,7 @@ class AgentPanel(Vertical):
         if options.open_view:
             options.open_view = False  # the first screen only
             return True
-        s: Session | None = getattr(self.screen, "session", None)
+        s = self.shown.session
         return (s is not None and getattr(self.screen, "path", None) is None and s.format == "neutral"
                 and not s.messages and not Path(s.source).exists())
 
@@ -246,7 +237,7 @@ class AgentPanel(Vertical):
         self.model, self.cancel = message.model, message.cancel
         if not has_key():
             self.query_one("#agent-help", Static).update(Text(key_help(message.default_model)))
-        session = getattr(self.screen, "session", None)
+        session = self.shown.session
         if session is not None and self.agent is None:
             self.plan_path, _ = agent_file(session, self.options)
         self._policy()
@@ -269,7 +260,7 @@ class AgentPanel(Vertical):
             self.notify("a turn is running: wait for it to finish, or press esc to cancel it", severity="warning",
                         timeout=4)
             return
-        shown: Session | None = getattr(self.screen, "session", None)
+        shown = self.shown.session
         if shown is None or self.cancel is None:
             self._prepare_once()
             self.notify("the agent is still starting (or the session still loading): try again in a moment",
@@ -280,8 +271,7 @@ class AgentPanel(Vertical):
         if self.agent is None:
             path, in_place = agent_file(shown, self.options)
             self.plan_path = path
-            plan = Plan(shown, self.options, path, in_place, policy, self.cancel)
-            self._stop_following(path, in_place)
+            plan = AgentStart(shown, self.options, path, in_place, policy, self.cancel)
             if shown.messages and not in_place:
                 self._add("note", Text(visible(
                     f"continuing {Path(shown.source).name} ({shown.format}, {len(shown.messages):,} messages) in a "
@@ -299,7 +289,7 @@ class AgentPanel(Vertical):
     # Workers get a fixed description: without one Textual builds it from the repr of every argument, on the UI
     # thread, and the repr of a 10,000-message session takes ~300 ms.
     @work(thread=True, exclusive=True, exit_on_error=False, group="agent", description="agent turn")
-    def _turn(self, agent: AgentSession | None, plan: Plan | None, text: str) -> None:
+    def _turn(self, agent: AgentSession | None, plan: AgentStart | None, text: str) -> None:
         run_turn(agent, plan, text, self.post_message)
 
     def _policy(self) -> Any:
@@ -318,12 +308,6 @@ class AgentPanel(Vertical):
                    else f"at {policy.threshold:,} tokens ({name})")
             self.policy_note = f"compacts {how}" + (f", {policy.micro} first" if policy.micro else "")
         return policy
-
-    def _stop_following(self, path: Path, in_place: bool) -> None:
-        """The agent writes the file the screen follows: the screen shows the agent's snapshots instead."""
-        live = getattr(self.screen, "live", None)
-        if in_place and live is not None and getattr(live, "following", False):
-            live.toggle()
 
     def action_cancel_turn(self) -> None:
         """Esc: cancel the running turn; when none runs, leave the prompt box so the screen's keys (1-4...) work."""
@@ -362,9 +346,8 @@ class AgentPanel(Vertical):
         from inspector.core.agent import events as ev
 
         e = message.event
-        self._last_event = time.monotonic()
-        if message.snapshot is not None:
-            self._show_session(message.snapshot)
+        if message.snapshot is not None:  # the other views show it: their owner takes it from the screen
+            self.post_message(SessionGrew(message.snapshot, None, "agent"))
         if isinstance(e, ev.Piece):
             kind = {ev.TextDelta: "text", ev.ThinkingDelta: "thinking"}.get(type(e), "summary")
             self._piece(kind, e.text)
@@ -429,7 +412,7 @@ class AgentPanel(Vertical):
         self._show_status()
         if self.screen.focused is None or not self.screen.focused.is_attached:
             self.query_one("#agent-input").focus()
-        self._want_exact(0)
+        self.shown.want_exact(now=True)
 
     def _ask(self, asked: PermissionAsked) -> None:
         prompt = PermissionPrompt(asked)
@@ -553,97 +536,10 @@ class AgentPanel(Vertical):
             text.append(f"  ·  last response: context {human(u.context)}, output {human(u.output_tokens)}")
         self.query_one("#agent-status", Static).update(text)
 
-    # -- the other views: snapshots of the session as it grows -----------------------------------------------------
-
-    def _show_session(self, snapshot: Session) -> None:
-        from inspector.app.follow import provisional
-        from inspector.app.messages import FiguresReady
-        from inspector.app.widgets.context_bar import ContextBar
-        from inspector.app.widgets.message_list import MessageList
-        from inspector.app.widgets.timeline import Timeline
-
-        screen: Any = self.screen
-        prev: Figures | None = screen.figures
-        screen.session = snapshot
-        if prev is None:  # figures not ready yet: the screen computes them for the newest session
-            screen.recompute()
-            return
-        lst = screen.query_one(MessageList)
-        at_bottom = not lst.rows or lst.cursor >= len(lst.rows) - 1
-        old = prev.session.messages
-        n = len(old)
-        new = snapshot.messages
-        rewritten = len(new) < n or any(c.index < n for c in snapshot.compactions[len(prev.session.compactions):])
-        updated = [] if rewritten else [i for i in range(n) if new[i] is not old[i]]
-        figures = provisional(prev, snapshot, 0 if rewritten else n, updated)
-        if rewritten or updated:
-            screen._figures(FiguresReady(figures))  # rows before the new ones changed: redraw them all
-        else:
-            screen.figures = figures
-            lst.messages_appended(n, figures)
-            screen.query_one(ContextBar).show(figures)
-            screen.query_one(Timeline).show(figures)
-            screen._update_title()
-        if at_bottom:
-            lst.action_last()
-        self._want_exact()
-
-    def _want_exact(self, delay: float = EXACT_DELAY) -> None:
-        self._exact_dirty = True
-        if not self._exact_running and not self._exact_timer:
-            self._exact_timer = True
-            if delay > 0:
-                self.set_timer(delay, self._start_exact)
-            else:  # Textual's set_timer(0) divides by its interval in the timer task: the callback would never run
-                self.call_later(self._start_exact)
-
-    def _start_exact(self) -> None:
-        self._exact_timer = False
-        quiet = time.monotonic() - self._last_event
-        if self.running and quiet < EXACT_DELAY:  # events still flowing: computing now would slow the stream
-            self._exact_timer = True
-            self.set_timer(EXACT_DELAY - quiet, self._start_exact)
-            return
-        screen: Any = self.screen
-        if self._exact_running or not self._exact_dirty or screen.session is None:
-            return
-        self._exact_running, self._exact_dirty = True, False
-        self._exact(screen.session, self.app.settings)  # type: ignore[attr-defined]
-
-    @work(thread=True, exit_on_error=False, group="agent-figures", description="exact figures")
-    def _exact(self, session: Session, settings: Any) -> None:
-        from inspector.app.figures import compute
-
-        try:
-            self.post_message(ExactFigures(compute(session, settings)))
-        except Exception as exc:
-            self.post_message(ExactFigures(None, f"cannot compute figures: {exc}"))
-
-    @on(ExactFigures)
-    def _exact_done(self, message: ExactFigures) -> None:
-        from inspector.app.messages import FiguresReady
-        from inspector.app.widgets.message_list import MessageList
-
-        self._exact_running = False
-        screen: Any = self.screen
-        f = message.figures
-        if f is None:
-            self.notify(visible(message.error or "?"), severity="warning", timeout=5, markup=False)
-        elif f.session is screen.session:
-            lst = screen.query_one(MessageList)
-            at_bottom = not lst.rows or lst.cursor >= len(lst.rows) - 1
-            screen._figures(FiguresReady(f))
-            if at_bottom:
-                lst.action_last()
-        if self._exact_dirty:
-            self._want_exact()
-
     @property
     def settled(self) -> bool:
         """No turn running and the views show exact figures for the latest snapshot."""
-        screen: Any = self.screen
-        return (not self.running and not self._exact_running and not self._exact_dirty
-                and screen.figures is not None and screen.figures.session is screen.session)
+        return not self.running and self.shown.settled
 
     def on_unmount(self) -> None:
         if self.cancel is not None:

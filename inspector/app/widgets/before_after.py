@@ -69,11 +69,10 @@ class BeforeAfter(Horizontal):
 
     def show(self, before: Message | None, after: Message | None,
              tokens: tuple[int | None, int | None] = (None, None),
-             measured: tuple[bool, bool] = (False, False)) -> None:
-        """Show both sides; `tokens` are their sizes for the titles (the after side None while pending), `measured`
-        whether each is a share of measured usage rather than an estimate."""
-        for side, n, real in zip(("before", "after"), tokens, measured):
-            how = "measured" if real else "estimated"
+             basis: tuple[str, str] = ("estimated", "estimated")) -> None:
+        """Show both sides; `tokens` are their sizes for the titles (the after side None while pending), `basis`
+        how each was made (measured, derived or estimated)."""
+        for side, n, how in zip(("before", "after"), tokens, basis):
             self.query_one(f"#ba-{side}").border_title = side + (f" · {n:,} tokens {how}" if n is not None else "")
         self.query_one("#ba-before-text", Static).update(message_text(before))
         self.query_one("#ba-after-text", Static).update(message_text(after))

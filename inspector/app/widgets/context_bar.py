@@ -7,14 +7,15 @@ from rich.text import Text
 from textual.reactive import reactive
 from textual.widget import Widget
 
-from inspector.app.figures import Figures
 from inspector.app.text import human, visible
+from inspector.core import categories as cat
+from inspector.core.figures import Figures
 
 PALETTE = ["#5f87d7", "#af87d7", "#5fd75f", "#5fd7d7", "#87afaf", "#d7d75f", "#ffaf5f", "#d78700", "#d75f5f",
            "#d7875f", "#ff87af", "#87d7af", "#afaf87", "#8787af"]
-KNOWN = {"system": "#5f87d7", "tools": "#5f87d7", "unrecorded": "#6c6c6c", "memory": "#af87d7", "prompt": "#5fd75f",
-         "user": "#5fd75f", "assistant": "#5fd7d7", "thinking": "#87afaf", "tool call": "#d7d75f",
-         "tool_use": "#d7d75f", "summary": "#ff87af", "image": "#87d7af", "meta": "#8a8a8a"}
+KNOWN = {cat.SYSTEM_TOOLS: "#5f87d7", cat.UNRECORDED: "#6c6c6c", cat.MEMORY: "#af87d7", cat.USER_PROMPTS: "#5fd75f",
+         cat.ASSISTANT_TEXT: "#5fd7d7", cat.THINKING: "#87afaf", cat.TOOL_CALLS: "#d7d75f",
+         cat.COMPACTION_SUMMARY: "#ff87af", cat.MEDIA: "#87d7af", cat.INJECTED: "#8a8a8a", cat.PROVISIONAL: "#6c6c6c"}
 FREE = Style(color="#3a3a3a")
 RESERVED = Style(color="#875f5f")
 MARKS = (("warning", ("warning", "warn", "w"), "yellow"),
@@ -22,13 +23,12 @@ MARKS = (("warning", ("warning", "warn", "w"), "yellow"),
          ("blocking", ("blocking", "block", "b"), "red"))
 
 
-def colour(name: str, n: int) -> str:
-    """A stable colour per category: known names by keyword, tool results and the rest from a palette."""
-    low = name.lower()
-    for key, value in KNOWN.items():
-        if key in low and not low.startswith("tool result"):
-            return value
-    return PALETTE[(6 + n) % len(PALETTE)] if low.startswith("tool result") else PALETTE[n % len(PALETTE)]
+def colour(key: str, n: int) -> str:
+    """A stable colour per category key: the known ones their own, tool results and the rest from a palette."""
+    known = KNOWN.get(key)
+    if known is not None:
+        return known
+    return PALETTE[(6 + n) % len(PALETTE)] if key.startswith(cat.TOOL_RESULTS) else PALETTE[n % len(PALETTE)]
 
 
 class ContextBar(Widget):
@@ -64,6 +64,8 @@ class ContextBar(Widget):
         head = Text()
         if self.stale:
             head.append("recomputing… ", style="bold reverse")
+        elif f.provisional:
+            head.append("provisional ", style="italic")
         head.append(f"used {w.used:,} of {w.window:,} ({w.percent:.1f}%) ", style="bold")
         head.append(label, style="green" if w.used_measured else "yellow")
         auto = w.thresholds.get("autocompact")
@@ -76,7 +78,9 @@ class ContextBar(Widget):
         else:
             head.append(f" · free {max(0, w.free):,}")
         head.append(f" · policy {w.policy} · ")
-        head.append(w.model or "unknown model", style="dim")
+        head.append(visible(w.model or "unknown model"), style="dim")
+        for warning in w.warnings:  # a window smaller than a measured context, an override ignored
+            head.append(f" · ⚠ {visible(warning)}", style="bold red")
         out = Text("\n").join([head, self._bar(f, width), self._marks(f, width), self._legend(f, width)])
         out.no_wrap, out.overflow = True, "ellipsis"
         return out
@@ -84,10 +88,10 @@ class ContextBar(Widget):
     def _bar(self, f: Figures, width: int) -> Text:
         window = max(1, f.window.window)
         text, cum, drawn = Text(), 0, 0
-        for n, (name, tokens) in enumerate(f.categories):
+        for n, (key, tokens) in enumerate(f.categories):
             cum += tokens
             end = min(width, round(cum / window * width))
-            text.append("█" * (end - drawn), style=colour(name, n))
+            text.append("█" * (end - drawn), style=colour(key, n))
             drawn = max(drawn, end)
         reserve_at = round((window - f.window.reserve) / window * width) if f.window.reserve else width
         text.append("░" * max(0, reserve_at - drawn), style=FREE)
@@ -121,10 +125,11 @@ class ContextBar(Widget):
     def _legend(self, f: Figures, width: int) -> Text:
         # names hold tool names: session text. A negative category (usage measured below the prefix plus the
         # estimates: the estimate runs high) has no room in the bar, but stays in the legend so the figures add up.
-        parts = [(colour(name, n), f"{visible(name)} {human(t)}") for n, (name, t) in enumerate(f.categories) if t]
-        parts.append(("#3a3a3a", f"free {human(max(0, f.window.free))}"))
+        parts = [(colour(key, n), f"{visible(cat.label(key))} {human(t)}") for n, (key, t) in enumerate(f.categories)
+                 if t]
+        parts.append(("#3a3a3a", f"free {human(f.window.free)}"))
         if f.window.reserve:
-            parts.append(("#875f5f", f"reserved {human(f.window.reserve)}"))
+            parts.append(("#875f5f", f"reserved {human(f.window.reserved)}"))
         text, line = Text(), 0
         for c, label in parts:
             piece = len(label) + 3

@@ -18,7 +18,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.widget import Widget
 
-from inspector.app.figures import Figures, Links
+from inspector.core.figures import Figures, Links
 from inspector.app.text import human, visible
 from inspector.core.model import Block, Message, Request, Session
 
@@ -141,9 +141,12 @@ class DetailView(ScrollView, can_focus=True, inherit_bindings=False):
         head += f"  {m.model}" if m.model else ""
         out.append((head, HEAD))
         if isinstance(f, Figures):
-            meas = f.measured[i]
-            out.append((f"tokens: {f.estimated[i]:,} estimated ({f.settings.estimator}) · "
-                        + (f"{meas:,} measured" if meas is not None else "not measured")
+            basis = f.basis(i)
+            how = {"measured": "measured (its share of the usage the API reported)",
+                   "derived": "derived (a measured share adjusted by a compaction no request has measured)",
+                   "estimated": "estimated"}[basis]
+            out.append((f"tokens: {f.size(i):,} {how} · estimate {f.estimated[i]:,} ({f.settings.estimator})"
+                        + (" (provisional)" if f.provisional else "")
                         + f" · context through here {f.cumulative[i]:,}", None))
             if i in f.orphans:
                 out.append(("orphan: a tool call without its result, or a result without its call", ERROR))

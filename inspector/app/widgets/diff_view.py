@@ -3,10 +3,10 @@ before and after and the delta, drawn with the Line API so a plan over 100,000 m
 
 Rows are the core's `Row`s (a plan's or a diff's). Runs of kept rows fold into one line unless `show_kept`; the
 display list holds a row index (>= 0) or a folded run (-1 - run number), built in one pass. Scrolling, the cursor
-and the line cache are CursorLines'. A microcompaction's rows come as `MicroRows`, a summary's as `SummaryRows` (in
-the context bars' figures): a row is built only when it is drawn, and the display list is folded from the changed
-rows' positions alone (100,000 rows are not built to show 20 lines). After a re-plan the cursor stays on its
-message when that message has the same fate.
+and the line cache are CursorLines'. A plan's rows come as the core's `StepRows` (in the figures of the context
+bars): a row is built only when it is drawn, and the display list is folded from the changed rows' positions alone
+(100,000 rows are not built to show 20 lines). After a re-plan the cursor stays on its message when that message
+has the same fate.
 """
 
 from __future__ import annotations
@@ -19,11 +19,11 @@ from textual.binding import Binding
 from textual.message import Message as TMessage
 from textual.strip import Strip
 
-from inspector.app.figures import Figures
 from inspector.app.text import human, one_line
 from inspector.app.widgets.cursor_lines import CursorLines
 from inspector.app.widgets.message_list import KIND_LABEL, preview
-from inspector.core.compaction.plan import Plan, Row
+from inspector.core.compaction.plan import Row
+from inspector.core.figures import StepRows
 
 # Plan fates and diff statuses, grouped by what happened to the message.
 STATUS = {"kept": "kept", "changed": "changed", "snipped": "changed", "cleared": "changed", "removed": "removed",
@@ -31,109 +31,6 @@ STATUS = {"kept": "kept", "changed": "changed", "snipped": "changed", "cleared":
 MARK = {"kept": " ", "changed": "~", "removed": "-", "added": "+"}
 STYLE = {"kept": Style(dim=True), "changed": Style(color="yellow"), "removed": Style(color="red"),
          "added": Style(color="green", bold=True)}
-
-
-class LazyRows(Sequence[Row]):
-    """Rows built the first time each is read, with the positions of the changed ones (`changes`, in order) known
-    without building any, so the view folds the kept runs between them from those alone."""
-
-    changes: Sequence[int]
-
-    def __init__(self) -> None:
-        self._built: dict[int, Row] = {}
-
-    def __getitem__(self, k):  # type: ignore[override]  # an int position: slices are not needed here
-        row = self._built.get(k)
-        if row is None:
-            if not 0 <= k < len(self):
-                raise IndexError(k)
-            row = self._built[k] = self._row(k)
-        return row
-
-    def _row(self, k: int) -> Row:
-        raise NotImplementedError
-
-    def position(self, row: Row) -> int | None:
-        """Where a row for `row`'s message would be (by its old index, or its new one for an added row)."""
-        raise NotImplementedError
-
-    def tokens(self, a: int, b: int) -> int:
-        """Tokens before of rows[a:b], without building them."""
-        raise NotImplementedError
-
-
-class MicroRows(LazyRows):
-    """The rows of a microcompaction plan (`plan.rows`, equal row for row)."""
-
-    def __init__(self, plan: Plan) -> None:
-        super().__init__()
-        self.plan = plan
-        self.changes = [i - plan.start for i in sorted(plan.edits)]
-
-    def __len__(self) -> int:
-        return len(self.plan.tokens)
-
-    def _row(self, k: int) -> Row:
-        plan = self.plan
-        i = plan.start + k
-        row = plan.edits.get(i)
-        if row is None:
-            m, t = plan.session.messages[i], plan.tokens[k]
-            row = Row("kept", i, i, m.role, m.kind, t, t, m)
-        return row
-
-    def tokens(self, a: int, b: int) -> int:
-        return sum(self.plan.tokens[a:b])
-
-    def position(self, row: Row) -> int | None:
-        k = -1 if row.old is None else row.old - self.plan.start
-        return k if 0 <= k < len(self) else None
-
-
-class SummaryRows(LazyRows):
-    """The rows of a summary plan (in `plan.rows`' order: summarized, added, kept) with the figures of the bars: a
-    folded or kept message counts what it counted for before (`before.size`: its share of measured usage where
-    known), the summary and acknowledgement their sizes in `after` (the summary None while pending), so the rows'
-    deltas add up to what the bars show moving."""
-
-    def __init__(self, plan: Plan, before: Figures, after: Figures, pending: bool) -> None:
-        super().__init__()
-        assert plan.summary is not None
-        self.plan, self.before, self.after, self.pending = plan, before, after, pending
-        self.folded = plan.summary.split - plan.start
-        self.changes = range(self.folded + len(plan.added))
-
-    def __len__(self) -> int:
-        return len(self.plan.tokens) + len(self.plan.added)
-
-    def _row(self, k: int) -> Row:
-        plan, start, size = self.plan, self.plan.start, self.before.size
-        messages, added = plan.session.messages, len(plan.added)
-        if k < self.folded:
-            m = messages[start + k]
-            return Row("summarized", start + k, None, m.role, m.kind, size(start + k), 0, m)
-        if k < self.folded + added:
-            r = plan.added[k - self.folded]
-            new = self.after.session.messages[r.new]  # type: ignore[index]
-            tokens = None if self.pending and r.kind == "compact_summary" else self.after.size(r.new)  # type: ignore
-            return Row("added", None, r.new, r.role, r.kind, 0, tokens, new if tokens is not None else None, r.note)
-        i = start + k - added
-        m, t = messages[i], size(i)
-        return Row("kept", i, i - plan.summary.split + len(messages) + added, m.role, m.kind, t, t, m)  # type: ignore
-
-    def position(self, row: Row) -> int | None:
-        start, folded, n = self.plan.start, self.folded, len(self.plan.session.messages)
-        if row.old is None:  # the summary or the acknowledgement: after the folded rows
-            k = folded + (row.new - n) if row.new is not None else -1
-            return k if folded <= k < folded + len(self.plan.added) else None
-        k = row.old - start
-        k = k if k < folded else k + len(self.plan.added)
-        return k if 0 <= k < len(self) else None
-
-    def tokens(self, a: int, b: int) -> int:
-        start, folded, added = self.plan.start, self.folded, len(self.plan.added)
-        old = [start + k if k < folded else start + k - added for k in range(a, b) if not folded <= k < folded + added]
-        return sum(map(self.before.size, old))
 
 
 class DiffView(CursorLines):
@@ -192,7 +89,7 @@ class DiffView(CursorLines):
         i, n = 0, len(rows)
         if show_kept:
             lines, i = list(range(n)), n
-        elif isinstance(rows, LazyRows):  # fold the gaps between changes without building the kept rows
+        elif isinstance(rows, StepRows):  # fold the gaps between changes without building the kept rows
             for change in [*rows.changes, n]:
                 if change - i == 1:
                     lines.append(i)
@@ -231,7 +128,7 @@ class DiffView(CursorLines):
         def same(row: Row) -> bool:
             return row is keep or (row.fate, row.old, row.new) == (keep.fate, keep.old, keep.new)
 
-        if not isinstance(rows, LazyRows):
+        if not isinstance(rows, StepRows):
             return next((k for k, r in enumerate(lines) if r >= 0 and same(rows[r])), None)
         k = rows.position(keep)  # found without building the rows before it
         if k is None or not same(rows[k]):
@@ -290,7 +187,7 @@ class DiffView(CursorLines):
         if r < 0:
             a, b = self.runs[-1 - r]
             rows = self.rows
-            tokens = rows.tokens(a, b) if isinstance(rows, LazyRows) else sum(rows[k].before for k in range(a, b))
+            tokens = rows.tokens(a, b) if isinstance(rows, StepRows) else sum(rows[k].before for k in range(a, b))
             first = self.rows[a].old if self.rows[a].old is not None else self.rows[a].new
             last = self.rows[b - 1].old if self.rows[b - 1].old is not None else self.rows[b - 1].new
             segs = [Segment(f"  {'kept':<10} {first:>6} {last:>6} {f'{b - a:,} messages':<11} {human(tokens):>7} "

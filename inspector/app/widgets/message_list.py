@@ -20,7 +20,7 @@ from textual.message import Message as TMessage
 from textual.strip import Strip
 from textual.timer import Timer
 
-from inspector.app.figures import Figures
+from inspector.core.figures import Figures
 from inspector.app.text import human, one_line, visible
 from inspector.app.widgets.cursor_lines import CursorLines
 from inspector.core.model import Message, Session
@@ -380,7 +380,9 @@ class MessageList(CursorLines):
             numbers = [Segment(f"{'…':>7} {'…':>7} {'…':>8} {'':<{BAR_WIDTH}} ", dim)]
             orphan = False
         else:
-            numbers = [Segment(f"{human(f.measured[r]):>7} ", base),
+            d = f.derived.get(r) if f.measured[r] is None else None  # derived from a measured share: marked ~
+            numbers = [Segment(f"{human(f.measured[r]):>7} " if d is None else f"{'~' + human(d):>7} ",
+                               base if d is None else dim),
                        Segment(f"{human(f.estimated[r]):>7} ", dim),
                        Segment(f"{human(f.cumulative[r]):>8} ", base),
                        Segment(bar(f.size(r) / self._largest), self._style("bar")),

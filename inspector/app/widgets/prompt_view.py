@@ -16,7 +16,7 @@ from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.widgets import DataTable, Static
 
-from inspector.app.figures import Figures, PromptInfo
+from inspector.core.figures import Figures, PromptInfo
 from inspector.app.text import human, one_line, plain, visible
 from inspector.app.widgets.detail import DetailView
 

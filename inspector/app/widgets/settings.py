@@ -15,7 +15,7 @@ from textual.containers import VerticalScroll
 from textual.message import Message
 from textual.widgets import Input, Label, Select, Static
 
-from inspector.app.figures import Settings
+from inspector.core.figures import Settings
 from inspector.core.model import Session
 
 

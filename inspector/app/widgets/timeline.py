@@ -10,7 +10,7 @@ from textual.binding import Binding
 from textual.reactive import reactive
 from textual.widget import Widget
 
-from inspector.app.figures import Figures, forecast
+from inspector.core.figures import Figures, forecast
 from inspector.app.text import human, visible
 
 EIGHTHS = " ▁▂▃▄▅▆▇█"

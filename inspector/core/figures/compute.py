@@ -19,7 +19,7 @@ from inspector.core.limits import WindowInfo, window_info
 from inspector.core.model import Message, Session
 
 if TYPE_CHECKING:
-    from inspector.core.live import Change
+    from inspector.core.follower import Change
     from inspector.core.accounting import Accounting
 
 UNDO = 256  # messages whose pairing check `extend` can undo (a response's later line changes its last messages)
@@ -45,16 +45,17 @@ def ordered(by_category: dict[str, int]) -> list[tuple[str, int]]:
 
 def window_figures(info: WindowInfo, used: int, measured: bool) -> Window:
     """How full `info`'s window is at `used` tokens: free room before auto-compaction and what is left of the
-    reserved band, which sum with `used` to the window; the notes say what does not fit."""
+    reserved band, which sum with `used` to the window; the warnings say what does not fit."""
     t = info.thresholds
     state = info.state(used)
     reserved = max(0, min(info.reserved, info.context_window - used))
-    notes = list(info.notes)
+    warnings = list(info.warnings)
     if used > info.context_window:
-        notes.append(f"the context ({used:,}) is larger than the window ({info.context_window:,})")
+        warnings.append(f"the context ({used:,}) is larger than the window ({info.context_window:,})")
     return Window(model=info.model, window=info.context_window, reserve=info.reserved, policy=info.policy,
                   thresholds=t.to_dict(), used=state.used, used_measured=measured, free=state.free,
-                  reserved=reserved, percent=state.percent, notes=tuple(notes), policy_source=info.policy_source)
+                  reserved=reserved, percent=state.percent, warnings=tuple(warnings),
+                  policy_source=info.policy_source)
 
 
 def settings_window(session: Session, settings: Settings) -> WindowInfo:

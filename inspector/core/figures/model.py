@@ -46,7 +46,7 @@ class Window:
     free: int
     reserved: int
     percent: float
-    notes: tuple[str, ...] = ()  # where the window came from, and what does not fit (a window below the context)
+    warnings: tuple[str, ...] = ()  # what does not fit: a window below a measured context, the context past it
     policy_source: str = "chosen"
 
 

@@ -60,6 +60,33 @@ class Change:
                     or self.new_warnings)
 
 
+def merge(older: Change, newer: Change) -> Change:
+    """One change covering `older` then `newer` (newer's session is the later state)."""
+    first = 0 if newer.rebuilt or older.rebuilt else min(older.first_new, newer.first_new)
+    return Change(newer.session, first_new=first, updated=sorted(set(older.updated) | set(newer.updated)),
+                  rebuilt=older.rebuilt or newer.rebuilt, new_requests=older.new_requests + newer.new_requests,
+                  new_warnings=older.new_warnings + newer.new_warnings,
+                  compactions=older.compactions + newer.compactions, reloaded=newer.reloaded or older.reloaded,
+                  switched=newer.switched or older.switched, lines=older.lines + newer.lines,
+                  bytes=older.bytes + newer.bytes)
+
+
+def diff(old: Session, new: Session) -> Change:
+    """What `new` changed in `old`, worked out from the two states alone (the agent's snapshots: they share every
+    message object they did not change): appended messages, earlier ones replaced, requests and compactions added;
+    a compaction among the old messages rebuilds from its index."""
+    n = len(old.messages)
+    compactions = new.compactions[len(old.compactions):]
+    change = Change(new, first_new=n, new_requests=max(0, len(new.requests) - len(old.requests)),
+                    compactions=compactions)
+    first_compaction = min((c.index for c in compactions), default=n)
+    if len(new.messages) < n or first_compaction < n and any(c.kind == "compact" for c in compactions):
+        change.first_new, change.rebuilt = min(first_compaction, len(new.messages), n), True
+        return change
+    change.updated = [i for i, (a, b) in enumerate(zip(old.messages, new.messages)) if a is not b]
+    return change
+
+
 def make_loader(path: Path, fmt: Format) -> Loader | None:
     """A fresh stateful loader for a JSONL file of format `fmt`, or None when the file is one JSON document (it can
     only be re-read whole)."""

@@ -1,0 +1,158 @@
+"""Follow mode: a session screen keeps up with a file its agent is still writing.
+
+`FollowMode` belongs to one session screen. Its `Follower` (core/follower.py) did the screen's initial load, so
+following only reads what is appended. An exclusive async worker waits on `watchfiles.awatch` over the file's
+*directory* (atomic saves rename files; a project directory gets new session files), runs `Follower.update` in a
+thread and posts each change to the screen as `SessionGrew`; a burst of file events arrives as one batch, and a
+message not yet handled absorbs the next one. The screen's owner of the session (`shown.Shown`) shows it with
+provisional figures and schedules the exact ones. Follow mode keeps the list's cursor on the last row while it is
+there; once the user moves or scrolls away, new rows are counted as "N new" until they come back (end / G).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from rich.text import Text
+from textual.screen import Screen
+from textual.widgets import Static
+
+from inspector.app.messages import LoadFailed, SessionGrew
+from inspector.app.text import visible
+from inspector.core.follower import Change, Follower
+
+DEBOUNCE_MS = 30  # awatch: wait this long for a burst of file events to settle
+POLL_MS = 1000  # and look at the file at least this often (events can be missed on network filesystems)
+
+
+class LiveStatus(Static):
+    """One line under the list: following or paused, what came in last, and "N new" while the user is away."""
+
+    DEFAULT_CSS = """
+    LiveStatus { height: 1; background: $panel; color: $text-muted; padding: 0 1; }
+    LiveStatus.-new { background: $warning 30%; color: $text; }
+    """
+
+
+class FollowMode:
+    """Follow mode of one session screen: the follower, the watcher worker and the status line's state."""
+
+    def __init__(self, screen: Screen, follow: bool) -> None:
+        self.screen = screen
+        self.following = follow
+        self.follower: Follower | None = None
+        self.new_rows = 0  # rows appended while the user was away from the bottom
+        self.updates = 0
+        self.last_change: Change | None = None
+        self._stop: asyncio.Event | None = None
+        self.watching = False  # the watcher has caught up and waits for file events
+
+    # -- loading (called from the screen's load worker thread) ------------------------------------------------------
+
+    def open(self, path: Path, progress) -> object:
+        """Read the session through a Follower, so following later only reads what is appended."""
+        self.follower = Follower(path)
+        return self.follower.open(progress)
+
+    def loaded(self, ready: bool) -> None:
+        """The screen has its session (`ready`: and its first figures): start watching if follow mode is on."""
+        if self.following and ready and not self.watching and self._stop is None:
+            self.start()
+
+    # -- the watcher ------------------------------------------------------------------------------------------------
+
+    def start(self) -> None:
+        if self.follower is None:
+            return
+        self._stop = asyncio.Event()
+        self.screen.run_worker(self._watch(self._stop), group="follow", exclusive=True, exit_on_error=False)
+
+    def stop(self) -> None:
+        if self._stop is not None:
+            self._stop.set()
+            self._stop = None
+        self.screen.workers.cancel_group(self.screen, "follow")
+
+    def toggle(self) -> str:
+        """Follow or pause; what to tell the user."""
+        if self.follower is None:
+            return "nothing to follow: this session was not read from a file"
+        self.following = not self.following
+        if self.following:
+            self.start()
+        else:
+            self.stop()
+        return "following the file" if self.following else "follow paused"
+
+    async def _watch(self, stop: asyncio.Event) -> None:
+        from watchfiles import awatch
+
+        follower = self.follower
+        assert follower is not None
+        await self._update(follower)  # catch up with what was written before watching began
+        self.watching = True
+        try:
+            async for _changes in awatch(follower.watch_dir(), stop_event=stop, debounce=DEBOUNCE_MS, step=10,
+                                         rust_timeout=POLL_MS, yield_on_timeout=True, recursive=False):
+                await self._update(follower)
+        except Exception as exc:  # a watcher that cannot start (no inotify, the directory is gone): say so
+            self.screen.post_message(LoadFailed(f"follow: cannot watch {follower.watch_dir()}: {exc}"))
+        finally:
+            self.watching = False
+
+    async def _update(self, follower: Follower) -> None:
+        try:
+            change = await asyncio.to_thread(follower.update)
+        except Exception as exc:
+            self.screen.post_message(LoadFailed(f"follow: {str(exc) or type(exc).__name__}"))
+            return
+        if not change.empty or change.reloaded or change.switched:
+            self.screen.post_message(SessionGrew(change.session, change, "follow"))
+
+    # -- what the status line and the list do with a change -----------------------------------------------------
+
+    def grew(self, change: Change, added_rows: int, at_bottom: bool) -> bool:
+        """Count a change the screen applied; True when the list should jump to its new last row."""
+        self.updates += 1
+        self.last_change = change
+        if not at_bottom:
+            self.new_rows += max(0, added_rows)
+            return False
+        if self.following:
+            self.new_rows = 0
+            return True
+        return False
+
+    def back_at_bottom(self) -> bool:
+        """The user is back at the bottom of the list: the new rows are seen. True when that changed anything."""
+        if self.new_rows:
+            self.new_rows = 0
+            return True
+        return False
+
+    def status(self, exact: bool) -> Text | None:
+        """The status line (None: not a followed file). `exact`: the figures shown are the exact ones."""
+        f = self.follower
+        if f is None:
+            return None
+        text = Text()
+        if self.following:
+            text.append("● following ", style="bold green")
+        else:
+            text.append("‖ paused ", style="bold yellow")
+        text.append(visible(f.path.name))
+        if self.last_change is not None:
+            c = self.last_change
+            text.append(f"  ·  last update: +{c.new_messages} message(s), +{c.new_requests} request(s)")
+            if c.compactions:
+                text.append(f", {len(c.compactions)} compaction(s)", style="magenta")
+            if c.new_warnings:
+                text.append(f", {c.new_warnings} warning(s) (W)", style="yellow")
+            if not exact:
+                text.append("  ·  figures provisional", style="dim")
+        if f.error:
+            text.append(f"  ·  {visible(f.error)[:120]}", style="red")
+        if self.new_rows:
+            text.append(f"  ·  {self.new_rows} new ↓ (end / G to jump)", style="bold")
+        return text
