@@ -199,8 +199,9 @@ async def test_follow_mode_exact_figures_resume_the_screens_accounting(tmp_path)
     from test_live_app import LINES, assert_matches_fresh_load, live_app, settled, until, write
 
     async with live_app(tmp_path, 600) as (app, pilot, screen, path):
-        live, exact, again = screen.live, 0, 0
-        assert live._accounting is not None and live._accounting.session is screen.session  # noqa: SLF001
+        live, exact, again = screen.follow, 0, 0
+        base = screen.shown._base  # noqa: SLF001  (the last exact figures: the next ones' base)
+        assert base is not None and base[0].session is screen.session
         for n in range(600, 660):
             updates = live.updates
             write(path, LINES[n])
@@ -208,7 +209,7 @@ async def test_follow_mode_exact_figures_resume_the_screens_accounting(tmp_path)
             if live.updates == updates and live.follower.session is screen.session:
                 continue  # the line changed nothing shown (progress): no figures to wait for
             await until(pilot, lambda: settled(screen), f"the figures after line {n}")
-            acc = live._accounting  # noqa: SLF001
+            acc = screen.shown._base[0]  # noqa: SLF001
             assert acc is not None and acc.session is screen.session
             exact += 1
             again += not resumed(acc)  # a settled calibrated fit re-solved (see calibration.py)

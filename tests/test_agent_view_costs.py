@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from inspector.app import make_app
-from inspector.app.agent_bridge import AgentEvent, AgentOptions, AgentSession, Plan
+from inspector.app.agent_bridge import AgentEvent, AgentOptions, AgentSession, AgentStart
 from inspector.core.figures import Settings
 from inspector.app.widgets.agent_panel import _plain
 from inspector.core.agent.cancel import Cancel
@@ -151,7 +151,7 @@ def test_the_apps_agent_measures_with_the_window_figure(tmp_path, monkeypatch):
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test")
     options = AgentOptions(cwd=tmp_path)
     shown = Session(source=str(tmp_path / "new.jsonl"), format="neutral")
-    plan = Plan(shown, options, tmp_path / "new.jsonl", False, compaction_policy("claude-sonnet-4-6"), Cancel())
+    plan = AgentStart(shown, options, tmp_path / "new.jsonl", False, compaction_policy("claude-sonnet-4-6"), Cancel())
     agent = AgentSession.start(plan)
     assert agent.config.compactor is not None and agent.config.compactor.measure is context_figure
 
@@ -178,12 +178,18 @@ async def test_a_turn_never_reprs_the_session_streams_draw_at_once_and_exact_fig
         await until(pilot, lambda: _plain(panel._stream) == "first words, then more", "the next flush")
         panel._end_stream()
 
-        # events arrived a moment ago in a running turn: the exact figures wait, then run once events pause
-        panel.running, panel._exact_dirty, panel._last_event = True, True, time.monotonic()
-        panel._start_exact()
-        assert not panel._exact_running and panel._exact_timer
-        panel.running = False
-        await until(pilot, lambda: panel.settled and not panel._exact_timer, "the deferred exact figures")
+        # a change arrived a moment ago: the exact figures wait for a quiet, then run once
+        from inspector.app.shown import EXACT_DELAY, Shown
+
+        started: list[float] = []
+        real = Shown._figures
+        monkeypatch.setattr(Shown, "_figures", lambda self, *a: started.append(time.monotonic()) or real(self, *a))
+        shown, changed = screen.shown, time.monotonic()
+        shown._last_change = changed
+        shown.want_exact()
+        assert not shown.settled
+        await until(pilot, lambda: panel.settled, "the deferred exact figures")
+        assert len(started) == 1 and started[0] - changed >= EXACT_DELAY
         assert screen.figures.session is screen.session
 
 
@@ -201,7 +207,7 @@ def test_a_turn_posts_one_message_per_run_of_pieces_the_ui_did_not_take(mock_api
     mock_api.add(r.tool_calls(("glob", {"pattern": "*"}), preamble=preamble), r.text(answer))
     options = AgentOptions(cwd=tmp_path)
     shown = Session(source=str(tmp_path / "agent.jsonl"), format="neutral")
-    agent = AgentSession.start(Plan(shown, options, tmp_path / "agent.jsonl", False, None, Cancel()))
+    agent = AgentSession.start(AgentStart(shown, options, tmp_path / "agent.jsonl", False, None, Cancel()))
     messages: list[AgentEvent] = []
     agent.turn("what is here?", messages.append)  # nothing takes them: every run of pieces is one message
     agent.close()

@@ -246,7 +246,7 @@ async def test_bar_adds_up_when_usage_runs_below_the_estimates_and_labels_a_mark
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await ready(app, pilot)
         f = screen.figures
-        assert dict(f.categories)["unrecorded (not in the transcript)"] < 0
+        assert dict(f.categories)["unrecorded"] < 0
         assert sum(t for _, t in f.categories) == f.window.used
         text = _bar(screen)
         assert "■ unrecorded (not in the transcript) -2.7k ■" in text
@@ -271,4 +271,7 @@ async def test_the_bars_microcompaction_note_is_what_the_workbench_plans():
         assert isinstance(wb, WorkbenchScreen)
         wb.set_strategy("clear")
         await until(pilot, lambda: wb.preview is not None and wb.preview.plan.strategy == "clear")
-        assert wb.preview.plan.saved == note
+        assert wb.preview.figures.saved == note  # the bars' figures before minus after: the step's delta
+        await pilot.press("a")
+        await until(pilot, lambda: wb.stack.position == 1 and screen.shown.exact)
+        assert screen.figures.window.used == wb.stack.original.figure - note

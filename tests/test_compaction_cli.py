@@ -35,7 +35,7 @@ def test_dry_run_prints_rows_and_totals_and_writes_nothing(run, session_file, tm
                        tmp_path / "x.jsonl")
     assert code == 0
     assert "cleared" in out and "[Old tool result content cleared]" in out
-    assert out.strip().splitlines()[-1].startswith("tokens: ")
+    assert out.strip().splitlines()[-1].startswith("context 102,484 -> ")
     assert sorted(p.name for p in tmp_path.iterdir()) == before
 
 

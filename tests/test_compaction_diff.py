@@ -4,6 +4,7 @@ from compaction_sessions import call, prompt, results, tool_session
 
 from inspector.core.compaction import (CompactionPolicy, apply, diff_sessions, find_orphans, plan_snip,
                                        plan_summary, render_diff, render_plan)
+from inspector.core.compaction.diff import render_totals
 from inspector.core.compaction.diff import inert
 from inspector.core.compaction.replay import render_what_if, replay
 from inspector.core.formats import load
@@ -36,7 +37,8 @@ def test_diff_of_a_snip_shows_changed_rows_with_deltas():
 def test_rendering_is_inert_and_collapses_kept_runs():
     s = tool_session(8)
     s.messages[2].blocks[0].text = "\x1b[2J\x1b]0;owned\x07[bold]markup[/bold]" + "x" * 5000
-    lines = render_plan(plan_snip(s))
+    plan = plan_snip(s)
+    lines = render_plan(plan, plan.rows, render_totals(plan.before, plan.after, plan.counts))
     text = "\n".join(lines)
     assert "\x1b" not in text and "\x07" not in text and "[bold]markup[/bold]" in text
     assert any("(unchanged)" in line for line in lines)

@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 
 from conftest import CORPUS
 from inspector.core.compaction import apply, find_orphans, plan_strategy, render_plan
+from inspector.core.figures import plan_figures
 from inspector.core.compaction.pipeline import STRATEGIES
 from inspector.core.export import export_session
 from inspector.core.formats import load
@@ -154,7 +155,8 @@ def check_pipeline(path: Path) -> Session | None:
     report_text(session).encode("utf-8")
     for strategy in STRATEGIES:
         plan = plan_strategy(strategy, session)
-        "\n".join(render_plan(plan, True)).encode("utf-8")
+        figures = plan_figures(acc, plan)  # the figures of the state it makes, followed from the accounting
+        "\n".join(render_plan(plan, figures.rows, figures.totals(), True)).encode("utf-8")
         new = apply(plan, summary="a summary") if plan.summary is not None else apply(plan)
         if not find_orphans(session.context):  # a plan never breaks pairing that was intact
             assert not find_orphans(new.context), (strategy, find_orphans(new.context))

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from inspector.app import make_app
 from inspector.core.figures import compute
-from inspector.app.follow import LiveStatus
+from inspector.app.follow_mode import LiveStatus
 from inspector.app.screens.main import MainScreen
 from inspector.app.widgets.context_bar import ContextBar
 from inspector.app.widgets.message_list import MessageList
@@ -36,10 +36,9 @@ async def until(pilot, condition, what: str, timeout: float = 20.0) -> None:
 def settled(screen: MainScreen) -> bool:
     """The app shows the follower's latest session with its exact figures. (Check `follower.covered` first: the
     follower builds in a thread, and sets it after the session it describes.)"""
-    live = screen.live
+    live = screen.follow
     return (live.follower is not None and screen.session is not None and live.follower.session is screen.session
-            and screen.figures is not None and screen.figures.session is screen.session
-            and live.exact_for is screen.session)
+            and screen.shown.settled)
 
 
 async def opened(app, pilot) -> MainScreen:
@@ -82,7 +81,7 @@ def assert_matches_fresh_load(screen: MainScreen, path: Path) -> None:
 async def test_chunks_split_mid_line_a_compaction_and_a_burst_show_every_message_once(tmp_path):
     async with live_app(tmp_path, 300) as (app, pilot, screen, path):
         lst = screen.query_one(MessageList)
-        follower = screen.live.follower
+        follower = screen.follow.follower
 
         def read_up_to(n: int) -> bool:
             return follower.covered == sum(map(len, LINES[:n])) and settled(screen)
@@ -117,7 +116,7 @@ async def test_chunks_split_mid_line_a_compaction_and_a_burst_show_every_message
 async def test_scrolled_away_the_list_stays_and_counts_new_rows_until_end(tmp_path):
     async with live_app(tmp_path, 300) as (app, pilot, screen, path):
         lst = screen.query_one(MessageList)
-        await until(pilot, lambda: lst.cursor == len(lst.rows) - 1 and screen.live.updates == 0, "the bottom")
+        await until(pilot, lambda: lst.cursor == len(lst.rows) - 1 and screen.follow.updates == 0, "the bottom")
         await pilot.press("home")
         assert lst.cursor == 0
         before = len(lst.rows)
@@ -125,10 +124,10 @@ async def test_scrolled_away_the_list_stays_and_counts_new_rows_until_end(tmp_pa
         await until(pilot, lambda: len(lst.rows) > before, "the new rows")
         assert lst.cursor == 0  # the user's place is kept
         status = screen.query_one(LiveStatus)
-        assert screen.live.new_rows == len(lst.rows) - before
-        assert f"{screen.live.new_rows} new" in str(status.render())
+        assert screen.follow.new_rows == len(lst.rows) - before
+        assert f"{screen.follow.new_rows} new" in str(status.render())
         await pilot.press("end")
-        assert lst.cursor == len(lst.rows) - 1 and screen.live.new_rows == 0
+        assert lst.cursor == len(lst.rows) - 1 and screen.follow.new_rows == 0
         assert " new" not in str(status.render())
         before = len(lst.rows)
         write(path, b"".join(LINES[360:500]))
@@ -143,19 +142,19 @@ async def test_follow_toggle_pauses_and_catches_up_and_is_a_bound_key(tmp_path):
         await pilot.pause(0.2)  # nothing should happen: not following (this pause proves an absence)
         assert len(screen.session.messages) == n
         await pilot.press("f")
-        await until(pilot, lambda: screen.live.follower.covered == path.stat().st_size and settled(screen),
+        await until(pilot, lambda: screen.follow.follower.covered == path.stat().st_size and settled(screen),
                     "catching up")
         assert len(screen.session.messages) > n
         assert "following" in str(screen.query_one(LiveStatus).render())
         await pilot.press("f")
-        assert not screen.live.following and "paused" in str(screen.query_one(LiveStatus).render())
+        assert not screen.follow.following and "paused" in str(screen.query_one(LiveStatus).render())
         assert_matches_fresh_load(screen, path)
 
 
 async def test_truncated_file_is_reloaded_with_a_notice(tmp_path):
     async with live_app(tmp_path, 400) as (app, pilot, screen, path):
         path.write_bytes(b"".join(LINES[:120]))
-        await until(pilot, lambda: screen.live.follower.covered == path.stat().st_size and settled(screen),
+        await until(pilot, lambda: screen.follow.follower.covered == path.stat().st_size and settled(screen),
                     "the reload")
         assert any("truncated" in str(n.message) for n in app._notifications)  # noqa: SLF001
         assert_rows_once_in_order(screen)
@@ -168,11 +167,11 @@ async def test_follow_a_project_directory_moves_to_a_new_session_with_a_notice(t
     app = make_app(tmp_path, follow=True, home=False)  # a directory with --follow: its newest session, no picker
     async with app.run_test(size=SIZE) as pilot:
         screen = await opened(app, pilot)
-        assert screen.live.follower.path == old
+        assert screen.follow.follower.path == old
         new = tmp_path / "2222.jsonl"
         new.write_bytes(b"".join(LINES[:80]))
         os.utime(new)
-        await until(pilot, lambda: screen.live.follower.path == new and screen.live.follower.covered == new.stat(
+        await until(pilot, lambda: screen.follow.follower.path == new and screen.follow.follower.covered == new.stat(
         ).st_size and settled(screen), "the switch")
         assert any("2222.jsonl" in str(n.message) for n in app._notifications)  # noqa: SLF001
         assert_matches_fresh_load(screen, new)

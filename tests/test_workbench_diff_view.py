@@ -114,16 +114,22 @@ def test_before_after_caps_huge_content_and_names_blocks():
 
 
 async def test_a_microcompactions_rows_built_when_drawn_show_as_the_plans_rows():
-    from inspector.app.widgets.diff_view import MicroRows
+    """A plan's rows in the bars' figures (the core's StepRows: each message's figure before and after, what the
+    step and the report of its export state), built when drawn, draw as the same rows built at once."""
     from inspector.core.compaction import Estimates, SnipSettings, plan_snip
+    from inspector.core.figures import Settings, StepRows, after, compute
     from inspector.core.formats import load
     from inspector.samples import SAMPLE_DIR
 
-    plan = plan_snip(load(SAMPLE_DIR / "claude-code-tool-heavy.jsonl"), SnipSettings(preserve_last_n=4),
-                     Estimates("chars35"))
-    lazy, rows = MicroRows(plan), plan.rows
+    session = load(SAMPLE_DIR / "claude-code-tool-heavy.jsonl")
+    before = compute(session, Settings(estimator="chars35"))
+    plan = plan_snip(session, SnipSettings(preserve_last_n=4), Estimates("chars35"))
+    later = after(before, plan)
+    lazy, rows = StepRows(plan, before, later), list(StepRows(plan, before, later))
     assert len(lazy) == len(rows) and lazy.changes == [k for k, r in enumerate(rows) if r.fate != "kept"]
-    assert lazy[lazy.changes[0]] is plan.edits[plan.start + lazy.changes[0]]
+    assert [(r.fate, r.old, r.new) for r in rows] == [(r.fate, r.old, r.new) for r in plan.rows]
+    assert all(r.before == before.size(r.old) and r.after == later.size(r.new) for r in rows)
+    assert later.window.used == before.window.used + sum(r.delta for r in rows)
     app = Host()
     async with app.run_test(size=(140, 30)) as pilot:
         view = app.query_one(DiffView)
@@ -143,23 +149,21 @@ async def test_a_microcompactions_rows_built_when_drawn_show_as_the_plans_rows()
 
 
 async def test_a_summarys_rows_in_the_bars_figures_and_the_cursor_kept_on_its_message_across_previews():
-    from inspector.core.figures import Settings, compute
-    from inspector.app.screens.workbench import after_figures
-    from inspector.app.widgets.diff_view import SummaryRows
-    from inspector.core.compaction import Estimates, SummarySettings, apply, complete_summary, plan_strategy
+    from inspector.core.compaction import Estimates, SummarySettings, complete_summary, plan_strategy
+    from inspector.core.figures import Settings, StepRows, after, compute
     from inspector.core.formats import load
     from inspector.samples import SAMPLE_DIR
 
     session = load(SAMPLE_DIR / "claude-code-tool-heavy.jsonl")
     before = compute(session, Settings(estimator="chars35"))
     plan = plan_strategy("summary", session, SummarySettings(), Estimates("chars35"))
-    pending = SummaryRows(plan, before, after_figures(before, plan, apply(plan, "-"), True), True)
+    pending = StepRows(plan, before, after(before, plan))
     written = complete_summary(plan, "They read the parser.")
-    after = after_figures(before, written, apply(written))
-    lazy, rows = SummaryRows(written, before, after, False), written.rows
+    later = after(before, written)
+    lazy, rows = StepRows(written, before, later), written.rows
     assert [(r.fate, r.old, r.new, r.kind) for r in lazy] == [(r.fate, r.old, r.new, r.kind) for r in rows]
     assert all(r.before == (before.size(r.old) if r.old is not None else 0) for r in lazy)
-    assert [r.after for r in lazy if r.fate == "added"] == [after.size(r.new) for r in rows if r.fate == "added"]
+    assert [r.after for r in lazy if r.fate == "added"] == [later.size(r.new) for r in rows if r.fate == "added"]
     assert [r.after for r in pending if r.fate == "added"][0] is None  # the summary pending
     assert all(lazy.position(r) == k for k, r in enumerate(rows))
     assert any(a.before != b.before for a, b in zip(lazy, rows))  # measured shares, not the plan's estimates

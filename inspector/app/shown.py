@@ -33,7 +33,7 @@ from inspector.core.tokens import account, account_appended
 EXACT_DELAY = 0.2  # seconds of quiet before exact figures are computed again
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, repr=False)  # (a repr would print the whole session)
 class Shown:
     """State of one session screen. `figures` are those on screen (exact, or `provisional` until the exact ones
     come); `steps` the workbench's step stack over the session as it was when the workbench opened (None before);
@@ -162,7 +162,8 @@ class Shown:
             if self._running:
                 return
             self._running = True
-        self.host.run_worker(self._exact_loop, thread=True, group="exact-figures", exit_on_error=False)
+        self.host.run_worker(self._exact_loop, thread=True, group="exact-figures", exit_on_error=False,
+                             description="exact figures")
 
     def _exact_loop(self) -> None:
         while True:

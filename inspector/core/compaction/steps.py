@@ -41,7 +41,7 @@ class NextLayer:
     reason: str
 
 
-@dataclass
+@dataclass(eq=False)  # a stack is itself: compared (and hashed) by identity
 class StepStack:
     """Steps from the original session; `position` is the step shown. Applying a step after an undo drops the
     steps that were ahead (as any editor's undo does)."""

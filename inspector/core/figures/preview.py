@@ -6,6 +6,7 @@ states what the workbench's step, `compact --dry-run` and the report of the expo
 
 from __future__ import annotations
 
+from inspector.core.accounting import Accounting
 from inspector.core.compacted import after_step
 from inspector.core.compaction.apply import apply
 from inspector.core.compaction.estimates import Estimates
@@ -16,13 +17,23 @@ from inspector.core.model import Session
 PENDING_TEXT = "(summary pending)"
 
 
-def applied(plan: Plan, summary: str | None = None, trigger: str = "manual") -> Session:
-    """The session after `plan` (`summary`: its text; a pending summary without one: a placeholder)."""
+def applied(plan: Plan, summary: str | None = None, trigger: str = "manual", pre_tokens: int | None = None) -> Session:
+    """The session after `plan` (`summary`: its text; a pending summary without one: a placeholder; `pre_tokens`:
+    the whole context before, which the compaction record states as Claude Code's preTokens)."""
     if not plan.changed:
         return plan.session
     if summary is None and plan.pending:
         summary = PENDING_TEXT
-    return apply(plan, summary, trigger=trigger)
+    return apply(plan, summary, trigger=trigger, pre_tokens=pre_tokens)
+
+
+def followed(before: Accounting, session: Session) -> Accounting:
+    """The accounting of `session`, a step just applied to `before.session` (`compacted.after_step`), its new
+    compaction record stating what the step freed (the record is the step's own: nobody holds it yet)."""
+    acc = after_step(before, session)
+    if session.compactions and session is not before.session:
+        session.compactions[-1].tokens_saved = before.current_context - acc.current_context
+    return acc
 
 
 def plan_estimates(session: Session, estimator: str | None, estimated: list[int],

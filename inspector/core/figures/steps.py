@@ -12,11 +12,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from inspector.core.accounting import Accounting
-from inspector.core.compacted import after_step
 from inspector.core.compaction.plan import Plan, Row
 from inspector.core.figures.compute import compute
 from inspector.core.figures.model import Figures
-from inspector.core.figures.preview import applied
+from inspector.core.figures.preview import applied, followed
 from inspector.core.model import Session
 
 
@@ -25,11 +24,12 @@ def after(before: Figures, plan: Plan, summary: str | None = None, session: Sess
     """The figures of the state `plan` makes from `before`'s (`session`: that state, when already applied)."""
     if plan.session is not before.session:
         raise ValueError("the plan was made for another state than these figures'")
-    session = session if session is not None else applied(plan, summary, trigger)
+    assert before.accounting is not None
+    if session is None:
+        session = applied(plan, summary, trigger, before.accounting.current_context)
     if session is before.session:
         return before
-    assert before.accounting is not None
-    return compute(session, before.settings, accounting=after_step(before.accounting, session))
+    return compute(session, before.settings, accounting=followed(before.accounting, session))
 
 
 @dataclass(slots=True)
@@ -65,8 +65,8 @@ def plan_figures(before: Accounting, plan: Plan, summary: str | None = None, tri
     """`plan` (made on `before.session`) with the accounting of the state it makes, followed from `before`."""
     if plan.session is not before.session:
         raise ValueError("the plan was made for another state than this accounting's")
-    session = applied(plan, summary, trigger)
-    return PlanFigures(plan, before, before if session is before.session else after_step(before, session))
+    session = applied(plan, summary, trigger, before.current_context)
+    return PlanFigures(plan, before, before if session is before.session else followed(before, session))
 
 
 class StepRows(Sequence[Row]):

@@ -407,6 +407,7 @@ class _Assembler:
         self.owned: set[int] = set()  # shared messages already copied since the last publish
         self.result_at: dict[str, list[int]] = {}  # tool_use id -> messages holding a result for it
         self.at_uuid: dict[str, int] = {}  # message uuid -> index (what our boundaries name)
+        self.acks = 0  # messages still to come that a compaction we exported added (its acknowledgement)
         self.warnings: list[LoadWarning] = []
 
     def publish(self, session: Session) -> None:
@@ -445,6 +446,10 @@ class _Assembler:
                         rec.usage
             return
         role = "assistant" if rec.kind == "assistant" else "user"
+        if self.acks:  # the summary, then what else the compaction wrote before the messages it kept
+            self.acks -= 1
+            if role == "assistant":
+                rec.msg_kind = "summary_ack"
         if rec.response_id:
             self.by_response[rec.response_id] = len(messages)
         self.at_uuid.setdefault(rec.uuid, len(messages))
@@ -475,8 +480,9 @@ class _Assembler:
                                                                "the context before this compaction; ignored"))
                 else:
                     compaction.kept_from = at
-                    added = opt_int(ext.get("added"))
-                    compaction.added = added if added is not None and added >= 0 else 1
+            added = opt_int(ext.get("added"))
+            if added is not None and added >= 0:
+                compaction.added = self.acks = added
             return
         compaction.tokens_saved = opt_int(meta.get("tokensSaved"))
         compaction.cleared_tool_ids = ids = tuple(i for i in meta.get("compactedToolIds") or () if isinstance(i, str))
