@@ -7,21 +7,23 @@ scratch; a summary is accounted from the figures before it too, with the summary
 from __future__ import annotations
 
 from app_helpers import ready
-from test_workbench_core import _talk
+from test_compacted import talk
 from textual.widgets import Label, Static, TextArea
 
 from inspector.app import make_app
-from inspector.core.figures import Settings, compute
-from inspector.app.screens.workbench import REFIGURE_AFTER, Preview, WorkbenchScreen, after_figures, after_label
+from inspector.app.screens.workbench import REFIGURE_AFTER, WorkbenchScreen
 from inspector.app.text import human
 from inspector.app.widgets.context_bar import ContextBar
-from inspector.app.widgets.diff_view import DiffView, SummaryRows
-from inspector.core.categories import LABELS, SYSTEM_TOOLS, UNRECORDED
-from inspector.core.compaction import Estimates, SummarySettings, apply, complete_summary, plan_strategy
+from inspector.app.widgets.diff_view import DiffView
+from inspector.app.workbench_model import Preview, after_label
+from inspector.core.categories import SYSTEM_TOOLS, UNRECORDED
+from inspector.core.compaction import Estimates, SummarySettings, complete_summary, plan_strategy
+from inspector.core.figures import Settings, StepRows, after, compute
+from inspector.core.tokens import account
 from inspector.samples import SAMPLE_DIR
 
 TOOL_HEAVY = SAMPLE_DIR / "claude-code-tool-heavy.jsonl"  # 18 requests with usage, large Read and Grep results
-PREFIX, GROWTH = LABELS[SYSTEM_TOOLS], LABELS[UNRECORDED]
+PREFIX, GROWTH = SYSTEM_TOOLS, UNRECORDED
 
 
 async def _settle(screen, pilot) -> None:
@@ -59,21 +61,25 @@ async def test_after_a_snip_the_prefix_stays_and_the_total_drops_by_what_it_free
         was, now = dict(before.categories), dict(after.categories)
         assert was[PREFIX] > 10_000 and now[PREFIX] == was[PREFIX]
         assert now.get(GROWTH, 0) == was.get(GROWTH, 0)  # nothing freed lands in the unrecorded growth
-        freed = sum(before.size(i) - size for i, size in p.plan.micro.after.items())
-        assert freed > 50_000
-        assert after.window.used == before.window.used - freed
+        changed = p.plan.micro.after
+        freed = sum(before.size(i) - after.size(i) for i in changed)
+        assert freed > 50_000 and after.window.used == before.window.used - freed
         assert sum(now.values()) == after.window.used and sum(was.values()) == before.window.used
-        assert not after.window.used_measured and not after.categories_measured  # an estimate: no request saw it
-        for i, size in p.plan.micro.after.items():
-            assert after.measured[i] is None and after.estimated[i] == size and after.size(i) == size
-        unchanged = [i for i in range(len(before.measured)) if i not in p.plan.micro.after]
+        assert after.window.used == account(after.session, "chars35").current_context  # what a fresh account says
+        assert not after.categories_measured  # changed figures are derived: no request saw them
+        for i in changed:  # each keeps its figure in the ratio of the accounting's estimates after and before
+            assert after.measured[i] is None and after.basis(i) == "derived"
+            assert after.size(i) == round(before.size(i) * after.estimated[i] / before.estimated[i]) or \
+                abs(after.size(i) - before.size(i) * after.estimated[i] / before.estimated[i]) <= 1
+        unchanged = [i for i in range(len(before.measured)) if i not in changed]
         assert all(after.size(i) == before.size(i) for i in unchanged)
-        moved = {name for name in was if now[name] != was[name]}
-        assert moved and all(name.startswith("tool results: ") for name in moved)
+        moved = {key for key in was if now[key] != was[key]}
+        assert moved and all(key.startswith("tool_results:") for key in moved)
         row = wb.query_one(DiffView).current  # the first change, its content before and after below
         assert row is not None and row.fate == "snipped" and before.measured[row.old] is not None
+        assert row.before == before.size(row.old) and row.after == after.size(row.new)  # the bars' figures
         assert wb.query_one("#ba-before").border_title == f"before · {before.measured[row.old]:,} tokens measured"
-        assert wb.query_one("#ba-after").border_title == f"after · {row.after:,} tokens estimated"
+        assert wb.query_one("#ba-after").border_title == f"after · {row.after:,} tokens derived"
         label = str(wb.query_one("#wb-after-label", Label).render())
         assert f"{after.window.used // 1000}" in label and "prefix" in label and "unchanged" in label
 
@@ -98,8 +104,8 @@ async def test_after_a_snip_the_prefix_stays_and_the_total_drops_by_what_it_free
         assert main.query_one(ContextBar).figures is again
         assert dict(again.categories)[PREFIX] == dict(base.categories)[PREFIX]
         assert dict(again.categories).get(GROWTH, 0) == dict(base.categories).get(GROWTH, 0)
-        assert again.window.used == base.window.used - sum(
-            base.size(i) - size for i, size in step.plan.micro.after.items())
+        assert again.window.used == base.window.used - sum(base.size(i) - again.size(i) for i in changed)
+        assert again.window.used == account(step.session, "script").current_context
         assert again.window.policy == "codex" and again.micro_saving is not None
 
 
@@ -122,9 +128,10 @@ async def test_a_summary_is_accounted_from_the_figures_before_and_counts_the_sum
             ack = after.size(n + 1)
             assert after.size(n) == summary and 0 < ack < 100
             assert after.window.used == prefix + summary + ack + sum(before.size(i) for i in kept)
+            assert after.window.used == account(after.session, "chars35").current_context
             assert sum(t for _, t in after.categories) == after.window.used
             assert dict(after.categories)[PREFIX] == prefix and dict(after.categories).get(GROWTH, 0) == 0
-            assert not after.window.used_measured and not after.categories_measured
+            assert not after.window.used_measured
             for i in kept:
                 j = i - split + n + added
                 assert after.size(j) == before.size(i) and after.measured[j] == before.measured[i]
@@ -132,24 +139,26 @@ async def test_a_summary_is_accounted_from_the_figures_before_and_counts_the_sum
             totals = str(wb.query_one("#wb-totals", Static).render())
             freed = before.window.used - after.window.used
             rows = wb.preview.rows
-            assert isinstance(rows, SummaryRows) and len(rows) == len(plan.tokens) + added
+            assert isinstance(rows, StepRows) and len(rows) == len(plan.tokens) + added
             row_list = [rows[k] for k in range(len(rows))]
             growth = before.window.used - prefix - sum(r.before for r in row_list)
-            deltas = sum(r.delta for r in row_list)
-            assert deltas - growth == after.window.used - before.window.used  # what the rows free + the growth
-            assert totals.startswith(f"{before.window.used:,} -> {after.window.used:,}")
-            assert f"freed {freed:,}" in totals and f"messages {deltas:+,}" in totals
+            deltas = sum(r.delta or 0 for r in row_list if r.after is not None) - \
+                sum(r.before for r in row_list if r.after is None)
+            assert deltas - growth == after.window.used - before.window.used - (summary if wb.preview.plan.pending else 0)
+            assert totals.startswith(f"context {before.window.used:,} -> {after.window.used:,}")
+            assert f"freed {freed:,}" in totals
             assert (f"unrecorded {-growth:+,}" in totals) == bool(growth)
             assert f"prefix {prefix:,} unchanged" in totals
 
-        check(after, 0)  # pending: the bar drawn without it
+        placeholder = after.size(n)  # pending: the placeholder counts, the bar says so
+        check(after, placeholder)
         label = str(wb.query_one("#wb-after-label", Label).render())
         ack = after.size(n + 1)
         kept_total = human(sum(before.size(i) for i in kept))
         assert "after summary (summary pending): " in label
-        assert f"estimated = prefix {human(prefix)} + ack {ack} + {len(kept)} kept {kept_total}" in label
+        assert f" = prefix {human(prefix)} + ack {ack} + {len(kept)} kept {kept_total}" in label
         measured = sum(before.measured[i] is not None for i in kept)
-        assert measured and f"({measured} measured)" in label and "now estimated" not in label
+        assert measured and f"({measured} measured)" in label and "now derived" not in label
         assert "gone: Read " in label  # the largest category the folded messages held
         assert wb.query_one(DiffView).current.fate == "summarized"
 
@@ -160,8 +169,8 @@ async def test_a_summary_is_accounted_from_the_figures_before_and_counts_the_sum
         await pilot.pause()
         written = wb.preview
         assert not written.plan.pending and written.after is not after
-        summary = written.plan.estimates.message(written.after.session.messages[n])
-        assert summary == written.plan.added[0].after > 0
+        summary = written.after.size(n)
+        assert summary == written.plan.added[0].after > 0  # chars35 both: the plan's estimate is the figure
         check(written.after, summary)
         label = str(wb.query_one("#wb-after-label", Label).render())
         assert f"= prefix {human(prefix)} + summary {summary} + ack" in label and "pending" not in label
@@ -173,7 +182,7 @@ async def test_a_summary_is_accounted_from_the_figures_before_and_counts_the_sum
         area.load_text("")  # discarded: pending again
         await pilot.pause(REFIGURE_AFTER + 0.1)
         await pilot.pause()
-        assert wb.preview.plan.pending and wb.preview.after.size(n) == 0
+        assert wb.preview.plan.pending and wb.preview.after.size(n) == placeholder
         await pilot.press(*"Read the parser and the tests; the fix is in parse().")
         await pilot.pause(REFIGURE_AFTER + 0.1)
         await pilot.pause()
@@ -183,7 +192,7 @@ async def test_a_summary_is_accounted_from_the_figures_before_and_counts_the_sum
         await _settle(main, pilot)
         step = wb.stack.current
         freed = before.window.used - final.window.used
-        assert step.strategy == "summary" and step.figure == final.window.used and step.label == f"summary (-{freed:,})"
+        assert step.strategy == "summary" and step.figure == final.window.used and step.label == f"summary ({-freed:+,})"
         record = step.session.compactions[-1]  # the boundary says what the bars said
         assert record.kind == "compact" and (record.pre_tokens, record.tokens_saved) == (before.window.used, freed)
         shown = main.figures
@@ -203,20 +212,21 @@ async def test_a_summary_is_accounted_from_the_figures_before_and_counts_the_sum
             base.size(i) for i in kept)
 
 
-def test_kept_messages_whose_growth_the_cut_splits_are_estimated_after_it():
+def test_kept_messages_whose_growth_the_cut_splits_are_derived_after_it():
     """A growth spread over messages on both sides of the cut: the kept side's share keeps its figure, labelled
-    estimated; the after line says so."""
-    session = _talk()
+    derived; the after line says so."""
+    session = talk()
     before = compute(session, Settings(estimator="chars35"))
     plan = plan_strategy("summary", session, SummarySettings(keep_ratio=0.25), Estimates("chars35"))
     assert plan.summary.split == 2
     plan = complete_summary(plan, "They talked.")
-    after = after_figures(before, plan, apply(plan))
+    later = after(before, plan)
     n = len(session.messages)
-    assert [after.measured[j] for j in range(n + 2, n + 6)] == [None, *before.measured[3:5], None]
-    assert [after.size(j) for j in range(n + 2, n + 6)] == [before.size(i) for i in range(2, 6)]
-    assert after.window.used == dict(before.categories)[PREFIX] + after.size(n) + after.size(n + 1) + sum(
+    assert [later.measured[j] for j in range(n + 2, n + 6)] == [None, *before.measured[3:5], None]
+    assert [later.basis(j) for j in range(n + 2, n + 6)] == ["derived", "measured", "measured", "estimated"]
+    assert [later.size(j) for j in range(n + 2, n + 6)] == [before.size(i) for i in range(2, 6)]
+    assert later.window.used == dict(before.categories)[PREFIX] + later.size(n) + later.size(n + 1) + sum(
         before.size(i) for i in range(2, 6))
-    label = str(after_label(Preview(plan, plan.rows, before, after, None)))
-    assert "(2 measured, 1 now estimated: the cut splits the growth they were measured from)" in label
+    label = str(after_label(Preview(plan, before, later)))
+    assert "(2 measured, 1 now derived: the cut splits the growth they were measured from)" in label
     assert "= prefix" in label and "+ summary" in label and "+ 4 kept" in label

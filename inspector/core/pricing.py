@@ -44,13 +44,17 @@ def total(vectors) -> list[float]:
 
 
 def split(p: dict[str, list[float]], figure: int, ratios) -> tuple[str, dict[str, int]]:
-    """A message's main category and its figure shared between its categories: in proportion to what the ratios
-    give each part (`ratios` None: equal weights), in integers that sum to the figure, the rounding with the main
-    one."""
+    """A message's main category and its figure shared between its categories, in proportion to what the ratios
+    give each part."""
     if len(p) == 1:
         key = next(iter(p))
         return key, {key: figure}
-    weights = {k: dot(ratios, f) + 1e-9 for k, f in p.items()} if ratios is not None else dict.fromkeys(p, 1.0)
+    return shares({k: dot(ratios, f) + 1e-9 for k, f in p.items()}, figure)
+
+
+def shares(weights: dict[str, float], figure: int) -> tuple[str, dict[str, int]]:
+    """The heaviest key and `figure` shared in proportion to `weights`, in integers that sum to the figure (the
+    rounding goes with the heaviest)."""
     top = max(weights, key=weights.__getitem__)
     sum_w = sum(weights.values())
     shares: dict[str, int] = {}
@@ -101,4 +105,12 @@ class Pricing:
 
     def split(self, i: int, message: Message, figure: int,
               p: dict[str, list[float]] | None = None) -> tuple[str, dict[str, int]]:
-        return split(p if p is not None else parts(message, self.names), figure, self.ratios(i))
+        """Message i's main category and its figure shared between its categories: by what the ratios give each
+        part, or for an estimator without features by what it estimates each part's blocks at."""
+        p = p if p is not None else parts(message, self.names)
+        ratios = self.ratios(i)
+        if ratios is not None or len(p) == 1:
+            return split(p, figure, ratios)
+        weights = {k: 1e-9 + self.final.blocks([b for b in message.blocks
+                                                if cat.block_category(message, b, self.names) == k]) for k in p}
+        return shares(weights, figure)

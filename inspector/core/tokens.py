@@ -42,7 +42,7 @@ from inspector.core.limits import current_model
 from inspector.core.model import Compaction, Message, Request, Session
 from inspector.core.accounting import Accounting, Accuracy, RequestFigures
 from inspector.core.compacted import after_all
-from inspector.core.pricing import Pricing, parts, scaled, split, total, vector
+from inspector.core.pricing import Pricing, parts, scaled, total, vector
 from inspector.core.versions import Edit, edits as session_edits, originals
 
 if TYPE_CHECKING:
@@ -613,7 +613,7 @@ class _Run:
     def _categorise(self, final: Estimator) -> dict[str, int]:
         """Each message's category, and the current context's tokens per category (measured where known)."""
         estimated, measured, pricing = self.estimated, self.measured, self.pricing
-        by_category, category = self.by_category, self.category
+        by_category, category, msgs = self.by_category, self.category, self.session.messages
         start = self.cat_start
         at: dict[int, list[int]] = {}
         for j, _, mark in self.points:
@@ -629,7 +629,7 @@ class _Run:
                 if i >= start:
                     by_category[key] = by_category.get(key, 0) + figure
                 continue
-            top, shares = split(p, figure, pricing.ratios(i))
+            top, shares = pricing.split(i, self.at_last.get(i, msgs[i]), figure, p)
             category.append(top)
             if i < start:
                 continue

@@ -145,8 +145,9 @@ class DetailView(ScrollView, can_focus=True, inherit_bindings=False):
             how = {"measured": "measured (its share of the usage the API reported)",
                    "derived": "derived (a measured share adjusted by a compaction no request has measured)",
                    "estimated": "estimated"}[basis]
-            out.append((f"tokens: {f.size(i):,} {how} · estimate {f.estimated[i]:,} ({f.settings.estimator})"
-                        + (" (provisional)" if f.provisional else "")
+            estimate = f"({f.settings.estimator})" if basis == "estimated" else \
+                f"· estimate {f.estimated[i]:,} ({f.settings.estimator})"
+            out.append((f"tokens: {f.size(i):,} {how} {estimate}" + (" (provisional)" if f.provisional else "")
                         + f" · context through here {f.cumulative[i]:,}", None))
             if i in f.orphans:
                 out.append(("orphan: a tool call without its result, or a result without its call", ERROR))
