@@ -4,8 +4,8 @@ from compaction_sessions import call, prompt, results, tool_session
 
 from inspector.core.compaction import (CompactionPolicy, apply, diff_sessions, find_orphans, plan_snip,
                                        plan_summary, render_diff, render_plan)
-from inspector.core.compaction.diff import render_totals
-from inspector.core.compaction.diff import inert
+from inspector.core.compaction.diff import inert, render_totals
+from inspector.core.compaction.estimates import Estimates
 from inspector.core.compaction.replay import render_what_if, replay
 from inspector.core.formats import load
 from inspector.core.limits import window_info
@@ -81,14 +81,33 @@ def test_what_if_fires_where_the_threshold_is_passed():
     s = _recorded([10_000, 50_000, 90_000, 130_000, 170_000, 40_000, 80_000], {5: "auto"})
     w = replay(s, 100_000, keep_ratio=0.3, summary_tokens=2_000)
     # r3 passes 100k; the recorded auto compaction at r5 is the policy's to decide, so growth continues from the
-    # simulated 48k (+40k at r4, nothing new before r5, +40k at r6) and r6 passes again
+    # simulated 48k (+40k at r4, r4's answer before the boundary, +40k at r6) and r6 passes again
     assert [f.request_id for f in w.fires] == ["r3", "r6"]
     f = w.fires[0]
     assert f.context == 130_000 and f.after == int(w.prefix + 2_000 + 0.3 * (130_000 - w.prefix))
-    assert len(w.recorded) == 1 and w.peak == 130_000 and w.fires[1].context == 128_000
+    answer = Estimates().message(s.messages[4])
+    assert len(w.recorded) == 1 and w.peak == 130_000 and w.fires[1].context == 128_000 + answer
+    assert [f.message_index for f in w.fires] == [3, 7]  # where each request's messages end
     text = "\n".join(render_what_if(w))
     assert "would fire" in text and "recorded    auto compaction" in text
     assert w.to_dict()["would_fire"][0]["request"] == "r3"
+
+
+def test_what_if_fires_where_the_recording_compacted_when_what_came_before_it_passes():
+    """Seen: the replay placed a compaction after messages that the recorded one came before, and left out the
+    messages written after the last request before it."""
+    s = _recorded([10_000, 60_000, 99_000, 20_000, 30_000], {3: "auto"})
+    s.messages.insert(3, Message("user", "tool_result", [Block("tool_result", "x" * 7_000, tool_id="t")]))
+    for c in s.compactions:
+        c.index += 1
+    for r in s.requests[3:]:
+        r.message_index, r.seen_end = r.message_index + 1, r.seen_end + 1
+    w = replay(s, 100_000, summary_tokens=2_000)
+    (fire,) = w.fires  # 99k + r2's answer + the 7,000-character result written after it: over, at the boundary
+    assert fire.message_index == s.compactions[0].index == 4 and fire.request_id == "r3"
+    assert fire.context == 99_000 + Estimates().total(s.messages[2:4])
+    lines = render_what_if(w)
+    assert lines[1].startswith("  would fire") and lines[2].startswith("  recorded")  # the fire first
 
 
 def test_what_if_honours_manual_compactions():

@@ -16,3 +16,69 @@ def test_core_does_not_import_textual():
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "0"
+
+
+def test_no_module_imports_itself_back():
+    """No import cycles in the package, counting every import (a function's own and a type checker's too): modules
+    that import each other are one module split in two, or a layer that reaches back up. Each cycle found is
+    printed as the modules it runs through."""
+    import ast
+    from pathlib import Path
+
+    root = Path(__file__).parent.parent / "inspector"
+    modules = {}
+    for path in root.rglob("*.py"):
+        name = ".".join(path.relative_to(root.parent).with_suffix("").parts)
+        modules[name.removesuffix(".__init__")] = path
+
+    def resolve(name: str) -> str | None:
+        while name and name not in modules:
+            name = name.rpartition(".")[0]
+        return name or None
+
+    graph: dict[str, set[str]] = {m: set() for m in modules}
+    for name, path in modules.items():
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").startswith("inspector"):
+                for alias in node.names:
+                    full = f"{node.module}.{alias.name}"
+                    target = full if full in modules else resolve(node.module or "")
+                    if target and target != name:
+                        graph[name].add(target)
+            elif isinstance(node, ast.Import):
+                for alias in node.names:
+                    target = resolve(alias.name) if alias.name.startswith("inspector") else None
+                    if target and target != name:
+                        graph[name].add(target)
+    # a package's __init__ re-exporting its submodules is no cycle of theirs
+    for name in graph:
+        graph[name] = {t for t in graph[name] if not (t.startswith(name + ".") and modules[name].name == "__init__.py")}
+
+    cycles, index, low, stack, on, counter = [], {}, {}, [], set(), [0]
+
+    def visit(v: str) -> None:  # Tarjan's strongly connected components
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                cycles.append(sorted(component))
+
+    for v in graph:
+        if v not in index:
+            visit(v)
+    assert not cycles, cycles

@@ -10,6 +10,7 @@ from __future__ import annotations
 from inspector.core.model import Block, Message
 
 SYSTEM_TOOLS = "system_tools"
+SUMMARIZED = "summarized_conversation"  # the prefix of a compaction request: the conversation it summarizes
 MEMORY = "memory"
 USER_PROMPTS = "user_prompts"
 INJECTED = "injected"
@@ -26,6 +27,7 @@ PROVISIONAL = "provisional"  # follow mode, before the exact figures: everything
 
 LABELS: dict[str, str] = {
     SYSTEM_TOOLS: "system prompt and tools",
+    SUMMARIZED: "summarized conversation (from the cache)",
     MEMORY: "memory files",
     USER_PROMPTS: "user prompts",
     INJECTED: "injected by the harness",
@@ -43,6 +45,20 @@ LABELS: dict[str, str] = {
 
 # Markers of memory files (CLAUDE.md, AGENTS.md) in text the harness injects as a message.
 _MEMORY_MARKERS = ("Contents of ", "# claudeMd", "CLAUDE.md", "AGENTS.md")
+
+
+# How Claude Code's summary request asks (its compaction subagent's transcript holds only this prompt and the answer;
+# the conversation it summarizes went to the API before it, from the prompt cache).
+SUMMARY_REQUEST = "Your task is to create a detailed summary of the conversation so far"
+
+
+def prefix_key(session) -> str:
+    """The category of the session's measured prefix: the system prompt and tools, or, in a compaction request, the
+    conversation being summarized, which the file does not hold."""
+    for m in session.messages[session.context_start:]:
+        if m.kind == "prompt" and m.role == "user":
+            return SUMMARIZED if m.text().lstrip().startswith(SUMMARY_REQUEST) else SYSTEM_TOOLS
+    return SYSTEM_TOOLS
 
 
 def label(category: str) -> str:

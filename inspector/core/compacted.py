@@ -119,7 +119,7 @@ def after_summary(acc: Accounting, c: Compaction, versions: dict[int, Message] |
         for k, share in shares.items():
             by_category[k] = by_category.get(k, 0) + share
         current += figure
-    by_category[cat.SYSTEM_TOOLS] = acc.prefix
+    by_category[cat.prefix_key(session)] = acc.prefix
     return replace(acc, estimated=estimated, measured=measured, category=category, derived=derived,
                    by_category=by_category, current_context=current, current_measured=None, unrecorded=0,
                    start=c.index, resume=None)

@@ -150,6 +150,8 @@ def _message_line(m: Message, base: dict, parent: str | None, uid: str, request:
         message: dict[str, Any] = {"model": m.model or SYNTHETIC_MODEL, "id": m.response_id or f"msg_{uid}",
                                    "type": "message", "role": "assistant", "content": [b.to_api() for b in blocks],
                                    "stop_reason": None, "stop_sequence": None}
+        if m.kind == "summary_ack":
+            line[EXTENSION] = {"kind": "summary_ack"}
         if request is not None and m.model != SYNTHETIC_MODEL:
             message["usage"] = {"input_tokens": request.input_tokens,
                                 "cache_creation_input_tokens": request.cache_creation,

@@ -577,7 +577,7 @@ class _Run:
             prefix = _recorded_prefix(session, final)
             current = prefix + self._sum_from(estimated, start, len(estimated), self.estimated_sum)
         by_category = self._categorise(final)
-        by_category[cat.SYSTEM_TOOLS] = prefix
+        by_category[cat.prefix_key(session)] = prefix
         if unrecorded:
             by_category[cat.UNRECORDED] = unrecorded
         ratios_out = dict(final.per_model) if self.fitted else {}  # type: ignore[attr-defined]

@@ -13,7 +13,7 @@ from inspector.core.figures import Figures
 
 PALETTE = ["#5f87d7", "#af87d7", "#5fd75f", "#5fd7d7", "#87afaf", "#d7d75f", "#ffaf5f", "#d78700", "#d75f5f",
            "#d7875f", "#ff87af", "#87d7af", "#afaf87", "#8787af"]
-KNOWN = {cat.SYSTEM_TOOLS: "#5f87d7", cat.UNRECORDED: "#6c6c6c", cat.MEMORY: "#af87d7", cat.USER_PROMPTS: "#5fd75f",
+KNOWN = {cat.SYSTEM_TOOLS: "#5f87d7", cat.SUMMARIZED: "#af5f87", cat.UNRECORDED: "#6c6c6c", cat.MEMORY: "#af87d7", cat.USER_PROMPTS: "#5fd75f",
          cat.ASSISTANT_TEXT: "#5fd7d7", cat.THINKING: "#87afaf", cat.TOOL_CALLS: "#d7d75f",
          cat.COMPACTION_SUMMARY: "#ff87af", cat.MEDIA: "#87d7af", cat.INJECTED: "#8a8a8a", cat.PROVISIONAL: "#6c6c6c"}
 FREE = Style(color="#3a3a3a")

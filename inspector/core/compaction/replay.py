@@ -1,10 +1,12 @@
 """What-if replay: where a compaction policy would have fired in a recorded session, beside what really happened.
 
 The session's measured requests give how the context grew. Replaying them against a threshold: before each request
-the simulated context is compared with the threshold; when it passes, a compaction fires and the context drops to
-the unrecorded prefix + a summary + the kept share of the conversation (the summary strategy's keep_ratio), then
-keeps growing by the recorded growths. Manual compactions in the recording are honoured (the user asked for them);
-auto compactions are the policy's to decide, so they are replaced by the simulation's own.
+(where the messages it saw end) the simulated context is compared with the threshold; when it passes, a compaction
+fires there and the context drops to the unrecorded prefix + a summary + the kept share of the conversation (the
+summary strategy's keep_ratio), then keeps growing by the recorded growths. Manual compactions in the recording are
+honoured (the user asked for them); auto compactions are the policy's to decide, so they are replaced by the
+simulation's own: the context grows by the estimates of what came after the last request up to the recorded
+boundary (the threshold is checked there, where the recording compacted), then of what followed it.
 """
 
 from __future__ import annotations
@@ -75,6 +77,18 @@ def replay(session: Session, threshold: int, keep_ratio: float = 0.3, summary_to
     sim = peak = 0
     prev: Request | None = None
     c = 0
+
+    def check(k: int, r: Request, at: int) -> None:
+        """Compact when the simulated context passes the threshold, at message index `at` (before request r)."""
+        nonlocal sim, peak
+        peak = max(peak, sim)
+        if sim > threshold:
+            after = int(prefix + summary + keep_ratio * max(0, sim - prefix))
+            message = session.messages[at] if at < len(session.messages) else None
+            fires.append(Fire(k, r.id, at, sim, r.measured_context, after, r.line,
+                              r.timestamp or (message.timestamp if message else None)))
+            sim = after
+
     for k, r in enumerate(requests):
         boundary: Compaction | None = None
         while c < len(compacts) and compacts[c].index <= r.message_index:
@@ -85,19 +99,14 @@ def replay(session: Session, threshold: int, keep_ratio: float = 0.3, summary_to
         elif boundary is not None and boundary.index > prev.message_index:
             if boundary.trigger == "manual":
                 sim = r.measured_context
-            else:  # growth since the boundary: what came after the summary, by estimate
+            else:  # the recording compacted here; the policy decides: what came before the boundary, then after it
+                sim += est.total(session.messages[prev.message_index:boundary.index])
+                check(k, r, boundary.index)
                 sim += est.total([m for m in session.messages[boundary.index:r.seen_end]
                                   if m.kind != "compact_summary"])
         else:
             sim += r.measured_context - prev.measured_context
-        if sim > threshold:
-            after = int(prefix + summary + keep_ratio * max(0, sim - prefix))
-            message = session.messages[r.message_index] if r.message_index < len(session.messages) else None
-            fires.append(Fire(k, r.id, r.message_index, sim, r.measured_context, after, r.line,
-                              r.timestamp or (message.timestamp if message else None)))
-            peak = max(peak, sim)
-            sim = after
-        peak = max(peak, sim)
+        check(k, r, r.seen_end)
         prev = r
     return WhatIf(threshold, keep_ratio, summary, prefix, fires, compacts, peak)
 

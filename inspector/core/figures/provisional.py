@@ -79,7 +79,7 @@ def provisional(prev: Figures, session: Session, first: int, updated: list[int])
     else:
         used, used_measured = prefix + sum(sizes[start:]), False
     if session.compactions[len(prev.session.compactions):]:
-        categories = [(k, v) for k, v in prev.categories if k == cat.SYSTEM_TOOLS]  # history is gone
+        categories = [(k, v) for k, v in prev.categories if k in (cat.SYSTEM_TOOLS, cat.SUMMARIZED)]  # history is gone
         categories.append((cat.PROVISIONAL, max(0, used - sum(v for _, v in categories))))
     else:
         categories = [(k, v) for k, v in by_cat.items() if v > 0]

@@ -22,9 +22,10 @@ from inspector.core.formats.blocks import (as_int, blocks_from_content, edited_m
 from inspector.core.model import Block, Compaction, LoadWarning, Message, Request, Session
 
 CLEARED = "[Old tool result content cleared]"
-# Our own key on the compaction boundaries we export (Claude Code ignores keys it does not know): what a
+# Our own key on the lines we export (Claude Code ignores keys it does not know). On compaction boundaries: what a
 # microcompaction changed (`before`: message uuid -> its content before) and what a summary kept verbatim
-# (`keptFrom`: the uuid of the first message kept; `added`: the messages written before the copies).
+# (`keptFrom`: the uuid of the first message kept; `added`: the messages written before the copies). On a summary's
+# acknowledgement: `kind: summary_ack`.
 EXTENSION = "contextInspector"
 
 # Entry types that carry no model context: skipped without a warning (their uuids still link the chain).
@@ -165,7 +166,9 @@ class ClaudeCodeLoader:
             if kind == "user":
                 rec.msg_kind = _user_kind(obj, blocks)
                 return rec
-            rec.msg_kind = "assistant"
+            # a summary's acknowledgement we exported says so (Claude Code has no such kind)
+            ext = obj.get(EXTENSION)
+            rec.msg_kind = "summary_ack" if isinstance(ext, dict) and ext.get("kind") == "summary_ack" else "assistant"
             rec.response_id = message.get("id") if isinstance(message.get("id"), str) else None
             rec.model = message.get("model") if isinstance(message.get("model"), str) else None
             usage = message.get("usage")
@@ -407,7 +410,6 @@ class _Assembler:
         self.owned: set[int] = set()  # shared messages already copied since the last publish
         self.result_at: dict[str, list[int]] = {}  # tool_use id -> messages holding a result for it
         self.at_uuid: dict[str, int] = {}  # message uuid -> index (what our boundaries name)
-        self.acks = 0  # messages still to come that a compaction we exported added (its acknowledgement)
         self.warnings: list[LoadWarning] = []
 
     def publish(self, session: Session) -> None:
@@ -446,10 +448,6 @@ class _Assembler:
                         rec.usage
             return
         role = "assistant" if rec.kind == "assistant" else "user"
-        if self.acks:  # the summary, then what else the compaction wrote before the messages it kept
-            self.acks -= 1
-            if role == "assistant":
-                rec.msg_kind = "summary_ack"
         if rec.response_id:
             self.by_response[rec.response_id] = len(messages)
         self.at_uuid.setdefault(rec.uuid, len(messages))
@@ -482,7 +480,7 @@ class _Assembler:
                     compaction.kept_from = at
             added = opt_int(ext.get("added"))
             if added is not None and added >= 0:
-                compaction.added = self.acks = added
+                compaction.added = added
             return
         compaction.tokens_saved = opt_int(meta.get("tokensSaved"))
         compaction.cleared_tool_ids = ids = tuple(i for i in meta.get("compactedToolIds") or () if isinstance(i, str))
@@ -499,7 +497,7 @@ class _Assembler:
         # only the messages holding those results, found through the index: a scan of every message per boundary
         # is quadratic, and a hostile file can hold thousands of boundaries
         cleared = dict.fromkeys(ids, CLEARED)
-        for i in sorted({i for tool_id in ids for i in self.result_at.get(tool_id, ())}):
+        for i in sorted({i for tool_id in ids for i in self.result_at.get(tool_id, ()) if i >= self.context_start}):
             new = replaced_message(messages[i], cleared, {})
             if new is not None:  # a new object: a published Session keeps the message it had
                 compaction.replaced[i] = messages[i]

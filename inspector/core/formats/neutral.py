@@ -179,7 +179,7 @@ class NeutralLoader:
         c.cleared_tool_ids = tuple(results)
         targets = {i for k in results for i in self._result_at.get(k, ())} | \
             {i for k in uses for i in self._use_at.get(k, ())}
-        for i in sorted(targets):
+        for i in sorted(t for t in targets if t >= self._context_start):  # (history may hold the same ids)
             new = replaced_message(s.messages[i], results, uses)
             if new is not None:
                 c.replaced[i] = s.messages[i]
