@@ -39,10 +39,16 @@ def test_every_record_type_is_read_without_a_warning(scenario):
 @pytest.mark.parametrize("scenario", SCENARIOS)
 def test_each_rebuilt_request_is_the_body_the_server_received(scenario):
     fixture = lab.load_fixture("claude-code", VERSION, scenario)
-    exchanges = [e for e in fixture.server_log if e["path"] == "/v1/messages"]
+    check_rebuilt(fixture.server_log, sessions(fixture))
+
+
+def check_rebuilt(server_log: list[dict], loaded: list) -> None:
+    """Every recorded request rebuilt equals the body of the exchange it was (found by its response's id, or for a
+    failed attempt by its content), with the same beta header; every other message exchange is a compaction."""
+    exchanges = [e for e in server_log if e["path"] == "/v1/messages"]
     answered = {e["response"]["body"].get("id"): e for e in exchanges if e["response"]["status"] == 200}
     covered: set[int] = set()
-    for session in sessions(fixture):
+    for session in loaded:
         log = session.sent
         for sent in log.requests:
             rebuilt = log.rebuild(sent)
@@ -105,3 +111,25 @@ def test_rebuilding_leaves_the_records_as_they_were():
         log.rebuild(sent)
     assert log.shapes == shapes and log.blobs == blobs
     assert len({id(r.params) for r in log.requests}) == 1  # equal params are one shared dict
+
+
+@pytest.mark.live
+@pytest.mark.parametrize("scenario", SCENARIOS)
+def test_live(scenario, tmp_path):
+    """The real Claude Code, now: the scenario runs again (in a scratch directory of the test's own) and what it
+    writes is read and rebuilt as the fixture is, with no secret in it."""
+    import install
+    from claude_code import SCENARIOS as RUNNABLE
+
+    binary = install.binary("claude-code")
+    if binary is None:
+        pytest.skip(f"Claude Code {VERSION} is not installed: python3 tests/agents/install.py claude-code")
+    capture = RUNNABLE[scenario].run(lab.Scratch.fresh("claude-code", scenario, base=tmp_path), binary)
+    loaded = [load(p) for p in capture.files]
+    for session in loaded:
+        assert [w.message for w in session.warnings] == [] and session.version == VERSION
+    check_rebuilt(capture.server_log, loaded)
+    texts = [(str(p), p.read_text(errors="replace")) for p in capture.files]
+    assert lab.find_secrets(texts + [("server log", json.dumps(capture.server_log))]) == []
+    fixture = lab.load_fixture("claude-code", VERSION, scenario)
+    assert [e["path"] for e in capture.server_log] == [e["path"] for e in fixture.server_log]
