@@ -30,7 +30,7 @@ import hashlib
 import json
 from array import array
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any
 
 import orjson
 
@@ -216,6 +216,7 @@ class SentLog:
     transcript: TranscriptMessages
     responses: dict[str, str] = field(default_factory=dict)  # request id -> id of the response it produced
     by_id: dict[str, int] = field(default_factory=dict)
+    _previous: dict[str, SentRequest] | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         if not self.by_id:
@@ -282,18 +283,37 @@ class SentLog:
         betas = request.params.get("betas")
         return Rebuilt(request, body, list(betas) if isinstance(betas, list) else [], missing)
 
-    def in_thread(self, request: SentRequest) -> Iterator[SentRequest]:
-        """The requests of `request`'s thread (the main one, or one subagent's), in order."""
-        return (r for r in self.requests if r.agent_id == request.agent_id)
+    def length(self, request: SentRequest) -> int:
+        """How many messages the request sent (its base's first `keep`, then its tail)."""
+        return request.keep + len(request.tail)
+
+    def suffix(self, request: SentRequest, start: int) -> list[str] | None:
+        """The hashes of the request's messages from index `start` on, walking back only as far as needed (the
+        tail usually covers it); None when the chain is broken."""
+        levels: list[SentRequest] = []
+        cur: SentRequest | None = request
+        while cur is not None and start < cur.keep:
+            levels.append(cur)
+            cur = self.get(cur.base)
+        if cur is None:
+            return None
+        out = list(cur.tail[start - cur.keep:])
+        for level in reversed(levels):  # messages(level) = messages(base)[:keep] + tail
+            if len(out) < level.keep - start:
+                return None
+            out = out[:level.keep - start] + list(level.tail)
+        return out
 
     def previous(self, request: SentRequest) -> SentRequest | None:
-        """The request of the same thread sent before this one."""
-        before = None
-        for r in self.in_thread(request):
-            if r is request:
-                return before
-            before = r
-        return None
+        """The request of the same thread (the main one, or one subagent's) sent before this one."""
+        if self._previous is None:
+            last: dict[str | None, SentRequest] = {}
+            self._previous = {}
+            for r in self.requests:
+                if r.agent_id in last:
+                    self._previous[r.id] = last[r.agent_id]
+                last[r.agent_id] = r
+        return self._previous.get(request.id)
 
 
 def _place(body: dict, path: tuple[Any, ...], value: Any) -> None:
