@@ -133,3 +133,25 @@ def test_live(scenario, tmp_path):
     assert lab.find_secrets(texts + [("server log", json.dumps(capture.server_log))]) == []
     fixture = lab.load_fixture("claude-code", VERSION, scenario)
     assert [e["path"] for e in capture.server_log] == [e["path"] for e in fixture.server_log]
+
+
+def test_a_followed_file_gives_the_same_requests_and_earlier_snapshots_stay_as_they_were(tmp_path):
+    """Live follow: the file written a few lines at a time, updated after each; every snapshot's log keeps the
+    requests it had, and the last one rebuilds as a full load does."""
+    from inspector.core.live import Follower
+
+    source = lab.load_fixture("claude-code", VERSION, "manual-compact").files("home/.claude/projects/*/*.jsonl")[0]
+    lines = source.read_bytes().splitlines(keepends=True)
+    target = tmp_path / source.name
+    target.write_bytes(b"")
+    follower = Follower(target)
+    snapshots = []
+    for start in range(0, len(lines), 5):
+        with open(target, "ab") as f:
+            f.write(b"".join(lines[start:start + 5]))
+        session = follower.update().session
+        snapshots.append((session, len(session.sent.requests) if session.sent else 0))
+    assert all((len(s.sent.requests) if s.sent else 0) == n for s, n in snapshots)
+    full, followed = load(source).sent, snapshots[-1][0].sent
+    assert [followed.rebuild(r).body for r in followed.requests] == [full.rebuild(r).body for r in full.requests]
+    assert [followed.response_id(r) for r in followed.requests] == [full.response_id(r) for r in full.requests]

@@ -118,7 +118,7 @@ def _run_session(args: argparse.Namespace) -> int:
                 ("Tokens", f"estimated with {args.estimator} unless measured")]
         if sent:
             shown = request or latest(session)
-            head.insert(2, ("Request", f"{sent.index(shown) + 1} of {len(sent)} recorded (--request N for "
+            head.insert(2, ("Request", f"{session.sent.index(shown) + 1} of {len(sent)} recorded (--request N for "
                                        "another, --changes for what changed)"))
         where = Path(session.cwd) if session.cwd and Path(session.cwd).is_dir() else Path.cwd()
         _print(head, view.sections, view.notes, findings if args.lint else None, find_repo_root(where) or where)

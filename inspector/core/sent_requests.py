@@ -215,19 +215,19 @@ class SentLog:
     blobs: dict[str, dict]
     transcript: TranscriptMessages
     responses: dict[str, str] = field(default_factory=dict)  # request id -> id of the response it produced
-    by_id: dict[str, int] = field(default_factory=dict)
+    by_id: dict[str, int] | None = None  # request id -> index; may be shared with later, longer logs
     _previous: dict[str, SentRequest] | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
-        if not self.by_id:
+        if self.by_id is None:
             self.by_id = {r.id: i for i, r in enumerate(self.requests)}
 
     def __len__(self) -> int:
         return len(self.requests)
 
     def get(self, request_id: str | None) -> SentRequest | None:
-        at = self.by_id.get(request_id or "")
-        return self.requests[at] if at is not None else None
+        at = self.by_id.get(request_id or "") if self.by_id is not None else None
+        return self.requests[at] if at is not None and at < len(self.requests) else None
 
     def response_id(self, request: SentRequest) -> str | None:
         """The id of the response `request` produced (a `Request.id`); None when none arrived (a failed attempt,
@@ -303,6 +303,12 @@ class SentLog:
                 return None
             out = out[:level.keep - start] + list(level.tail)
         return out
+
+    def index(self, request: SentRequest) -> int:
+        """The request's position in `requests`."""
+        at = self.by_id.get(request.id) if self.by_id is not None else None
+        return at if at is not None and at < len(self.requests) and self.requests[at] is request \
+            else self.requests.index(request)
 
     def previous(self, request: SentRequest) -> SentRequest | None:
         """The request of the same thread (the main one, or one subagent's) sent before this one."""

@@ -36,6 +36,7 @@ class RequestRecorder:
         self.blobs: dict[str, dict] = {}
         self.requests: list[SentRequest] = []
         self.responses: dict[str, str] = {}
+        self.by_id: dict[str, int] = {}  # shared by every log built: only ever added to
         self.transcript = TranscriptMessages(source)
         self._params: dict[bytes, dict] = {}  # params shared by every request that sent the same
 
@@ -58,6 +59,7 @@ class RequestRecorder:
         request = self._request(obj, line_no)
         if request is None:
             return "api-request without id, shapeHash or tail, skipped"
+        self.by_id.setdefault(request.id, len(self.requests))
         self.requests.append(request)
         return None
 
@@ -89,7 +91,7 @@ class RequestRecorder:
         """The SentLog as of the lines read so far (None when the file records no request)."""
         if not self.requests and not self.shapes:
             return None
-        return SentLog(list(self.requests), self.shapes, self.blobs, self.transcript, self.responses)
+        return SentLog(list(self.requests), self.shapes, self.blobs, self.transcript, self.responses, self.by_id)
 
 
 def reminder(obj: dict) -> tuple[str, list[Block]] | None:

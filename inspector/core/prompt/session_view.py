@@ -111,7 +111,7 @@ def _sent(session: Session, result: SessionPrompt, est: Estimator, request: Sent
     log = session.sent
     assert log is not None and request is not None
     shape = log.shape(request)
-    number = log.requests.index(request) + 1
+    number = log.index(request) + 1
     result.notes.append(f"as sent in request {number} of {len(log)} (line {request.line}"
                         + (f", {request.model}" if request.model else "") + "); the billing-header block Claude "
                         "Code sends first is not recorded")
