@@ -30,11 +30,10 @@ import hashlib
 import json
 from array import array
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, BinaryIO
 
 import orjson
 
-from inspector.core.index import read_line
 
 BILLING_HEADER = "x-anthropic-billing-header:"  # the first system block Claude Code sends; never recorded
 UNRECORDED_KEYS = ("metadata", "stream")  # body fields an api-request never records
@@ -164,18 +163,23 @@ class TranscriptMessages:
             return None
         first, count = at
         role, content = None, []
-        for n in range(first, first + count):
-            message = self._message(n)
-            if message is None:
-                return None  # the file changed under us
-            role = message["role"]
-            content.extend(_blocks(message["content"]))
+        try:
+            with open(self.path, "rb") as f:
+                for n in range(first, first + count):
+                    message = self._message(f, n)
+                    if message is None:
+                        return None  # the file changed under us
+                    role = message["role"]
+                    content.extend(_blocks(message["content"]))
+        except OSError:
+            return None
         return {"role": role, "content": content}
 
-    def _message(self, n: int) -> dict | None:
+    def _message(self, f: BinaryIO, n: int) -> dict | None:
+        f.seek(self.offsets[n])
         try:
-            obj = orjson.loads(read_line(self.path, self.offsets[n]))
-        except (OSError, ValueError):
+            obj = orjson.loads(f.readline())
+        except ValueError:
             return None
         message = obj.get("message") if isinstance(obj, dict) else None
         if not isinstance(message, dict) or not isinstance(message.get("role"), str) or message.get("content") is None:
@@ -183,8 +187,15 @@ class TranscriptMessages:
         return message
 
     def _index(self) -> None:
+        try:
+            with open(self.path, "rb") as f:
+                self._index_from(f)
+        except OSError:
+            return
+
+    def _index_from(self, f: BinaryIO) -> None:
         for n in range(self._indexed, len(self.offsets)):
-            message = self._message(n)
+            message = self._message(f, n)
             if message is None:
                 self._run = None
                 continue

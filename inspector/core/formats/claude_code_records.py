@@ -8,6 +8,7 @@ sent for it (its `rendered` text, in the role it went as). Everything else new i
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import orjson
@@ -39,6 +40,7 @@ class RequestRecorder:
         self.by_id: dict[str, int] = {}  # shared by every log built: only ever added to
         self.transcript = TranscriptMessages(source)
         self._params: dict[bytes, dict] = {}  # params shared by every request that sent the same
+        self._marks: dict[tuple, tuple] = {}  # likewise each cache breakpoint (path, value)
 
     def feed(self, kind: str, line_no: int, obj: dict) -> str | None:
         """Take one request record; a warning's text when it is malformed (then it is skipped)."""
@@ -74,10 +76,15 @@ class RequestRecorder:
         marks = []
         for mark in obj.get("cacheControl") or ():
             if isinstance(mark, dict) and isinstance(mark.get("path"), list):
-                marks.append((tuple(mark["path"]), mark.get("value")))
+                path, value = tuple(mark["path"]), mark.get("value")
+                try:  # a breakpoint's value is a small flat dict ({"type": "ephemeral"}): the same ones shared
+                    key = (path, tuple(sorted(value.items())) if isinstance(value, dict) else value)
+                    marks.append(self._marks.setdefault(key, (path, value)))
+                except TypeError:  # something unhashable in it: kept as it is
+                    marks.append((path, value))
         base = obj.get("base")
         digest = obj.get("requestDigest", obj.get("cutRequestDigest"))
-        return SentRequest(rid, shape, params, base if isinstance(base, str) else None,
+        return SentRequest(rid, sys.intern(shape), params, base if isinstance(base, str) else None,
                            keep if isinstance(keep, int) and keep >= 0 else 0,
                            tuple(h for h in tail if isinstance(h, str)), tuple(marks),
                            digest if isinstance(digest, str) else None, _opt(obj.get("querySource")),
@@ -118,4 +125,4 @@ def attachment_type(obj: dict) -> str:
 
 
 def _opt(value: Any) -> str | None:
-    return value if isinstance(value, str) else None
+    return sys.intern(value) if isinstance(value, str) and len(value) < 64 else value if isinstance(value, str) else None
