@@ -155,3 +155,70 @@ def test_a_followed_file_gives_the_same_requests_and_earlier_snapshots_stay_as_t
     full, followed = load(source).sent, snapshots[-1][0].sent
     assert [followed.rebuild(r).body for r in followed.requests] == [full.rebuild(r).body for r in full.requests]
     assert [followed.response_id(r) for r in followed.requests] == [full.response_id(r) for r in full.requests]
+
+
+@pytest.mark.live
+def test_live_claude_code_resumes_our_export(tmp_path):
+    """A 2.1.332 session compacted by us (summary) and exported in Claude Code's format: the real Claude Code resumes
+    it, and its first request starts from our summary, with none of the old reminders sent as prompts."""
+    import re
+
+    import install
+    from claude_code import env, texts
+    from mock_api import MockAnthropicServer, responses as r
+
+    binary = install.binary("claude-code")
+    if binary is None:
+        pytest.skip(f"Claude Code {VERSION} is not installed: python3 tests/agents/install.py claude-code")
+    from bad_inputs.proc import cli
+
+    source = lab.load_fixture("claude-code", VERSION, "parallel-tools").files("home/.claude/projects/*/*.jsonl")[0]
+    scratch = lab.Scratch.fresh("claude-code", "resume-export", base=tmp_path)
+    project = scratch.home / ".claude" / "projects" / re.sub(r"[^A-Za-z0-9]", "-", str(scratch.work))
+    project.mkdir(parents=True)
+    summary = tmp_path / "summary.txt"
+    summary.write_text("The user compared first.md (alpha) and second.md (beta).")
+    out = project / "6f1c3a52-8d8e-4c58-9a35-2f2b4a1e9c01.jsonl"
+    done = cli("compact", str(source), "--strategy", "summary", "--summary-file", str(summary), "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    with MockAnthropicServer(prompt_cache=True) as server:
+        server.add(r.text("Yes: alpha and beta."))
+        capture = lab.Capture(scratch)
+        capture.run([str(binary), "-p", "Do you remember the files?", "--resume", out.stem], env(scratch, server))
+        first = server.message_requests[0].body["messages"]
+    assert "first.md (alpha)" in json.dumps(first[0]) and "continued from a previous conversation" in json.dumps(first[0])
+    typed = [t for m in first if m["role"] == "user" for t in texts(m)]
+    assert not [t for t in typed if t.startswith(("# Environment", "Today's date is", "You are powered by"))]
+
+
+def test_broken_records_are_warned_about_and_never_hang(tmp_path):
+    """Malformed request records become warnings with their line; a base that is missing or forms a cycle, and a
+    hash no line holds, leave the request incomplete (saying what is missing) instead of wrong or stuck."""
+    from inspector.core.request_changes import all_changes
+
+    source = lab.load_fixture("claude-code", VERSION, "read-file").files("home/.claude/projects/*/*.jsonl")[0]
+    lines = source.read_text().splitlines()
+    broken = [
+        json.dumps({"type": "api-request", "shapeHash": "x", "tail": []}),  # no id
+        json.dumps({"type": "api-request-blob", "hash": 7}),
+        json.dumps({"type": "api-request-shape", "shapeHash": "s"}),
+        json.dumps({"type": "api-request", "id": "c1", "shapeHash": "none", "base": "c2", "keep": 3, "tail": ["h"]}),
+        json.dumps({"type": "api-request", "id": "c2", "shapeHash": "none", "base": "c1", "keep": 3, "tail": ["h"]}),
+        json.dumps({"type": "api-request", "id": "lost", "shapeHash": "none", "base": "nowhere", "keep": 2,
+                    "tail": ["0" * 64]}),
+    ]
+    path = tmp_path / source.name
+    path.write_text("\n".join(lines + broken) + "\n")
+    session = load(path)
+    first = len(lines) + 1
+    assert [(w.line, w.message) for w in session.warnings] == [
+        (first, "api-request without id, shapeHash or tail, skipped"),
+        (first + 1, "api-request-blob without hash or message, skipped"),
+        (first + 2, "api-request-shape without shapeHash or shape, skipped")]
+    log = session.sent
+    for rid in ("c1", "c2", "lost"):
+        rebuilt = log.rebuild(log.get(rid))
+        assert not rebuilt.complete and rebuilt.missing[0].startswith("base ")
+        assert "system" not in rebuilt.body  # its shape is not in the file
+    assert len(all_changes(log)) == len(log.requests)
+    assert log.suffix(log.get("c1"), 0) is None

@@ -43,6 +43,7 @@ class RequestChange:
     system_changed: list[int] = field(default_factory=list)  # system blocks that differ (index in this request)
     params_changed: list[str] = field(default_factory=list)
     unreadable: int = 0  # changed messages the file does not hold
+    broken: bool = False  # its messages cannot be worked out: a base missing from the file, or a cycle of bases
 
     @property
     def first(self) -> bool:
@@ -77,12 +78,17 @@ class RequestChange:
             out.append(f"parameters changed: {', '.join(self.params_changed)}")
         if self.unreadable:
             out.append(f"{self.unreadable} changed message(s) not in the file")
+        if self.broken:
+            out = [f"its messages cannot be worked out: its base {self.request.base} is not in the file, or the "
+                   "bases form a cycle"] + [line for line in out if "no longer sent" not in line]
         if not self.first and len(out) == 0:
             out.append("nothing changed (a retry of the same request)")
         return out
 
     def short(self) -> str:
         """One line for a list of requests."""
+        if self.broken:
+            return "messages unknown (broken chain)"
         if self.first:
             return f"first: {self.messages} msgs"
         parts = [f"+{len(self.added)}"] if self.added else []
@@ -105,11 +111,17 @@ class RequestChange:
 def request_changes(log: SentLog, request: SentRequest) -> RequestChange:
     previous = log.previous(request)
     change = RequestChange(request, previous, log.length(request))
+    difference = _difference(log, previous, request) if previous is not None else None
     if previous is None:
-        hashes = log.hashes(request) or []
-        _describe_added(log, change, list(enumerate(hashes)))
+        hashes = log.hashes(request)
+        change.broken = hashes is None
+        _describe_added(log, change, list(enumerate(hashes or [])))
         return change
-    old, new = _difference(log, previous, request)
+    if difference is None:
+        change.broken = True
+        _compare_shapes(log, previous, request, change)
+        return change
+    old, new = difference
     start = log.length(request) - len(new)
     pairs = min(len(old), len(new))
     change.dropped = len(old) - pairs
@@ -138,11 +150,15 @@ def all_changes(log: SentLog) -> list[RequestChange]:
     return [request_changes(log, r) for r in log.requests]
 
 
-def _difference(log: SentLog, previous: SentRequest, request: SentRequest) -> tuple[list[str], list[str]]:
-    """(hashes only the previous request sent, hashes only this one sent) past their common prefix."""
+def _difference(log: SentLog, previous: SentRequest, request: SentRequest) -> tuple[list[str], list[str]] | None:
+    """(hashes only the previous request sent, hashes only this one sent) past their common prefix; None when this
+    request's messages cannot be worked out (a broken chain of bases)."""
     if request.base == previous.id:
-        return log.suffix(previous, request.keep) or [], list(request.tail)
-    old, new = log.hashes(previous) or [], log.hashes(request) or []
+        old = log.suffix(previous, request.keep)
+        return (old, list(request.tail)) if old is not None else None
+    old, new = log.hashes(previous) or [], log.hashes(request)
+    if new is None:
+        return None
     common = 0
     while common < min(len(old), len(new)) and old[common] == new[common]:
         common += 1

@@ -306,6 +306,8 @@ class SentLog:
         while cur is not None and start < cur.keep:
             levels.append(cur)
             cur = self.get(cur.base)
+            if cur is not None and any(cur is level for level in levels):  # bases that form a cycle
+                return None
         if cur is None:
             return None
         out = list(cur.tail[start - cur.keep:])
