@@ -95,7 +95,7 @@ def test_changes_name_what_each_request_added():
     assert first.first and [a.kind for a in first.added] == ["prompt", "system"]
     assert len(first.reminders) == 2  # the attribution reminder in the prompt, the environment message
     assert [(a.index, a.kind) for a in second.added] == [(2, "assistant"), (3, "tool_result")]
-    assert second.added[0].summary == "calls Read, Read, Bash" and "3 result(s)" in second.added[1].summary
+    assert second.added[0].summary == "calls Read ×2, Bash" and "3 result(s)" in second.added[1].summary
     assert not (second.dropped or second.replaced or second.cleared or second.tools_added)
 
 
@@ -105,6 +105,9 @@ def test_changes_name_tools_added_and_a_compaction():
     *_, after = all_changes(fixture_session("manual-compact").sent)
     assert after.dropped == 4 and after.added[0].kind == "compact_summary"
     assert any("Called the Read tool" in r for r in after.reminders)  # the file re-read after the compaction
+    paused = all_changes(fixture_session("microcompact").sent)[2]
+    assert paused.api_clearing.startswith("once 27 tool uses, all but the last 12 tool uses, at least 20,000")
+    assert "API clearing asked" in paused.short()
     retry = all_changes(fixture_session("api-error-retry").sent)[1]
     assert retry.short() == "same (retry)" and retry.lines() == ["nothing changed (a retry of the same request)"]
 

@@ -222,3 +222,28 @@ def test_broken_records_are_warned_about_and_never_hang(tmp_path):
         assert "system" not in rebuilt.body  # its shape is not in the file
     assert len(all_changes(log)) == len(log.requests)
     assert log.suffix(log.get("c1"), 0) is None
+
+
+def test_the_api_clearing_tool_results_is_a_microcompaction():
+    """2.1.332 resumed after a pause asks the API to clear old tool results (clear_tool_uses_20250919); the API
+    reports what it cleared in the response, which becomes a microcompaction (trigger api) of those results: the
+    oldest ones past the 12 the request keeps. Its saving is taken off the next prediction."""
+    from inspector.core.tokens import account
+
+    session = sessions(lab.load_fixture("claude-code", VERSION, "microcompact"))[0]
+    micro = [c for c in session.compactions if c.kind == "microcompact"]
+    assert [(c.trigger, len(c.cleared_tool_ids)) for c in micro] == [("api", 18), ("api", 1)]
+    fixture = lab.load_fixture("claude-code", VERSION, "microcompact")
+    asked = [e for e in fixture.server_log if e["path"] == "/v1/messages"][2]["body"]["messages"]
+    in_order = [b["tool_use_id"] for m in asked if isinstance(m["content"], list) for b in m["content"]
+                if b.get("type") == "tool_result"]  # the parallel results as sent: in the order they finished
+    assert micro[0].cleared_tool_ids == tuple(in_order[:18]) and micro[1].cleared_tool_ids == (in_order[18],)
+    reported = [e["response"]["body"]["context_management"]["applied_edits"][0] for e in fixture.server_log
+                if e["path"] == "/v1/messages" and e["response"]["body"].get("context_management")]
+    assert [c.tokens_saved for c in micro] == [reported[0]["cleared_input_tokens"],
+                                              reported[1]["cleared_input_tokens"] - reported[0]["cleared_input_tokens"]]
+    acc = account(session)
+    after = acc.requests[2:]  # the requests the API cleared for (the first two were sent before the pause)
+    assert len(after) == 2 and all(abs(f.predicted - f.request.measured_context) < 0.01 * f.request.measured_context
+                         for f in after)
+    assert all("microcompaction" in f.cause for f in after)

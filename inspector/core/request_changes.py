@@ -42,6 +42,7 @@ class RequestChange:
     tools_changed: list[str] = field(default_factory=list)
     system_changed: list[int] = field(default_factory=list)  # system blocks that differ (index in this request)
     params_changed: list[str] = field(default_factory=list)
+    api_clearing: str = ""  # what the request asks the API to clear (a context edit the previous one did not ask)
     unreadable: int = 0  # changed messages the file does not hold
     broken: bool = False  # its messages cannot be worked out: a base missing from the file, or a cycle of bases
 
@@ -74,6 +75,8 @@ class RequestChange:
                 out.append(f"{label}: {', '.join(names)}")
         if self.system_changed:
             out.append("system prompt changed: block(s) " + ", ".join(str(i + 1) for i in self.system_changed))
+        if self.api_clearing:
+            out.append(f"asks the API to clear old tool results: {self.api_clearing}")
         if self.params_changed:
             out.append(f"parameters changed: {', '.join(self.params_changed)}")
         if self.unreadable:
@@ -103,7 +106,9 @@ class RequestChange:
                          + (f"/~{len(self.tools_changed)}" if self.tools_changed else ""))
         if self.system_changed:
             parts.append("system changed")
-        if self.params_changed:
+        if self.api_clearing:
+            parts.append("API clearing asked")
+        elif self.params_changed:
             parts.append("params changed")
         return " ".join(parts) or "same (retry)"
 
@@ -142,7 +147,23 @@ def request_changes(log: SentLog, request: SentRequest) -> RequestChange:
     _compare_shapes(log, previous, request, change)
     change.params_changed = sorted(k for k in set(previous.params) | set(request.params)
                                    if previous.params.get(k) != request.params.get(k))
+    if "context_management" in change.params_changed:
+        change.api_clearing = _clearing(request.params)
     return change
+
+
+def _clearing(params: dict) -> str:
+    """The request's `clear_tool_uses` context edit in words ("" when it asks none)."""
+    managed = params.get("context_management")
+    for edit in managed.get("edits") or () if isinstance(managed, dict) else ():
+        if isinstance(edit, dict) and edit.get("type") == "clear_tool_uses_20250919":
+            def value(key: str) -> str:
+                part = edit.get(key)
+                return f"{part.get('value'):,} {str(part.get('type', '')).replace('_', ' ')}" \
+                    if isinstance(part, dict) and isinstance(part.get("value"), int) else "?"
+            return (f"once {value('trigger')}, all but the last {value('keep')}, at least {value('clear_at_least')}"
+                    + (f", never {', '.join(map(str, edit['exclude_tools']))}" if edit.get("exclude_tools") else ""))
+    return ""
 
 
 def all_changes(log: SentLog) -> list[RequestChange]:
@@ -192,15 +213,17 @@ def _describe_added(log: SentLog, change: RequestChange, added: list[tuple[int, 
 def _kind(message: dict) -> tuple[str, str]:
     role, blocks = message.get("role"), _content(message)
     if role == "assistant":
-        names = [b.get("name") for b in blocks if b.get("type") == "tool_use"]
+        names = [str(b.get("name")) for b in blocks if b.get("type") == "tool_use"]
         if names:
-            return "assistant", "calls " + ", ".join(str(n) for n in names)
+            counted = {n: names.count(n) for n in names}
+            return "assistant", "calls " + ", ".join(n if k == 1 else f"{n} ×{k}" for n, k in counted.items())
         return "assistant", _first_line(_first_text(message))
     if role == "system":
         return "system", _first_line(_first_text(message))
     results = [b for b in blocks if b.get("type") == "tool_result"]
     if results:
-        return "tool_result", f"{len(results)} result(s) for " + ", ".join(str(b.get("tool_use_id")) for b in results)
+        ids = [str(b.get("tool_use_id")) for b in results]
+        return "tool_result", f"{len(results)} result(s) for " + ", ".join(ids[:3]) + (", …" if len(ids) > 3 else "")
     texts = [b.get("text", "") for b in blocks if b.get("type") == "text"]
     if texts and all(str(t).lstrip().startswith(REMINDER_OPEN) for t in texts):
         return "reminder", _first_line(_unwrapped(texts[0]))

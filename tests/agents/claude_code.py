@@ -9,9 +9,11 @@ fake key and the server's address, and keeps the session files Claude Code wrote
 from __future__ import annotations
 
 import json
+import re
 import sys
 from collections.abc import Callable
 from contextlib import contextmanager
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Iterator
 
@@ -263,3 +265,56 @@ def mcp_tools(scratch: Scratch, binary: Path) -> Capture:
                    r.text("Ticket 42 is 'Login page times out', open, with the web team."))
         return one_run(scratch, binary, server, "What is ticket 42 about?", "--mcp-config", str(config),
                        "--strict-mcp-config", "--allowedTools", "ToolSearch,mcp__lab__lookup_ticket")
+
+
+CLEAR_TOOL_USES = "clear_tool_uses_20250919"
+# Traffic to anywhere but the scripted server goes to a port nothing listens on (for a scenario that must leave
+# Claude Code's nonessential traffic on): it fails at once, offline or not.
+NOWHERE_ELSE = {"HTTPS_PROXY": "http://127.0.0.1:9", "HTTP_PROXY": "http://127.0.0.1:9",
+                "NO_PROXY": "127.0.0.1,localhost"}
+PAUSE_HOURS = 3  # how far the first run's timestamps are moved back: a pause past Claude Code's 65-minute idle rule
+IDLE_FLAG = "tengu_jiggly_blossom"  # the feature flag behind 2.1.332's clearing of old tool results after a pause
+
+
+def move_back(session: Path, hours: float) -> None:
+    """Move every `timestamp` of a session file back by `hours`, standing for a pause since it was written."""
+    def earlier(match: re.Match) -> str:
+        when = datetime.fromisoformat(match.group(1).replace("Z", "+00:00")) - timedelta(hours=hours)
+        return f'"timestamp":"{when.strftime("%Y-%m-%dT%H:%M:%S.")}{when.microsecond // 1000:03d}Z"'
+    session.write_text(re.sub(r'"timestamp":"([^"]+)"', earlier, session.read_text()))
+
+
+@scenario("microcompact", "After a 3-hour pause a resumed session asks the API to clear old tool results "
+                          "(clear_tool_uses_20250919); the server clears them and the next request sends them cleared")
+def microcompact(scratch: Scratch, binary: Path) -> Capture:
+    files = [scratch.write(f"logs/part{i:02d}.txt", f"part {i}: " + "status ok, latency nominal; " * 400 + "\n")
+             for i in range(30)]
+    extra = scratch.write("logs/summary.txt", "All 30 parts report ok.\n")
+    # The flag as a client that has been online holds it in its cache; Claude Code reads it only while its
+    # nonessential traffic (telemetry included) is on, so that traffic goes to a proxy that refuses everything.
+    flags = {IDLE_FLAG: "on"}
+    (scratch.home / ".claude.json").write_text(json.dumps({"cachedFeatureFlags": flags,
+                                                           "cachedGrowthBookFeatures": flags}))
+    with MockAnthropicServer(prompt_cache=True, context_editing=True) as server:
+        try:
+            server.add(calls(*[use("Read", {"file_path": str(f)}, f"toolu_lab_read_{i:02d}")
+                               for i, f in enumerate(files)]),
+                       r.text("All 30 parts read: every one reports ok."))
+            capture = Capture(scratch)
+            environment = agent_env(scratch, {"ANTHROPIC_BASE_URL": server.url, "ANTHROPIC_API_KEY": FAKE_KEY,
+                                              **NOWHERE_ELSE})
+            capture.run(claude(binary, "Read every file under logs/ (part00 to part29).", "--allowedTools", "Read"),
+                        environment, TIMEOUT)
+            move_back(scratch.home.joinpath(".claude", "projects").glob("*/*.jsonl").__next__(), PAUSE_HOURS)
+            server.add(calls(use("Read", {"file_path": str(extra)}, "toolu_lab_read_30")),
+                       r.text("The summary agrees: all 30 parts report ok."))
+            capture.run(claude(binary, "Check logs/summary.txt too.", "--resume", session_id(scratch),
+                               "--allowedTools", "Read"), environment, TIMEOUT)
+            capture.notes["pause"] = (f"the first run's timestamps were moved back {PAUSE_HOURS} hours before the "
+                                      f"second run; ~/.claude.json held the flag {IDLE_FLAG}=on in its cache")
+            asked = [q for q in server.message_requests if CLEAR_TOOL_USES in json.dumps(q.body.get("context_management"))]
+            if not asked:
+                raise LabError("the resumed session did not ask the API to clear tool results")
+            return finish(capture, server)
+        finally:
+            keep_log(scratch, server.log)
