@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import re
 
+import pytest
 from app_helpers import ready, until
 from bad_inputs.proc import cli
 
@@ -174,3 +175,16 @@ async def test_the_prompt_view_groups_sections_and_shows_request_changes():
         assert "tools +1/-0" in str(rows.get_row_at(1)[4])
         await pilot.press("r")
         assert view.query_one("#prompt-main").display and not changes.display
+
+
+@pytest.mark.parametrize("scenario", ["microcompact", "auto-compact", "mcp-tools"])
+async def test_the_app_shows_every_view_of_a_recorded_session(scenario):
+    path = lab.load_fixture("claude-code", VERSION, scenario).files("home/.claude/projects/*/*.jsonl")[0]
+    app = make_app(path, home=False)
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await ready(app, pilot)
+        for key in ("1", "3", "2", "r"):
+            await pilot.press(key)
+        changes = screen.query_one(RequestChangesView)
+        await until(pilot, lambda: len(changes.changes) == len(screen.figures.session.sent.requests))
+        assert app.return_code is None and screen.is_attached
