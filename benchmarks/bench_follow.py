@@ -102,7 +102,7 @@ def summary(name: str, values: list[float]) -> str:
 def core(path: Path, appends: list[bytes]) -> tuple[list[float], dict[str, int], dict[str, list[float]]]:
     """Update times, and counts: builds by mode, messages added, messages the pairing check visited; the accounting
     and figures times (appended/extended, and fresh every 50th append)."""
-    from inspector.core.figures import Settings, compute, extend, micro_saving, plan_estimates
+    from inspector.core.figures import Settings, compute, extend, micro_saving
     from inspector.core.follower import Follower
     from inspector.core.tokens import account, account_appended
 
@@ -136,10 +136,10 @@ def core(path: Path, appends: list[bytes]) -> tuple[list[float], dict[str, int],
             account(change.session)
             accounting["fresh"].append(time.perf_counter() - t)
             t = time.perf_counter()
-            compute(change.session, settings, accounting=acc)
+            fresh = compute(change.session, settings, accounting=acc)
             accounting["compute"].append(time.perf_counter() - t)
             t = time.perf_counter()
-            micro_saving(change.session, settings, plan_estimates(change.session, settings.estimator, acc.estimated))
+            micro_saving(fresh)
             accounting["micro"].append(time.perf_counter() - t)
         counts[follower._loader.last_build[0]] += 1  # type: ignore[union-attr]  # noqa: SLF001
         counts["pairing steps"] += follower._pairs.steps  # noqa: SLF001
@@ -170,7 +170,7 @@ async def app_latency(path: Path, appends: list[bytes], interval: float):
             await asyncio.sleep(0.01)
         screen = app.screen
         opened = time.perf_counter() - start
-        live, lst = screen.live, screen.query_one(MessageList)
+        live, lst = screen.follow, screen.query_one(MessageList)
         while live.follower.covered != path.stat().st_size or not live.watching:
             if time.perf_counter() - start > 120:
                 raise SystemExit(f"not watching after 120 s (covered {live.follower.covered}, error "
@@ -198,7 +198,7 @@ async def app_latency(path: Path, appends: list[bytes], interval: float):
                 rows.append(frames[-1] - t0)
                 # then the exact figures of this state (bar, thresholds, timeline), the next append waiting for them
                 state = screen.session
-                while live.exact_for is not state:
+                while not (screen.shown.exact and screen.session is state):
                     if time.perf_counter() > deadline:
                         raise SystemExit(f"append {len(rows)}: no exact figures after 30 s")
                     await asyncio.sleep(0.002)
@@ -251,7 +251,7 @@ def main() -> None:
         shutil.copyfile(DATA, large)
         appends = turns(last_uuid(large), 0x7000, args.appends)
         rows, exact, opened, invisible = asyncio.run(app_latency(large, appends, args.interval))
-        from inspector.app.follow import EXACT_DELAY
+        from inspector.app.shown import EXACT_DELAY
         print(f"app: 100 MB session open with figures in {opened:.1f} s", flush=True)
         print(summary("app: append -> row on screen", rows), f"  (target p95 250 ms; {invisible} appends "
               "changed nothing shown)", flush=True)

@@ -14,6 +14,7 @@ SUMMARIZED = "summarized_conversation"  # the prefix of a compaction request: th
 MEMORY = "memory"
 USER_PROMPTS = "user_prompts"
 INJECTED = "injected"
+REMINDERS = "system_reminders"
 ASSISTANT_TEXT = "assistant_text"
 THINKING = "thinking"
 TOOL_CALLS = "tool_calls"
@@ -31,6 +32,7 @@ LABELS: dict[str, str] = {
     MEMORY: "memory files",
     USER_PROMPTS: "user prompts",
     INJECTED: "injected by the harness",
+    REMINDERS: "system-reminders",
     ASSISTANT_TEXT: "assistant text",
     THINKING: "thinking",
     TOOL_CALLS: "tool calls",
@@ -86,6 +88,8 @@ def block_category(message: Message, block: Block, names: dict[str, str]) -> str
         return THINKING
     if message.role == "assistant":
         return ASSISTANT_TEXT
+    if message.attachment is not None:  # rendered from a Claude Code attachment: a system-reminder as sent
+        return REMINDERS
     if message.kind in ("meta", "system"):
         text = block.text or ""
         return MEMORY if any(marker in text[:2000] for marker in _MEMORY_MARKERS) else INJECTED

@@ -20,6 +20,7 @@ from typing import Any, Literal
 
 from inspector.core.atomic import write_atomic
 from inspector.core.formats.claude_code import CLEARED, EXTENSION
+from inspector.core.formats.claude_code_records import WRAP_CLOSE, WRAP_OPEN
 from inspector.core.formats.neutral import session_lines
 from inspector.core.model import Compaction, LoadError, Message, Request, Session
 from inspector.core.versions import Edit, edits
@@ -89,7 +90,9 @@ def claude_code_lines(session: Session, target: Path) -> Iterator[dict[str, Any]
     carries what the compaction changed (`EXTENSION`): a microcompaction the messages it edited as they were before
     (Claude Code's own `compactedToolIds` lists the results now holding its cleared marker), a summary the messages
     it kept verbatim; so the file reads back with what every request saw. Uuids repeated in the session (recent
-    messages re-written after a summary) get fresh ones.
+    messages re-written after a summary) get fresh ones. System-reminders rendered from Claude Code's attachments
+    (`Message.attachment`) are written back as attachment entries, as Claude Code wrote them (as user lines they
+    would read as prompts).
     """
     session_id = claude_code_session_id(target)
     base = {"isSidechain": False, "userType": "external", "cwd": session.cwd or str(Path.cwd()),
@@ -114,6 +117,10 @@ def claude_code_lines(session: Session, target: Path) -> Iterator[dict[str, Any]
         uid = m.uuid if m.uuid and m.uuid not in seen else str(uuidlib.uuid5(namespace, f"message-{i}"))
         seen.add(uid)
         uids.append(uid)
+        if m.attachment is not None:
+            yield _attachment_line(m, base, parent, uid)
+            parent = uid
+            continue
         response = m.response_id
         if response in seen_responses:  # a re-written copy: a new id, or Claude Code would merge it into the first
             m = m.copy_with(response_id=None)
@@ -140,6 +147,16 @@ def _boundary(c: Compaction, changes: list[Edit], base: dict, parent: str | None
             "microcompactMetadata": {"trigger": c.trigger or "manual", "preTokens": c.pre_tokens or 0,
                                      "tokensSaved": c.tokens_saved or 0, "compactedToolIds": cleared},
             EXTENSION: {"before": {uids[e.index]: [b.to_api() for b in e.before.blocks] for e in changes}}}
+
+
+def _attachment_line(m: Message, base: dict, parent: str | None, uid: str) -> dict[str, Any]:
+    """A system-reminder Claude Code rendered from an attachment: the entry it came from, with the text it sent."""
+    system = m.role == "system"
+    rendered = [{"type": "text", "content": f"{WRAP_OPEN}{b.text}{WRAP_CLOSE}" if system else b.text}
+                for b in m.blocks if b.type == "text"]
+    return {"parentUuid": parent, **base, "type": "attachment", "attachment": {"type": m.attachment},
+            "rendered": rendered, "renderedRole": "system" if system else "user", "uuid": uid,
+            "timestamp": m.timestamp or _now()}
 
 
 def _message_line(m: Message, base: dict, parent: str | None, uid: str, request: Request | None) -> dict[str, Any]:

@@ -9,6 +9,10 @@ Rules (FORMATS.md section 1): order comes from the parentUuid graph; the active 
 message back to a root, through `logicalParentUuid` at a compact boundary so pre-compaction history stays in
 `messages`; one API response split over several assistant lines becomes one message and one Request; sidechain
 entries are another window and stay out of the main one.
+
+Claude Code 2.1.332 also records every request it sends (claude_code_records.py: the session's `sent` log, linked
+to each Request by `sent_id`) and the system-reminders it injects as `attachment` entries: those with `rendered`
+text become messages (`Message.attachment` names their type) in the role they were sent as.
 """
 
 from __future__ import annotations
@@ -19,9 +23,13 @@ from typing import Any
 
 from inspector.core.formats.blocks import (as_int, blocks_from_content, edited_message, opt_int, opt_str,
                                            replaced_message)
+from inspector.core.formats.claude_code_records import (
+    IGNORED, REQUEST_RECORDS, RequestRecorder, attachment_type, reminder,
+)
 from inspector.core.model import Block, Compaction, LoadWarning, Message, Request, Session
 
 CLEARED = "[Old tool result content cleared]"
+CLEAR_TOOL_USES = "clear_tool_uses_20250919"  # the API's context edit that clears old tool results
 # Our own key on the lines we export (Claude Code ignores keys it does not know). On compaction boundaries: what a
 # microcompaction changed (`before`: message uuid -> its content before) and what a summary kept verbatim
 # (`keptFrom`: the uuid of the first message kept; `added`: the messages written before the copies). On a summary's
@@ -63,6 +71,10 @@ class _Record:
     logical_parent: str | None = None
     meta: dict | None = None
     ext: dict | None = None
+    sent_id: str | None = None  # assistant: the api-request it answers (requestRef)
+    attachment: str | None = None  # a reminder: the type of the attachment it was rendered from
+    cleared: tuple[int, int, frozenset[str]] | None = None  # assistant: the API cleared tool results for its
+    # request (context editing): (results cleared, input tokens saved, tools it never clears), as reported
 
 
 class _Graph:
@@ -95,6 +107,7 @@ class ClaudeCodeLoader:
         self._branch: _Branch | None = None  # the last build's branch, extended by the next build when it can be
         self.last_build: tuple[str, int] = ("full", 0)  # ("full", entries) or ("extended", steps): a work counter
         self._steps = 0
+        self.recorder = RequestRecorder(source)
 
     def warn(self, line: int | None, message: str) -> None:
         self.warnings.append(LoadWarning(line, message))
@@ -105,6 +118,15 @@ class ClaudeCodeLoader:
             self.warn(line_no, f"not a JSON object ({type(obj).__name__}), skipped")
             return
         kind = opt_str(obj.get("type"))
+        if kind in REQUEST_RECORDS:
+            problem = self.recorder.feed(kind, line_no, obj)
+            if problem:
+                self.warn(line_no, problem)
+            return
+        if kind in IGNORED:
+            return
+        if kind == "user" or kind == "assistant":  # every such line, as Claude Code hashes them (repeats too)
+            self.recorder.transcript.add(offset)
         uuid = obj.get("uuid")
         if uuid.__class__ is not str:
             if kind not in BOOKKEEPING:
@@ -171,11 +193,24 @@ class ClaudeCodeLoader:
             rec.msg_kind = "summary_ack" if isinstance(ext, dict) and ext.get("kind") == "summary_ack" else "assistant"
             rec.response_id = message.get("id") if isinstance(message.get("id"), str) else None
             rec.model = message.get("model") if isinstance(message.get("model"), str) else None
+            ref = obj.get("requestRef")
+            if isinstance(ref, str):
+                rec.sent_id = ref
+                if rec.response_id:
+                    self.recorder.respond(ref, rec.response_id)
+            rec.cleared = self._server_cleared(message, rec.sent_id)
             usage = message.get("usage")
             if isinstance(usage, dict) and rec.model != SYNTHETIC_MODEL:
                 rec.usage = (as_int(usage.get("input_tokens")), as_int(usage.get("cache_creation_input_tokens")),
                              as_int(usage.get("cache_read_input_tokens")), as_int(usage.get("output_tokens")))
             return rec
+        if kind == "attachment":
+            sent = reminder(obj)
+            if sent is None:
+                return None
+            role, blocks = sent
+            return _Record(uuid, "user", line_no, offset, ts, blocks, msg_kind="system" if role == "system" else "meta",
+                           attachment=attachment_type(obj))
         if kind == "system" and obj.get("subtype") in ("compact_boundary", "microcompact_boundary"):
             compact = obj["subtype"] == "compact_boundary"
             meta = obj.get("compactMetadata" if compact else "microcompactMetadata")
@@ -185,6 +220,24 @@ class ClaudeCodeLoader:
                            logical_parent=logical if isinstance(logical, str) else None,
                            meta=meta if isinstance(meta, dict) else {}, ext=ext if isinstance(ext, dict) else None)
         return None
+
+    def _server_cleared(self, message: dict, sent_id: str | None) -> tuple[int, int, frozenset[str]] | None:
+        """What the API's context editing cleared for the request this response answers (2.1.332 asks for
+        `clear_tool_uses_20250919` after a long pause): the response's `context_management.applied_edits`, with the
+        tools the request excluded from clearing."""
+        managed = message.get("context_management")
+        edits = managed.get("applied_edits") if isinstance(managed, dict) else None
+        cleared = [e for e in edits or () if isinstance(e, dict) and e.get("type") == CLEAR_TOOL_USES]
+        if not cleared:
+            return None
+        excluded: set[str] = set()
+        sent = next((r for r in reversed(self.recorder.requests) if r.id == sent_id), None) if sent_id else None
+        asked = sent.params.get("context_management") if sent is not None else None
+        for edit in asked.get("edits") or () if isinstance(asked, dict) else ():
+            if isinstance(edit, dict) and edit.get("type") == CLEAR_TOOL_USES:
+                excluded.update(t for t in edit.get("exclude_tools") or () if isinstance(t, str))
+        return (sum(as_int(e.get("cleared_tool_uses")) for e in cleared),
+                sum(as_int(e.get("cleared_input_tokens")) for e in cleared), frozenset(excluded))
 
     def build(self) -> Session:
         """The Session as of the lines fed so far. When the lines fed since the last build only extend its active
@@ -215,6 +268,7 @@ class ClaudeCodeLoader:
             branch.assembler.add(rec)
         session.warnings.extend(branch.assembler.warnings)
         branch.assembler.publish(session)
+        session.sent = self.recorder.log()
         return session
 
     def _extension(self, branch: _Branch) -> list[_Record] | None:
@@ -411,6 +465,8 @@ class _Assembler:
         self.result_at: dict[str, list[int]] = {}  # tool_use id -> messages holding a result for it
         self.at_uuid: dict[str, int] = {}  # message uuid -> index (what our boundaries name)
         self.warnings: list[LoadWarning] = []
+        self.tool_of: dict[str, str] = {}  # tool_use id -> tool name
+        self.server_cleared = (0, 0)  # results and tokens the API reported cleared so far in this context
 
     def publish(self, session: Session) -> None:
         session.messages, session.requests = list(self.messages), list(self.requests)
@@ -447,13 +503,15 @@ class _Assembler:
                     request.input_tokens, request.cache_creation, request.cache_read, request.output_tokens = \
                         rec.usage
             return
-        role = "assistant" if rec.kind == "assistant" else "user"
+        if rec.cleared is not None:
+            self._cleared_by_api(rec)
+        role = "assistant" if rec.kind == "assistant" else "system" if rec.msg_kind == "system" else "user"
         if rec.response_id:
             self.by_response[rec.response_id] = len(messages)
         self.at_uuid.setdefault(rec.uuid, len(messages))
         messages.append(Message(role, rec.msg_kind, list(rec.blocks), uuid=rec.uuid, lines=(rec.line,),
                                 offset=rec.offset, timestamp=rec.timestamp, model=rec.model,
-                                response_id=rec.response_id))
+                                response_id=rec.response_id, attachment=rec.attachment))
         self._index_results(rec.blocks, len(messages) - 1)
         if rec.usage is not None:
             self._add_request(rec, len(messages) - 1)
@@ -470,6 +528,7 @@ class _Assembler:
         self.compactions.append(compaction)
         if rec.kind == "compact":
             window, self.context_start = self.context_start, len(messages)
+            self.server_cleared = (0, 0)
             kept = ext.get("keptFrom")
             if kept is not None:
                 at = self.at_uuid.get(kept) if isinstance(kept, str) else None
@@ -507,11 +566,32 @@ class _Assembler:
         for b in blocks:
             if b.type == "tool_result" and b.tool_id is not None:
                 self.result_at.setdefault(b.tool_id, []).append(index)
+            elif b.type == "tool_use" and b.tool_id is not None:
+                self.tool_of[b.tool_id] = b.tool_name or ""
+
+    def _cleared_by_api(self, rec: _Record) -> None:
+        """A microcompaction the API made for this response's request: it clears the oldest results of the
+        context (past the ones the request kept), so the first `count` results not excluded, less those already
+        reported; recorded before the response, as Claude Code's own microcompact boundaries are. The messages keep
+        their text: the requests sent it (the API cleared it on its side), and earlier requests' usage counted it."""
+        assert rec.cleared is not None
+        count, tokens, excluded = rec.cleared
+        before, saved = self.server_cleared
+        if count <= before:
+            return
+        start = self.context_start
+        order = [t for t, at in self.result_at.items() if at[-1] >= start and self.tool_of.get(t) not in excluded]
+        ids = tuple(order[before:count])
+        self.server_cleared = (count, max(tokens, saved))
+        self.compactions.append(Compaction("microcompact", len(self.messages), trigger="api",
+                                           tokens_saved=max(0, tokens - saved), cleared_tool_ids=ids,
+                                           line=rec.line, timestamp=rec.timestamp))
 
     def _add_request(self, rec: _Record, index: int) -> None:
         assert rec.usage is not None
         request = Request(rec.response_id or f"line-{rec.line}", rec.model, *rec.usage, message_index=index,
-                          seen_start=self.context_start, seen_end=index, line=rec.line, timestamp=rec.timestamp)
+                          seen_start=self.context_start, seen_end=index, line=rec.line, timestamp=rec.timestamp,
+                          sent_id=rec.sent_id)
         self._own(index).response_id = request.id
         self.request_at[request.id] = len(self.requests)
         self.requests.append(request)
@@ -523,8 +603,9 @@ def _same(a: _Record | None, b: _Record | None) -> bool:
     """Whether two copies of an entry hold the same: kind, content and response (not line, offset or timestamp)."""
     if a is None or b is None:
         return a is b
-    return (a.kind, a.msg_kind, a.response_id, a.model, a.usage, a.logical_parent, a.meta, a.blocks) == (
-        b.kind, b.msg_kind, b.response_id, b.model, b.usage, b.logical_parent, b.meta, b.blocks)
+    return (a.kind, a.msg_kind, a.response_id, a.model, a.usage, a.logical_parent, a.meta, a.blocks, a.attachment,
+            a.cleared) == (b.kind, b.msg_kind, b.response_id, b.model, b.usage, b.logical_parent, b.meta, b.blocks,
+                           b.attachment, b.cleared)
 
 
 def _user_kind(obj: dict, blocks: list[Block]) -> str:
