@@ -252,3 +252,19 @@ def test_a_compaction_requests_prefix_is_the_conversation_it_summarizes(capsys):
     by = _report(capsys, CORPUS / "claude-code-compaction-request.jsonl")["totals"]["by_category"]
     assert by["summarized_conversation"] > 150_000 and "system_tools" not in by
     assert "summarized_conversation" not in _report(capsys, MANUAL)["totals"]["by_category"]
+
+
+def test_sessions_the_real_claude_code_wrote_export_and_reload_with_their_figures(tmp_path):
+    """The lab's Claude Code 2.1.332 transcripts (attachments, recorded requests, compactions): exported in either
+    format and reloaded, they state the same figures; and so does a step on them."""
+    from conftest import FIXTURES
+
+    paths = [p for p in sorted((FIXTURES / "agents" / "claude-code-2.1.332").rglob("*.jsonl"))
+             if p.name != "server.jsonl" and "subagents" not in p.parts]
+    assert len(paths) >= 10
+    for path in paths:
+        session = load(path)
+        for fmt in ("claude-code", "neutral"):
+            back = load(export_session(session, tmp_path / f"{path.parent.name}.{fmt}.jsonl", fmt))
+            assert_same_figures(account(session), account(back))
+    walk(compute(load(paths[0]), Settings()), [("clear", ClearSettings(keep_recent=0))], tmp_path, ("claude-code",))

@@ -50,6 +50,8 @@ def message_to_dict(message: Message, request: Request | None = None) -> dict[st
         d["timestamp"] = message.timestamp
     if message.model:
         d["model"] = message.model
+    if message.attachment:
+        d["attachment"] = message.attachment
     if request is not None:
         d["usage"] = {"id": request.id, "input_tokens": request.input_tokens,
                       "cache_creation_input_tokens": request.cache_creation,
@@ -190,6 +192,7 @@ class NeutralLoader:
         message = message_from_dict(obj)
         message.lines = (line_no,) if line_no else ()
         message.offset = offset
+        message.attachment = opt_str(obj.get("attachment"))
         kind = obj.get("kind")
         if kind is not None:
             if opt_str(kind) in MESSAGE_KINDS:
