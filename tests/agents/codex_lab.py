@@ -1,0 +1,270 @@
+"""The Codex half of the lab: the real `codex` (pinned in install.py) driven headless against the scripted
+Responses server (tests/mock_api/openai_responses.py), one scenario at a time.
+
+    python tests/agents/codex_lab.py [SCENARIO ...]    # regenerate the fixtures (all scenarios when none named)
+
+Each scenario writes `tests/fixtures/agents/codex-<version>/<scenario>/rollout.jsonl` (the rollout Codex wrote,
+byte for byte) and `server.jsonl` (every request the server received, headers without the key, and what it
+answered, usage included). The agent gets a scratch `$CODEX_HOME` whose `config.toml` names the local server as its
+only provider (`wire_api = "responses"`), a fake key in `MOCK_API_KEY`, and no other address. Headless means
+`codex exec --skip-git-repo-check -s danger-full-access PROMPT` (later steps `... resume --last PROMPT`); a manual
+compaction goes through `codex app-server` (JSON-RPC over stdio: initialize, thread/resume, thread/compact/start),
+since `exec` sends `/compact` to the model as text.
+
+Usage is the real o200k_base size of each request as sent (the server's `render_request`), never scripted, so the
+fixtures measure estimation honestly; the automatic compaction comes from a small `model_context_window` in the
+config, not from inflated figures.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+HERE = Path(__file__).resolve().parent
+sys.path[:0] = [str(HERE), str(HERE.parent)]
+
+import install  # noqa: E402  (tests/agents/install.py)
+from mock_api.openai_responses import (  # noqa: E402
+    MOCK_KEY, MODEL, ResponsesServer, Turn, custom_call, exec_command, reasoning, text)
+
+AGENT = "codex"
+VERSION = install.PINS[AGENT].version
+FIXTURES = HERE.parent / "fixtures" / "agents" / f"codex-{VERSION}"
+TIMEOUT = 180
+
+
+@dataclass
+class Exec:
+    """One `codex exec` run (`resume`: continue the newest session) and the turns the server answers it with."""
+
+    prompt: str
+    turns: list[Turn]
+    resume: bool = False
+    compactions: list[Turn] = field(default_factory=list)
+
+
+@dataclass
+class Compact:
+    """A manual compaction of the newest session through the app server, answered by `summary`."""
+
+    summary: Turn
+
+
+@dataclass
+class Scenario:
+    name: str
+    about: str
+    steps: list[Exec | Compact]
+    files: dict[str, str] = field(default_factory=dict)
+    config: str = ""  # more config.toml lines
+
+
+def _big(lines: int) -> str:
+    return "".join(f"{i:04d}  the quick brown fox jumps over the lazy dog; pack my box with five dozen jugs\n"
+                   for i in range(lines))
+
+
+NOTES = "The release moved to Thursday.\nBring the signed contracts.\n"
+PATCH = ("*** Begin Patch\n*** Update File: notes.txt\n@@\n-The release moved to Thursday.\n"
+         "+The release moved to Friday.\n*** End Patch\n")
+
+SCENARIOS: dict[str, Scenario] = {s.name: s for s in [
+    Scenario("read-file", "read a file with the shell tool and answer", [
+        Exec("What does notes.txt say?", [
+            Turn(exec_command("cat notes.txt")),
+            Turn(text("It says the release moved to Thursday and to bring the signed contracts."))])],
+        files={"notes.txt": NOTES}),
+    Scenario("edit-file", "edit a file with apply_patch (a freeform custom tool)", [
+        Exec("Move the release in notes.txt to Friday.", [
+            Turn(reasoning("Editing the date", tokens=90), custom_call("apply_patch", PATCH)),
+            Turn(text("Done: notes.txt now says Friday."))])],
+        files={"notes.txt": NOTES}),
+    Scenario("shell", "run shell commands and read their output", [
+        Exec("How many lines are in the Python files here?", [
+            Turn(exec_command("wc -l *.py")),
+            Turn(exec_command("ls -la", workdir=".")),
+            Turn(text("There are 7 lines of Python in two files."))])],
+        files={"a.py": "import os\nprint(os.getcwd())\n", "b.py": "x = 1\ny = 2\nz = x + y\nprint(z)\n\n"}),
+    Scenario("parallel-tools", "two tool calls in one response, with reasoning before them", [
+        Exec("Compare a.txt and b.txt.", [
+            Turn(reasoning("Reading both files", "They are short", tokens=150),
+                 exec_command("cat a.txt"), exec_command("cat b.txt")),
+            Turn(text("a.txt says alpha, b.txt says beta: they differ."))])],
+        files={"a.txt": "alpha\n", "b.txt": "beta\n"}),
+    Scenario("reasoning", "reasoning items carried through a turn's later requests", [
+        Exec("Is 221 prime? Check with the shell.", [
+            Turn(reasoning("Thinking about factors", tokens=400), exec_command("factor 221")),
+            Turn(reasoning("13 times 17", tokens=250), exec_command("python3 -c 'print(13*17)'")),
+            Turn(reasoning("Confirmed", tokens=60), text("No: 221 = 13 x 17."))])]),
+    Scenario("resume", "a session continued twice with `codex exec resume --last`", [
+        Exec("What does notes.txt say?", [Turn(exec_command("cat notes.txt")),
+                                          Turn(text("The release moved to Thursday."))]),
+        Exec("And what should I bring?", [Turn(reasoning("From the file", tokens=40),
+                                               text("The signed contracts."))], resume=True),
+        Exec("Thanks. Count its lines.", [Turn(exec_command("wc -l notes.txt")),
+                                          Turn(text("It has 2 lines."))], resume=True)],
+        files={"notes.txt": NOTES}),
+    Scenario("manual-compact", "a manual compaction (app server thread/compact/start), then one more turn", [
+        Exec("Read notes.txt.", [Turn(exec_command("cat notes.txt")),
+                                 Turn(text("It says the release moved to Thursday."))]),
+        Compact(Turn(text("The user asked for notes.txt; it says the release moved to Thursday and to bring "
+                          "the signed contracts. Nothing is pending."))),
+        Exec("What day was it again?", [Turn(text("Thursday."))], resume=True)],
+        files={"notes.txt": NOTES}),
+    Scenario("auto-compact", "a tool output past the auto-compact limit: Codex summarises mid-turn and goes on", [
+        Exec("Read big.txt and tell me its last line.", [
+            Turn(exec_command("cat big.txt")),
+            Turn(exec_command("tail -n 1 big.txt")),
+            Turn(text("The last line is number 0299."))],
+            compactions=[Turn(text("The user wants the last line of big.txt. I printed the whole file (300 "
+                                   "numbered lines); the next step is to print its last line."))])],
+        files={"big.txt": _big(300)},
+        config="model_context_window = 16000\nmodel_auto_compact_token_limit = 12000\n"),
+]}
+
+
+class LabError(RuntimeError):
+    pass
+
+
+def _config(url: str, extra: str) -> str:
+    return (f'model = "{MODEL}"\nmodel_provider = "mock"\ncheck_for_update_on_startup = false\n{extra}'
+            f'[model_providers.mock]\nname = "mock"\nbase_url = "{url}"\nwire_api = "responses"\n'
+            f'env_key = "MOCK_API_KEY"\n\n[analytics]\nenabled = false\n')
+
+
+def _env(root: Path) -> dict[str, str]:
+    """Only what codex needs: no key of ours, no proxy, no other address than the server's (in the config)."""
+    return {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(root), "CODEX_HOME": str(root / "codex"),
+            "MOCK_API_KEY": MOCK_KEY, "LANG": "C.UTF-8", "TERM": "dumb", "NO_COLOR": "1"}
+
+
+def _exec(codex: Path, root: Path, step: Exec) -> None:
+    args = [str(codex), "exec", "--skip-git-repo-check", "-s", "danger-full-access", "--color", "never"]
+    args += ["resume", "--last", step.prompt] if step.resume else [step.prompt]
+    done = subprocess.run(args, cwd=root / "work", env=_env(root), stdin=subprocess.DEVNULL, capture_output=True,
+                          text=True, timeout=TIMEOUT)
+    if done.returncode != 0:
+        raise LabError(f"codex exec exited {done.returncode}: {done.stderr.strip()[-500:]}")
+
+
+def _compact(codex: Path, root: Path, thread: str) -> None:
+    """`thread/compact/start` over the app server's stdio JSON-RPC, waiting for the compaction turn to end."""
+    proc = subprocess.Popen([str(codex), "app-server"], cwd=root / "work", env=_env(root), stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    assert proc.stdin is not None and proc.stdout is not None
+
+    def send(message: dict) -> None:
+        proc.stdin.write(json.dumps({"jsonrpc": "2.0", **message}) + "\n")  # type: ignore[union-attr]
+        proc.stdin.flush()  # type: ignore[union-attr]
+
+    def wait(until: Callable[[dict], bool]) -> dict:
+        deadline = time.monotonic() + TIMEOUT
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([proc.stdout], [], [], 1.0)
+            if not ready:
+                continue
+            line = proc.stdout.readline()  # type: ignore[union-attr]
+            if not line:
+                break
+            message = json.loads(line)
+            if "error" in message:
+                raise LabError(f"app server: {message['error']}")
+            if until(message):
+                return message
+        raise LabError("the app server did not finish the compaction")
+
+    try:
+        send({"id": 1, "method": "initialize", "params": {"clientInfo": {"name": "context-inspector-lab",
+                                                                       "version": "1"}}})
+        wait(lambda m: m.get("id") == 1)
+        send({"method": "initialized"})
+        send({"id": 2, "method": "thread/resume", "params": {"threadId": thread, "excludeTurns": True}})
+        wait(lambda m: m.get("id") == 2)
+        send({"id": 3, "method": "thread/compact/start", "params": {"threadId": thread}})
+        wait(lambda m: m.get("method") == "turn/completed")
+    finally:
+        proc.stdin.close()
+        try:
+            proc.wait(30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+def _rollouts(root: Path) -> list[Path]:
+    return sorted((root / "codex" / "sessions").glob("*/*/*/rollout-*.jsonl"))
+
+
+def run(scenario: Scenario, codex: Path, scratch: Path) -> tuple[Path, ResponsesServer]:
+    """Run `scenario` in `scratch` (emptied first); returns the rollout Codex wrote and the server (its log)."""
+    shutil.rmtree(scratch, ignore_errors=True)
+    (scratch / "work").mkdir(parents=True)
+    (scratch / "codex").mkdir()
+    for name, content in scenario.files.items():
+        (scratch / "work" / name).write_text(content)
+    with ResponsesServer() as server:
+        (scratch / "codex" / "config.toml").write_text(_config(server.url, scenario.config))
+        for step in scenario.steps:
+            if isinstance(step, Exec):
+                server.add(*step.turns)
+                server.add_compaction(*step.compactions)
+                _exec(codex, scratch, step)
+            else:
+                found = _rollouts(scratch)
+                if not found:
+                    raise LabError("a compaction step needs a session first")
+                server.add_compaction(step.summary)
+                _compact(codex, scratch, json.loads(found[-1].open().readline())["payload"]["id"])
+        if server.pending:
+            raise LabError(f"{server.pending} scripted turn(s) were never asked for")
+        unanswered = [e for e in server.exchanges if e.status != 200]
+        if unanswered:
+            raise LabError(f"unexpected request {unanswered[0].method} {unanswered[0].path} ({unanswered[0].status})")
+    found = _rollouts(scratch)
+    if len(found) != 1:
+        raise LabError(f"expected one rollout, found {len(found)}")
+    return found[0], server
+
+
+def regenerate(names: list[str], out: Path = FIXTURES) -> list[Path]:
+    codex = install.ensure(AGENT)
+    if codex is None:
+        raise LabError(f"codex {VERSION} is not installed: {install.last_error.get(AGENT)}")
+    written = []
+    for name in names:
+        scratch = install.cache_dir() / "runs" / f"codex-{VERSION}" / name
+        rollout, server = run(SCENARIOS[name], codex, scratch)
+        target = out / name
+        target.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(rollout, target / "rollout.jsonl")
+        server.write_log(str(target / "server.jsonl"))
+        written.append(target)
+    return written
+
+
+def main(argv: list[str]) -> int:
+    names = argv or list(SCENARIOS)
+    unknown = [n for n in names if n not in SCENARIOS]
+    if unknown:
+        print(f"unknown scenario(s): {', '.join(unknown)}; known: {', '.join(SCENARIOS)}", file=sys.stderr)
+        return 2
+    try:
+        for path in regenerate(names):
+            print(f"{path.relative_to(HERE.parent.parent)}")
+    except (LabError, subprocess.TimeoutExpired) as exc:
+        print(f"codex lab: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
