@@ -37,12 +37,17 @@ from typing import TYPE_CHECKING, Sequence
 from inspector.core import categories as cat
 from inspector.core.calibration import YOUNG, Calibrator
 from inspector.core.estimators import (
-    N_FEATURES, Calibrated, Estimator, Exact, FeatureEstimator, Script, block_features, dot, get_estimator)
+    N_FEATURES, O200K, Calibrated, Estimator, Exact, FeatureEstimator, Tokenizer, block_features, dot, get_estimator,
+    tokenizer_for)
 from inspector.core.limits import current_model
 from inspector.core.model import Message, Request, Session
 
 if TYPE_CHECKING:
     from inspector.core.live import Change
+
+# A compaction's own request is sent another way (Codex: without the tools, with a summary prompt the rollout does
+# not record): its figure is measured, but no prediction of the agent's context, nor a calibration observation.
+COMPACTION_REQUEST = "compaction request: sent without the tools, with a summary prompt the transcript does not record"
 
 # Growth this far beyond the estimate of the messages added (x the estimate, plus tokens) is not theirs: the harness
 # injected something the transcript does not record.
@@ -137,7 +142,7 @@ class Accounting:
         return (m, "measured") if m is not None else (self.estimated[i], "estimated")
 
     def worst_predictions(self, n: int = 5) -> list[RequestFigures]:
-        scored = [r for r in self.requests if r.predicted is not None]
+        scored = [r for r in self.requests if r.predicted is not None and r.request.kind == "turn"]
         return sorted(scored, key=lambda r: -abs(r.prediction_error_pct or 0))[:n]
 
 
@@ -145,7 +150,7 @@ def _pct(value: float, reference: float) -> float:
     return (value - reference) / reference * 100 if reference else 0.0
 
 
-def _parts(message: Message, names: dict[str, str]) -> dict[str, list[float]]:
+def _parts(message: Message, names: dict[str, str], counter: Tokenizer | None = None) -> dict[str, list[float]]:
     """The message's features per category (a message's own structure, its turn markers, goes with its first part)."""
     parts: dict[str, list[float]] = {}
     for block in message.blocks:
@@ -153,7 +158,7 @@ def _parts(message: Message, names: dict[str, str]) -> dict[str, list[float]]:
         features = parts.get(key)
         if features is None:
             features = parts[key] = [0.0] * N_FEATURES
-        block_features(block, features)
+        block_features(block, features, counter)
     if not parts:
         parts[cat.USER_PROMPTS if message.role == "user" else cat.ASSISTANT_TEXT] = [0.0] * N_FEATURES
     next(iter(parts.values()))[-1] += 1.0  # MESSAGE: the turn's own markers
@@ -214,8 +219,24 @@ def account_appended(previous: Accounting, session: Session, change: Change | No
 
 def _estimator(session: Session, estimator: str | Estimator | None) -> Estimator:
     if estimator is None:
-        estimator = "calibrated" if session.requests else "script"
+        estimator = "calibrated" if session.requests else session_default(session)
+    if estimator == "calibrated":  # fitted from the tokenizer of the session's models where we ship it
+        return Calibrated(counter=session_tokenizer(session))
     return get_estimator(estimator) if isinstance(estimator, str) else estimator
+
+
+def session_tokenizer(session: Session) -> Tokenizer | None:
+    """The tokenizer of the session's models when we ship it (OpenAI's o200k models: Codex), else None."""
+    for model in session.models:
+        found = tokenizer_for(model)
+        if found is not None:
+            return found
+    return O200K if session.format == "codex" and not session.models else None
+
+
+def session_default(session: Session) -> str:
+    """The estimator for a session without usage: `o200k` for OpenAI models, else `script`."""
+    return "o200k" if session_tokenizer(session) is not None else "script"
 
 
 class _Stale(Exception):
@@ -266,8 +287,9 @@ def _add_errors(pred: list[float], est: list[float], figures: list[RequestFigure
                 few: bool) -> tuple[list[float], list[float]]:
     """Add the absolute errors of figures[lo:hi] to the sorted lists (in place; `few`: insort, else sort once);
     returns what was added."""
-    p = [abs(f.prediction_error_pct) for f in figures[lo:hi] if f.predicted is not None]  # type: ignore[arg-type]
-    e = [abs(f.estimation_error_pct) for f in figures[max(lo, 1):hi]]
+    p = [abs(f.prediction_error_pct) for f in figures[lo:hi]  # type: ignore[arg-type]
+         if f.predicted is not None and f.request.kind == "turn"]
+    e = [abs(f.estimation_error_pct) for f in figures[max(lo, 1):hi] if f.request.kind == "turn"]
     for errors, added in ((pred, p), (est, e)):
         if few:
             for x in added:
@@ -288,6 +310,7 @@ class _Run:
         self.fitted = est.name == "calibrated"
         self.by_features = self.fitted or isinstance(est, FeatureEstimator)
         self.base_ratios = est.ratios if self.by_features and not self.fitted else None  # type: ignore[attr-defined]
+        self.counter: Tokenizer | None = getattr(est, "counter", None)  # what counts the text of the features
         self.R = len(session.requests)
         self.resumed = resume is not None
         self.inherited: _Resume | None = None  # an earlier point of the previous accounting, still good
@@ -352,7 +375,7 @@ class _Run:
         self.cumulative: list[list[float]] = [[0.0] * N_FEATURES]
         self.per_message: list[float] = []
         self.running: list[float] = [0.0]
-        self.calibrator = Calibrator()
+        self.calibrator = Calibrator(self.counter)
         self.session_anchor: dict[str, Request] = {}
         self.window_anchor: dict[str, Request] = {}
         self.figures: list[RequestFigures] = []
@@ -447,7 +470,7 @@ class _Run:
             self.names = {**self.names_mark, **cat.tool_names(msgs[pos:])}
         names = self.names
         for m in msgs[self.lo:]:
-            p = _parts(m, names)
+            p = _parts(m, names, self.counter)
             self.parts.append(p)
             f = _sum(p.values()) if len(p) > 1 else next(iter(p.values()))
             self.feats.append(f)
@@ -501,7 +524,8 @@ class _Run:
                 added = estimate(prev.seen_end, r.seen_end, ratios)
                 predicted = int(prev.measured_context + known - before + added)
                 growth = r.measured_context - prev.measured_context
-                if model == (prev.model or "") and 0 <= growth <= UNEXPLAINED_FACTOR * added + UNEXPLAINED_SLACK:
+                if r.kind == "turn" and model == (prev.model or "") and (
+                        0 <= growth <= UNEXPLAINED_FACTOR * added + UNEXPLAINED_SLACK):
                     calibrator.observe(model, _sum_range(self.cumulative, prev.seen_end, r.seen_end)
                                        if self.by_features else _sum(self.feats[prev.seen_end:r.seen_end]), growth)
             window_anchor.setdefault(model, r)
@@ -571,7 +595,9 @@ class _Run:
             growth = r.measured_context - p.measured_context
             guess = sum(estimated_f[lo_r:hi])
             cause = None
-            if model != (p.model or ""):
+            if r.kind == "compaction":
+                cause = COMPACTION_REQUEST
+            elif model != (p.model or ""):
                 cause = f"model switch {p.model} -> {r.model}: another system prompt and tokenizer"
             elif growth < 0:
                 cause = "context shrank: content cleared outside the transcript"
@@ -741,14 +767,14 @@ _last_fit: list[tuple[Session, dict[str, tuple[float, ...]]]] = []
 def estimator_for(session: Session, name: str | None = None) -> Estimator:
     """An estimator for hypothetical states of `session` (compaction previews): `calibrated` (the default when the
     session has usage) comes fitted on all its requests, answering for its current model."""
-    name = name or ("calibrated" if session.requests else "script")
+    name = name or ("calibrated" if session.requests else session_default(session))
     if name != "calibrated":
         return get_estimator(name)
     if not session.requests:
-        return Script()
+        return get_estimator(session_default(session))
     last = _last_fit[:1]
     ratios = last[0][1] if last and last[0][0] is session else account(session, "calibrated").ratios
-    return Calibrated(ratios, current_model(session))
+    return Calibrated(ratios, current_model(session), session_tokenizer(session))
 
 
 def _spread(measured: list[int | None], weights: list[float], lo: int, hi: int, total: int) -> int:

@@ -74,6 +74,23 @@ def _big(lines: int) -> str:
 
 
 NOTES = "The release moved to Thursday.\nBring the signed contracts.\n"
+ROOT = HERE.parent.parent
+
+
+def _mixed_files() -> dict[str, str]:
+    """Real text of several kinds for the long session: this project's own code, docs and JSON, plus
+    multilingual prose and a log, so that what the session adds outweighs Codex's ~7k-token prefix."""
+    files = {name: (ROOT / path).read_text() for name, path in [
+        ("limits.py", "inspector/core/limits.py"), ("report.py", "inspector/core/report.py"),
+        ("README.md", "README.md"), ("request.json", "tests/fixtures/formats/anthropic-request.json"),
+        ("report-json.md", "docs/report-json.md")]}
+    files["notes-multilingual.txt"] = "".join(
+        f"{i}. 会議は木曜日に移動しました。請簽署合約。회의가 목요일로 옮겨졌습니다. Встреча перенесена на четверг. "
+        f"Η συνάντηση μετακινήθηκε. الاجتماع نُقل إلى يوم الخميس → ✓\n" for i in range(60))
+    files["build.log"] = "".join(
+        f"2026-12-01T10:{i // 60:02d}:{i % 60:02d}Z INFO worker[{i % 7}] compiled module_{i}.o in {i * 13 % 997} ms "
+        f"(cache {'hit' if i % 3 else 'miss'}, {i * 37 % 4096} KiB)\n" for i in range(180))
+    return files
 PATCH = ("*** Begin Patch\n*** Update File: notes.txt\n@@\n-The release moved to Thursday.\n"
          "+The release moved to Friday.\n*** End Patch\n")
 
@@ -120,6 +137,23 @@ SCENARIOS: dict[str, Scenario] = {s.name: s for s in [
                           "the signed contracts. Nothing is pending."))),
         Exec("What day was it again?", [Turn(text("Thursday."))], resume=True)],
         files={"notes.txt": NOTES}),
+    Scenario("long-session", "a longer session whose files (code, docs, JSON, CJK and other scripts, a log) "
+             "outweigh the prefix, over two turns", [
+        Exec("Review the files here one by one and summarise each.", [
+            Turn(reasoning("Listing first", tokens=120), exec_command("ls -la")),
+            Turn(exec_command("cat limits.py")),
+            Turn(reasoning("Thresholds and windows", tokens=300), exec_command("cat report.py")),
+            Turn(exec_command("cat README.md")),
+            Turn(exec_command("cat request.json"), exec_command("cat report-json.md")),
+            Turn(reasoning("Mixed scripts next", tokens=200), exec_command("cat notes-multilingual.txt")),
+            Turn(exec_command("cat build.log")),
+            Turn(text("limits.py holds the window policies; report.py formats CLI lines; README.md is the user guide; "
+                      "request.json is a captured Messages request; report-json.md documents report --json; the "
+                      "multilingual notes repeat one meeting notice in nine scripts; build.log is a compile log."))]),
+        Exec("Which of them is the longest? Check with wc.", [
+            Turn(exec_command("wc -c *")),
+            Turn(reasoning("Comparing sizes", tokens=80), text("README.md is the longest file."))], resume=True)],
+        files=_mixed_files()),
     Scenario("auto-compact", "a tool output past the auto-compact limit: Codex summarises mid-turn and goes on", [
         Exec("Read big.txt and tell me its last line.", [
             Turn(exec_command("cat big.txt")),

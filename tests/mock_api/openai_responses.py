@@ -20,9 +20,11 @@ Usage is decided here, and by default it is the real size of what was sent (`cou
 rendered the way OpenAI's models read it (the harmony format: each message framed by `<|start|>role<|message|>` ...
 `<|end|>`, tools as a TypeScript-like namespace in the developer message, function calls addressed
 `to=functions.NAME`) and counted with the real o200k_base tokenizer. Reasoning sent back (`encrypted_content`
-this server issued) counts at the `reasoning_tokens` its response reported, as long as it lies after the last user
-message (the API drops reasoning of earlier turns); cached tokens are the part of the rendering shared with the
-previous request, in 128-token steps from 1,024 on, as OpenAI's prompt cache reports. A turn can override any
+this server issued) counts at the `reasoning_tokens` its response reported, wherever Codex sends it (OpenAI's
+guides say the API may ignore reasoning from before the last user message; whether such items still count as
+input is not published, so this server counts what is sent); cached tokens are the longest part of the rendering
+shared with an earlier request of the same `prompt_cache_key`, in 128-token steps from 1,024 on, as OpenAI's
+prompt cache reports. A turn can override any
 figure, or add to the input (`extra_input`) to stand for content the client did not send.
 """
 
@@ -236,15 +238,13 @@ def render_request(body: dict, reasoning_sizes: dict[str, int]) -> Rendered:
     if developer:
         message("developer", "\n\n".join(developer))
     items = [i for i in body.get("input") or () if isinstance(i, dict)]
-    last_user = max((k for k, i in enumerate(items) if i.get("type", "message") == "message"
-                     and i.get("role") == "user"), default=-1)
     names: dict[str, str] = {}
-    for k, item in enumerate(items):
+    for item in items:
         kind = item.get("type", "message")
         if kind == "message":
             message(str(item.get("role")), _content_text(item.get("content")))
         elif kind == "reasoning":
-            size = reasoning_sizes.get(str(item.get("encrypted_content")), 0) if k > last_user else 0
+            size = reasoning_sizes.get(str(item.get("encrypted_content")), 0)
             if size:  # <|start|>assistant<|channel|>analysis<|message|>...<|end|>
                 pieces.append((f"reasoning:{item.get('encrypted_content')}",
                                START + tokens("assistant") + CHANNEL + tokens("analysis") + MESSAGE + size + END))
@@ -252,10 +252,9 @@ def render_request(body: dict, reasoning_sizes: dict[str, int]) -> Rendered:
             name = str(item.get("name"))
             names[str(item.get("call_id"))] = name
             args = item.get("arguments") if kind == "function_call" else item.get("input")
-            header = f"assistant{''}"
-            route = f" to=functions.{name} " + ("<|constrain|>json" if kind == "function_call" else "")
-            n = (START + tokens(header) + CHANNEL + tokens("commentary" + route) + MESSAGE
-                 + tokens(str(args or "")) + CALL)
+            constrain = CONSTRAIN + tokens("json") if kind == "function_call" else 0  # <|constrain|>json
+            n = (START + tokens("assistant") + CHANNEL + tokens(f"commentary to=functions.{name} ") + constrain
+                 + MESSAGE + tokens(str(args or "")) + CALL)
             pieces.append((hashlib.sha1(f"call\0{name}\0{args}".encode()).hexdigest(), n))
         elif kind in ("function_call_output", "custom_tool_call_output"):
             output = item.get("output")
