@@ -43,9 +43,12 @@ from typing import Any, Callable, Iterator
 
 import toktok
 
-MOCK_KEY = "sk-mock-responses-0000"  # what the lab gives agents; never a real key
+MOCK_KEY = "sk-mock-responses-0000"  # the dummy key of tests that call the server directly; never a real key
 MODEL = "gpt-5.5"  # a model in codex 0.171's catalog (272,000 window)
-SECRET_HEADERS = ("authorization", "api-key", "x-api-key", "openai-api-key", "cookie", "chatgpt-account-id")
+# Request headers the log keeps (what tells clients, versions and requests apart). Keys and cookies never are.
+LOGGED_HEADERS = ("accept", "content-type", "content-encoding", "user-agent", "originator", "session-id",
+                  "thread-id", "x-client-request-id", "x-codex-beta-features", "x-codex-window-id",
+                  "x-codex-turn-metadata", "openai-beta")
 
 # The harmony framing (o200k_harmony's special tokens; each is one token).
 START, MESSAGE, END, CALL, CHANNEL, CONSTRAIN, RETURN = 1, 1, 1, 1, 1, 1, 1
@@ -294,18 +297,21 @@ def output_tokens(item: Text | Reasoning | Call) -> int:
 
 @dataclass
 class Exchange:
-    """One request as received (headers without secrets, the body exactly as sent) and what was answered."""
+    """One request as received (the headers of LOGGED_HEADERS only, the body exactly as sent) and what was
+    answered (for a stream, the response object its events assemble to, usage included)."""
 
     method: str
     path: str
+    query: str
     headers: dict[str, str]
     body: Any
     status: int = 200
     response: dict | None = None
 
     def to_json(self) -> dict:
-        return {"method": self.method, "path": self.path, "headers": self.headers, "body": self.body,
-                "status": self.status, "response": self.response}
+        """The lab's log entry (tests/agents/README.md: a fixture's server.jsonl)."""
+        return {"method": self.method, "path": self.path, "query": self.query, "headers": self.headers,
+                "body": self.body, "response": {"status": self.status, "body": self.response}}
 
 
 class ResponsesServer:
@@ -451,11 +457,11 @@ class ResponsesServer:
         events.append(("response.output_item.done", {**at, "item": done}))
         return done
 
-    def write_log(self, path: str) -> None:
-        """The exchanges as JSONL, one line each."""
-        with open(path, "w", encoding="utf-8") as f:
-            for exchange in self.exchanges:
-                f.write(json.dumps(exchange.to_json(), ensure_ascii=False) + "\n")
+    @property
+    def log(self) -> list[dict]:
+        """Every exchange, JSON-ready, in arrival order (what the lab writes as server.jsonl)."""
+        with self._lock:
+            return [e.to_json() for e in self.exchanges]
 
 
 def request_kind(body: dict) -> str | None:
@@ -494,9 +500,9 @@ def _handler(server: ResponsesServer) -> type[BaseHTTPRequestHandler]:
         def _record(self) -> Exchange:
             length = int(self.headers.get("content-length") or 0)
             raw = self.rfile.read(length) if length else b""
-            headers = {k.lower(): ("<redacted>" if k.lower() in SECRET_HEADERS else v)
-                       for k, v in self.headers.items()}
-            exchange = Exchange(self.command, self.path, headers,
+            headers = {k.lower(): v for k, v in self.headers.items() if k.lower() in LOGGED_HEADERS}
+            path, _, query = self.path.partition("?")
+            exchange = Exchange(self.command, path, query, headers,
                                 _decode_body(raw, self.headers.get("content-encoding", "")))
             with server._lock:
                 server.exchanges.append(exchange)
@@ -531,7 +537,7 @@ def _handler(server: ResponsesServer) -> type[BaseHTTPRequestHandler]:
                                                          "type": "server_error"}})
                     return
                 final, events = server.respond(body, turn)
-                exchange.response = {"id": final["id"], "usage": final["usage"], "output": final["output"]}
+                exchange.response = final
                 self._stream(events, turn.delay)
             elif path.endswith("/responses/compact"):
                 turn = server.next_turn(server._compactions, body)

@@ -1,12 +1,11 @@
-"""The Codex half of the lab: the real `codex` (pinned in install.py) driven headless against the scripted
-Responses server (tests/mock_api/openai_responses.py), one scenario at a time.
+"""Codex scenarios for the lab: the real `codex` (pinned in install.py) headless against the scripted Responses
+server (tests/mock_api/openai_responses.py).
 
-    python tests/agents/codex_lab.py [SCENARIO ...]    # regenerate the fixtures (all scenarios when none named)
+    python tests/agents/regenerate.py codex [SCENARIO ...]
 
-Each scenario writes `tests/fixtures/agents/codex-<version>/<scenario>/rollout.jsonl` (the rollout Codex wrote,
-byte for byte) and `server.jsonl` (every request the server received, headers without the key, and what it
-answered, usage included). The agent gets a scratch `$CODEX_HOME` whose `config.toml` names the local server as its
-only provider (`wire_api = "responses"`), a fake key in `MOCK_API_KEY`, and no other address. Headless means
+Each scenario gets `$HOME/.codex/config.toml` naming the local server as its only provider (`model_provider =
+"mock"`, `wire_api = "responses"`, `env_key = "MOCK_API_KEY"`, the fake key in that variable) and keeps the
+rollout Codex wrote (`home/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl`) with the server's log. Headless means
 `codex exec --skip-git-repo-check -s danger-full-access PROMPT` (later steps `... resume --last PROMPT`); a manual
 compaction goes through `codex app-server` (JSON-RPC over stdio: initialize, thread/resume, thread/compact/start),
 since `exec` sends `/compact` to the model as text.
@@ -19,27 +18,27 @@ config, not from inflated figures.
 from __future__ import annotations
 
 import json
-import os
-import select
-import shutil
+import queue
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
 HERE = Path(__file__).resolve().parent
-sys.path[:0] = [str(HERE), str(HERE.parent)]
+sys.path.insert(0, str(HERE.parent))  # tests/: the mock_api package
 
-import install  # noqa: E402  (tests/agents/install.py)
+import install  # noqa: E402
+import lab  # noqa: E402
+from lab import FAKE_KEY, Capture, LabError, Scratch, agent_env  # noqa: E402
 from mock_api.openai_responses import (  # noqa: E402
-    MOCK_KEY, MODEL, ResponsesServer, Turn, custom_call, exec_command, reasoning, text)
+    MODEL, ResponsesServer, Turn, custom_call, exec_command, reasoning, text)
 
 AGENT = "codex"
 VERSION = install.PINS[AGENT].version
-FIXTURES = HERE.parent / "fixtures" / "agents" / f"codex-{VERSION}"
-TIMEOUT = 180
+TIMEOUT = 180  # seconds per run of codex; each takes about a second here
 
 
 @dataclass
@@ -60,12 +59,14 @@ class Compact:
 
 
 @dataclass
-class Scenario:
+class Plan:
+    """A scenario's script: the files of its working directory, its steps, more config.toml lines."""
+
     name: str
     about: str
     steps: list[Exec | Compact]
     files: dict[str, str] = field(default_factory=dict)
-    config: str = ""  # more config.toml lines
+    config: str = ""
 
 
 def _big(lines: int) -> str:
@@ -74,7 +75,7 @@ def _big(lines: int) -> str:
 
 
 NOTES = "The release moved to Thursday.\nBring the signed contracts.\n"
-ROOT = HERE.parent.parent
+ROOT = lab.REPO
 
 
 def _mixed_files() -> dict[str, str]:
@@ -94,35 +95,35 @@ def _mixed_files() -> dict[str, str]:
 PATCH = ("*** Begin Patch\n*** Update File: notes.txt\n@@\n-The release moved to Thursday.\n"
          "+The release moved to Friday.\n*** End Patch\n")
 
-SCENARIOS: dict[str, Scenario] = {s.name: s for s in [
-    Scenario("read-file", "read a file with the shell tool and answer", [
+PLANS: dict[str, Plan] = {s.name: s for s in [
+    Plan("read-file", "read a file with the shell tool and answer", [
         Exec("What does notes.txt say?", [
             Turn(exec_command("cat notes.txt")),
             Turn(text("It says the release moved to Thursday and to bring the signed contracts."))])],
         files={"notes.txt": NOTES}),
-    Scenario("edit-file", "edit a file with apply_patch (a freeform custom tool)", [
+    Plan("edit-file", "edit a file with apply_patch (a freeform custom tool)", [
         Exec("Move the release in notes.txt to Friday.", [
             Turn(reasoning("Editing the date", tokens=90), custom_call("apply_patch", PATCH)),
             Turn(text("Done: notes.txt now says Friday."))])],
         files={"notes.txt": NOTES}),
-    Scenario("shell", "run shell commands and read their output", [
+    Plan("shell", "run shell commands and read their output", [
         Exec("How many lines are in the Python files here?", [
             Turn(exec_command("wc -l *.py")),
             Turn(exec_command("ls -la", workdir=".")),
             Turn(text("There are 7 lines of Python in two files."))])],
         files={"a.py": "import os\nprint(os.getcwd())\n", "b.py": "x = 1\ny = 2\nz = x + y\nprint(z)\n\n"}),
-    Scenario("parallel-tools", "two tool calls in one response, with reasoning before them", [
+    Plan("parallel-tools", "two tool calls in one response, with reasoning before them", [
         Exec("Compare a.txt and b.txt.", [
             Turn(reasoning("Reading both files", "They are short", tokens=150),
                  exec_command("cat a.txt"), exec_command("cat b.txt")),
             Turn(text("a.txt says alpha, b.txt says beta: they differ."))])],
         files={"a.txt": "alpha\n", "b.txt": "beta\n"}),
-    Scenario("reasoning", "reasoning items carried through a turn's later requests", [
+    Plan("reasoning", "reasoning items carried through a turn's later requests", [
         Exec("Is 221 prime? Check with the shell.", [
             Turn(reasoning("Thinking about factors", tokens=400), exec_command("factor 221")),
             Turn(reasoning("13 times 17", tokens=250), exec_command("python3 -c 'print(13*17)'")),
             Turn(reasoning("Confirmed", tokens=60), text("No: 221 = 13 x 17."))])]),
-    Scenario("resume", "a session continued twice with `codex exec resume --last`", [
+    Plan("resume", "a session continued twice with `codex exec resume --last`", [
         Exec("What does notes.txt say?", [Turn(exec_command("cat notes.txt")),
                                           Turn(text("The release moved to Thursday."))]),
         Exec("And what should I bring?", [Turn(reasoning("From the file", tokens=40),
@@ -130,14 +131,14 @@ SCENARIOS: dict[str, Scenario] = {s.name: s for s in [
         Exec("Thanks. Count its lines.", [Turn(exec_command("wc -l notes.txt")),
                                           Turn(text("It has 2 lines."))], resume=True)],
         files={"notes.txt": NOTES}),
-    Scenario("manual-compact", "a manual compaction (app server thread/compact/start), then one more turn", [
+    Plan("manual-compact", "a manual compaction (app server thread/compact/start), then one more turn", [
         Exec("Read notes.txt.", [Turn(exec_command("cat notes.txt")),
                                  Turn(text("It says the release moved to Thursday."))]),
         Compact(Turn(text("The user asked for notes.txt; it says the release moved to Thursday and to bring "
                           "the signed contracts. Nothing is pending."))),
         Exec("What day was it again?", [Turn(text("Thursday."))], resume=True)],
         files={"notes.txt": NOTES}),
-    Scenario("long-session", "a longer session whose files (code, docs, JSON, CJK and other scripts, a log) "
+    Plan("long-session", "a longer session whose files (code, docs, JSON, CJK and other scripts, a log) "
              "outweigh the prefix, over two turns", [
         Exec("Review the files here one by one and summarise each.", [
             Turn(reasoning("Listing first", tokens=120), exec_command("ls -la")),
@@ -154,7 +155,7 @@ SCENARIOS: dict[str, Scenario] = {s.name: s for s in [
             Turn(exec_command("wc -c *")),
             Turn(reasoning("Comparing sizes", tokens=80), text("README.md is the longest file."))], resume=True)],
         files=_mixed_files()),
-    Scenario("auto-compact", "a tool output past the auto-compact limit: Codex summarises mid-turn and goes on", [
+    Plan("auto-compact", "a tool output past the auto-compact limit: Codex summarises mid-turn and goes on", [
         Exec("Read big.txt and tell me its last line.", [
             Turn(exec_command("cat big.txt")),
             Turn(exec_command("tail -n 1 big.txt")),
@@ -166,56 +167,46 @@ SCENARIOS: dict[str, Scenario] = {s.name: s for s in [
 ]}
 
 
-class LabError(RuntimeError):
-    pass
-
-
 def _config(url: str, extra: str) -> str:
     return (f'model = "{MODEL}"\nmodel_provider = "mock"\ncheck_for_update_on_startup = false\n{extra}'
             f'[model_providers.mock]\nname = "mock"\nbase_url = "{url}"\nwire_api = "responses"\n'
             f'env_key = "MOCK_API_KEY"\n\n[analytics]\nenabled = false\n')
 
 
-def _env(root: Path) -> dict[str, str]:
-    """Only what codex needs: no key of ours, no proxy, no other address than the server's (in the config)."""
-    return {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(root), "CODEX_HOME": str(root / "codex"),
-            "MOCK_API_KEY": MOCK_KEY, "LANG": "C.UTF-8", "TERM": "dumb", "NO_COLOR": "1"}
+def _exec(capture: Capture, codex: Path, env: dict[str, str], step: Exec) -> None:
+    argv = [str(codex), "exec", "--skip-git-repo-check", "-s", "danger-full-access", "--color", "never"]
+    capture.run(argv + (["resume", "--last", step.prompt] if step.resume else [step.prompt]), env, TIMEOUT)
 
 
-def _exec(codex: Path, root: Path, step: Exec) -> None:
-    args = [str(codex), "exec", "--skip-git-repo-check", "-s", "danger-full-access", "--color", "never"]
-    args += ["resume", "--last", step.prompt] if step.resume else [step.prompt]
-    done = subprocess.run(args, cwd=root / "work", env=_env(root), stdin=subprocess.DEVNULL, capture_output=True,
-                          text=True, timeout=TIMEOUT)
-    if done.returncode != 0:
-        raise LabError(f"codex exec exited {done.returncode}: {done.stderr.strip()[-500:]}")
-
-
-def _compact(codex: Path, root: Path, thread: str) -> None:
+def _compact(codex: Path, scratch: Scratch, env: dict[str, str], thread: str) -> None:
     """`thread/compact/start` over the app server's stdio JSON-RPC, waiting for the compaction turn to end."""
-    proc = subprocess.Popen([str(codex), "app-server"], cwd=root / "work", env=_env(root), stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    proc = subprocess.Popen([str(codex), "app-server"], cwd=scratch.work, env=env, stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, start_new_session=True)
     assert proc.stdin is not None and proc.stdout is not None
 
     def send(message: dict) -> None:
         proc.stdin.write(json.dumps({"jsonrpc": "2.0", **message}) + "\n")  # type: ignore[union-attr]
         proc.stdin.flush()  # type: ignore[union-attr]
 
+    lines: queue.Queue[str] = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(x) for x in proc.stdout] + [lines.put("")],  # type: ignore[union-attr]
+                     daemon=True).start()
+
     def wait(until: Callable[[dict], bool]) -> dict:
         deadline = time.monotonic() + TIMEOUT
         while time.monotonic() < deadline:
-            ready, _, _ = select.select([proc.stdout], [], [], 1.0)
-            if not ready:
+            try:
+                line = lines.get(timeout=1.0)
+            except queue.Empty:
                 continue
-            line = proc.stdout.readline()  # type: ignore[union-attr]
             if not line:
                 break
             message = json.loads(line)
             if "error" in message:
-                raise LabError(f"app server: {message['error']}")
+                raise LabError(f"codex app-server: {message['error']}")
             if until(message):
                 return message
-        raise LabError("the app server did not finish the compaction")
+        raise LabError("codex app-server did not finish the compaction")
 
     try:
         send({"id": 1, "method": "initialize", "params": {"clientInfo": {"name": "context-inspector-lab",
@@ -232,73 +223,54 @@ def _compact(codex: Path, root: Path, thread: str) -> None:
             proc.wait(30)
         except subprocess.TimeoutExpired:
             proc.kill()
+            proc.wait()
 
 
-def _rollouts(root: Path) -> list[Path]:
-    return sorted((root / "codex" / "sessions").glob("*/*/*/rollout-*.jsonl"))
+def rollouts(home: Path) -> list[Path]:
+    """The rollouts under a HOME, oldest first."""
+    return sorted((home / ".codex" / "sessions").glob("*/*/*/rollout-*.jsonl"))
 
 
-def run(scenario: Scenario, codex: Path, scratch: Path) -> tuple[Path, ResponsesServer]:
-    """Run `scenario` in `scratch` (emptied first); returns the rollout Codex wrote and the server (its log)."""
-    shutil.rmtree(scratch, ignore_errors=True)
-    (scratch / "work").mkdir(parents=True)
-    (scratch / "codex").mkdir()
-    for name, content in scenario.files.items():
-        (scratch / "work" / name).write_text(content)
+def play(plan: Plan, scratch: Scratch, codex: Path) -> Capture:
+    """Run `plan` in `scratch`; the capture keeps the one rollout Codex wrote, its config and the server's log."""
+    capture = Capture(scratch)
+    for name, content in plan.files.items():
+        scratch.write(name, content)
+    config = scratch.home / ".codex" / "config.toml"
+    config.parent.mkdir(parents=True)
     with ResponsesServer() as server:
-        (scratch / "codex" / "config.toml").write_text(_config(server.url, scenario.config))
-        for step in scenario.steps:
+        config.write_text(_config(server.url, plan.config))
+        env = agent_env(scratch, {"MOCK_API_KEY": FAKE_KEY})
+        for step in plan.steps:
             if isinstance(step, Exec):
                 server.add(*step.turns)
                 server.add_compaction(*step.compactions)
-                _exec(codex, scratch, step)
+                _exec(capture, codex, env, step)
             else:
-                found = _rollouts(scratch)
+                found = rollouts(scratch.home)
                 if not found:
                     raise LabError("a compaction step needs a session first")
                 server.add_compaction(step.summary)
-                _compact(codex, scratch, json.loads(found[-1].open().readline())["payload"]["id"])
+                _compact(codex, scratch, env, json.loads(found[-1].open().readline())["payload"]["id"])
         if server.pending:
             raise LabError(f"{server.pending} scripted turn(s) were never asked for")
-        unanswered = [e for e in server.exchanges if e.status != 200]
-        if unanswered:
-            raise LabError(f"unexpected request {unanswered[0].method} {unanswered[0].path} ({unanswered[0].status})")
-    found = _rollouts(scratch)
+        odd = [e for e in server.exchanges if e.status != 200]
+        if odd:
+            raise LabError(f"unexpected request {odd[0].method} {odd[0].path} (answered {odd[0].status})")
+        capture.server_log = server.log
+    found = rollouts(scratch.home)
     if len(found) != 1:
         raise LabError(f"expected one rollout, found {len(found)}")
-    return found[0], server
+    capture.keep(found[0], config)
+    return capture
 
 
-def regenerate(names: list[str], out: Path = FIXTURES) -> list[Path]:
-    codex = install.ensure(AGENT)
-    if codex is None:
-        raise LabError(f"codex {VERSION} is not installed: {install.last_error.get(AGENT)}")
-    written = []
-    for name in names:
-        scratch = install.cache_dir() / "runs" / f"codex-{VERSION}" / name
-        rollout, server = run(SCENARIOS[name], codex, scratch)
-        target = out / name
-        target.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(rollout, target / "rollout.jsonl")
-        server.write_log(str(target / "server.jsonl"))
-        written.append(target)
-    return written
+SCENARIOS: dict[str, lab.Scenario] = {
+    name: lab.Scenario(name, plan.about, lambda scratch, codex, plan=plan: play(plan, scratch, codex))
+    for name, plan in PLANS.items()}
 
 
-def main(argv: list[str]) -> int:
-    names = argv or list(SCENARIOS)
-    unknown = [n for n in names if n not in SCENARIOS]
-    if unknown:
-        print(f"unknown scenario(s): {', '.join(unknown)}; known: {', '.join(SCENARIOS)}", file=sys.stderr)
-        return 2
-    try:
-        for path in regenerate(names):
-            print(f"{path.relative_to(HERE.parent.parent)}")
-    except (LabError, subprocess.TimeoutExpired) as exc:
-        print(f"codex lab: {exc}", file=sys.stderr)
-        return 1
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+def rollout(fixture: lab.Fixture) -> Path:
+    """The rollout a fixture kept."""
+    [found] = fixture.files("home/.codex/sessions/*/*/*/rollout-*.jsonl")
+    return found

@@ -17,16 +17,19 @@ from inspector.core.tokens import account
 from conftest import ROOT
 
 sys.path.insert(0, str(ROOT / "tests" / "agents"))
-import codex_lab  # noqa: E402
+import codex  # noqa: E402
 import install  # noqa: E402
+import lab  # noqa: E402
 
-SCENARIOS = sorted(codex_lab.SCENARIOS)
+SCENARIOS = sorted(codex.SCENARIOS)
+
+
+def _rollout(name: str) -> Path:
+    return codex.rollout(lab.load_fixture("codex", codex.VERSION, name))
 
 
 def _fixture(name: str) -> tuple[Session, list[dict]]:
-    folder = codex_lab.FIXTURES / name
-    exchanges = [json.loads(line) for line in (folder / "server.jsonl").read_text().splitlines()]
-    return load(folder / "rollout.jsonl"), exchanges
+    return load(_rollout(name)), lab.load_fixture("codex", codex.VERSION, name).server_log
 
 
 def _responses(exchanges: list[dict]) -> list[dict]:
@@ -34,7 +37,7 @@ def _responses(exchanges: list[dict]) -> list[dict]:
 
 
 def test_every_scenario_has_a_fixture():
-    assert SCENARIOS and all((codex_lab.FIXTURES / n / "rollout.jsonl").exists() for n in SCENARIOS)
+    assert SCENARIOS == lab.fixtures("codex", codex.VERSION)
 
 
 def check_against_server(session: Session, exchanges: list[dict]) -> None:
@@ -43,8 +46,9 @@ def check_against_server(session: Session, exchanges: list[dict]) -> None:
     answered = _responses(exchanges)
     assert len(session.requests) == len(answered)
     for request, exchange in zip(session.requests, answered):
-        usage = exchange["response"]["usage"]
-        assert request.id == exchange["response"]["id"]
+        response = exchange["response"]["body"]
+        usage = response["usage"]
+        assert request.id == response["id"]
         assert request.measured_context == usage["input_tokens"]
         assert request.cache_read == usage["input_tokens_details"]["cached_tokens"]
         assert request.output_tokens == usage["output_tokens"]
@@ -53,7 +57,7 @@ def check_against_server(session: Session, exchanges: list[dict]) -> None:
         message = session.messages[request.message_index]
         assert message.role == "assistant" and message.response_id == request.id
         # what the response produced is the message it is linked to: its text, calls and reasoning
-        produced = [i for i in exchange["response"]["output"]]
+        produced = response["output"]
         calls = [i["call_id"] for i in produced if i["type"] in ("function_call", "custom_tool_call")]
         assert [b.tool_id for b in message.tool_uses()] == calls
         reasoning = [b for b in message.blocks if b.type == "redacted_thinking"]
@@ -120,7 +124,7 @@ def test_the_session_holds_what_each_turn_request_sent(name):
 @pytest.mark.parametrize("name", SCENARIOS)
 def test_output_tokens_sum_to_the_total_codex_reports(name):
     session, _ = _fixture(name)
-    lines = [json.loads(line) for line in (codex_lab.FIXTURES / name / "rollout.jsonl").read_text().splitlines()]
+    lines = [json.loads(line) for line in _rollout(name).read_text().splitlines()]
     totals = [o["payload"]["info"]["total_token_usage"] for o in lines
               if o["type"] == "event_msg" and o["payload"].get("type") == "token_count" and o["payload"]["info"]]
     records = [o["payload"]["thread_token_usage"] for o in lines if o["type"] == "token_usage_record"]
@@ -153,7 +157,8 @@ def test_reasoning_carried_into_later_requests_counts_at_its_stated_size():
     session, exchanges = _fixture("reasoning")
     first, second = session.requests[:2]
     stated = sum(b.tokens for b in session.messages[first.message_index].blocks if b.type == "redacted_thinking")
-    assert stated == 400 == _responses(exchanges)[0]["response"]["usage"]["output_tokens_details"]["reasoning_tokens"]
+    usage = _responses(exchanges)[0]["response"]["body"]["usage"]
+    assert stated == 400 == usage["output_tokens_details"]["reasoning_tokens"]
     summary = next(b for b in session.messages[first.message_index].blocks if b.type == "thinking")
     assert summary.text == "Thinking about factors" and summary.tokens == 0  # shown, not sent back as text
     acc = account(session, "o200k")
@@ -184,15 +189,15 @@ def test_resumed_session_is_one_rollout_with_three_turns():
     assert len(session.requests) == 5 and session.compactions == []
 
 
+@pytest.mark.live
 @pytest.mark.skipif(install.binary("codex") is None,
-                    reason=f"codex {install.PINS['codex'].version} is not installed (python tests/agents/install.py "
-                           "codex installs it from npm)")
+                    reason=f"codex {codex.VERSION} is not installed (python tests/agents/install.py codex installs it "
+                           "from npm)")
 def test_live_codex_writes_what_the_server_received(tmp_path):
     """The real binary, now: a scenario rerun gives a rollout the loader reads exactly against the server's log."""
-    scenario = codex_lab.SCENARIOS["parallel-tools"]
-    rollout, server = codex_lab.run(scenario, install.binary("codex"), tmp_path / "run")
-    exchanges = [e.to_json() for e in server.exchanges]
-    check_against_server(load(rollout), exchanges)
-    text = rollout.read_text() + json.dumps(exchanges)
-    assert codex_lab.MOCK_KEY not in text  # the fake key reaches neither the rollout nor the log
-    assert all(e["headers"].get("authorization") == "<redacted>" for e in exchanges)
+    scratch = lab.Scratch.fresh("codex", "parallel-tools", base=tmp_path)
+    capture = codex.SCENARIOS["parallel-tools"].run(scratch, install.binary("codex"))
+    [rollout] = codex.rollouts(scratch.home)
+    check_against_server(load(rollout), capture.server_log)
+    written = rollout.read_text() + json.dumps(capture.server_log)
+    assert lab.find_secrets([("capture", written)]) == []  # the fake key reaches neither the rollout nor the log
