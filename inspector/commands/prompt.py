@@ -21,6 +21,7 @@ from inspector.core.prompt.memory import default_memory_path
 from inspector.core.prompt.session_view import session_prompt
 from inspector.core.prompt.template import TemplateError
 from inspector.core.report import safe, safe_line
+from inspector.core.tokens import session_default
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -35,8 +36,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     memory.add_argument("--no-memory", action="store_true", help="leave persistent memory out")
     parser.add_argument("--session", metavar="PATH",
                         help="show the prompt of a session file instead: recorded, measured or reconstructed")
-    parser.add_argument("--estimator", choices=sorted(ESTIMATORS), default="script",
-                        help="token estimator (default: script; exact asks the API, with ANTHROPIC_API_KEY)")
+    parser.add_argument("--estimator", choices=sorted(ESTIMATORS), default=None,
+                        help="token estimator (default: script; o200k for a session of OpenAI models; exact asks "
+                             "the API, with ANTHROPIC_API_KEY)")
     parser.add_argument("--lint", action="store_true",
                         help="check the prompt; exit status 1 when there are findings")
     output = parser.add_mutually_exclusive_group()
@@ -55,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"{args.cwd}: --cwd is not a directory")
     try:
         prompt = assemble(args.cwd, args.prompt_template, False if args.no_memory else args.memory,
-                          estimator=args.estimator)
+                          estimator=args.estimator or "script")
     except (TemplateError, EstimatorUnavailable) as exc:
         raise UsageError(str(exc)) from None
     findings = lint(prompt.sections)
@@ -82,6 +84,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _run_session(args: argparse.Namespace) -> int:
     session = load(args.session)
+    args.estimator = args.estimator or session_default(session)
     try:
         view = session_prompt(session, args.estimator)
     except EstimatorUnavailable as exc:
