@@ -37,7 +37,7 @@ import threading
 import time
 import zlib
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable, Iterator
 
@@ -479,8 +479,8 @@ def _chunks(text: str, size: int = 24) -> Iterator[str]:
 
 
 def _decode_body(raw: bytes, encoding: str) -> Any:
-    if encoding == "zstd":
-        raise ValueError("zstd request bodies are not supported")
+    if encoding not in ("", "identity", "gzip", "deflate"):  # zstd and others: logged as what they are
+        return {"undecoded": encoding, "bytes": len(raw)}
     if encoding in ("gzip", "deflate"):
         raw = zlib.decompress(raw, 16 + zlib.MAX_WBITS if encoding == "gzip" else zlib.MAX_WBITS)
     text = raw.decode("utf-8")

@@ -310,7 +310,8 @@ def _spread_reasoning(message: Message, tokens: int) -> None:
     hidden = [k for k, b in enumerate(blocks) if b.type == "redacted_thinking" and b.tokens is None]
     if not hidden:
         return
-    share, extra = divmod(max(0, tokens), len(hidden))
+    given = sum(b.tokens or 0 for b in blocks if b.type == "redacted_thinking")  # to the response's earlier items
+    share, extra = divmod(max(0, tokens - given), len(hidden))
     for n, k in enumerate(hidden):
         blocks[k].tokens = share + (1 if n < extra else 0)
         if k and blocks[k - 1].type == "thinking" and blocks[k - 1].tokens is None:
