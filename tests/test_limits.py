@@ -115,3 +115,11 @@ def test_a_window_smaller_than_a_measured_context_is_called_out():
     info = window_info(session("claude-sonnet-4-5", (30_000, 45_000)), window=40_000, environ={})
     assert "--window 40,000 is smaller than a context this session measured (45,000)" in "; ".join(info.notes)
     assert not any("smaller" in n for n in window_info(session(), window=400_000, environ={}).notes)
+
+
+def test_claude_opus_5_5_has_a_1m_window():
+    """Claude Code 2.1.332 compacts claude-opus-5-5 sessions at 977,000 tokens (the lab's auto-compact scenario)."""
+    from inspector.core.limits import LONG_WINDOW, context_window
+
+    assert context_window(None, "claude-opus-5-5") == LONG_WINDOW
+    assert context_window(None, "claude-opus-4-6") == 200_000

@@ -222,6 +222,14 @@ class Scenario:
     run: Callable[[Scratch, Path], Capture]
 
 
+def keep_log(scratch: Scratch, log: list[dict]) -> Path:
+    """The server's log beside the scratch directories (`<root>/server.jsonl`), to look at when a scenario failed
+    (a failed scenario writes no fixture)."""
+    path = scratch.root / SERVER_LOG
+    path.write_text("".join(json.dumps(e, ensure_ascii=False) + "\n" for e in log))
+    return path
+
+
 def fixture_dir(agent: str, version: str, scenario: str, root: Path = FIXTURES) -> Path:
     return root / f"{agent}-{version}" / scenario
 

@@ -407,8 +407,9 @@ def _handler_class(server: MockAnthropicServer) -> type[BaseHTTPRequestHandler]:
             try:
                 self._stream(events, reply, response if isinstance(response, Drop) else None)
             except (BrokenPipeError, ConnectionResetError):  # the client hung up (a cancelled stream)
-                pass
-            self.close_connection = True
+                self.close_connection = True
+            else:  # a whole stream keeps the connection for the next request, as the API's does; a cut one ends it
+                self.close_connection = isinstance(response, Drop)
 
         def _stream(self, events: list[tuple[str, dict]], reply: Reply, drop: Drop | None) -> None:
             deltas = 0
