@@ -15,8 +15,8 @@ Claude Code writes, beside the conversation, enough to replay every main-thread 
 A message's hash is SHA-256 of its JSON with sorted keys and no spaces, `cache_control` left out and a string
 content read as one text block (a message may hold more than `role` and `content`: `output_config` carries a
 per-turn effort); the messages of consecutive user lines (and of the lines of one assistant response) form one
-message `{content, role}`, hashed at every line. So a hash names the content, not whether it went out as a string or as a
-single text block: rebuilt messages always use blocks (`normalized` gives a sent body the same form).
+message `{content, role}`, hashed at every line. So a hash names the content, not whether it went out as a string
+or as a single text block: rebuilt messages always use blocks (`normalized` gives a sent body the same form).
 
 `SentLog` holds one session's records. Shapes and blobs are parsed once and shared by every request that uses
 them; a request keeps only its hashes, and the messages that live in the transcript are re-read from the file on

@@ -74,15 +74,33 @@ def calls(*blocks: dict, text: str | None = None) -> r.Reply:
     return r.Reply(([r.text_block(text)] if text else []) + list(blocks), stop_reason="tool_use")
 
 
+def one_run(scratch: Scratch, binary: Path, server: MockAnthropicServer, prompt: str, *flags: str) -> Capture:
+    """A scenario of one run of claude against the scripted server, finished (see `finish`)."""
+    capture = Capture(scratch)
+    capture.run(claude(binary, prompt, *flags), env(scratch, server), TIMEOUT)
+    return finish(capture, server)
+
+
+def read_and_answer(capture: Capture, server: MockAnthropicServer, binary: Path, path: Path, prompt: str,
+                    answer: str) -> None:
+    """One run of claude: the model reads `path` with Read, then answers."""
+    server.add(calls(use("Read", {"file_path": str(path)}, "toolu_lab_read_1")), r.text(answer))
+    capture.run(claude(binary, prompt, "--allowedTools", "Read"), env(capture.scratch, server), TIMEOUT)
+
+
+def texts(message: dict) -> list[str]:
+    """The text of a message as sent: its string content, or its text blocks."""
+    content = message.get("content")
+    return [content] if isinstance(content, str) else [b.get("text", "") for b in content or [] if isinstance(b, dict)]
+
+
 @scenario("read-file", "Read a file with the Read tool and answer from it")
 def read_file(scratch: Scratch, binary: Path) -> Capture:
     notes = scratch.write("notes.txt", "The meeting moved to Thursday at 10:00.\nBring the budget sheet.\n")
     with model(scratch) as server:
-        server.add(calls(use("Read", {"file_path": str(notes)}, "toolu_lab_read_1")),
-                   r.text("notes.txt says the meeting moved to Thursday at 10:00 and to bring the budget sheet."))
         capture = Capture(scratch)
-        capture.run(claude(binary, "What does notes.txt say?", "--allowedTools", "Read"), env(scratch, server),
-                    TIMEOUT)
+        read_and_answer(capture, server, binary, notes, "What does notes.txt say?",
+                        "notes.txt says the meeting moved to Thursday at 10:00 and to bring the budget sheet.")
         return finish(capture, server)
 
 
@@ -96,12 +114,11 @@ def edit_file(scratch: Scratch, binary: Path) -> Capture:
                                          "new_string": "port = 9090"}, "toolu_lab_edit_1")],
                            stop_reason="tool_use"),
                    r.text("The port is now 9090."))
-        capture = Capture(scratch)
-        capture.run(claude(binary, "Change the port in config.ini to 9090.", "--allowedTools", "Read,Edit"),
-                    env(scratch, server), TIMEOUT)
-        if "port = 9090" not in config.read_text():
-            raise LabError("Edit did not change config.ini")
-        return finish(capture, server)
+        capture = one_run(scratch, binary, server, "Change the port in config.ini to 9090.", "--allowedTools",
+                          "Read,Edit")
+    if "port = 9090" not in config.read_text():
+        raise LabError("Edit did not change config.ini")
+    return capture
 
 
 @scenario("shell", "Run a shell command with Bash")
@@ -109,12 +126,11 @@ def shell(scratch: Scratch, binary: Path) -> Capture:
     scratch.write("data/a.txt", "one\n")
     scratch.write("data/b.txt", "two\nthree\n")
     with model(scratch) as server:
-        server.add(calls(use("Bash", {"command": "wc -l data/*.txt", "description": "Count lines"}, "toolu_lab_bash_1")),
+        count = {"command": "wc -l data/*.txt", "description": "Count lines"}
+        server.add(calls(use("Bash", count, "toolu_lab_bash_1")),
                    r.text("a.txt has 1 line and b.txt has 2: 3 in all."))
-        capture = Capture(scratch)
-        capture.run(claude(binary, "How many lines are in the files under data/?", "--allowedTools", "Bash"),
-                    env(scratch, server), TIMEOUT)
-        return finish(capture, server)
+        return one_run(scratch, binary, server, "How many lines are in the files under data/?", "--allowedTools",
+                       "Bash")
 
 
 @scenario("parallel-tools", "Three tool calls in one response (two Reads and a Bash), answered together")
@@ -127,10 +143,8 @@ def parallel_tools(scratch: Scratch, binary: Path) -> Capture:
                          use("Bash", {"command": "ls", "description": "List files"}, "toolu_lab_bash_1"),
                          text="I'll read both files and list the directory at once."),
                    r.text("first.md says alpha, second.md says beta; the directory holds both."))
-        capture = Capture(scratch)
-        capture.run(claude(binary, "Compare first.md and second.md and list the directory.",
-                           "--allowedTools", "Read,Bash"), env(scratch, server), TIMEOUT)
-        return finish(capture, server)
+        return one_run(scratch, binary, server, "Compare first.md and second.md and list the directory.",
+                       "--allowedTools", "Read,Bash")
 
 
 SUBAGENT_TASK = "Count the lines of notes.txt and report the number."
@@ -138,10 +152,7 @@ SUBAGENT_TASK = "Count the lines of notes.txt and report the number."
 
 def subagent_request(request) -> bool:
     """A request of the subagent: its conversation starts with the task the main agent gave it."""
-    first = request.messages[0] if request.messages else {}
-    content = first.get("content")
-    texts = [content] if isinstance(content, str) else [b.get("text", "") for b in content or [] if isinstance(b, dict)]
-    return any(SUBAGENT_TASK in t for t in texts)
+    return any(SUBAGENT_TASK in t for t in texts(request.messages[0] if request.messages else {}))
 
 
 @scenario("subagent", "The Agent tool starts a subagent that reads a file; its window is a file of its own")
@@ -155,10 +166,8 @@ def subagent(scratch: Scratch, binary: Path) -> Capture:
         server.add_for(subagent_request,
                        calls(use("Read", {"file_path": str(notes)}, "toolu_lab_sub_read_1")),
                        r.text("notes.txt has 2 lines."))
-        capture = Capture(scratch)
-        capture.run(claude(binary, "Use a subagent to count the lines of notes.txt.", "--allowedTools",
-                           "Agent,Read"), env(scratch, server), TIMEOUT)
-        return finish(capture, server)
+        return one_run(scratch, binary, server, "Use a subagent to count the lines of notes.txt.", "--allowedTools",
+                       "Agent,Read")
 
 
 def session_id(scratch: Scratch) -> str:
@@ -173,10 +182,8 @@ def session_id(scratch: Scratch) -> str:
 def resume(scratch: Scratch, binary: Path) -> Capture:
     notes = scratch.write("notes.txt", "Lunch is at noon.\nThe office closes at six.\n")
     with model(scratch) as server:
-        server.add(calls(use("Read", {"file_path": str(notes)}, "toolu_lab_read_1")), r.text("Lunch is at noon."))
         capture = Capture(scratch)
-        capture.run(claude(binary, "When is lunch, according to notes.txt?", "--allowedTools", "Read"),
-                    env(scratch, server), TIMEOUT)
+        read_and_answer(capture, server, binary, notes, "When is lunch, according to notes.txt?", "Lunch is at noon.")
         server.add(r.text("The office closes at six, as the second line of notes.txt says."))
         capture.run(claude(binary, "And when does the office close?", "--resume", session_id(scratch)),
                     env(scratch, server), TIMEOUT)
@@ -192,21 +199,17 @@ SUMMARY = ("<analysis>The user asked what notes.txt says; I read it.</analysis>\
 
 def summary_request(request) -> bool:
     """Claude Code's compaction request: the summary instructions end its last user message."""
-    last = request.messages[-1] if request.messages else {}
-    content = last.get("content")
-    texts = [content] if isinstance(content, str) else [b.get("text", "") for b in content or [] if isinstance(b, dict)]
-    return any("<summary>" in t and "Do NOT call any tools" in t for t in texts)
+    return any("<summary>" in t and "Do NOT call any tools" in t
+               for t in texts(request.messages[-1] if request.messages else {}))
 
 
 @scenario("manual-compact", "/compact with instructions in a continued session, then one more turn")
 def manual_compact(scratch: Scratch, binary: Path) -> Capture:
     notes = scratch.write("notes.txt", "The release is on Friday.\nQA signs off on Thursday.\n")
     with model(scratch) as server:
-        server.add(calls(use("Read", {"file_path": str(notes)}, "toolu_lab_read_1")),
-                   r.text("The release is on Friday; QA signs off on Thursday."))
         capture = Capture(scratch)
-        capture.run(claude(binary, "What does notes.txt say?", "--allowedTools", "Read"), env(scratch, server),
-                    TIMEOUT)
+        read_and_answer(capture, server, binary, notes, "What does notes.txt say?",
+                        "The release is on Friday; QA signs off on Thursday.")
         server.add_for(summary_request, r.text(SUMMARY))
         capture.run(claude(binary, "/compact keep the dates", "--continue"), env(scratch, server), TIMEOUT)
         server.add(r.text("The release is on Friday."))
@@ -228,10 +231,7 @@ def auto_compact(scratch: Scratch, binary: Path) -> Capture:
                            input_tokens=3, cache_creation_input_tokens=2_000, cache_read_input_tokens=NEAR_WINDOW),
                    r.text("Deploys happen on Tuesdays and rollbacks need two approvals."))
         server.add_for(summary_request, r.text(SUMMARY.replace("What does notes.txt say?", "What are the rules?")))
-        capture = Capture(scratch)
-        capture.run(claude(binary, "What are the deploy rules in notes.txt?", "--allowedTools", "Read"),
-                    env(scratch, server), TIMEOUT)
-        return finish(capture, server)
+        return one_run(scratch, binary, server, "What are the deploy rules in notes.txt?", "--allowedTools", "Read")
 
 
 @scenario("api-error-retry", "The API answers 529 overloaded once; Claude Code records the failed attempt and retries")
@@ -239,9 +239,7 @@ def api_error_retry(scratch: Scratch, binary: Path) -> Capture:
     with model(scratch) as server:
         server.add(r.ApiError(529, "overloaded_error", "Overloaded", retry_after_ms=10),
                    r.text("Hello! How can I help?"))
-        capture = Capture(scratch)
-        capture.run(claude(binary, "Say hello."), env(scratch, server), TIMEOUT)
-        return finish(capture, server)
+        return one_run(scratch, binary, server, "Say hello.")
 
 
 @scenario("tool-search", "ToolSearch loads a deferred tool (WebFetch): the next request carries one more schema")
@@ -249,10 +247,7 @@ def tool_search(scratch: Scratch, binary: Path) -> Capture:
     with model(scratch) as server:
         server.add(calls(use("ToolSearch", {"query": "select:WebFetch"}, "toolu_lab_search_1")),
                    r.text("WebFetch is loaded now; I can fetch pages when you need it."))
-        capture = Capture(scratch)
-        capture.run(claude(binary, "Load the WebFetch tool.", "--allowedTools", "ToolSearch"), env(scratch, server),
-                    TIMEOUT)
-        return finish(capture, server)
+        return one_run(scratch, binary, server, "Load the WebFetch tool.", "--allowedTools", "ToolSearch")
 
 
 @scenario("mcp-tools", "An MCP server on stdio (tests/agents/mcp_server.py): its deferred mcp__lab__* tools are "
@@ -266,7 +261,5 @@ def mcp_tools(scratch: Scratch, binary: Path) -> Capture:
                              "toolu_lab_search_1")),
                    calls(use("mcp__lab__lookup_ticket", {"number": 42}, "toolu_lab_mcp_1")),
                    r.text("Ticket 42 is 'Login page times out', open, with the web team."))
-        capture = Capture(scratch)
-        capture.run(claude(binary, "What is ticket 42 about?", "--mcp-config", str(config), "--strict-mcp-config",
-                           "--allowedTools", "ToolSearch,mcp__lab__lookup_ticket"), env(scratch, server), TIMEOUT)
-        return finish(capture, server)
+        return one_run(scratch, binary, server, "What is ticket 42 about?", "--mcp-config", str(config),
+                       "--strict-mcp-config", "--allowedTools", "ToolSearch,mcp__lab__lookup_ticket")

@@ -22,7 +22,9 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from inspector.core.formats.blocks import as_int, blocks_from_content, opt_int, opt_str, replace_results
-from inspector.core.formats.claude_code_records import IGNORED, REQUEST_RECORDS, RequestRecorder, attachment_type, reminder
+from inspector.core.formats.claude_code_records import (
+    IGNORED, REQUEST_RECORDS, RequestRecorder, attachment_type, reminder,
+)
 from inspector.core.model import Block, Compaction, LoadWarning, Message, Request, Session
 
 CLEARED = "[Old tool result content cleared]"

@@ -125,4 +125,7 @@ def attachment_type(obj: dict) -> str:
 
 
 def _opt(value: Any) -> str | None:
-    return sys.intern(value) if isinstance(value, str) and len(value) < 64 else value if isinstance(value, str) else None
+    """A string field, short ones (query sources, agent ids) interned: every request repeats them."""
+    if not isinstance(value, str):
+        return None
+    return sys.intern(value) if len(value) < 64 else value
