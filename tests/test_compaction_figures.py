@@ -24,9 +24,11 @@ CORPUS = sorted((Path(__file__).parent / "corpus").glob("*.jsonl"))
 def estimators() -> list[Estimator]:
     exact = Exact(client=object())  # only `state` calls the API: never here; the ratio of a past call is set
     exact.scale = 1.37
-    factors = (1.3, 0.9, 1.1, 0.7, 1.2, 1, 0.8, 1.4, 0.6, 2)
+    factors = (1.3, 0.9, 1.1, 0.7, 1.2, 1, 0.8, 1.4, 0.6, 1.05, 1, 2)
+    assert len(factors) == len(SCRIPT_RATIOS)
     fitted = Calibrated({"m": [r * f for r, f in zip(SCRIPT_RATIOS, factors)]}, model="m")
-    return [get_estimator("chars35"), get_estimator("blocks"), get_estimator("script"), fitted, exact]
+    return [get_estimator("chars35"), get_estimator("blocks"), get_estimator("script"), get_estimator("o200k"),
+            fitted, exact]
 
 
 def mixed_session() -> Session:

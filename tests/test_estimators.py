@@ -15,6 +15,8 @@ from inspector.core.estimators import (
 from inspector.core.model import Block, Message
 from mock_api import count_tokens
 
+from conftest import FIXTURES
+
 LOCAL = [n for n in ESTIMATORS if n != "exact"]
 
 
@@ -159,3 +161,38 @@ def test_exact_counts_a_whole_state_in_one_cached_call(mock_api):
     assert len([r for r in mock_api.requests if r.path == "/v1/messages/count_tokens"]) == 1  # cached
     # sections scale to the whole: the messages' scaled estimates add up to the exact total (within rounding)
     assert abs(sum(est.message(m) for m in messages) - n) <= len(messages)
+
+
+def test_o200k_counts_text_with_openais_tokenizer():
+    from inspector.core.estimators import O200K, O200K_RATIOS, tokenizer_for
+
+    est = get_estimator("o200k")
+    assert est.text("hello world") == 2 and O200K("") == 0
+    text = "def f(x):\n    return {'a': [1, 2, 3]}  # 日本語\n" * 40
+    assert est.text(text) == O200K(text)  # no character heuristics: the tokenizer's count
+    call = Block("tool_use", tool_id="c1", tool_name="exec_command", input={"cmd": "ls"})
+    assert est.blocks([call]) == O200K(call.all_text()) + O200K_RATIOS[7]  # + the harmony call framing
+    assert [tokenizer_for(m) is O200K for m in ("gpt-5.5", "gpt-4o-mini", "o3", "gpt-5.1-codex", "openai/gpt-4.1")]\
+        == [True] * 5
+    assert tokenizer_for("claude-sonnet-4-5") is None and tokenizer_for(None) is None
+
+
+def test_a_stated_size_counts_as_stated_under_every_feature_estimator():
+    """Codex's encrypted reasoning: its size is the response's reasoning tokens, whatever its (opaque) text."""
+    from inspector.core.model import Block as B
+
+    hidden = B("redacted_thinking", "x" * 9000, tokens=321)
+    summary = B("thinking", "Looking at the files", tokens=0)
+    for name in ("script", "o200k", "calibrated"):
+        est = get_estimator(name)
+        assert int(est.block(hidden)) == 321 and int(est.block(summary)) == 0, name
+
+
+def test_calibrated_on_a_codex_session_starts_from_o200k():
+    from inspector.core.estimators import O200K
+    from inspector.core.formats import load
+    from inspector.core.tokens import estimator_for, session_default
+
+    session = load(FIXTURES / "formats" / "codex-rollout-0.58.jsonl")
+    assert session_default(session) == "o200k"
+    assert estimator_for(session).counter is O200K

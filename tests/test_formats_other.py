@@ -119,3 +119,22 @@ def test_loaders_never_estimate():
             if isinstance(node, (ast.Import, ast.ImportFrom)):
                 names = [node.module or ""] if isinstance(node, ast.ImportFrom) else [a.name for a in node.names]
                 assert not any("estimator" in n or n.endswith(".tokens") for n in names), (source.name, names)
+
+
+def test_codex_058_layout_usage_precedes_the_items_it_measures():
+    """0.58 writes a response's token_count before its items (they are recorded once the response completed),
+    after an `info: null` placeholder, and repeats it after the tool outputs: each distinct figure measures the
+    model output that follows it."""
+    s = load(F / "codex-rollout-0.58.jsonl")
+    assert s.warnings == [] and s.version == "0.58.0"
+    assert [r.measured_context for r in s.requests] == [5000, 5500, 5600]
+    assert [r.output_tokens for r in s.requests] == [300, 40, 20]  # summing to total_token_usage's 360
+    assert [r.line for r in s.requests] == [7, 15, 22]
+    kinds = [m.kind for m in s.messages]
+    assert kinds == ["meta", "prompt", "assistant", "tool_result", "assistant", "prompt", "assistant"]
+    first = s.messages[s.requests[0].message_index]
+    assert [b.type for b in first.blocks] == ["thinking", "redacted_thinking", "tool_use", "tool_use"]
+    assert first.blocks[1].tokens == 200 and first.blocks[0].tokens == 0  # the reasoning's size, from its usage
+    assert [r.message_index for r in s.requests] == [2, 4, 6]
+    assert [r.seen_end for r in s.requests] == [2, 4, 6]
+    assert s.messages[4].text().startswith("main.c includes config.h")

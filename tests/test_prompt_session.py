@@ -12,6 +12,8 @@ from inspector.core.formats import load
 from inspector.core.model import Block, Message, Request, Session, ToolSchema
 from inspector.core.prompt.session_view import session_prompt
 
+from conftest import FIXTURES
+
 SCHEMA = {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}
 
 
@@ -41,7 +43,24 @@ def test_anthropic_request_shows_system_prompt_and_each_tool() -> None:
 def test_codex_shows_its_instructions() -> None:
     view = session_prompt(Session("rollout.jsonl", "codex", system="You are Codex."))
     assert [(s.title, s.text, s.kind) for s in view.sections] == [("Instructions", "You are Codex.", "recorded")]
-    assert view.notes == ["Codex does not record its tool schemas"]
+    assert view.notes == ["Codex does not record its tool schemas",
+                          "no request with usage: the tool schemas' size cannot be measured"]
+
+
+def test_codex_prefix_by_section_adds_up_to_the_first_request() -> None:
+    """Codex 0.171 (the lab's rollout): its instructions by heading, its developer message part by part, the
+    environment context, and the unrecorded rest (tool schemas, the API's system message) measured: together the
+    first request's context less the user's prompt."""
+    [path] = (FIXTURES / "agents" / "codex-0.171.0" / "read-file").glob("home/.codex/sessions/*/*/*/*.jsonl")
+    session = load(path)
+    view = session_prompt(session, "o200k")
+    titles = [s.title for s in view.sections]
+    assert titles[0] == "Instructions" and "Personality" in titles
+    assert titles[-5:] == ["Skills instructions", "Permissions instructions", "Tools", "Environment context",
+                           "Unrecorded: tool schemas, the API's system message"]
+    assert all(s.tokens > 0 for s in view.sections)
+    prompt = session.messages[next(i for i, m in enumerate(session.messages) if m.kind == "prompt")]
+    assert abs(view.tokens + 12 - session.requests[0].measured_context) <= 30, (view.tokens, prompt.text())
 
 
 def test_a_format_without_a_prompt_says_so() -> None:

@@ -21,6 +21,7 @@ from inspector.core.prompt.memory import default_memory_path
 from inspector.core.prompt.session_view import group_title, latest, session_prompt
 from inspector.core.prompt.template import TemplateError
 from inspector.core.report import safe, safe_line
+from inspector.core.tokens import session_default
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -41,8 +42,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--changes", action="store_true",
                         help="with --session: what changed from each recorded request to the next (messages added, "
                              "results cleared, reminders injected, tools added or removed, system prompt changed)")
-    parser.add_argument("--estimator", choices=sorted(ESTIMATORS), default="script",
-                        help="token estimator (default: script; exact asks the API, with ANTHROPIC_API_KEY)")
+    parser.add_argument("--estimator", choices=sorted(ESTIMATORS), default=None,
+                        help="token estimator (default: script; o200k for a session of OpenAI models; exact asks "
+                             "the API, with ANTHROPIC_API_KEY)")
     parser.add_argument("--lint", action="store_true",
                         help="check the prompt; exit status 1 when there are findings")
     output = parser.add_mutually_exclusive_group()
@@ -63,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"{args.cwd}: --cwd is not a directory")
     try:
         prompt = assemble(args.cwd, args.prompt_template, False if args.no_memory else args.memory,
-                          estimator=args.estimator)
+                          estimator=args.estimator or "script")
     except (TemplateError, EstimatorUnavailable) as exc:
         raise UsageError(str(exc)) from None
     findings = lint(prompt.sections)
@@ -90,6 +92,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _run_session(args: argparse.Namespace) -> int:
     session = load(args.session)
+    args.estimator = args.estimator or session_default(session)
     sent = session.sent.requests if session.sent is not None else []
     if (args.request is not None or args.changes) and not sent:
         raise UsageError(f"{session.source}: this {session.format} session records no requests (Claude Code "

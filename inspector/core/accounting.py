@@ -116,7 +116,7 @@ class Accounting:
         return (self.estimated[i], "estimated") if d is None else (d, "derived")
 
     def worst_predictions(self, n: int = 5) -> list[RequestFigures]:
-        scored = [r for r in self.requests if r.predicted is not None]
+        scored = [r for r in self.requests if r.predicted is not None and r.request.kind == "turn"]
         return sorted(scored, key=lambda r: -abs(r.prediction_error_pct or 0))[:n]
 
 

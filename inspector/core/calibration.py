@@ -22,12 +22,13 @@ from operator import add, mul, sub
 from typing import Sequence
 
 from inspector.core.estimators import (
-    CJK, CODE, JSON_, MEDIA, MESSAGE, N_FEATURES, OTHER, PROSE, SCRIPT_RATIOS, SYMBOL, TOOL_RESULT, TOOL_USE,
-    Calibrated)
+    CJK, CODE, JSON_, MEDIA, MESSAGE, N_FEATURES, OTHER, PROSE, SCRIPT_RATIOS, STATED, SYMBOL, TOKENS, TOOL_RESULT,
+    TOOL_USE, Calibrated, Tokenizer)
 
-GROUP_NAMES: tuple[str, ...] = ("prose", "code", "json", "scripts", "media", "structure")
+GROUP_NAMES: tuple[str, ...] = ("prose", "code", "json", "scripts", "media", "structure", "tokens")
+# STATED (sizes the source states) is in no group: it is not fitted, and an observation's growth is taken net of it.
 _GROUP_OF = {PROSE: 0, CODE: 1, JSON_: 2, CJK: 3, OTHER: 3, SYMBOL: 3, MEDIA: 4, TOOL_USE: 5, TOOL_RESULT: 5,
-             MESSAGE: 5}
+             MESSAGE: 5, TOKENS: 6}
 N_GROUPS = len(GROUP_NAMES)
 
 PRIOR_SD = 0.3          # how far a multiplier may plausibly sit from 1 before any data (tokenizers differ ~1.5x)
@@ -38,12 +39,12 @@ YOUNG = 32              # the settled fit is solved after each of a model's firs
 SETTLE_GROWTH = 1.25    # ... then again when its observations grew by this factor
 
 
-_MEMBERS = tuple(tuple(i for i in range(N_FEATURES) if _GROUP_OF[i] == g) for g in range(N_GROUPS))
+_MEMBERS = tuple(tuple(i for i in range(N_FEATURES) if _GROUP_OF.get(i) == g) for g in range(N_GROUPS))
 
 
-def group_tokens(features: Sequence[float]) -> list[float]:
-    """The `script` tokens of each group in a feature vector (each group summed from 0.0 in feature order)."""
-    tokens = list(map(mul, SCRIPT_RATIOS, features))
+def group_tokens(features: Sequence[float], base: Sequence[float] = SCRIPT_RATIOS) -> list[float]:
+    """The `base` tokens of each group in a feature vector (each group summed from 0.0 in feature order)."""
+    tokens = list(map(mul, base, features))
     out = []
     for members in _MEMBERS:
         total = 0.0
@@ -54,9 +55,10 @@ def group_tokens(features: Sequence[float]) -> list[float]:
 
 
 class _ModelFit:
-    __slots__ = ("m", "v", "n", "mult", "solved_at", "ratios", "settled", "settle_at")
+    __slots__ = ("m", "v", "n", "mult", "solved_at", "ratios", "settled", "settle_at", "base")
 
-    def __init__(self) -> None:
+    def __init__(self, base: tuple[float, ...] = SCRIPT_RATIOS) -> None:
+        self.base = base
         prior = 1 / PRIOR_SD ** 2
         self.m = [[prior if i == j else 0.0 for j in range(N_GROUPS)] for i in range(N_GROUPS)]
         self.v = [prior] * N_GROUPS
@@ -64,11 +66,12 @@ class _ModelFit:
         self.mult = [1.0] * N_GROUPS
         self.solved_at = 0
         self.ratios: tuple[float, ...] | None = None  # the feature ratios of `mult`, made once per solve
-        self.settled: tuple[float, ...] = SCRIPT_RATIOS  # the feature ratios of the settled fit
+        self.settled: tuple[float, ...] = base  # the feature ratios of the settled fit
         self.settle_at = 1  # the observation count at which the settled fit is solved next
 
     def copy(self) -> _ModelFit:
         out = _ModelFit.__new__(_ModelFit)
+        out.base = self.base
         out.m = [row[:] for row in self.m]
         out.v, out.mult = self.v[:], self.mult[:]
         out.n, out.solved_at, out.ratios = self.n, self.solved_at, self.ratios
@@ -86,7 +89,7 @@ class _ModelFit:
                 self.v[i] += wx * y
         self.n += 1
         if self.n >= self.settle_at:
-            self.settled = _feature_ratios([max(0.2, min(5.0, s)) for s in _solve(self.m, self.v)])
+            self.settled = _feature_ratios([max(0.2, min(5.0, s)) for s in _solve(self.m, self.v)], self.base)
             self.settle_at = self.n + 1 if self.n < YOUNG else -(-self.n * 5 // 4)  # ceil(n x SETTLE_GROWTH)
 
     def multipliers(self) -> list[float]:
@@ -97,15 +100,15 @@ class _ModelFit:
         return self.mult
 
     def feature_ratios(self) -> tuple[float, ...]:
-        """SCRIPT_RATIOS scaled by the current multipliers: the same tuple object until the next solve."""
+        """The base ratios scaled by the current multipliers: the same tuple object until the next solve."""
         mult = self.multipliers()
         if self.ratios is None:
-            self.ratios = _feature_ratios(mult)
+            self.ratios = _feature_ratios(mult, self.base)
         return self.ratios
 
 
-def _feature_ratios(mult: Sequence[float]) -> tuple[float, ...]:
-    return tuple(SCRIPT_RATIOS[i] * mult[_GROUP_OF[i]] for i in range(N_FEATURES))
+def _feature_ratios(mult: Sequence[float], base: Sequence[float] = SCRIPT_RATIOS) -> tuple[float, ...]:
+    return tuple(base[i] * (mult[_GROUP_OF[i]] if i in _GROUP_OF else 1.0) for i in range(N_FEATURES))
 
 
 def _solve(m: list[list[float]], v: list[float]) -> list[float]:
@@ -126,25 +129,28 @@ def _solve(m: list[list[float]], v: list[float]) -> list[float]:
 
 
 class Calibrator:
-    """Accumulates observations per model; `ratios(model)` are the feature ratios fitted so far."""
+    """Accumulates observations per model; `ratios(model)` are the feature ratios fitted so far, from `base`
+    (SCRIPT_RATIOS; O200K_RATIOS when a tokenizer counts the text, `counter`)."""
 
-    def __init__(self) -> None:
+    def __init__(self, counter: Tokenizer | None = None) -> None:
         self.fits: dict[str, _ModelFit] = {}
+        self.counter = counter
+        self.base = Calibrated(counter=counter).base
 
     def copy(self) -> Calibrator:
         """An independent copy (accounting keeps one from before a session's last request, to resume from)."""
-        out = Calibrator()
+        out = Calibrator(self.counter)
         out.fits = {k: f.copy() for k, f in self.fits.items()}
         return out
 
     def observe(self, model: str | None, features: Sequence[float], measured_growth: float) -> None:
-        x = group_tokens(features)
+        x = group_tokens(features, self.base)
         if sum(x) <= 0:
             return
         fit = self.fits.get(model or "")
-        if fit is None:  # not setdefault: that would build a fit (a 6x6 matrix) on every observation
-            fit = self.fits[model or ""] = _ModelFit()
-        fit.add(x, measured_growth)
+        if fit is None:  # not setdefault: that would build a fit (a 7x7 matrix) on every observation
+            fit = self.fits[model or ""] = _ModelFit(self.base)
+        fit.add(x, measured_growth - features[STATED])
 
     def observations(self, model: str | None) -> int:
         fit = self.fits.get(model or "")
@@ -153,10 +159,10 @@ class Calibrator:
     def ratios(self, model: str | None) -> tuple[float, ...]:
         fit = self.fits.get(model or "")
         if fit is None or fit.n == 0:
-            return SCRIPT_RATIOS
+            return self.base
         return fit.feature_ratios()
 
     def estimator(self, model: str | None = None) -> Calibrated:
         """A `calibrated` estimator holding every model's settled fit, answering for `model`."""
         per_model = {name: fit.settled for name, fit in self.fits.items() if fit.n}
-        return Calibrated(per_model, model)
+        return Calibrated(per_model, model, self.counter)

@@ -63,7 +63,7 @@ def after_edit(acc: Accounting, changes: list[Edit]) -> Accounting:
     freed = 0
     for e in changes:
         i = e.index
-        before, after = parts(e.before, names), parts(e.after, names)
+        before, after = parts(e.before, names, pricing.counter), parts(e.after, names, pricing.counter)
         was, now = pricing.estimate(i, e.before, before), pricing.estimate(i, e.after, after)
         figure = acc.size(i)  # (`acc`'s lists are not changed: the figure before)
         estimated[i] = int(round(now))

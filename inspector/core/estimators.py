@@ -7,11 +7,16 @@ An estimator answers "how many tokens would this message (or text) take?" withou
     blocks      Claude Code's block-aware estimate (chars / 4, images 2,000, the total x 4/3)
     script      separate ratios per kind of text (prose, code, JSON, CJK, other scripts, symbols) plus the
                 structural tokens of messages and tool blocks
-    calibrated  `script` with its ratios fitted on the session's own measured requests (see calibration.py)
+    o200k       OpenAI's own tokenizer (o200k_base, the one GPT-4o, GPT-5 and the Codex models use) for the text,
+                plus the framing the harmony format adds to each message, tool call and tool output
+    calibrated  `script` with its ratios fitted on the session's own measured requests (see calibration.py); on a
+                session of OpenAI models it starts from `o200k` instead
     exact       the API's own count (`messages.count_tokens`) of a whole state, one call per state
 
-`script` and `calibrated` work on a feature vector per block (characters of each kind, counts of structures) so
-that fitting and re-scoring are dot products: features are computed once per message, ratios change freely.
+`script`, `o200k` and `calibrated` work on a feature vector per block (characters of each kind, or o200k tokens,
+counts of structures) so that fitting and re-scoring are dot products: features are computed once per message,
+ratios change freely. A block whose size the source states (`Block.tokens`: Codex's encrypted reasoning) counts
+at that size under every feature estimator.
 """
 
 from __future__ import annotations
@@ -148,9 +153,10 @@ class BlockAware(Estimator):
 # Features: what `script` and `calibrated` score.
 
 FEATURES: tuple[str, ...] = (
-    "prose", "code", "json", "cjk", "other_script", "symbol", "media", "tool_use", "tool_result", "message")
+    "prose", "code", "json", "cjk", "other_script", "symbol", "media", "tool_use", "tool_result", "tokens", "stated",
+    "message")  # "message" stays last: accounting adds a message's own markers at [-1]
 N_FEATURES = len(FEATURES)
-PROSE, CODE, JSON_, CJK, OTHER, SYMBOL, MEDIA, TOOL_USE, TOOL_RESULT, MESSAGE = range(N_FEATURES)
+PROSE, CODE, JSON_, CJK, OTHER, SYMBOL, MEDIA, TOOL_USE, TOOL_RESULT, TOKENS, STATED, MESSAGE = range(N_FEATURES)
 
 # Tokens per unit of each feature: the `script` estimator. Where each figure comes from:
 #   prose        1/4.0  the published rule of thumb for English (4 characters a token); ../shared/FORMATS.md §6 uses
@@ -168,7 +174,51 @@ PROSE, CODE, JSON_, CJK, OTHER, SYMBOL, MEDIA, TOOL_USE, TOOL_RESULT, MESSAGE = 
 #                       name and parameter tags), a tool result's wrapper and a turn's role markers. Read off the
 #                       smallest growths between consecutive requests in a Claude Code transcript (a one-line Bash
 #                       call and its empty result grow the window by ~105 tokens for ~105 characters).
-SCRIPT_RATIOS: tuple[float, ...] = (1 / 4.0, 1 / 3.1, 1 / 2.5, 1 / 1.6, 1 / 2.0, 1.0, 2000.0, 25.0, 15.0, 5.0)
+#   tokens 1, stated 1  text already counted by a tokenizer (`o200k`), and sizes the source states (`Block.tokens`).
+SCRIPT_RATIOS: tuple[float, ...] = (
+    1 / 4.0, 1 / 3.1, 1 / 2.5, 1 / 1.6, 1 / 2.0, 1.0, 2000.0, 25.0, 15.0, 1.0, 1.0, 5.0)
+
+# `o200k`: the text is counted by the tokenizer; the structure is the harmony format's framing (the rendering
+# OpenAI publishes for its open-weight models, and the closest public description of how its hosted models read a
+# request), counted with o200k_base, its special tokens one each:
+#   message 4       <|start|>ROLE<|message|> ... <|end|>
+#   tool_use 13     <|start|>assistant<|channel|>commentary to=functions.NAME <|constrain|>json<|message|> ...
+#                   <|call|> beyond the name and arguments (which are the block's text)
+#   tool_result 13  <|start|>functions.NAME to=assistant<|channel|>commentary<|message|> ... <|end|> (the name is
+#                   not in a result's text: ~2 tokens of it are in the figure)
+#   media 765       an image at the API's high detail for a 1024x1024 picture (85 + 4 tiles x 170)
+O200K_RATIOS: tuple[float, ...] = (
+    1 / 4.0, 1 / 3.1, 1 / 2.5, 1 / 1.6, 1 / 2.0, 1.0, 765.0, 13.0, 13.0, 1.0, 1.0, 4.0)
+
+
+class Tokenizer:
+    """A real tokenizer's count, loaded on first use (its vocabulary takes ~0.3 s and ~60 MB)."""
+
+    def __init__(self, encoding: str) -> None:
+        self.encoding = encoding
+        self._count = None
+
+    def __call__(self, text: str) -> int:
+        if not text:
+            return 0
+        if self._count is None:
+            import toktok  # o200k_base compiled in: no download at run time
+
+            encoding = self.encoding
+            self._count = lambda t: toktok.batch_count([t], encoding, threads=1)[0]
+        return self._count(text)
+
+
+O200K = Tokenizer("o200k_base")
+
+# Model ids that use o200k_base: GPT-4o and later, the o-series and the Codex models.
+_O200K_PREFIXES = ("gpt-4o", "gpt-4.1", "gpt-4.5", "gpt-5", "gpt-6", "chatgpt-4o", "o1", "o3", "o4", "codex-")
+
+
+def tokenizer_for(model: str | None) -> Tokenizer | None:
+    """The tokenizer of `model` when we ship it (OpenAI's o200k models), else None."""
+    m = (model or "").lower().rsplit("/", 1)[-1]
+    return O200K if m.startswith(_O200K_PREFIXES) or "codex" in m else None
 
 # A block whose ASCII punctuation is at least this share of its characters is code (prose runs at 2-5%, code and
 # terminal output at 10-30%); below it, the block is that fraction code.
@@ -200,9 +250,13 @@ _LEADS = _lead_table()
 _NOT_LEAD = bytes(b for b in range(256) if _LEADS[b] == ord("."))
 
 
-def text_features(text: str, out: list[float], as_json: bool = False) -> None:
-    """Add the character features of `text` to `out`. Fast on large strings: C-level encode/translate/count only."""
+def text_features(text: str, out: list[float], as_json: bool = False, counter: Tokenizer | None = None) -> None:
+    """Add the character features of `text` to `out` (or, given a tokenizer, its tokens). Fast on large strings:
+    C-level encode/translate/count only."""
     if not text:
+        return
+    if counter is not None:
+        out[TOKENS] += counter(text)
         return
     n = len(text)
     latin = n
@@ -228,31 +282,34 @@ def text_features(text: str, out: list[float], as_json: bool = False) -> None:
     out[PROSE] += latin - code
 
 
-def block_features(block: Block, out: list[float]) -> None:
-    """Add one block's features to `out`: its text by kind, plus the structure it carries."""
+def block_features(block: Block, out: list[float], counter: Tokenizer | None = None) -> None:
+    """Add one block's features to `out`: its text by kind (or its tokens), plus the structure it carries."""
     kind = block.type
-    if kind == "tool_use":
+    if isinstance(block.tokens, int) and kind != "tool_use" and kind != "tool_result":
+        out[STATED] += max(0, block.tokens)
+    elif kind == "tool_use":
         out[TOOL_USE] += 1
-        text_features(_block_text(block), out, as_json=True)
+        text_features(_block_text(block), out, True, counter)
     elif kind in ("image", "document"):
         out[MEDIA] += 1
     elif kind == "tool_result":
         out[TOOL_RESULT] += 1
-        text_features(str(block.text or ""), out)
+        text_features(str(block.text or ""), out, False, counter)
         for nested in block.content if isinstance(block.content, list) else ():
             if isinstance(nested, Block):
-                block_features(nested, out)
+                block_features(nested, out, counter)
     elif kind == "unknown":
-        text_features(json.dumps(block.raw, ensure_ascii=False, default=str) if block.raw else "", out, True)
+        text_features(json.dumps(block.raw, ensure_ascii=False, default=str) if block.raw else "", out, True,
+                      counter)
     else:
-        text_features(str(block.text or ""), out)
+        text_features(str(block.text or ""), out, False, counter)
 
 
-def message_features(message: Message) -> list[float]:
+def message_features(message: Message, counter: Tokenizer | None = None) -> list[float]:
     out = [0.0] * N_FEATURES
     out[MESSAGE] = 1.0
     for block in message.blocks:
-        block_features(block, out)
+        block_features(block, out, counter)
     return out
 
 
@@ -261,34 +318,36 @@ def dot(ratios: Sequence[float], features: Sequence[float]) -> float:
 
 
 class FeatureEstimator(Estimator):
-    """Tokens = ratios . features. `script` uses the cited SCRIPT_RATIOS; `calibrated` swaps in fitted ones."""
+    """Tokens = ratios . features. `script` uses the cited SCRIPT_RATIOS; `calibrated` swaps in fitted ones.
+    `counter`, a tokenizer, counts the text instead of its characters (`o200k`)."""
 
     name = "script"
 
-    def __init__(self, ratios: Sequence[float] = SCRIPT_RATIOS) -> None:
+    def __init__(self, ratios: Sequence[float] = SCRIPT_RATIOS, counter: Tokenizer | None = None) -> None:
         self.ratios = tuple(ratios)
+        self.counter = counter
         self._last_result: tuple[str, tuple[float, ...], float] = ("", (), 0.0)
 
     def text(self, text: str) -> int:
         out = [0.0] * N_FEATURES
-        text_features(text, out)
+        text_features(text, out, False, self.counter)
         return int(dot(self.ratios, out))
 
     def blocks(self, blocks: Iterable[Block]) -> int:
         out = [0.0] * N_FEATURES
         for block in blocks:
-            block_features(block, out)
+            block_features(block, out, self.counter)
         return int(dot(self.ratios, out))
 
     def message(self, message: Message) -> int:
-        return int(dot(self.ratios, message_features(message)))
+        return int(dot(self.ratios, message_features(message, self.counter)))
 
     def features(self, features: Sequence[float]) -> int:
         return int(dot(self.ratios, features))
 
     def block(self, block: Block) -> float:
         out = [0.0] * N_FEATURES
-        block_features(block, out)
+        block_features(block, out, self.counter)
         return dot(self.ratios, out)  # MESSAGE (the last feature) is 0 here: the same additions as `message`
 
     def single(self, figure: float) -> int:
@@ -300,7 +359,7 @@ class FeatureEstimator(Estimator):
         if text is not last_text or self.ratios is not last_ratios:
             out = [0.0] * N_FEATURES
             out[TOOL_RESULT] = 1.0
-            text_features(text, out)
+            text_features(text, out, False, self.counter)
             figure = dot(self.ratios, out)
             self._last_result = (text, self.ratios, figure)
         return figure
@@ -310,19 +369,31 @@ class Script(FeatureEstimator):
     name = "script"
 
 
+class O200k(FeatureEstimator):
+    """OpenAI's o200k_base tokenizer for the text, the harmony framing for the structure (O200K_RATIOS)."""
+
+    name = "o200k"
+
+    def __init__(self) -> None:
+        super().__init__(O200K_RATIOS, O200K)
+
+
 class Calibrated(FeatureEstimator):
     """`script` with ratios fitted on a session's measured requests (calibration.py); alone it is `script`.
 
     `per_model` holds one fit per model: tokenizers differ between model generations, so a model switch in a
-    session switches ratios. `ratios` (what `text`/`blocks`/`message` use) are those of `model`.
+    session switches ratios. `ratios` (what `text`/`blocks`/`message` use) are those of `model`. With a tokenizer
+    (`counter`: a session of OpenAI models) the fit starts from O200K_RATIOS (`base`) instead of SCRIPT_RATIOS.
     """
 
     name = "calibrated"
 
-    def __init__(self, per_model: dict[str, Sequence[float]] | None = None, model: str | None = None) -> None:
+    def __init__(self, per_model: dict[str, Sequence[float]] | None = None, model: str | None = None,
+                 counter: Tokenizer | None = None) -> None:
         self.per_model = {k: tuple(v) for k, v in (per_model or {}).items()}
         self.model = model
-        super().__init__(self.per_model.get(model or "", SCRIPT_RATIOS))
+        self.base = O200K_RATIOS if counter is not None else SCRIPT_RATIOS
+        super().__init__(self.per_model.get(model or "", self.base), counter)
 
     def for_model(self, model: str | None) -> tuple[float, ...]:
         return self.per_model.get(model or "", self.ratios)
@@ -449,7 +520,8 @@ def _flatten_tools(messages: list[dict]) -> list[dict]:
 
 
 ESTIMATORS: dict[str, type[Estimator]] = {
-    "chars35": Chars35, "blocks": BlockAware, "script": Script, "calibrated": Calibrated, "exact": Exact}
+    "chars35": Chars35, "blocks": BlockAware, "script": Script, "o200k": O200k, "calibrated": Calibrated,
+    "exact": Exact}
 
 
 def get_estimator(name: str = "chars35") -> Estimator:

@@ -45,6 +45,8 @@ class Block:
     `size` (bytes of base64 data, which is not kept).  unknown: `raw` holds the original dict.
     thinking: `signature`, the API's proof that the text is the model's own (None when the source recorded none):
     the API takes a thinking block back only with it, verbatim. redacted_thinking: `text` holds its opaque `data`.
+    `tokens`: a size the source states for the block (Codex: an encrypted reasoning item, from the usage of the
+    response that produced it), which estimators take instead of counting its text; None where nothing is stated.
     """
 
     type: BlockType
@@ -58,6 +60,7 @@ class Block:
     size: int = 0
     raw: dict | None = None
     signature: str | None = None
+    tokens: int | None = None
 
     def all_text(self) -> str:
         """Every piece of text the model sees in this block, nested results included (tool_use: the JSON input)."""
@@ -136,6 +139,8 @@ class Request:
     """One API response with its usage, counted once however many lines the source split it over.
 
     The request saw `messages[seen_start:seen_end]` (half-open; the message it produced is at `seen_end`).
+    `kind` is "turn" for the agent's own requests, "compaction" for the request that wrote a compaction's summary
+    (Codex sends it with the history, without tools, plus a summary prompt the rollout does not record).
     `sent_id` names the request as the session recorded sending it (`Session.sent`), when it did.
     """
 
@@ -150,6 +155,7 @@ class Request:
     seen_end: int = 0
     line: int | None = None
     timestamp: str | None = None
+    kind: Literal["turn", "compaction"] = "turn"
     sent_id: str | None = None
 
     @property

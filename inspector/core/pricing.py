@@ -12,19 +12,20 @@ from dataclasses import dataclass
 from operator import add
 
 from inspector.core import categories as cat
-from inspector.core.estimators import N_FEATURES, Estimator, FeatureEstimator, block_features, dot
+from inspector.core.estimators import N_FEATURES, Estimator, FeatureEstimator, Tokenizer, block_features, dot
 from inspector.core.model import Message
 
 
-def parts(message: Message, names: dict[str, str]) -> dict[str, list[float]]:
-    """The message's features per category (a message's own structure, its turn markers, goes with its first part)."""
+def parts(message: Message, names: dict[str, str], counter: Tokenizer | None = None) -> dict[str, list[float]]:
+    """The message's features per category (a message's own structure, its turn markers, goes with its first part);
+    `counter`: the tokenizer that counts its text where we ship the session's (OpenAI's o200k)."""
     out: dict[str, list[float]] = {}
     for block in message.blocks:
         key = cat.block_category(message, block, names)
         features = out.get(key)
         if features is None:
             features = out[key] = [0.0] * N_FEATURES
-        block_features(block, features)
+        block_features(block, features, counter)
     if not out:
         out[cat.USER_PROMPTS if message.role == "user" else cat.ASSISTANT_TEXT] = [0.0] * N_FEATURES
     next(iter(out.values()))[-1] += 1.0  # MESSAGE: the turn's own markers
@@ -87,6 +88,7 @@ class Pricing:
     names: dict[str, str]
     fitted: bool
     by_features: bool
+    counter: Tokenizer | None = None
 
     def model(self, i: int) -> str | None:
         return self.first_model[i] if i < len(self.first_model) else self.default_model
@@ -101,13 +103,13 @@ class Pricing:
         """Message i's estimate as accounting makes it, for `message` (any version of it)."""
         if not self.by_features:
             return float(self.final.message(message))
-        return max(0.0, dot(self.ratios(i), vector(p if p is not None else parts(message, self.names))))
+        return max(0.0, dot(self.ratios(i), vector(p if p is not None else parts(message, self.names, self.counter))))
 
     def split(self, i: int, message: Message, figure: int,
               p: dict[str, list[float]] | None = None) -> tuple[str, dict[str, int]]:
         """Message i's main category and its figure shared between its categories: by what the ratios give each
         part, or for an estimator without features by what it estimates each part's blocks at."""
-        p = p if p is not None else parts(message, self.names)
+        p = p if p is not None else parts(message, self.names, self.counter)
         ratios = self.ratios(i)
         if ratios is not None or len(p) == 1:
             return split(p, figure, ratios)

@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Sequence
 from inspector.core import categories as cat
 from inspector.core.calibration import YOUNG, Calibrator
 from inspector.core.estimators import (
-    N_FEATURES, Calibrated, Estimator, Exact, FeatureEstimator, Script, dot, get_estimator)
+    N_FEATURES, O200K, Calibrated, Estimator, Exact, FeatureEstimator, Tokenizer, dot, get_estimator, tokenizer_for)
 from inspector.core.limits import current_model
 from inspector.core.model import Compaction, Message, Request, Session
 from inspector.core.accounting import Accounting, Accuracy, RequestFigures
@@ -47,6 +47,10 @@ from inspector.core.versions import Edit, edits as session_edits, originals
 
 if TYPE_CHECKING:
     from inspector.core.follower import Change
+
+# A compaction's own request is sent another way (Codex: without the tools, with a summary prompt the rollout does
+# not record): its figure is measured, but no prediction of the agent's context, nor a calibration observation.
+COMPACTION_REQUEST = "compaction request: sent without the tools, with a summary prompt the transcript does not record"
 
 # Growth this far beyond the estimate of the messages added (x the estimate, plus tokens) is not theirs: the harness
 # injected something the transcript does not record.
@@ -92,8 +96,24 @@ def account_appended(previous: Accounting, session: Session, change: Change | No
 
 def _estimator(session: Session, estimator: str | Estimator | None) -> Estimator:
     if estimator is None:
-        estimator = "calibrated" if session.requests else "script"
+        estimator = "calibrated" if session.requests else session_default(session)
+    if estimator == "calibrated":  # fitted from the tokenizer of the session's models where we ship it
+        return Calibrated(counter=session_tokenizer(session))
     return get_estimator(estimator) if isinstance(estimator, str) else estimator
+
+
+def session_tokenizer(session: Session) -> Tokenizer | None:
+    """The tokenizer of the session's models when we ship it (OpenAI's o200k models: Codex), else None."""
+    for model in session.models:
+        found = tokenizer_for(model)
+        if found is not None:
+            return found
+    return O200K if session.format == "codex" and not session.models else None
+
+
+def session_default(session: Session) -> str:
+    """The estimator for a session without usage: `o200k` for OpenAI models, else `script`."""
+    return "o200k" if session_tokenizer(session) is not None else "script"
 
 
 class _Stale(Exception):
@@ -144,8 +164,9 @@ def _add_errors(pred: list[float], est: list[float], figures: list[RequestFigure
                 few: bool) -> tuple[list[float], list[float]]:
     """Add the absolute errors of figures[lo:hi] to the sorted lists (in place; `few`: insort, else sort once);
     returns what was added."""
-    p = [abs(f.prediction_error_pct) for f in figures[lo:hi] if f.predicted is not None]  # type: ignore[arg-type]
-    e = [abs(f.estimation_error_pct) for f in figures[max(lo, 1):hi]]
+    p = [abs(f.prediction_error_pct) for f in figures[lo:hi]  # type: ignore[arg-type]
+         if f.predicted is not None and f.request.kind == "turn"]
+    e = [abs(f.estimation_error_pct) for f in figures[max(lo, 1):hi] if f.request.kind == "turn"]
     for errors, added in ((pred, p), (est, e)):
         if few:
             for x in added:
@@ -166,6 +187,7 @@ class _Run:
         self.fitted = est.name == "calibrated"
         self.by_features = self.fitted or isinstance(est, FeatureEstimator)
         self.base_ratios = est.ratios if self.by_features and not self.fitted else None  # type: ignore[attr-defined]
+        self.counter: Tokenizer | None = getattr(est, "counter", None)  # what counts the text of the features
         self.R = len(session.requests)
         self.resumed = resume is not None
         self.inherited: _Resume | None = None  # an earlier point of the previous accounting, still good
@@ -258,7 +280,7 @@ class _Run:
         self.cumulative: list[list[float]] = [[0.0] * N_FEATURES]
         self.per_message: list[float] = []
         self.running: list[float] = [0.0]
-        self.calibrator = Calibrator()
+        self.calibrator = Calibrator(self.counter)
         self.session_anchor: dict[str, Request] = {}
         self.window_anchor: dict[str, Request] = {}
         self.figures: list[RequestFigures] = []
@@ -359,12 +381,12 @@ class _Run:
             m = msgs[i]
             if firsts:  # categories from the message as the last request saw it; its price as it first was
                 m = at_last.get(i, m)
-                p = parts(m, names)
+                p = parts(m, names, self.counter)
                 first = firsts.get(i, m)
-                f = vector(p) if first is m else vector(parts(first, names))
+                f = vector(p) if first is m else vector(parts(first, names, self.counter))
                 m = first
             else:
-                p = parts(m, names)
+                p = parts(m, names, self.counter)
                 f = vector(p)
             self.parts.append(p)
             self.feats.append(f)
@@ -379,7 +401,8 @@ class _Run:
         deltas: dict[int, tuple[list[float], float]] = {}
         for index, e in self.seen_edits:
             d, x = deltas.get(index, ([0.0] * N_FEATURES, 0.0))
-            d = list(map(sub, list(map(add, d, vector(parts(e.after, names)))), vector(parts(e.before, names))))
+            d = list(map(sub, list(map(add, d, vector(parts(e.after, names, self.counter)))),
+                         vector(parts(e.before, names, self.counter))))
             if not self.by_features:
                 x += float(self.est.message(e.after)) - float(self.est.message(e.before))
             deltas[index] = (d, x)
@@ -439,7 +462,8 @@ class _Run:
                 predicted = int(prev.measured_context + known - before + added
                                 - self._api_cleared(prev.seen_end, r.seen_end))
                 growth = r.measured_context - prev.measured_context
-                if model == (prev.model or "") and 0 <= growth <= UNEXPLAINED_FACTOR * added + UNEXPLAINED_SLACK:
+                if r.kind == "turn" and model == (prev.model or "") and (
+                        0 <= growth <= UNEXPLAINED_FACTOR * added + UNEXPLAINED_SLACK):
                     calibrator.observe(model, self._features(prev.seen_end, r.seen_end), growth)
             window_anchor.setdefault(model, r)
             session_anchor.setdefault(model, r)
@@ -484,7 +508,7 @@ class _Run:
         measured = self.measured
         measured.extend([None] * (n - len(measured)))
         self.pricing = pricing = Pricing(final, first_model, reqs[-1].model if reqs else None, self.names,
-                                         self.fitted, self.by_features)
+                                         self.fitted, self.by_features, self.counter)
         # Seen microcompactions, applied before the first request that saw them (a resumed run has none left:
         # `_resume` refuses one after its point): each edited message keeps its figure in the ratio of its
         # estimates after and before, and what that frees is part of the growth the request measured.
@@ -535,7 +559,9 @@ class _Run:
             growth = r.measured_context - p.measured_context + freed  # what the messages added, the edits' back
             guess = sum(estimated_f[lo_r:hi])
             cause = None
-            if model != (p.model or ""):
+            if r.kind == "compaction":
+                cause = COMPACTION_REQUEST
+            elif model != (p.model or ""):
                 cause = f"model switch {p.model} -> {r.model}: another system prompt and tokenizer"
             elif growth < 0 and any(c.kind == "microcompact" and lo_r < c.index <= hi for c in session.compactions):
                 cause = "context shrank: tool results cleared (a microcompaction)"
@@ -698,14 +724,14 @@ _last_fit: list[tuple[Session, dict[str, tuple[float, ...]]]] = []
 def estimator_for(session: Session, name: str | None = None) -> Estimator:
     """An estimator for hypothetical states of `session` (compaction previews): `calibrated` (the default when the
     session has usage) comes fitted on all its requests, answering for its current model."""
-    name = name or ("calibrated" if session.requests else "script")
+    name = name or ("calibrated" if session.requests else session_default(session))
     if name != "calibrated":
         return get_estimator(name)
     if not session.requests:
-        return Script()
+        return get_estimator(session_default(session))
     last = _last_fit[:1]
     ratios = last[0][1] if last and last[0][0] is session else account(session, "calibrated").ratios
-    return Calibrated(ratios, current_model(session))
+    return Calibrated(ratios, current_model(session), session_tokenizer(session))
 
 
 def _spread(measured: list[int | None], weights: list[float], lo: int, hi: int, total: int) -> int:

@@ -1,9 +1,22 @@
-"""Codex CLI rollouts (`~/.codex/sessions/YYYY/MM/DD/rollout-<ts>-<uuid>.jsonl`), FORMATS.md section 2.
+"""Codex CLI rollouts (`~/.codex/sessions/YYYY/MM/DD/rollout-<ts>-<uuid>.jsonl`), FORMATS.md section 2 and
+docs/codex-format.md.
 
 The model's context is the `response_item` stream: consecutive model-side items (reasoning, assistant text, tool
 calls) form one assistant message, consecutive tool outputs one tool_result message. `event_msg` items mostly repeat
-those for the UI and are skipped, except `token_count` (one Request per distinct value; Codex writes the same figure
-several times) and `context_compacted`. Like the Claude Code loader it is stateful: `feed` lines, `build` any time.
+those for the UI and are skipped. Usage comes two ways:
+
+- Codex 0.171 writes a `token_usage_record{response_id, usage}` right after each response's items: one Request per
+  record, for the model output just before it (exact).
+- Older rollouts only have `token_count` events (one Request per distinct cumulative total; Codex writes the same
+  figure several times). Where they sit differs: 0.58 writes a response's `token_count` *before* that response's
+  items (they are recorded once the response has completed), other files after them. The first usage of a turn
+  tells which: before any model output of the turn, the figure belongs to the output that follows it.
+
+A response's `reasoning_output_tokens` is the size of its encrypted reasoning, which Codex sends back with later
+requests: the loader puts it on the reasoning blocks (`Block.tokens`), the only size the rollout states for them.
+The summary request of a compaction (0.171 compacts with an ordinary request: history, no tools, a summary prompt
+the rollout does not record) is a Request of kind "compaction". Like the Claude Code loader it is stateful: `feed`
+lines, `build` any time.
 """
 
 from __future__ import annotations
@@ -20,7 +33,8 @@ META_PREFIXES = ("<environment_context>", "<user_instructions>", "# AGENTS.md in
                  "<turn_aborted>")
 SKIPPED_ITEMS = frozenset({"ghost_snapshot"})
 UI_EVENTS = frozenset({"user_message", "agent_message", "agent_reasoning", "agent_reasoning_raw_content",
-                       "turn_aborted", "task_started", "task_complete", "exec_command_begin", "exec_command_end",
+                       "turn_aborted", "task_started", "task_complete", "thread_settings_applied",
+                       "exec_command_begin", "exec_command_end",
                        "patch_apply_begin", "patch_apply_end", "mcp_tool_call_begin", "mcp_tool_call_end",
                        "web_search_begin", "web_search_end", "turn_diff", "entered_review_mode",
                        "exited_review_mode", "agent_reasoning_section_break", "view_image_tool_call", "plan_update",
@@ -29,6 +43,9 @@ UI_EVENTS = frozenset({"user_message", "agent_message", "agent_reasoning", "agen
 CALL_ITEMS = frozenset({"function_call", "custom_tool_call", "local_shell_call", "web_search_call"})
 OUTPUT_ITEMS = frozenset({"function_call_output", "custom_tool_call_output"})
 LEGACY_ITEMS = CALL_ITEMS | OUTPUT_ITEMS | {"message", "reasoning"}
+# Records that only keep the harness's own state: `world_state` (what its developer messages are built from, the
+# messages themselves being recorded), `state` (older rollouts).
+STATE_RECORDS = frozenset({"state", "world_state"})
 
 
 class CodexLoader:
@@ -39,6 +56,11 @@ class CodexLoader:
         self._open: Message | None = None  # the message consecutive items of the same side are appended to
         self._unknown: dict[str, list[int]] = {}
         self._compacted_pending = False  # a `compacted` item was just seen: its `context_compacted` event repeats it
+        self._records = False  # token_usage_record lines (0.171): they, not token_count, give the requests
+        self._before: bool | None = None  # token_count layout: a response's usage precedes its items (0.58)
+        self._pending: Request | None = None  # that usage, waiting for the first item of its response
+        self._turn_output = False  # model output was seen since the last user input
+        self._reasoning = 0  # reasoning_output_tokens of the last usage read
 
     def warn(self, line: int | None, message: str) -> None:
         self.session.warnings.append(LoadWarning(line, message))
@@ -73,7 +95,9 @@ class CodexLoader:
             self._event(line_no, ts, payload)
         elif kind == "compacted":
             self._compacted(line_no, offset, ts, payload)
-        elif kind != "state":
+        elif kind == "token_usage_record":
+            self._record(line_no, ts, payload)
+        elif kind not in STATE_RECORDS:
             self._note_unknown(str(kind), line_no)
 
     def _note_unknown(self, kind: str, line_no: int) -> None:
@@ -125,29 +149,83 @@ class CodexLoader:
         if window:
             s.window = window
         last, total = info.get("last_token_usage"), info.get("total_token_usage")
-        if not isinstance(last, dict) or total == self._last_total:
-            return  # the same figure written again
+        if self._records or not isinstance(last, dict) or total == self._last_total:
+            return  # the records give the requests; or the same figure written again
+        if not as_int(last.get("input_tokens")) and not as_int(last.get("output_tokens")):
+            return  # Codex's own estimate of the history after a compaction: no response measured it
         self._last_total = total
+        if self._before is None:
+            self._before = not self._turn_output
+        if self._before:  # the usage of the response whose items come next
+            self._settle_pending()
+            n = len(s.messages)
+            self._pending = self._request(f"codex-line-{line_no}", last, n, line_no, ts)
+            self._open = None
+            return
+        self._attach(self._request(f"codex-line-{line_no}", last, 0, line_no, ts), line_no)
+
+    def _record(self, line_no: int, ts: str | None, payload: dict) -> None:
+        """A 0.171 `token_usage_record`: the usage of the response whose items were just written."""
+        usage = payload.get("usage")
+        if not isinstance(usage, dict):
+            self.warn(line_no, "token usage record without usage, skipped")
+            return
+        self._records = True
+        self._settle_pending()
+        rid = opt_str(payload.get("response_id")) or f"codex-line-{line_no}"
+        self._attach(self._request(rid, usage, 0, line_no, ts), line_no)
+
+    def _request(self, rid: str, usage: dict, index: int, line_no: int, ts: str | None) -> Request:
+        cached = as_int(usage.get("cached_input_tokens"))  # already inside input_tokens: never add it again
+        written = as_int(usage.get("cache_write_input_tokens"))
+        fresh = max(0, as_int(usage.get("input_tokens")) - cached - written)
+        request = Request(rid, self.model, fresh, written, cached, as_int(usage.get("output_tokens")),
+                          message_index=index, seen_start=self.session.context_start, seen_end=index, line=line_no,
+                          timestamp=ts)
+        self._reasoning = as_int(usage.get("reasoning_output_tokens"))
+        self.session.requests.append(request)
+        if self.model and self.model not in self.session.models:
+            self.session.models.append(self.model)
+        return request
+
+    def _attach(self, request: Request, line_no: int) -> None:
+        """Link `request` to the model output just before it (the after-items layouts)."""
+        s = self.session
         index = next((i for i in range(len(s.messages) - 1, -1, -1) if s.messages[i].role == "assistant"), None)
         if index is None:
-            self.warn(line_no, "token count before any model output, skipped")
+            s.requests.pop()
+            self.warn(line_no, "token usage before any model output, skipped")
             return
-        cached = as_int(last.get("cached_input_tokens"))  # already inside input_tokens: never add it again
-        request = Request(f"codex-line-{line_no}", self.model, max(0, as_int(last.get("input_tokens")) - cached), 0,
-                          cached, as_int(last.get("output_tokens")), message_index=index,
-                          seen_start=s.context_start, seen_end=index, line=line_no, timestamp=ts)
-        s.requests.append(request)
+        self._link(request, index)
+        self._open = None  # the next model output belongs to a new response
+
+    def _link(self, request: Request, index: int) -> None:
+        s = self.session
+        request.message_index = request.seen_end = index
         message = s.messages[index]
         if message.response_id is None:
             message.response_id = request.id
             message.model = self.model
-        if self.model and self.model not in s.models:
-            s.models.append(self.model)
-        self._open = None  # the next model output belongs to a new response
+        _spread_reasoning(message, self._reasoning)
+
+    def _settle_pending(self) -> None:
+        """A before-layout usage whose response wrote no item: it measured the last model output there is."""
+        request, self._pending = self._pending, None
+        if request is None:
+            return
+        s = self.session
+        index = next((i for i in range(len(s.messages) - 1, -1, -1) if s.messages[i].role == "assistant"), None)
+        if index is None:
+            s.requests.remove(request)
+            self.warn(request.line, "token usage before any model output, skipped")
+        else:
+            self._link(request, index)
 
     def _compacted(self, line_no: int, offset: int, ts: str | None, payload: dict) -> None:
-        self._compaction(line_no, ts)
         summary = opt_str(payload.get("message")) or ""
+        self._settle_pending()
+        self._mark_summary_request(summary)
+        self._compaction(line_no, ts)
         history = payload.get("replacement_history")
         if isinstance(history, list):
             for item in history:
@@ -165,6 +243,19 @@ class CodexLoader:
         self._open = None
         self._compacted_pending = True
 
+    def _mark_summary_request(self, summary: str) -> None:
+        """The request that wrote `summary` (its answer is the last model output, quoted in the summary message)
+        is the compaction's own request."""
+        s = self.session
+        if not s.requests or not summary:
+            return
+        request = s.requests[-1]
+        if request.message_index >= len(s.messages):
+            return
+        answer = s.messages[request.message_index].text().strip()
+        if request.seen_start == s.context_start and answer and answer in summary:
+            request.kind = "compaction"
+
     def _compaction(self, line_no: int, ts: str | None) -> None:
         s = self.session
         self._open = None
@@ -179,22 +270,52 @@ class CodexLoader:
         if open_ is not None and open_.role == role and open_.kind == kind:
             open_.blocks.extend(blocks)
             open_.lines += (line_no,)
+            if role == "assistant" and open_.response_id is not None:
+                _spread_reasoning(open_, self._reasoning)  # before-layout: usage came first
             return
         self._add(Message(role, kind, list(blocks)), line_no, offset, ts)  # type: ignore[arg-type]
 
     def _add(self, message: Message, line_no: int, offset: int, ts: str | None) -> None:
         message.lines, message.offset, message.timestamp = (line_no,), offset, ts
+        if message.role == "assistant":
+            self._turn_output = True
+        elif message.kind in ("prompt", "meta"):
+            self._turn_output = False
+            self._settle_pending()
         self.session.messages.append(message)
         self._open = message
         self._compacted_pending = False  # a context_compacted event after new messages is a new compaction
+        if message.role == "assistant" and self._pending is not None:
+            request, self._pending = self._pending, None
+            self._link(request, len(self.session.messages) - 1)
 
     def build(self) -> Session:
         s = self.session
+        if self._pending is not None:  # a live file: keep the pending usage on the last output for now
+            pending = self._pending
+            self._settle_pending()
+            self._pending = pending if pending in s.requests else None
         warnings = list(s.warnings) + [
             LoadWarning(first, f"skipped {n} {'entries' if n > 1 else 'entry'} of unknown type {kind!r}")
             for kind, (n, first) in self._unknown.items()]
         return s.copy_with(messages=list(s.messages), requests=list(s.requests), compactions=list(s.compactions),
                            warnings=warnings, models=list(s.models))
+
+
+def _spread_reasoning(message: Message, tokens: int) -> None:
+    """Give a response's reasoning tokens to its encrypted reasoning blocks that have no size yet (in equal
+    shares; the usage states one figure per response). Their summaries are for the UI: the model gets the
+    reasoning back, not the summary, so a summary beside an encrypted item counts nothing."""
+    blocks = message.blocks
+    hidden = [k for k, b in enumerate(blocks) if b.type == "redacted_thinking" and b.tokens is None]
+    if not hidden:
+        return
+    given = sum(b.tokens or 0 for b in blocks if b.type == "redacted_thinking")  # to the response's earlier items
+    share, extra = divmod(max(0, tokens - given), len(hidden))
+    for n, k in enumerate(hidden):
+        blocks[k].tokens = share + (1 if n < extra else 0)
+        if k and blocks[k - 1].type == "thinking" and blocks[k - 1].tokens is None:
+            blocks[k - 1].tokens = 0
 
 
 def _legacy(obj: dict) -> tuple[str | None, Any]:

@@ -1,7 +1,9 @@
 """The system prompt of a loaded session: what the source recorded, measured or lets us reconstruct.
 
 Formats differ in what they keep. Anthropic requests (and our own neutral sessions) record the system prompt and
-every tool schema; Codex records its instructions. Claude Code 2.1.332 records each request as sent
+every tool schema; Codex records its instructions and the developer and environment messages it sends (shown part
+by part), not its tool schemas nor the API's own system message (measured as the rest of the first request's
+context). Claude Code 2.1.332 records each request as sent
 (`Session.sent`): its system blocks (split at their markdown headings), every tool schema (MCP tools grouped by
 server) and the system-reminders it injected, all exact. Older Claude Code records none of it, so its prefix
 (system prompt, tool schemas, CLAUDE.md, environment) is known only by size, measured from the first request's
@@ -12,6 +14,7 @@ exists here, labelled "reconstructed" because they may have changed since.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -19,7 +22,7 @@ from inspector.core.estimators import Estimator, Exact, get_estimator
 from inspector.core.model import Session
 from inspector.core.prompt.builder import Section, claude_md_sections, match_exact
 from inspector.core.sent_requests import SentRequest
-from inspector.core.tokens import Accounting, account
+from inspector.core.tokens import Accounting, account, estimator_for
 
 MCP_PREFIX = "mcp__"
 
@@ -40,7 +43,12 @@ def session_prompt(session: Session, estimator: str | Estimator = "script",
     say what could not be shown and why. Reconstructed files are inside the measured prefix, so `tokens` skips
     them. A session that records its requests shows one of them, `request` (default: the last of the main
     thread)."""
-    est = estimator if isinstance(estimator, Estimator) else get_estimator(estimator)
+    if isinstance(estimator, Estimator):
+        est = estimator
+    elif estimator == "calibrated" and session.requests:  # fitted on the session (and its tokenizer)
+        est = estimator_for(session, "calibrated")
+    else:
+        est = get_estimator(estimator)
     result = SessionPrompt([])
     if session.sent is not None and session.sent.requests:
         _sent(session, result, est, request or latest(session))
@@ -50,7 +58,9 @@ def session_prompt(session: Session, estimator: str | Estimator = "script",
         title = "Instructions" if session.format == "codex" else "System prompt"
         result.sections += [Section(t, text, "recorded", path=session.source, kind="recorded")
                             for t, text in split_headings(session.system, title)]
-    for message in session.messages:
+    if session.format == "codex":
+        _codex_messages(session, result)
+    for message in session.messages if session.format != "codex" else ():
         if message.kind == "system" and message.text() and message.attachment is None:
             result.sections.append(Section("System message", message.text(), "recorded", path=session.source,
                                            lines=message.lines[:1], kind="recorded"))
@@ -66,6 +76,8 @@ def session_prompt(session: Session, estimator: str | Estimator = "script",
     elif session.format == "codex":
         result.notes.append("Codex does not record its tool schemas")
     _count(result, est)
+    if session.format == "codex":
+        _codex_unrecorded(session, result, accounting or account(session, est) if session.requests else None)
     if isinstance(est, Exact) and [s for s in result.sections if s.kind == "recorded"]:
         recorded = [s for s in result.sections if s.kind == "recorded"]
         match_exact(recorded, est, "\n\n".join(s.text for s in recorded if not s.title.startswith("Tool: ")),
@@ -168,6 +180,41 @@ def split_headings(text: str, untitled: str) -> list[tuple[str, str]]:
             parts.append((line[2:].strip(), []))
         parts[-1][1].append(line)
     return [(title, "\n".join(lines).strip()) for title, lines in parts if "\n".join(lines).strip()]
+
+
+_TAG = re.compile(r"\s*<([a-z_ ]+)>")
+
+
+def _codex_messages(session: Session, result: SessionPrompt) -> None:
+    """The developer messages (skills, permissions, deferred tools: one section per part, titled by its tag) and
+    the harness's user messages (environment context, AGENTS.md) before the current context's first prompt: the
+    rest of the prefix Codex sends before the conversation."""
+    for message in session.context:
+        if message.kind == "prompt":
+            break  # the conversation starts
+        if message.kind not in ("system", "meta"):
+            continue
+        for block in message.blocks:
+            if block.type != "text" or not block.text.strip():
+                continue
+            tag = _TAG.match(block.text)
+            title = tag.group(1).replace("_", " ").capitalize() if tag else "Developer message"
+            result.sections.append(Section(title, block.text, "recorded", path=session.source,
+                                           lines=message.lines[:1], kind="recorded"))
+
+
+def _codex_unrecorded(session: Session, result: SessionPrompt, accounting: Accounting | None) -> None:
+    """What Codex sends that the rollout leaves out, by size: the first request's measured prefix (everything
+    before its messages) less the recorded instructions."""
+    if accounting is None or not accounting.prefix_measured:
+        result.notes.append("no request with usage: the tool schemas' size cannot be measured")
+        return
+    instructions = sum(s.tokens for s in result.sections if s.kind == "recorded" and not s.lines)
+    result.sections.append(Section(
+        "Unrecorded: tool schemas, the API's system message", "", "measured", max(0, accounting.prefix - instructions),
+        path=session.source, kind="measured",
+        note="not in the rollout; measured as the first request's context less the estimates of the instructions "
+             "and of the messages it saw"))
 
 
 def _claude_code(session: Session, result: SessionPrompt, est: Estimator,
