@@ -174,10 +174,10 @@ def _describe(exc: BaseException) -> str:
     return text.splitlines()[0][:300]
 
 
-def upstream_defaults(environ: dict[str, str], override: str | None = None) -> dict[str, str]:
-    """Each API's upstream: `override` for both when given, else what the API's variable held, else the real API."""
+def upstream_defaults(environ: dict[str, str]) -> dict[str, str]:
+    """Each API's upstream when none is given: what the API's variable held, else the real API."""
     out = {}
     for name, api in APIS.items():
         held = next((environ[v] for v in api.env if environ.get(v, "").strip()), None)
-        out[name] = (override or held or api.default).rstrip("/")
+        out[name] = (held or api.default).rstrip("/")
     return out
