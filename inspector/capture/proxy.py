@@ -14,6 +14,7 @@ written to the client, so recording adds no wait before a chunk goes out.
 from __future__ import annotations
 
 import asyncio
+from urllib.parse import urlsplit, urlunsplit
 from dataclasses import dataclass
 import aiohttp
 from aiohttp import web
@@ -44,6 +45,7 @@ class CaptureProxy:
         self.upstreams = {name: url.rstrip("/") for name, url in upstreams.items()}
         self.port = port
         self.stats = Stats()
+        self.listening: list[tuple[str, int]] = []  # (address, port) of each socket the proxy listens on
         self._runner: web.AppRunner | None = None
         self._session: aiohttp.ClientSession | None = None
 
@@ -65,8 +67,9 @@ class CaptureProxy:
         await self._runner.setup()
         site = web.TCPSite(self._runner, LOOPBACK, self.port, reuse_address=True)
         await site.start()
-        server = site._server  # the bound socket is the only place the chosen free port is told
-        self.port = server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        server = site._server  # the bound sockets are the only place the chosen free port is told
+        self.listening = [sock.getsockname()[:2] for sock in server.sockets]  # type: ignore[union-attr]
+        self.port = self.listening[0][1]
         self.capture.begin({"proxy": self.url,
                             "upstreams": {name: public_url(url) for name, url in self.upstreams.items()}})
 
@@ -113,11 +116,13 @@ class CaptureProxy:
         """Send the request upstream and the answer back; (the response, why the exchange ended early or None)."""
         assert self._session is not None
         headers = [(k, v) for k, v in request.headers.items() if k.lower() not in HOP_BY_HOP]
+        if "authorization" in request.headers:
+            target = _without_userinfo(target)  # the client's own credentials win over the URL's basic auth
         try:
             upstream = await self._session.request(request.method, target, headers=headers,
                                                    data=body if body or request.method != "GET" else None,
                                                    allow_redirects=False)
-        except (aiohttp.ClientError, OSError, asyncio.TimeoutError) as exc:
+        except (aiohttp.ClientError, OSError, asyncio.TimeoutError, ValueError) as exc:
             problem = f"cannot reach the upstream {public_url(target)}: {_describe(exc)}"
             if exchange is not None:
                 exchange.respond(502, [("content-type", "application/json")])
@@ -155,6 +160,13 @@ class CaptureProxy:
             except (ConnectionError, aiohttp.ClientConnectionResetError):
                 return response, "the client closed the connection"
         return response, None
+
+
+def _without_userinfo(url: str) -> str:
+    parts = urlsplit(url)
+    if parts.username is None and parts.password is None:
+        return url
+    return urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))
 
 
 def _drop(request: web.Request) -> None:
