@@ -3,8 +3,9 @@ and passes the answer back chunk by chunk as it arrives.
 
 Forwarded unchanged: the method, the path after the API's prefix, the query, the body's bytes (compressed or not)
 and every header except the hop-by-hop ones (`connection`, `transfer-encoding`, ...; `host` names the upstream);
-aiohttp adds none of its own (`skip_auto_headers`) and decompresses nothing (`auto_decompress=False`), so the
-upstream's status, headers and bytes reach the client as sent, 4xx/5xx errors included. When the upstream drops a
+aiohttp adds none of its own (`skip_auto_headers`) and decompresses nothing, either way (`auto_decompress=False` on
+the server and the client), so the upstream gets the client's bytes and the client the upstream's status, headers and
+bytes as sent, 4xx/5xx errors included. When the upstream drops a
 stream mid-way the client's connection is dropped too, as it would have been without the proxy (never ended
 cleanly); when the upstream cannot be reached the client gets a 502 in the API's error shape. Requests of a
 recorded protocol become an `Exchange` whose record the `CaptureFile` writes; the copy is made after each chunk is
@@ -63,7 +64,8 @@ class CaptureProxy:
             auto_decompress=False, skip_auto_headers=("Accept", "Accept-Encoding", "User-Agent", "Content-Type"),
             connector=aiohttp.TCPConnector(limit=256),
             timeout=aiohttp.ClientTimeout(total=None, sock_connect=60))
-        self._runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=SHUTDOWN_GRACE)
+        self._runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=SHUTDOWN_GRACE,
+                                     auto_decompress=False)  # request bodies go on compressed, as they came
         await self._runner.setup()
         site = web.TCPSite(self._runner, LOOPBACK, self.port, reuse_address=True)
         await site.start()
