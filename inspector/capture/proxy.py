@@ -3,13 +3,13 @@ and passes the answer back chunk by chunk as it arrives.
 
 Forwarded unchanged: the method, the path after the API's prefix, the query, the body's bytes (compressed or not)
 and every header except the hop-by-hop ones (`connection`, `transfer-encoding`, ...; `host` names the upstream);
-aiohttp adds none of its own (`skip_auto_headers`) and decompresses nothing, either way (`auto_decompress=False` on
-the server and the client), so the upstream gets the client's bytes and the client the upstream's status, headers and
-bytes as sent, 4xx/5xx errors included. When the upstream drops a
-stream mid-way the client's connection is dropped too, as it would have been without the proxy (never ended
-cleanly); when the upstream cannot be reached the client gets a 502 in the API's error shape. Requests of a
-recorded protocol become an `Exchange` whose record the `CaptureFile` writes; the copy is made after each chunk is
-written to the client, so recording adds no wait before a chunk goes out.
+aiohttp adds none of its own (`skip_auto_headers`) and decompresses nothing either way (`auto_decompress=False` on
+the server and the client), so the upstream gets the client's bytes and the client the upstream's status, headers
+and bytes as sent, 4xx/5xx errors included. When the upstream drops a stream mid-way the client's connection is
+dropped too, as it would have been without the proxy (never ended cleanly); when the upstream cannot be reached the
+client gets a 502 in the API's error shape. Requests of a recorded protocol become an `Exchange` whose record the
+`CaptureFile` writes; the copy is made after each chunk is written to the client, so recording adds no wait before a
+chunk goes out.
 """
 
 from __future__ import annotations
