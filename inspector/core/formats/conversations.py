@@ -298,7 +298,8 @@ class ConversationLoader:
 
 def _thread_note(t: _Thread) -> LoadWarning:
     s = t.session
-    first = next((m.text() for m in s.messages if m.role == "user"), "")
+    typed = (b.text for m in s.messages if m.role == "user" for b in m.blocks if b.type == "text")
+    first = next((t for t in typed if not t.lstrip().startswith("<system-reminder>")), "")  # what was asked
     preview = " ".join(first.split())
     preview = preview[:PREVIEW] + ("…" if len(preview) > PREVIEW else "")
     what = f"{t.exchanges} request{'s' * (t.exchanges != 1)}"
