@@ -133,12 +133,12 @@ async def post(port: int, path: str, bench: dict, *, body_bytes: int = 0, timeou
                      f"content-length: {len(body)}\r\n\r\n".encode() + body)
         await writer.drain()
         start = time.perf_counter()
-        return await asyncio.wait_for(_read_response(reader, start), timeout)
+        return await asyncio.wait_for(_read_response(reader, start, bench.get("mode") == "latency"), timeout)
     finally:
         writer.close()
 
 
-async def _read_response(reader: asyncio.StreamReader, start: float) -> Received:
+async def _read_response(reader: asyncio.StreamReader, start: float, stamped: bool) -> Received:
     status = int((await reader.readline()).split()[1])
     headers: dict[str, str] = {}
     while (h := await reader.readline()) not in (b"\r\n", b""):
@@ -153,9 +153,10 @@ async def _read_response(reader: asyncio.StreamReader, start: float) -> Received
             data = await reader.readexactly(size + 2)
             if size == 0:
                 break
-            now = time.monotonic_ns()
             got.bytes += size
-            got.latencies_ms += [(now - int(t)) / 1e6 for t in SEND_TIME.findall(data)]
+            if stamped:
+                now = time.monotonic_ns()
+                got.latencies_ms += [(now - int(t)) / 1e6 for t in SEND_TIME.findall(data)]
     got.seconds = time.perf_counter() - start
     return got
 

@@ -21,7 +21,7 @@ from inspector.capture.messages_stream import MessagesStream
 from inspector.capture.protocols import PROTOCOLS, protocol_for
 from inspector.capture.redact import credentials, kept_headers, kept_query, public_url, REQUEST_HEADERS
 from inspector.capture.responses_stream import ResponsesStream
-from inspector.capture.sse import SSEParser
+from inspector.capture.sse import SSEParser, data_array, split
 from inspector.core.formats.conversations import CAPTURE_FORMATS
 from mock_api import responses as r
 from mock_api.responses import sse_events
@@ -29,18 +29,16 @@ from mock_api.responses import sse_events
 
 def anthropic_stream(reply: r.Reply) -> bytes:
     return b"".join(f"event: {name}\ndata: {json.dumps(data)}\n\n".encode()
-                    for name, data in sse_events(reply, "msg_1", "claude-x", 42))
+                    for name, data in sse_events(reply, "msg_1", "claude-x", (42, 7, 0)))
 
 
 def rebuild(stream, raw: bytes, cuts: list[int]):
     parser = SSEParser()
     start = 0
     for cut in [*cuts, len(raw)]:
-        for name, data in parser.feed(raw[start:cut]):
-            stream.event(name, data)
+        stream.feed(parser.feed(raw[start:cut]))
         start = cut
-    for name, data in parser.close():
-        stream.event(name, data)
+    stream.feed(parser.close())
     return stream.result()
 
 
@@ -64,9 +62,14 @@ def test_sse_line_ends_crlf_and_cr_and_multiline_data():
     raw = b": comment\r\nevent: a\r\ndata: {\"x\":\r\ndata: 1}\r\n\r\nevent: b\rdata: 2\r\r"
     got = []
     for i in range(len(raw)):  # one byte at a time: a CRLF split between chunks is one line end
-        got += parser.feed(raw[i:i + 1])
-    assert got == [("a", b'{"x":\n1}'), ("b", b"2")]
-    assert parser.feed(b"data: no blank line at the end") == [] and parser.close() == [("", b"no blank line at the end")]
+        got += split(parser.feed(raw[i:i + 1]))
+    assert got == [(b"a", b'{"x":\n1}'), (b"b", b"2")]
+    assert parser.feed(b"data: no blank line at the end") == b""
+    assert split(parser.close()) == [(b"", b"no blank line at the end")]
+    usual = b'event: x\ndata: {"a": 1}\n\ndata: [2]\n\n'
+    assert json.loads(data_array(usual)) == [{"a": 1}, [2]]
+    for odd in (b": ping\n\n", b"data: 1\ndata: 2\n\n", b"id: 3\ndata: 1\n\n", b"event: e\n\n", b"data:{}\n\n"):
+        assert data_array(usual + odd) is None  # any other shape: the events are read one by one
 
 
 def test_a_cut_off_anthropic_stream_keeps_what_arrived():

@@ -10,28 +10,29 @@ from __future__ import annotations
 
 from typing import Any
 
-import orjson
+from inspector.capture.rebuild import Rebuilder
 
 TEXT_FIELDS = ("content", "refusal", "reasoning_content")
 
 
-class ChatStream:
+class ChatStream(Rebuilder):
     def __init__(self) -> None:
+        super().__init__()
         self.head: dict[str, Any] = {}
         self.choices: dict[int, dict[str, Any]] = {}
         self._text: dict[tuple[int, str], list[str]] = {}
         self._calls: dict[int, dict[int, dict[str, Any]]] = {}
         self._args: dict[tuple[int, int], list[str]] = {}
         self.done = False  # [DONE] arrived
-        self.error: Any = None
-        self.events = 0
 
-    def event(self, name: str, data: bytes) -> None:
-        self.events += 1
-        if data.strip() == b"[DONE]":
+    def feed(self, run: bytes) -> None:
+        head, done, tail = run.partition(b"data: [DONE]\n\n")
+        if done:
             self.done = True
-            return
-        obj = orjson.loads(data)
+            self.events += 1
+        super().feed(head + tail)
+
+    def apply(self, name: bytes, obj: Any) -> None:
         if not isinstance(obj, dict):
             return
         if "error" in obj:

@@ -55,8 +55,6 @@ class Exchange:
         self._body: list[bytes] = []
         self._size = 0
         self._problem: str | None = None  # why the copy stopped being parsed (the client was not affected)
-        self._bad = 0  # events that could not be read (skipped), and the first of them
-        self._bad_first: str | None = None
         self.done = False
 
     def respond(self, status: int, headers: list[tuple[str, str]]) -> None:
@@ -91,12 +89,7 @@ class Exchange:
         except EncodingError as exc:
             self._stop(f"the event stream could not be decoded after {self.stream.events} events: {exc}")
             return
-        for name, payload in self._sse.feed(data):
-            try:
-                self.stream.event(name, payload)
-            except (ValueError, TypeError, AttributeError) as exc:  # one event that is not what its protocol says
-                self._bad += 1
-                self._bad_first = self._bad_first or f"event {self.stream.events}: {str(exc)[:120]}"
+        self.stream.feed(self._sse.feed(data))
 
     def _stop(self, problem: str) -> None:
         self._problem = problem
@@ -109,11 +102,7 @@ class Exchange:
         r["bytes"] = {"request": self._request_size, "response": self._size}
         if self.stream is not None:
             if self._sse is not None:
-                try:
-                    for name, payload in self._sse.close():
-                        self.stream.event(name, payload)
-                except (ValueError, TypeError, AttributeError):
-                    pass  # an event cut off by the end of the stream: nothing of it to add
+                self.stream.feed(self._sse.close())
             r["response"] = self.stream.result() if self._problem is None else None  # undecodable: nothing read
             r["events"] = self.stream.events
             if error is None and self.stream.error is not None:
@@ -127,9 +116,9 @@ class Exchange:
             self._body = []
         r["complete"] = error is None
         r["error"] = error
-        if self._bad:
-            self._problem = f"{self._bad} event(s) could not be read and were left out ({self._bad_first})" + (
-                f"; {self._problem}" if self._problem else "")
+        bad = self.stream.bad if self.stream is not None else 0
+        if bad:
+            r["record_note"] = f"{bad} event(s) could not be read and were left out ({self.stream.bad_first})"
         if self._problem is not None:
             r["record_note"] = self._problem
         r["duration_ms"] = round((time.perf_counter() - self.started) * 1000, 1)

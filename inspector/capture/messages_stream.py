@@ -13,24 +13,54 @@ from typing import Any
 
 import orjson
 
+from inspector.capture.rebuild import Rebuilder
 
-class MessagesStream:
+# The field of each delta type that carries a piece of its block's text (signature and citation deltas do not).
+DELTA_FIELDS = {"text_delta": "text", "thinking_delta": "thinking", "input_json_delta": "partial_json"}
+
+
+class MessagesStream(Rebuilder):
     def __init__(self) -> None:
+        super().__init__()
         self.message: dict[str, Any] = {"type": "message", "role": "assistant", "content": []}
         self.blocks: dict[int, dict[str, Any]] = {}
         self._parts: dict[int, list[str]] = {}  # text / thinking / tool-input pieces of each open block
-        self.complete = False  # message_stop arrived
-        self.error: Any = None
-        self.events = 0
 
-    def event(self, name: str, data: bytes) -> None:
-        self.events += 1
-        obj = orjson.loads(data)
-        if not isinstance(obj, dict):
+    def apply_all(self, parsed: list[Any], names: list[bytes] | None) -> None:
+        """Text, thinking and tool-input deltas (nearly every event) are taken in line, by subscripts: anything else,
+        or a delta not of that shape, goes through `apply`."""
+        parts_of, fields = self._parts, DELTA_FIELDS
+        for n, obj in enumerate(parsed):
+            try:
+                if obj["type"] == "content_block_delta":
+                    delta = obj["delta"]
+                    piece = delta[fields[delta["type"]]]
+                    if piece.__class__ is str:
+                        parts_of[obj["index"]].append(piece)
+                        continue
+            except (KeyError, TypeError, IndexError):
+                pass
+            try:
+                self.apply(names[n] if names else b"", obj)
+            except (TypeError, AttributeError, KeyError, ValueError) as exc:
+                self.skipped(exc)
+
+    def apply(self, name: bytes, obj: Any) -> None:
+        if type(obj) is not dict:
             return
-        kind = obj.get("type") or name
+        kind = obj.get("type") or name.decode("utf-8", "replace")
         if kind == "content_block_delta":
-            self._delta(obj.get("index"), obj.get("delta") or {})
+            index, delta = obj.get("index"), obj.get("delta")
+            if index not in self._parts or type(delta) is not dict:
+                return  # a delta for a block that never started (or already stopped): nothing to add it to
+            piece = delta.get(DELTA_FIELDS.get(delta.get("type"), ""))
+            if isinstance(piece, str):
+                self._parts[index].append(piece)
+            elif delta.get("type") == "signature_delta":
+                block = self.blocks[index]
+                block["signature"] = block.get("signature", "") + delta.get("signature", "")
+            elif delta.get("type") == "citations_delta":
+                self.blocks[index].setdefault("citations", []).append(delta.get("citation"))
         elif kind == "content_block_start":
             block = dict(obj.get("content_block") or {})
             index = obj.get("index", len(self.blocks))
@@ -51,22 +81,6 @@ class MessagesStream:
             self.complete = True
         elif kind == "error":
             self.error = obj.get("error", obj)
-
-    def _delta(self, index: Any, delta: dict) -> None:
-        block = self.blocks.get(index)
-        if block is None:
-            return  # a delta for a block that never started: nothing to add it to
-        kind = delta.get("type")
-        if kind == "text_delta":
-            self._parts[index].append(delta.get("text", ""))
-        elif kind == "thinking_delta":
-            self._parts[index].append(delta.get("thinking", ""))
-        elif kind == "input_json_delta":
-            self._parts[index].append(delta.get("partial_json", ""))
-        elif kind == "signature_delta":
-            block["signature"] = block.get("signature", "") + delta.get("signature", "")
-        elif kind == "citations_delta":
-            block.setdefault("citations", []).append(delta.get("citation"))
 
     def _close(self, index: Any) -> None:
         block, parts = self.blocks.get(index), self._parts.pop(index, None)

@@ -12,28 +12,24 @@ from __future__ import annotations
 
 from typing import Any
 
-import orjson
+from inspector.capture.rebuild import Rebuilder
 
 TERMINAL = {"response.completed": True, "response.incomplete": True, "response.failed": False}
 TEXT_DELTAS = {"response.output_text.delta": "output_text", "response.refusal.delta": "refusal"}
 
 
-class ResponsesStream:
+class ResponsesStream(Rebuilder):
     def __init__(self) -> None:
+        super().__init__()
         self.response: dict[str, Any] = {"object": "response", "output": []}
         self.items: dict[int, dict[str, Any]] = {}
         self._text: dict[tuple[int, int, str], list[str]] = {}  # (output, part, kind) -> text pieces
         self._done: set[int] = set()  # items whose `.done` event arrived: they are whole
-        self.complete = False
-        self.error: Any = None
-        self.events = 0
 
-    def event(self, name: str, data: bytes) -> None:
-        self.events += 1
-        obj = orjson.loads(data)
+    def apply(self, name: bytes, obj: Any) -> None:
         if not isinstance(obj, dict):
             return
-        kind = obj.get("type") or name
+        kind = obj.get("type") or name.decode("utf-8", "replace")
         index = obj.get("output_index")
         if kind in TEXT_DELTAS or kind == "response.function_call_arguments.delta" or kind in (
                 "response.reasoning_summary_text.delta", "response.custom_tool_call_input.delta"):
