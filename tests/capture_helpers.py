@@ -1,7 +1,8 @@
 """For the capture tests: the proxy running in a thread of its own, and a small local OpenAI upstream.
 
-`RunningProxy(path, upstreams)` starts `CaptureProxy` on its own event loop, so the synchronous SDK clients of a test
-talk to it as to any server; `stop()` ends it as the command does and closes the file. `OpenAIUpstream` answers
+`RunningProxy(path, upstreams)` is a started `BackgroundCapture` (the proxy on its own event loop, so the synchronous
+SDK clients of a test talk to it as to any server) that reads back its records; `stop()` ends it as the command
+does and closes the file. `OpenAIUpstream` answers
 `POST /v1/responses` and `POST /v1/chat/completions` with scripted answers, streamed as the real APIs stream them
 (the Responses events Codex reads, FORMATS.md section 8; Chat chunks with `[DONE]`), or whole; it records what it
 received.
@@ -9,7 +10,6 @@ received.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import threading
 import time
@@ -18,22 +18,13 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from inspector.capture.proxy import CaptureProxy
-from inspector.capture.recorder import CaptureFile
+from inspector.capture.background import BackgroundCapture
 
 
-class RunningProxy:
+class RunningProxy(BackgroundCapture):
     def __init__(self, path: Path, upstreams: dict[str, str]) -> None:
-        self.path = path
-        self.capture = CaptureFile(path)
-        self.proxy = CaptureProxy(self.capture, upstreams)
-        self.loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self.loop.run_forever, daemon=True, name="capture-proxy")
-        self._thread.start()
-        asyncio.run_coroutine_threadsafe(self.proxy.start(), self.loop).result(10)
-
-    def base_url(self, api: str) -> str:
-        return self.proxy.base_url(api)
+        super().__init__(path, upstreams)
+        self.start()
 
     def records(self, wait_for: int = 0) -> list[dict]:
         """The exchange records written so far (the header line left out), after waiting up to 10 s for there to
@@ -46,20 +37,8 @@ class RunningProxy:
                 return found
             time.sleep(0.01)
 
-    def stop(self) -> None:
-        if self.loop.is_closed():
-            return
-        asyncio.run_coroutine_threadsafe(self.proxy.stop(), self.loop).result(30)
-        self.capture.close()
-        self.loop.call_soon_threadsafe(self.loop.stop)
-        self._thread.join(10)
-        self.loop.close()
-
     def __enter__(self) -> RunningProxy:
         return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
 
 
 def sse(event: str | None, data: Any) -> bytes:
