@@ -55,7 +55,6 @@ class Exchange:
         self._body: list[bytes] = []
         self._size = 0
         self._problem: str | None = None  # why the copy stopped being parsed (the client was not affected)
-        self.done = False
 
     def respond(self, status: int, headers: list[tuple[str, str]]) -> None:
         self.status = status
@@ -67,7 +66,7 @@ class Exchange:
         if streamed and self.protocol.stream is not None:
             self.stream, self._sse = self.protocol.stream(), SSEParser()
             try:
-                self._decoder = Decoder(kept.get("content-encoding", ""))
+                self._decoder = Decoder(kept["content-encoding"]) if "content-encoding" in kept else None
             except EncodingError as exc:
                 self._stop(str(exc))
 
@@ -97,7 +96,6 @@ class Exchange:
 
     def end(self, error: str | None = None) -> dict[str, Any]:
         """The record, once: `error` says why the exchange ended early (None: it ended as the upstream ended it)."""
-        self.done = True
         r = self.record
         r["bytes"] = {"request": self._request_size, "response": self._size}
         if self.stream is not None:

@@ -54,11 +54,6 @@ class CaptureFile:
         self._ready[exchange.seq] = strike(text, secrets).encode() + b"\n"
         self._flush()
 
-    def skip(self, seq: int) -> None:
-        """A sequence number given out for an exchange that will not be recorded: later records need not wait."""
-        self._ready[seq] = b""
-        self._flush()
-
     def _flush(self) -> None:
         while self._next in self._ready:
             line = self._ready.pop(self._next)
