@@ -50,7 +50,7 @@ def sse(event: str | None, data: Any) -> bytes:
 def responses_events(response_id: str, text: str, call: tuple[str, str, str] | None, usage: dict) -> list[bytes]:
     """The SSE events of a Responses answer: text in pieces, then an optional function call (call_id, name,
     arguments JSON) streamed as argument deltas, then `response.completed` with the whole response."""
-    message = {"type": "message", "id": "msg_1", "role": "assistant", "status": "completed",
+    message = {"type": "message", "id": f"msg_{response_id}", "role": "assistant", "status": "completed",
                "content": [{"type": "output_text", "text": text, "annotations": []}]}
     out = [sse("response.created", {"type": "response.created",
                                     "response": {"id": response_id, "object": "response", "status": "in_progress",
@@ -67,7 +67,7 @@ def responses_events(response_id: str, text: str, call: tuple[str, str, str] | N
     output = [message]
     if call is not None:
         call_id, name, arguments = call
-        item = {"type": "function_call", "id": "fc_1", "call_id": call_id, "name": name, "arguments": arguments,
+        item = {"type": "function_call", "id": f"fc_{response_id}", "call_id": call_id, "name": name, "arguments": arguments,
                 "status": "completed"}
         out.append(sse("response.output_item.added", {"type": "response.output_item.added", "output_index": 1,
                                                       "item": {**item, "arguments": "", "status": "in_progress"}}))

@@ -85,3 +85,4 @@ def test_claude_code_subagent_is_another_conversation_of_the_capture(tmp_path):
     assert any(b.tool_name == "Agent" for m in s.messages for b in m.tool_uses())
     others = [w.message for w in s.warnings if w.message.startswith("another conversation")]
     assert len(others) == 1 and "2 requests" in others[0] and SUBAGENT_TASK[:40] in others[0]
+
