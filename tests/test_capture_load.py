@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -190,7 +191,13 @@ def test_capture_refuses_what_it_cannot_do(tmp_path):
     assert not missing.exists()
     done = capture("--out", str(missing), "--upstream", "ftp://x", "--", "true")
     assert done.returncode == 2 and "not an http(s) URL" in done.stderr
-    assert "Traceback" not in done.stderr
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = capture("--out", str(missing), "--port", str(port), "--", "true")
+    assert done.returncode == 2 and done.stderr == f"context-inspector: cannot listen on 127.0.0.1:{port}: " \
+        "address already in use\n" and not missing.exists()
 
 
 def test_capture_without_a_command_prints_the_exports_and_stops_on_ctrl_c(tmp_path, mock_api):

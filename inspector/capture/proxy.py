@@ -60,18 +60,23 @@ class CaptureProxy:
     async def start(self) -> None:
         app = web.Application(client_max_size=1 << 30)  # request bodies of any size an API takes
         app.router.add_route("*", "/{tail:.*}", self._handle)
-        self._session = aiohttp.ClientSession(
-            auto_decompress=False, skip_auto_headers=("Accept", "Accept-Encoding", "User-Agent", "Content-Type"),
-            connector=aiohttp.TCPConnector(limit=256),
-            timeout=aiohttp.ClientTimeout(total=None, sock_connect=60))
         self._runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=SHUTDOWN_GRACE,
                                      auto_decompress=False)  # request bodies go on compressed, as they came
         await self._runner.setup()
         site = web.TCPSite(self._runner, LOOPBACK, self.port, reuse_address=True)
-        await site.start()
+        try:
+            await site.start()
+        except OSError:
+            await self._runner.cleanup()
+            self._runner = None
+            raise
         server = site._server  # the bound sockets are the only place the chosen free port is told
         self.listening = [sock.getsockname()[:2] for sock in server.sockets]  # type: ignore[union-attr]
         self.port = self.listening[0][1]
+        self._session = aiohttp.ClientSession(
+            auto_decompress=False, skip_auto_headers=("Accept", "Accept-Encoding", "User-Agent", "Content-Type"),
+            connector=aiohttp.TCPConnector(limit=256),
+            timeout=aiohttp.ClientTimeout(total=None, sock_connect=60))
         self.capture.begin({"proxy": self.url,
                             "upstreams": {name: public_url(url) for name, url in self.upstreams.items()}})
 

@@ -87,7 +87,8 @@ async def _capture(out: Path, upstreams: dict[str, str], port: int, argv: list[s
     except OSError as exc:
         capture.close()
         out.unlink(missing_ok=True)
-        raise UsageError(f"cannot listen on 127.0.0.1:{port or 'a free port'}: {exc.strerror or exc}") from None
+        why = os.strerror(exc.errno).lower() if exc.errno else str(exc)
+        raise UsageError(f"cannot listen on 127.0.0.1:{port or 'a free port'}: {why}") from None
     base_urls = {name: proxy.base_url(name) for name in upstreams}
     status, started = 0, True
     try:
