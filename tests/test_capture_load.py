@@ -12,7 +12,6 @@ import time
 from pathlib import Path
 
 import anthropic
-import pytest
 
 from capture_helpers import RunningProxy
 from inspector.capture.launch import child_environment, codex_arguments, codex_provider, exit_status

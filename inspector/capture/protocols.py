@@ -22,12 +22,13 @@ from inspector.capture.responses_stream import ResponsesStream
 @dataclass(frozen=True, slots=True)
 class Api:
     name: str  # also the URL prefix the proxy serves it under
+    label: str
     env: tuple[str, ...]  # the variables that point a client at it: the first is the one most clients read
     default: str  # the real API's base URL
 
 
-ANTHROPIC = Api("anthropic", ("ANTHROPIC_BASE_URL",), "https://api.anthropic.com")
-OPENAI = Api("openai", ("OPENAI_BASE_URL", "OPENAI_API_BASE"), "https://api.openai.com/v1")
+ANTHROPIC = Api("anthropic", "Anthropic", ("ANTHROPIC_BASE_URL",), "https://api.anthropic.com")
+OPENAI = Api("openai", "OpenAI", ("OPENAI_BASE_URL", "OPENAI_API_BASE"), "https://api.openai.com/v1")
 APIS = {a.name: a for a in (ANTHROPIC, OPENAI)}
 
 

@@ -15,8 +15,9 @@ chunk goes out.
 from __future__ import annotations
 
 import asyncio
-from urllib.parse import urlsplit, urlunsplit
 from dataclasses import dataclass
+from urllib.parse import urlsplit, urlunsplit
+
 import aiohttp
 from aiohttp import web
 
@@ -94,7 +95,7 @@ class CaptureProxy:
         api, _, rest = raw_path.lstrip("/").partition("/")
         if api not in self.upstreams:
             return _api_error(404, "not_found_error", f"context-inspector capture: no API at {raw_path}; point "
-                              + " and ".join(f"{a.title()} clients at {self.base_url(a)}" for a in self.upstreams))
+                              + " and ".join(f"{APIS[a].label} clients at {self.base_url(a)}" for a in self.upstreams))
         rest = "/" + rest
         target = self.upstreams[api] + rest + (f"?{query}" if query else "")
         body = await request.read()
