@@ -50,6 +50,16 @@ def start_proxy(upstream_port: int, out: Path) -> tuple[subprocess.Popen, int]:
     return proc, int(line.split(":")[2].split("/")[0])
 
 
+def settle(out: Path, records: int, timeout: float = 120) -> None:
+    """Wait until the proxy has written `records` records: a long stream's record (a 200 MB stream rebuilds to tens of
+    MB of text, serialized and cleaned of secrets when it ends) must not overlap the next measurement."""
+    deadline = time.monotonic() + timeout
+    while out.read_bytes().count(b"\n") < records + 1:
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"{out}: the proxy wrote no record for request {records}")
+        time.sleep(0.05)
+
+
 def rss_kb(pid: int, field: str = "VmRSS") -> int:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith(field + ":"):
@@ -93,17 +103,22 @@ def main() -> int:
     procs = [upstream]
     failed = False
     try:
-        proxy, port = start_proxy(up_port, work / "latency.jsonl")
+        out = work / "latency.jsonl"
+        proxy, port = start_proxy(up_port, out)
         procs.append(proxy)
         lat: dict[str, list[float]] = {"direct": [], "proxy": []}
         rates: dict[tuple[str, int], list[float]] = {}
+        recorded = 0
         for _ in range(args.rounds):
             lat["direct"] += asyncio.run(latency(up_port, PATH, args.events))
             lat["proxy"] += asyncio.run(latency(port, PATH, args.events))
+            recorded += 1
             for event_bytes in (1024, 150):
                 for route, where in (("direct", up_port), ("proxy", port)):
                     rate = asyncio.run(throughput(where, PATH, args.mb, event_bytes))
                     rates.setdefault((route, event_bytes), []).append(rate)
+                recorded += 1
+                settle(out, recorded)
         added = p(lat["proxy"], 95) - p(lat["direct"], 95)
         print("1. latency of SSE events sent every 2 ms (one-way, ms)")
         print(f"   {'route':8} {'p50':>7} {'p95':>7} {'p99':>7}   ({len(lat['proxy']):,} events each)")
