@@ -55,8 +55,8 @@ def default_policy(session: Session | None) -> str:
       Claude Code (captured by a proxy between it and the API), so `claude-code`; any other was built by some program
       whose compaction rule nothing records, and the API itself only refuses a request that does not fit, so `reference`,
       the harness-neutral rule of the design this project follows, not another harness's buffer arithmetic.
-    - `openai-chat`: `reference`, for the same reason (Codex does not write this format; its rule assumes the
-      95%-discounted window only Codex states).
+    - `openai-chat`, `openai-responses`: `reference`, for the same reason (Codex's rule assumes the 95%-discounted
+      window only its rollouts state; a captured Responses request does not state it).
     - no session: `reference`. Nothing tells whose harness it is, and the one caller that asks without a session
       is our own agent's configuration (a threshold for a model alone).
     """
