@@ -24,6 +24,7 @@ SUBCOMMANDS = {
     "compact": "preview or apply a compaction strategy to a session",
     "prompt": "assemble the agent's system prompt and show its sections",
     "run": "run one agent turn headless",
+    "capture": "record an agent's real API requests through a local proxy",
 }
 
 

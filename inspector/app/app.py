@@ -41,6 +41,7 @@ class InspectorApp(App[None]):
         self.settings = settings or Settings()
         self.home = home
         self.agent_options = agent or AgentOptions()  # how every session screen's Agent view runs the agent
+        self.capture = None  # the capture the "Capture" command started (inspector.capture.background)
 
     def on_mount(self) -> None:
         if self.agent_options.open_view and (self.path is None or not self.path.exists()):
@@ -65,6 +66,28 @@ class InspectorApp(App[None]):
     def action_new_agent(self) -> None:
         """A new agent session on its own session screen, its Agent view open (the SDK is imported here)."""
         self.push_screen(MainScreen(session=fresh_session(self.agent_options)))
+
+    def action_capture(self) -> None:
+        """Start a capture proxy (once) and follow the file it records; the variables to point agents at it are
+        shown as a notification."""
+        from inspector.capture.background import BackgroundCapture, new_capture_path
+        from inspector.capture.proxy import upstream_defaults
+
+        if self.capture is None:
+            path = new_capture_path()
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                self.capture = BackgroundCapture(path, upstream_defaults(dict(os.environ))).start()
+            except OSError as exc:
+                self.notify(f"cannot start a capture: {exc}", severity="error", markup=False)
+                return
+        self.push_screen(MainScreen(self.capture.path, follow=True))
+        self.notify("\n".join(["Recording to " + str(self.capture.path) + "; run agents with:",
+                               *self.capture.exports()]), title="Capture", timeout=60, markup=False)
+
+    def on_unmount(self) -> None:
+        if self.capture is not None:
+            self.capture.stop()
 
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):

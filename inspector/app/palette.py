@@ -25,6 +25,8 @@ class InspectorCommands(Provider):
         app = self.app
         out: list[Command] = [("Open another session", app.action_pick, "the session picker"),  # type: ignore
                               ("New agent session", app.action_new_agent, "a fresh session for the agent"),  # type: ignore
+                              ("Capture: record an agent's API requests", app.action_capture,  # type: ignore
+                               "a local proxy; the app follows the file it writes"),
                               ("Help: keys", app.action_help, "every key, with its binding id")]  # type: ignore
         if not isinstance(screen, MainScreen):
             return out

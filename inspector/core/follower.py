@@ -103,10 +103,9 @@ def make_loader(path: Path, fmt: Format) -> Loader | None:
         from inspector.core.formats.neutral import NeutralLoader
 
         return NeutralLoader(str(path)) if isinstance(first, dict) and "messages" not in first else None
-    from inspector.core.formats.conversations import ConversationLoader
+    from inspector.core.formats.conversations import ConversationLoader, is_request_lines
 
-    jsonl = isinstance(first, dict) and isinstance(first.get("messages") or first.get("request"), (list, dict))
-    return ConversationLoader(str(path), fmt) if jsonl else None
+    return ConversationLoader(str(path), fmt) if is_request_lines(first) else None
 
 
 class Follower:

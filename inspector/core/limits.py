@@ -29,6 +29,8 @@ CLAUDE_CODE_RESERVE_CAP = 20_000
 POLICIES: tuple[str, ...] = ("reference", "claude-code", "codex", "custom")
 AGENT_POLICY = "reference"  # what our own agent loop compacts by unless told otherwise (`run --policy`)
 CLAUDE_CODE_PROMPT = "You are Claude Code"  # how Claude Code's system prompt opens: a request it sent
+# ... or, in `claude -p` (2.1.332, whose prompt opens "You are a Claude agent"), the billing block it sends first
+CLAUDE_CODE_BILLING = "x-anthropic-billing-header: cc_version="
 OVERRIDE_ENV = "CLAUDE_AUTOCOMPACT_PCT_OVERRIDE"
 
 # Max output tokens per Claude model family (the Models overview), most specific first; the output reserve is
@@ -56,8 +58,8 @@ def default_policy(session: Session | None) -> str:
       Claude Code (captured by a proxy between it and the API), so `claude-code`; any other was built by some program
       whose compaction rule nothing records, and the API itself only refuses a request that does not fit, so `reference`,
       the harness-neutral rule of the design this project follows, not another harness's buffer arithmetic.
-    - `openai-chat`: `reference`, for the same reason (Codex does not write this format; its rule assumes the
-      95%-discounted window only Codex states).
+    - `openai-chat`, `openai-responses`: `reference`, for the same reason (Codex's rule assumes the 95%-discounted
+      window only its rollouts state; a captured Responses request does not state it).
     - no session: `reference`. Nothing tells whose harness it is, and the one caller that asks without a session
       is our own agent's configuration (a threshold for a model alone).
     """
@@ -73,7 +75,8 @@ def _default_with_reason(session: Session | None) -> tuple[str, str]:
         return "claude-code", "Claude Code's own rule"
     if session.format == "neutral":
         return AGENT_POLICY, "what our agent compacts by"
-    if session.format == "anthropic-request" and CLAUDE_CODE_PROMPT in (session.system or "")[:2000]:
+    if session.format == "anthropic-request" and any(
+            mark in (session.system or "")[:2000] for mark in (CLAUDE_CODE_PROMPT, CLAUDE_CODE_BILLING)):
         return "claude-code", "a request Claude Code sent"
     return "reference", "no harness rule recorded"
 

@@ -20,8 +20,8 @@ if TYPE_CHECKING:
 # every tool call of a session).
 _input_json = json.JSONEncoder(ensure_ascii=False, default=str).encode
 
-Format = Literal["claude-code", "codex", "anthropic-request", "openai-chat", "neutral"]
-FORMATS: tuple[str, ...] = ("claude-code", "codex", "anthropic-request", "openai-chat", "neutral")
+Format = Literal["claude-code", "codex", "anthropic-request", "openai-chat", "openai-responses", "neutral"]
+FORMATS: tuple[str, ...] = ("claude-code", "codex", "anthropic-request", "openai-chat", "openai-responses", "neutral")
 
 # Block types of the Messages API, plus "unknown" for anything a future format version adds.
 BlockType = Literal[

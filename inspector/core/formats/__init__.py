@@ -133,10 +133,17 @@ def _load_openai(path: Path, progress: Progress | None) -> Session:
     return load_conversation(path, "openai-chat", progress)
 
 
+def _load_responses(path: Path, progress: Progress | None) -> Session:
+    from inspector.core.formats.conversations import load_conversation
+
+    return load_conversation(path, "openai-responses", progress)
+
+
 _LOADERS: dict[str, Callable[[Path, Progress | None], Session]] = {
     "claude-code": _load_claude_code,
     "codex": _load_codex,
     "anthropic-request": _load_anthropic,
     "openai-chat": _load_openai,
+    "openai-responses": _load_responses,
     "neutral": _load_neutral,
 }

@@ -105,30 +105,17 @@ class CodexLoader:
 
     def _item(self, line_no: int, offset: int, ts: str | None, item: dict) -> None:
         kind = opt_str(item.get("type"))
-        if kind == "message":
-            role = item.get("role")
-            blocks = blocks_from_content([_content_part(p) for p in item.get("content") or () if isinstance(p, dict)])
-            if role == "assistant":
-                self._append("assistant", "assistant", blocks, line_no, offset, ts)
-            elif role in ("developer", "system"):
-                self._add(Message("system", "system", blocks), line_no, offset, ts)
-            else:
-                text = blocks[0].text.lstrip() if blocks and blocks[0].type == "text" else ""
-                self._add(Message("user", "meta" if text.startswith(META_PREFIXES) else "prompt", blocks),
-                          line_no, offset, ts)
-        elif kind == "reasoning":
-            summary = "\n\n".join(p.get("text", "") for p in item.get("summary") or () if isinstance(p, dict))
-            blocks = [Block("thinking", summary)] if summary else []
-            encrypted = item.get("encrypted_content")
-            if isinstance(encrypted, str) and encrypted:  # opaque: its size in tokens is unknown, so no text
-                blocks.append(Block("redacted_thinking", size=len(encrypted)))
-            self._append("assistant", "assistant", blocks, line_no, offset, ts)
-        elif kind in CALL_ITEMS:
-            self._append("assistant", "assistant", [_call_block(item)], line_no, offset, ts)
-        elif kind in OUTPUT_ITEMS:
-            self._append("user", "tool_result", [_output_block(item)], line_no, offset, ts)
-        elif kind not in SKIPPED_ITEMS:
+        if kind in SKIPPED_ITEMS:
+            return
+        converted = response_item(item)
+        if converted is None:
             self._note_unknown(f"response_item/{kind}", line_no)
+            return
+        role, kind, blocks, joins = converted
+        if joins:
+            self._append(role, kind, blocks, line_no, offset, ts)
+        else:
+            self._add(Message(role, kind, blocks), line_no, offset, ts)  # type: ignore[arg-type]
 
     def _event(self, line_no: int, ts: str | None, payload: dict) -> None:
         kind = opt_str(payload.get("type"))
@@ -316,6 +303,38 @@ def _spread_reasoning(message: Message, tokens: int) -> None:
         blocks[k].tokens = share + (1 if n < extra else 0)
         if k and blocks[k - 1].type == "thinking" and blocks[k - 1].tokens is None:
             blocks[k - 1].tokens = 0
+
+
+def response_item(item: dict) -> tuple[str, str, list[Block], bool] | None:
+    """A Responses-API item (a rollout's `response_item`, a request's `input`, a response's `output`) as (role,
+    kind, blocks, joins): `joins` when it belongs with the items of the same side around it (reasoning, text and
+    tool calls of one answer; outputs of parallel calls), else it is a message of its own. None for an item type
+    this does not know."""
+    kind = opt_str(item.get("type")) or ("message" if "role" in item else None)
+    if kind == "message":
+        role = item.get("role")
+        content = item.get("content")
+        parts = [{"type": "text", "text": content}] if isinstance(content, str) else [
+            _content_part(p) for p in (content if isinstance(content, list) else ()) if isinstance(p, dict)]
+        blocks = blocks_from_content(parts)
+        if role == "assistant":
+            return "assistant", "assistant", blocks, True
+        if role in ("developer", "system"):
+            return "system", "system", blocks, False
+        text = blocks[0].text.lstrip() if blocks and blocks[0].type == "text" else ""
+        return "user", "meta" if text.startswith(META_PREFIXES) else "prompt", blocks, False
+    if kind == "reasoning":
+        summary = "\n\n".join(p.get("text", "") for p in item.get("summary") or () if isinstance(p, dict))
+        blocks = [Block("thinking", summary)] if summary else []
+        encrypted = item.get("encrypted_content")
+        if isinstance(encrypted, str) and encrypted:  # opaque: its size in tokens is unknown, so no text
+            blocks.append(Block("redacted_thinking", size=len(encrypted)))
+        return "assistant", "assistant", blocks, True
+    if kind in CALL_ITEMS:
+        return "assistant", "assistant", [_call_block(item)], True
+    if kind in OUTPUT_ITEMS:
+        return "user", "tool_result", [_output_block(item)], True
+    return None
 
 
 def _legacy(obj: dict) -> tuple[str | None, Any]:

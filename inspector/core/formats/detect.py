@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from inspector.core.formats.blocks import opt_str
+from inspector.core.formats.conversations import CAPTURE_FORMATS
 from inspector.core.formats.jsonl import loads
 from inspector.core.index import LineIndex
 from inspector.core.model import Format, LoadError
@@ -38,12 +39,30 @@ def classify_line(obj: Any) -> Format | None:
         return "claude-code"
     if "event" in obj or ("role" in obj and "type" not in obj):
         return "neutral"
+    if "protocol" in obj and "seq" in obj:  # a record of `context-inspector capture` (docs/capture-format.md)
+        protocol = opt_str(obj.get("protocol")) or ""
+        if protocol not in CAPTURE_FORMATS:
+            return None
+        return CAPTURE_FORMATS[protocol] or "anthropic-request"  # count_tokens: Anthropic traffic, though no turn
     if isinstance(obj.get("messages"), list):
         return classify_conversation(obj)
     request = obj.get("request")
     if isinstance(request, dict) and isinstance(request.get("messages"), list):  # a captured request/response pair
         return classify_conversation(request)
+    if _responses_request(obj) or (isinstance(request, dict) and _responses_request(request)):
+        return "openai-responses"
     return None
+
+
+def _responses_request(obj: dict) -> bool:
+    """An OpenAI Responses request body: `input` items (or a string) and a model."""
+    return isinstance(obj.get("input"), (list, str)) and isinstance(obj.get("model"), str)
+
+
+def capture_header(obj: Any) -> bool:
+    """The first line of a capture file; alone it does not tell the protocol (a capture with no exchange yet loads
+    as an empty Anthropic one, and its first record decides once it is written)."""
+    return isinstance(obj, dict) and isinstance(obj.get("capture"), dict) and "seq" not in obj
 
 
 def _codex_item(obj: dict) -> bool:
@@ -108,6 +127,7 @@ def detect(path: str | Path) -> Format:
     first = b""
     tried = 0
     document = False
+    header = False
     for _line_no, _offset, raw in index.read_new():
         text = raw.strip()
         if not text:
@@ -124,6 +144,7 @@ def detect(path: str | Path) -> Format:
             fmt = classify_document(obj) if isinstance(obj, list) else classify_line(obj)
             if fmt is not None:
                 return fmt
+            header = header or capture_header(obj)
         if tried >= PROBE_LINES:
             break
     else:
@@ -131,6 +152,8 @@ def detect(path: str | Path) -> Format:
         if text and not tried:
             first = text[:1]
             document = first in (b"{", b"[")
+    if header:
+        return "anthropic-request"
     if document:
         try:
             with open(path, "rb") as f:
@@ -142,4 +165,4 @@ def detect(path: str | Path) -> Format:
     if not first:
         raise LoadError(f"{path}: empty file, no session in it")
     raise LoadError(f"{path}: not a recognised session format (Claude Code, Codex, Anthropic request, "
-                    "OpenAI chat or neutral)")
+                    "OpenAI chat or Responses, a capture, or neutral)")
