@@ -22,7 +22,7 @@ from inspector.cli import UsageError, number
 from inspector.core.agent.config import AgentConfig, compaction_policy
 from inspector.core.agent.events import (
     CompactionFailed, CompactionFinished, CompactionStarted, CompactionText, Decision, Error, Event, PermissionAsked,
-    Piece, ThinkingDelta, ToolCall, ToolResult, TurnDone, Usage,
+    Piece, Retrying, ThinkingDelta, ToolCall, ToolResult, TurnDone, Usage,
 )
 from inspector.core.agent.loop import run as run_turn
 from inspector.core.agent.permissions import Permissions, headless
@@ -207,7 +207,7 @@ class TextPrinter(Printer):
         line = self._line(event)
         if line is not None:
             self._end_stream()
-            stream = self.err if isinstance(event, Error) else self.out
+            stream = self.err if isinstance(event, (Error, Retrying)) else self.out
             stream.write(line + "\n")
             stream.flush()
 
@@ -233,6 +233,8 @@ class TextPrinter(Printer):
         if isinstance(event, CompactionFailed):
             state = "; auto-compaction is off (circuit breaker open)" if event.breaker_open else ""
             return f"[compaction failed ({event.failures} in a row): {inert(event.error)}{state}]"
+        if isinstance(event, Retrying):
+            return f"[{inert(event.describe())}; Ctrl-C cancels]"
         if isinstance(event, Error):
             return f"error: {inert(event.message)}"
         return None

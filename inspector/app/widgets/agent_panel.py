@@ -408,6 +408,8 @@ class AgentPanel(Vertical):
                 text.append("\n  circuit breaker open: auto-compaction is off until a reset "
                             "(command palette: Agent: reset the compaction circuit breaker)")
             self._add("compaction-error", text)
+        elif isinstance(e, ev.Retrying):
+            self._add("error", Text(f"⏳ {visible(e.describe())} · esc cancels", style="yellow"))
         elif isinstance(e, ev.Error):
             status = f" (HTTP {e.status})" if e.status else ""
             self._add("error", Text(f"error{status}: {visible(e.message)}", style="bold red"))

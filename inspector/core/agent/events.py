@@ -192,6 +192,28 @@ class CompactionFailed(Event):
 
 
 @dataclass(slots=True)
+class Retrying(Event):
+    """The API refused or dropped the request (`error_type`, HTTP `status` when there was one): it is sent again
+    after `wait` seconds, unless the turn is cancelled first. `asked` is what the server's Retry-After asked for
+    (None: it said nothing), `wait` at most the provider's cap; this is retry `attempt` of `attempts`."""
+
+    error_type: str
+    status: int | None
+    wait: float
+    asked: float | None
+    attempt: int
+    attempts: int
+    kind = "retrying"
+
+    def describe(self) -> str:
+        why = f"{self.error_type} ({self.status})" if self.status else self.error_type
+        asked = ""
+        if self.asked is not None and self.asked > self.wait:
+            asked = f"; the server asked for {self.asked:,.0f} s"
+        return f"API {why}: retrying in {self.wait:.3g} s (retry {self.attempt} of {self.attempts}{asked})"
+
+
+@dataclass(slots=True)
 class Error(Event):
     """The turn could not continue: an API error after the SDK's retries, a dropped stream, a bad request."""
 
@@ -223,5 +245,6 @@ def _plain(event: Event) -> dict[str, Any]:
 
 __all__ = [
     "CompactionFailed", "CompactionFinished", "CompactionStarted", "CompactionText", "Decision", "Error", "Event",
-    "MessageAdded", "PermissionAsked", "Piece", "TextDelta", "ThinkingDelta", "ToolCall", "ToolResult", "TurnDone", "Usage",
+    "MessageAdded", "PermissionAsked", "Piece", "Retrying", "TextDelta", "ThinkingDelta", "ToolCall", "ToolResult",
+    "TurnDone", "Usage",
 ]

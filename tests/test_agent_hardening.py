@@ -1,0 +1,239 @@
+"""Hardening II, the agent's side (issue 15, items 1-7): what a hostile model, repository or server tries.
+
+The key read back through /proc, git running repository-controlled programs, credentials in the endpoint URL,
+Retry-After obeyed for days, a regex that backtracks forever, a FIFO, links and `**` patterns, lone surrogates,
+duplicate tool ids, CLAUDE.md imports reaching out of the project, and a permission question that hides its tail.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import re
+import secrets as pysecrets
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from bad_inputs.proc import run
+from inspector.core.agent.cancel import Cancel
+from inspector.core.agent.tools import TOOLS_BY_NAME, ToolContext, run_tool
+from mock_api import responses as r
+
+
+def _key() -> str:
+    """A key that looks real and that no other process on the machine holds."""
+    return "sk-ant-api03-" + pysecrets.token_urlsafe(60) + "-AA"
+
+
+def _decoded(text: str) -> str:
+    """`text` with every base64 run in it decoded too: a model may encode what it leaks."""
+    out = [text]
+    for chunk in re.findall(r"[A-Za-z0-9+/=]{16,}", text):
+        try:
+            out.append(base64.b64decode(chunk + "=" * (-len(chunk) % 4)).decode("utf-8", "replace"))
+        except ValueError:
+            continue
+    return "\n".join(out)
+
+
+# --- item 5: the key out of every process the tools can read ---------------------------------------------------
+
+def test_the_shell_cannot_read_the_key_from_any_process(mock_api, tmp_path):
+    """The real `run` as a subprocess, its key in the environment it was started with: a command reading
+    /proc/$PPID/environ (and every other process's) finds no key, in the clear or encoded."""
+    key = _key()
+    mock_api.add(r.tool_calls(("bash", {"command": "tr '\\0' '\\n' < /proc/$PPID/environ | base64 -w0; echo; "
+                                                   "cat /proc/[0-9]*/environ 2>/dev/null | tr '\\0' '\\n' | "
+                                                   "grep -a ANTHROPIC | base64 -w0"})),
+                 r.text("done"))
+    env = {**os.environ, "ANTHROPIC_API_KEY": key, "ANTHROPIC_BASE_URL": mock_api.url, "HOME": str(tmp_path),
+           "XDG_DATA_HOME": str(tmp_path / "data"), "CONTEXT_INSPECTOR_MEMORY": str(tmp_path / "none.md")}
+    session = tmp_path / "s.jsonl"
+    result = run([sys.executable, "-m", "inspector", "run", "--prompt", "look", "--session", str(session),
+                  "--cwd", str(tmp_path), "--allow-writes", "--json"], env=env)
+    assert result.returncode == 0, result.stderr
+    sent = mock_api.message_requests[1].text()
+    assert "ANTHROPIC_BASE_URL" in _decoded(sent)  # the command did read the parent's environment
+    for where, text in (("what the model was sent", sent), ("the session file", session.read_text()),
+                        ("the output", result.stdout + result.stderr)):
+        assert key not in _decoded(text), f"{where} holds the key"
+    headers = mock_api.message_requests[0].headers
+    assert key in headers.get("x-api-key", "") + headers.get("authorization", "")  # it did reach the API
+
+
+def test_sealing_leaves_the_key_to_this_process_only(monkeypatch):
+    """`seal()` takes the credentials out of what children inherit (the C environment), not out of os.environ:
+    the code that reads the key still finds it."""
+    from inspector.core.secrets import scrubbed_env, seal
+
+    key = _key()
+    monkeypatch.setenv("ANTHROPIC_API_KEY", key)
+    seal()
+    child = subprocess.run(["sh", "-c", "echo \"[$ANTHROPIC_API_KEY]\""], capture_output=True, text=True)
+    assert child.stdout.strip() == "[]"
+    assert os.environ["ANTHROPIC_API_KEY"] == key and "ANTHROPIC_API_KEY" not in scrubbed_env()
+
+
+# --- item 4: git runs nothing the repository chose, and never with the key ------------------------------------
+
+@pytest.fixture
+def hostile_repo(tmp_path) -> tuple[Path, Path]:
+    """A repository whose config runs a program from git status and log: fsmonitor, a clean filter, signature
+    checking with its own gpg, hooks. The program logs its environment."""
+    repo, log = tmp_path / "repo", tmp_path / "ran.log"
+    repo.mkdir()
+    hook = tmp_path / "hook.sh"
+    hook.write_text(f"#!/bin/sh\necho \"ran $0\" >> {log}\nenv >> {log}\ncat\n")
+    hook.chmod(0o755)
+    git = ["git", "-C", str(repo), "-c", "user.email=a@b", "-c", "user.name=n"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    (repo / "a.txt").write_text("x\n")
+    (repo / ".gitattributes").write_text("*.txt filter=evil\n")
+    subprocess.run([*git, "add", "."], check=True)
+    subprocess.run([*git, "commit", "-qm", "first"], check=True)
+    for name, value in (("core.fsmonitor", hook), ("filter.evil.clean", hook), ("filter.evil.process", hook),
+                        ("log.showSignature", "true"), ("gpg.program", hook), ("core.hooksPath", tmp_path)):
+        subprocess.run([*git, "config", name, str(value)], check=True)
+    for name in ("post-index-change", "post-checkout", "reference-transaction"):
+        (tmp_path / name).symlink_to(hook)
+    (repo / "a.txt").write_text("changed\n")
+    os.utime(repo / "a.txt", (1, 1))  # racily clean: status has to run the clean filter to compare
+    return repo, log
+
+
+def test_git_runs_no_program_the_repository_chose(hostile_repo, monkeypatch):
+    from inspector.core.prompt.environment import git_info
+
+    repo, log = hostile_repo
+    monkeypatch.setenv("ANTHROPIC_API_KEY", _key())
+    info = git_info(repo)
+    assert not log.exists(), log.read_text()[:500]
+    assert info.error == "" and info.commits and info.commits[0].endswith("first")
+    assert any("a.txt" in s for s in info.status or [])
+
+
+def test_prompt_and_run_on_a_hostile_repository_run_nothing(hostile_repo, mock_api, tmp_path, monkeypatch):
+    from inspector.cli import main
+
+    repo, log = hostile_repo
+    monkeypatch.setenv("CONTEXT_INSPECTOR_MEMORY", str(tmp_path / "none.md"))
+    assert main(["prompt", "--cwd", str(repo)]) == 0
+    mock_api.add(r.tool_calls(("grep", {"pattern": "x"}), ("read_file", {"path": "a.txt"})), r.text("ok"))
+    assert main(["run", "--prompt", "hi", "--cwd", str(repo), "--session", str(tmp_path / "s.jsonl")]) == 0
+    assert not log.exists()
+
+
+# --- item 15: credentials in the endpoint URL ----------------------------------------------------------------
+
+URL_SECRETS = ("hunter2pass", "t0kensecret", "s1gsecret")
+CREDENTIAL_URL = "http://robot:hunter2pass@127.0.0.1:9/v1?token=t0kensecret&sig=s1gsecret"
+
+
+def test_endpoint_credentials_never_reach_an_error_line(monkeypatch, tmp_path, capsys):
+    from inspector.cli import main
+    from inspector.core.agent.provider import AnthropicProvider, ProviderError
+    from inspector.core.agent.provider import ModelRequest
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", _key())
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", CREDENTIAL_URL)
+    provider = AnthropicProvider.from_env(max_retries=0)
+    assert not any(s in repr(provider) for s in URL_SECRETS)
+    events = provider.stream(ModelRequest("m", "", [], [], 10), Cancel())
+    with pytest.raises(ProviderError) as caught:
+        list(events)
+    assert "127.0.0.1:9" in str(caught.value)
+    assert not any(s in str(caught.value) for s in URL_SECRETS), str(caught.value)
+    monkeypatch.setenv("CONTEXT_INSPECTOR_MEMORY", str(tmp_path / "none.md"))
+    main(["run", "--prompt", "hi", "--cwd", str(tmp_path), "--session", str(tmp_path / "s.jsonl")])
+    out, err = capsys.readouterr()
+    assert "127.0.0.1:9" in err
+    assert not any(s in out + err + (tmp_path / "s.jsonl").read_text() for s in URL_SECRETS), err
+
+
+def test_redact_hides_url_credentials_wherever_they_appear(monkeypatch):
+    from inspector.core.secrets import redact, safe_url
+
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", CREDENTIAL_URL)
+    line = redact(f"GET {CREDENTIAL_URL} failed; password was hunter2pass")
+    assert not any(s in line for s in URL_SECRETS), line
+    assert safe_url(CREDENTIAL_URL) == "http://robot:[REDACTED]@127.0.0.1:9/v1?token=[REDACTED]&sig=[REDACTED]"
+    assert safe_url("https://api.example.com/") == "https://api.example.com/"
+
+
+# --- item 6: Retry-After capped, shown, and cancelled at once -------------------------------------------------
+
+def _overloaded(seconds: str) -> r.ApiError:
+    return r.ApiError(529, "overloaded_error", "Overloaded", retry_after_ms=None, headers={"retry-after": seconds})
+
+
+def test_a_retry_wait_is_capped_shown_and_cancelled_at_once(mock_api):
+    from inspector.core.agent.events import Retrying
+    from inspector.core.agent.provider import MAX_RETRY_WAIT, AnthropicProvider, Cancelled, ModelRequest
+
+    mock_api.add(_overloaded("100000"), r.text("never"))
+    cancel = Cancel()
+    events = AnthropicProvider("k", mock_api.url, max_retries=2).stream(
+        ModelRequest("m", "", [], [], 10), cancel)
+    first = next(events)
+    assert isinstance(first, Retrying) and first.wait == MAX_RETRY_WAIT == 60
+    assert first.status == 529 and first.attempt == 1 and first.attempts == 2 and first.asked == 100000
+    timer = threading.Timer(0.2, cancel.cancel)
+    timer.start()
+    start = time.monotonic()
+    with pytest.raises(Cancelled):
+        next(events)
+    assert time.monotonic() - start < 1.0
+    assert len(mock_api.message_requests) == 1  # no retry was sent after the cancel
+
+
+def test_a_short_retry_wait_is_obeyed_and_the_turn_goes_on(mock_api):
+    from inspector.core.agent.events import Retrying
+    from inspector.core.agent.provider import AnthropicProvider, ModelRequest, ProviderError, drain
+
+    mock_api.add(_overloaded("0.1"), r.rate_limited(), r.text("fine"))
+    events = AnthropicProvider("k", mock_api.url, max_retries=2).stream(ModelRequest("m", "", [], [], 10),
+                                                                        Cancel())
+    seen = []
+    while True:
+        try:
+            seen.append(next(events))
+        except StopIteration as stop:
+            response = stop.value
+            break
+    assert response.blocks[0].text == "fine" and len(mock_api.message_requests) == 3
+    waits = [e for e in seen if isinstance(e, Retrying)]
+    assert [(e.status, e.attempt) for e in waits] == [(529, 1), (429, 2)] and 0 < waits[0].wait <= 0.1
+    mock_api.add(_overloaded("0.1"))
+    with pytest.raises(ProviderError, match="529"):  # no retries left: the error, at once
+        drain(AnthropicProvider("k", mock_api.url, max_retries=0).stream(ModelRequest("m", "", [], [], 10),
+                                                                         Cancel()), None)
+
+
+def test_run_shows_the_wait_and_the_first_ctrl_c_ends_it(mock_api, tmp_path):
+    import signal
+
+    mock_api.add(_overloaded("100000"))
+    env = {**os.environ, "ANTHROPIC_API_KEY": _key(), "ANTHROPIC_BASE_URL": mock_api.url, "HOME": str(tmp_path),
+           "XDG_DATA_HOME": str(tmp_path / "data"), "CONTEXT_INSPECTOR_MEMORY": str(tmp_path / "none.md")}
+    proc = subprocess.Popen([sys.executable, "-m", "inspector", "run", "--prompt", "hi", "--cwd", str(tmp_path),
+                             "--session", str(tmp_path / "s.jsonl")], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 30
+        while not mock_api.message_requests and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.5)
+        proc.send_signal(signal.SIGINT)
+        start = time.monotonic()
+        out, err = proc.communicate(timeout=10)
+        assert time.monotonic() - start < 2
+    finally:
+        proc.kill()
+    assert proc.returncode == 130, err
+    assert "retrying in 60 s" in out + err and "100,000 s" in out + err, out + err
