@@ -237,3 +237,147 @@ def test_run_shows_the_wait_and_the_first_ctrl_c_ends_it(mock_api, tmp_path):
         proc.kill()
     assert proc.returncode == 130, err
     assert "retrying in 60 s" in out + err and "100,000 s" in out + err, out + err
+
+
+# --- item 3 and 7: every read-only tool bounded ---------------------------------------------------------------
+
+CATASTROPHIC = "(.*.*)*QQQ"  # backtracking engines take exponential time on a line without QQQ
+
+
+def _tool(name: str, args: dict, work: Path, **kw) -> tuple[str, bool]:
+    return run_tool(TOOLS_BY_NAME[name], args, ToolContext(work, **kw))
+
+
+def test_a_catastrophic_pattern_returns_at_once(tmp_path):
+    """In a subprocess: a backtracking engine would hold the GIL for hours, and nothing in-process could stop it."""
+    (tmp_path / "a.txt").write_text("a" * 60 + "\n")
+    code = ("import sys; from pathlib import Path; from inspector.core.agent.tools import TOOLS_BY_NAME, "
+            "ToolContext, run_tool; print(run_tool(TOOLS_BY_NAME['grep'], {'pattern': sys.argv[1]}, "
+            "ToolContext(Path(sys.argv[2]))))")
+    result = run([sys.executable, "-c", code, CATASTROPHIC, str(tmp_path)], timeout=20)
+    assert not result.timed_out and result.returncode == 0, result.stderr
+    assert "No matches" in result.stdout
+
+
+def test_grep_speaks_re2_and_says_so(tmp_path):
+    (tmp_path / "a.txt").write_text("alpha\nBeta gamma\nlast line without a newline")
+    text, err = _tool("grep", {"pattern": "^beta", "ignore_case": True}, tmp_path)
+    assert not err and text == "a.txt:2:Beta gamma"
+    text, err = _tool("grep", {"pattern": "newline$"}, tmp_path)
+    assert text == "a.txt:3:last line without a newline"
+    text, err = _tool("grep", {"pattern": r"(a)\1"}, tmp_path)  # a backreference: not RE2
+    assert err and "bad regular expression" in text and "RE2" in text
+    text, err = _tool("grep", {"pattern": "a|"}, tmp_path)  # matches the empty string: every line, once
+    assert not err and text.count("\n") == 2
+    assert "RE2" in TOOLS_BY_NAME["grep"].description
+
+
+def test_a_fifo_or_device_in_the_working_directory_hangs_nothing(tmp_path):
+    os.mkfifo(tmp_path / "pipe")
+    (tmp_path / "a.txt").write_text("needle\n")
+    text, err = _tool("grep", {"pattern": "needle"}, tmp_path)
+    assert text == "a.txt:1:needle"
+    text, err = _tool("read_file", {"path": "pipe"}, tmp_path)
+    assert err and "not a regular file" in text
+    text, err = _tool("edit_file", {"path": "pipe", "old_string": "a", "new_string": "b"}, tmp_path)
+    assert err and "not a regular file" in text
+    text, err = _tool("glob", {"pattern": "*"}, tmp_path)
+    assert text == "a.txt"
+
+
+@pytest.fixture
+def linked(tmp_path) -> Path:
+    work, outside = tmp_path / "work", tmp_path / "outside"
+    (outside / "deep").mkdir(parents=True)
+    (outside / "secret.txt").write_text("TOPSECRET\n")
+    (outside / "deep" / "key.pem").write_text("TOPSECRET\n")
+    work.mkdir()
+    (work / "inside.txt").write_text("fine\n")
+    (work / "link-dir").symlink_to(outside)
+    (work / "link-file.txt").symlink_to(outside / "secret.txt")
+    (work / "ok-link.txt").symlink_to(work / "inside.txt")
+    return work
+
+
+@pytest.mark.parametrize("pattern", ["link-dir/*", "*/*", "**/*.pem", "link-dir/**", "*/deep/*", "**"])
+def test_glob_never_lists_names_behind_a_link_out(linked, pattern):
+    text, err = _tool("glob", {"pattern": pattern}, linked)
+    assert "secret" not in text and "key.pem" not in text, text
+
+
+def test_glob_lists_links_that_stay_inside(linked):
+    text, _ = _tool("glob", {"pattern": "*.txt"}, linked)
+    assert text.splitlines() == ["inside.txt", "ok-link.txt"]
+
+
+def test_grep_through_links_out_finds_nothing(linked):
+    text, _ = _tool("grep", {"pattern": "TOPSECRET|fine"}, linked)
+    assert text.splitlines() == ["inside.txt:1:fine", "ok-link.txt:1:fine"]
+
+
+@pytest.fixture(scope="module")
+def tree(tmp_path_factory) -> Path:
+    """6 levels, 4 directories each (5,460 directories), a file in each: what `**/**/**/...` made exponential."""
+    root = tmp_path_factory.mktemp("tree")
+
+    def grow(d: Path, depth: int) -> None:
+        (d / "f.py").write_text("x = 1\n")
+        if depth:
+            for i in range(4):
+                (d / f"d{i}").mkdir()
+                grow(d / f"d{i}", depth - 1)
+
+    grow(root, 6)
+    return root
+
+
+def test_a_pattern_of_many_double_stars_is_linear(tree):
+    code = ("import sys; from pathlib import Path; from inspector.core.agent.tools import TOOLS_BY_NAME, "
+            "ToolContext, run_tool; t, e = run_tool(TOOLS_BY_NAME['glob'], {'pattern': sys.argv[1], "
+            "'max_results': 100000}, ToolContext(Path(sys.argv[2]), output_cap=10**7)); "
+            "print(len(t.splitlines()), e)")
+    result = run([sys.executable, "-c", code, "**/" * 12 + "*.py", str(tree)], timeout=20)
+    assert not result.timed_out, "the glob ran on past 20 s"
+    assert result.stdout.split() == ["5461", "False"], result.stdout + result.stderr
+
+
+def test_glob_matches_as_pathlib_does(tree):
+    for pattern in ("*.py", "d1/*.py", "**/d3/f.py", "d[12]/d?/*.py", "d[!0]/*.py", "**/*.py", "d0/**/f.py"):
+        expected = sorted(str(p.relative_to(tree)) for p in tree.glob(pattern) if p.is_file())
+        text, _ = _tool("glob", {"pattern": pattern, "max_results": 100000}, tree, output_cap=10**7)
+        assert text.splitlines() == expected, pattern
+    text, _ = _tool("glob", {"pattern": "d0/d1/**"}, tree)  # a trailing ** lists every file below (pathlib: dirs)
+    assert len(text.splitlines()) == 341 and all(line.startswith("d0/d1/") for line in text.splitlines())
+
+
+def test_a_walk_stops_at_its_time_limit_and_at_cancel(tree):
+    text, err = _tool("grep", {"pattern": "x"}, tree, time_limit=0.01)
+    assert not err and "[stopped after 0.01 s" in text.splitlines()[-1]
+    cancel = Cancel()
+    cancel.cancel()
+    text, err = _tool("glob", {"pattern": "**/*.py"}, tree, cancel=cancel)
+    assert err and text.startswith("Interrupted by the user")
+
+
+def test_read_file_is_bounded_on_a_huge_line_and_a_huge_file(tmp_path):
+    import tracemalloc
+
+    with open(tmp_path / "one-line", "wb") as f:  # 300 MB with no line end
+        f.truncate(300_000_000)
+        f.seek(0)
+        f.write(b"start")
+    f2 = tmp_path / "many"
+    f2.write_bytes(b"line\n" * 2_000_000)
+    tracemalloc.start()
+    try:
+        text, err = _tool("read_file", {"path": "one-line"}, tmp_path)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert err and "binary" in text  # NUL bytes: not text
+    (tmp_path / "long").write_bytes(b"y" * 50_000_000 + b"\nsecond\n")
+    text, err = _tool("read_file", {"path": "long"}, tmp_path)
+    assert not err and "2\tsecond" in text and "more bytes" in text
+    text, err = _tool("read_file", {"path": "many", "offset": 1_999_999}, tmp_path)
+    assert text.splitlines() == ["1999999\tline", "2000000\tline"]
+    assert peak < 20_000_000
