@@ -381,3 +381,59 @@ def test_read_file_is_bounded_on_a_huge_line_and_a_huge_file(tmp_path):
     text, err = _tool("read_file", {"path": "many", "offset": 1_999_999}, tmp_path)
     assert text.splitlines() == ["1999999\tline", "2000000\tline"]
     assert peak < 20_000_000
+
+
+# --- item 7: text that cannot be encoded, and tool ids given twice -------------------------------------------
+
+def _agent(mock_api, work: Path, **kw):
+    from inspector.core.agent import AgentConfig
+    from inspector.core.agent.permissions import Permissions, headless
+    from inspector.core.agent.provider import AnthropicProvider
+
+    return AgentConfig(AnthropicProvider("k", mock_api.url, max_retries=0), work,
+                       permissions=Permissions([work], auto=headless(True)), **kw)
+
+
+def test_lone_surrogates_never_reach_history(mock_api, tmp_path):
+    """A file name that is no UTF-8 (glob gives it back with a surrogate escape) and a streamed lone surrogate:
+    the next turn's request still encodes, and the session file loads back whole."""
+    from inspector.core.agent.loop import run as run_turn
+    from inspector.core.agent.writer import SessionWriter
+    from inspector.core.formats import load
+
+    (tmp_path / os.fsdecode(b"bad\xff.txt")).write_text("x")
+    mock_api.add(r.tool_calls(("glob", {"pattern": "*.txt"}), preamble="half \ud83d emoji"), r.text("ok \udfff"),
+                 r.text("second turn"))
+    config = _agent(mock_api, tmp_path)
+    state = config.new_session("system", str(tmp_path / "s.jsonl"))
+    with SessionWriter(tmp_path / "s.jsonl", state) as writer:
+        for text in ("list \udc80 files", "again"):
+            done = [e for e in writer.tee(run_turn(text, state, config, "system"))][-1]
+            assert done.stop_reason == "end_turn", done
+    assert mock_api.message_requests[-1].text().count("\ufffd") >= 4
+    for m in state.messages:
+        for b in m.blocks:
+            b.all_text().encode("utf-8")  # no lone surrogate left anywhere
+    loaded = load(tmp_path / "s.jsonl")
+    assert not loaded.warnings and len(loaded.messages) == len(state.messages)
+
+
+def test_a_tool_id_given_twice_runs_once(mock_api, tmp_path):
+    from inspector.core.agent.loop import run as run_turn
+    from inspector.core.compaction.pairing import find_orphans
+
+    call = {"command": "echo ran >> log.txt"}
+    twice = r.Reply([r.tool_use_block("bash", call, id="toolu_dup"), r.tool_use_block("bash", call, id="toolu_dup"),
+                     r.tool_use_block("bash", call, id="toolu_other")], stop_reason="tool_use")
+    mock_api.add(twice, r.text("done"))
+    config = _agent(mock_api, tmp_path)
+    state = config.new_session("system")
+    events = list(run_turn("go", state, config, "system"))
+    assert (tmp_path / "log.txt").read_text() == "ran\nran\n"  # toolu_dup once, toolu_other once
+    sent = mock_api.message_requests[1].messages
+    uses = [b["id"] for b in sent[-2]["content"] if b["type"] == "tool_use"]
+    results = [b for b in sent[-1]["content"] if b["type"] == "tool_result"]
+    assert len(set(uses)) == 3 and sorted(b["tool_use_id"] for b in results) == sorted(uses)
+    repeated = next(b for b in results if b["tool_use_id"] not in ("toolu_dup", "toolu_other"))
+    assert repeated["is_error"] and "repeats the id toolu_dup" in str(repeated["content"])
+    assert not find_orphans(state.messages) and events[-1].stop_reason == "end_turn"

@@ -563,7 +563,8 @@ def glob(args: dict, ctx: ToolContext) -> str:
         raise ToolError("pattern must be relative to path (use the path argument for another directory)")
     regex = _glob_regex(pattern)
     budget = _Budget(ctx)
-    found = sorted(p for p in _walk(root, budget) if regex.fullmatch(p.relative_to(root).as_posix()))
+    found = sorted(p for p in _walk(root, budget)  # a byte of a name that is no UTF-8 matches as one character
+                   if regex.fullmatch(p.relative_to(root).as_posix().encode("utf-8", "replace")))
     if not found and not budget.stopped:
         return "No files found."
     lines = [_show(ctx, p) for p in found[:limit]]
