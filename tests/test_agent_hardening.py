@@ -437,3 +437,78 @@ def test_a_tool_id_given_twice_runs_once(mock_api, tmp_path):
     repeated = next(b for b in results if b["tool_use_id"] not in ("toolu_dup", "toolu_other"))
     assert repeated["is_error"] and "repeats the id toolu_dup" in str(repeated["content"])
     assert not find_orphans(state.messages) and events[-1].stop_reason == "end_turn"
+
+
+# --- item 1: the permission question shows everything it asks about -----------------------------------------
+
+def _asked(tool: str, args: dict, work: Path):
+    from inspector.core.agent.permissions import Permissions
+
+    asked = Permissions([work]).check(TOOLS_BY_NAME[tool], args, ToolContext(work), "toolu_1")
+    assert asked is not None
+    return asked
+
+
+def test_a_padded_command_shows_its_tail_and_the_padding(tmp_path):
+    from inspector.core.agent.permissions import plain, question
+
+    command = "echo ok" + " " * 420 + "; echo PWNED > f"
+    lines = question(_asked("bash", {"command": command}, tmp_path))
+    text = plain(lines)
+    assert "; echo PWNED > f" in text and "[420 spaces]" in text
+    marks = [t for line in lines for t, kind in line if kind == "mark"]
+    assert "[420 spaces]" in marks  # drawn as a mark, not as text the command could have typed itself
+
+
+def test_the_path_comes_first_and_resolved_whatever_the_key_order(tmp_path):
+    from inspector.core.agent.permissions import plain, question
+
+    args = {"content": "x\n" * 50_000, "path": "sub/../../escape.txt"}
+    text = plain(question(_asked("write_file", args, tmp_path)))
+    first = text.splitlines()[0]
+    assert first.startswith("path: sub/../../escape.txt") and str(tmp_path.parent / "escape.txt") in first
+    assert "content: 100,000 characters, 50,000 lines" in text
+    assert "more characters not shown" in text  # the cut is marked
+
+
+def test_controls_bidi_and_tabs_are_visible_in_the_question(tmp_path):
+    from inspector.core.agent.permissions import plain, question
+
+    command = "ls\x1b[2J\r\u202eexe.txt\u2066\t#\u200b"
+    lines = question(_asked("bash", {"command": command}, tmp_path))
+    text = plain(lines)
+    for seen in ("␛[2J", "␍", "<U+202E>", "<U+2066>", "<U+200B>", "⇥"):
+        assert seen in text, seen
+    assert not any(c in text for c in "\x1b\r\u202e\u2066\u200b\t")
+
+
+async def test_the_app_question_shows_the_whole_command(mock_api, tmp_path, monkeypatch):
+    from inspector.app import make_app
+    from inspector.app.agent_bridge import AgentOptions
+    from inspector.app.widgets.agent_panel import AgentPanel
+    from textual.widgets import Input
+
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    monkeypatch.setenv("CONTEXT_INSPECTOR_MEMORY", str(tmp_path / "none.md"))
+    command = "echo ok" + " " * 420 + "; echo PWNED > f"
+    mock_api.add(r.tool_calls(("bash", {"command": command})), r.text("ok"))
+    app = make_app(None, home=False, agent=AgentOptions(cwd=tmp_path, open_view=True))
+    async with app.run_test(size=(100, 30)) as pilot:
+        for _ in range(1000):
+            await pilot.pause(0.02)
+            panels = list(app.screen.query(AgentPanel))
+            if panels and panels[0].cancel is not None:
+                break
+        panel = panels[0]
+        box = panel.query_one("#agent-input", Input)
+        box.focus()
+        box.value = "go"
+        await pilot.pause()
+        await pilot.press("enter")
+        for _ in range(1000):
+            await pilot.pause(0.02)
+            if panel.pending is not None:
+                break
+        shown = panel.pending.query_one(".question").content.plain
+        assert "; echo PWNED > f" in shown and "[420 spaces]" in shown
+        await pilot.press("n")

@@ -13,6 +13,10 @@ from inspector.core.secrets import redact
 
 # C0/C1 controls but tab and newline, and lone surrogates (valid JSON escapes no terminal encoding can write).
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
+# Characters that reorder or hide text without showing themselves: bidirectional controls (U+202E turns
+# "exe.txt" into "txt.exe"), zero-width characters, spaces other than the plain one, soft hyphen, byte order mark.
+INVISIBLE = re.compile("[\u00a0\u00ad\u061c\u180e\u2000-\u200f\u2028-\u202f\u205f-\u2064\u2066-\u206f"
+                       "\u3000\ufeff]")
 
 
 def report_dict(session: Session) -> dict[str, Any]:

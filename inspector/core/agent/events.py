@@ -72,7 +72,8 @@ class ToolCall(Event):
 @dataclass(slots=True)
 class PermissionAsked(Event):
     """A tool needs the user's consent. `scope` says what ALLOW_SESSION would cover ("write_file in /repo");
-    `directory` is set when the call reaches outside the working directory: the directory a session grant covers."""
+    `directory` is set when the call reaches outside the working directory: the directory a session grant covers.
+    `permissions.question(asked)` is what to show of the call."""
 
     tool_id: str
     tool_name: str
@@ -81,6 +82,7 @@ class PermissionAsked(Event):
     scope: str
     directory: str | None = None
     decision: Decision | None = None
+    targets: dict[str, str] = field(default_factory=dict)  # the input's path fields, resolved
     _replied: threading.Event = field(default_factory=threading.Event, repr=False, compare=False)
     kind = "permission"
 
