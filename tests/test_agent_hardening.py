@@ -512,3 +512,90 @@ async def test_the_app_question_shows_the_whole_command(mock_api, tmp_path, monk
         shown = panel.pending.query_one(".question").content.plain
         assert "; echo PWNED > f" in shown and "[420 spaces]" in shown
         await pilot.press("n")
+
+
+# --- item 2: CLAUDE.md imports that reach out of the project -------------------------------------------------
+
+@pytest.fixture
+def importing(tmp_path, monkeypatch) -> Path:
+    """A project whose CLAUDE.md imports a file beside the project and the user's AWS credentials."""
+    home, project, outside = tmp_path / "home", tmp_path / "project", tmp_path / "outside"
+    (home / ".aws").mkdir(parents=True)
+    (home / ".aws" / "credentials").write_text("aws_secret_access_key = AWSSECRETVALUE\n")
+    outside.mkdir()
+    (outside / "x.md").write_text("OUTSIDE TEXT\n")
+    (project / "docs").mkdir(parents=True)
+    (project / "docs" / "style.md").write_text("Inside style guide.\n")
+    (project / "CLAUDE.md").write_text("Rules.\n@docs/style.md\n@../outside/x.md\n@~/.aws/credentials\n")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(home / ".claude"))
+    monkeypatch.setenv("CONTEXT_INSPECTOR_MEMORY", str(tmp_path / "none.md"))
+    return project
+
+
+def test_imports_outside_the_project_are_not_read_unless_allowed(importing):
+    from inspector.core.prompt.builder import assemble
+
+    prompt = assemble(importing)
+    assert "Inside style guide." in prompt.text
+    assert "OUTSIDE TEXT" not in prompt.text and "AWSSECRETVALUE" not in prompt.text
+    assert len(prompt.outside) == 2 and any("outside the project" in n for n in prompt.notes)
+    allowed = assemble(importing, allow_outside=True)
+    assert "OUTSIDE TEXT" in allowed.text and "AWSSECRETVALUE" in allowed.text
+    assert "OUTSIDE TEXT" not in allowed.saved_text and "AWSSECRETVALUE" not in allowed.saved_text
+    assert "Inside style guide." in allowed.saved_text
+
+
+def test_run_refuses_outside_imports_and_never_saves_them(importing, mock_api, tmp_path, capsys):
+    from inspector.cli import main
+
+    mock_api.add(r.text("one"), r.text("two"))
+    session = tmp_path / "s.jsonl"
+    assert main(["run", "--prompt", "hi", "--cwd", str(importing), "--session", str(session)]) == 0
+    assert "OUTSIDE TEXT" not in json.dumps(mock_api.message_requests[0].body)
+    assert "outside the project" in capsys.readouterr().err
+    other = tmp_path / "t.jsonl"
+    assert main(["run", "--prompt", "hi", "--cwd", str(importing), "--session", str(other),
+                 "--allow-outside-imports"]) == 0
+    assert "OUTSIDE TEXT" in json.dumps(mock_api.message_requests[1].body)
+    for saved in (session, other):
+        text = saved.read_text()
+        assert "OUTSIDE TEXT" not in text and "AWSSECRETVALUE" not in text and "Inside style guide." in text
+
+
+async def test_the_app_asks_before_sending_outside_imports(importing, mock_api, tmp_path, monkeypatch):
+    from inspector.app import make_app
+    from inspector.app.agent_bridge import AgentOptions
+    from inspector.app.widgets.agent_panel import AgentPanel
+    from textual.widgets import Input
+
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    mock_api.add(r.text("one"))
+    session = tmp_path / "agent.jsonl"
+    app = make_app(None, home=False, agent=AgentOptions(cwd=importing, session=session, open_view=True))
+    async with app.run_test(size=(100, 30)) as pilot:
+        for _ in range(1000):
+            await pilot.pause(0.02)
+            panels = list(app.screen.query(AgentPanel))
+            if panels and panels[0].cancel is not None:
+                break
+        panel = panels[0]
+        assert "OUTSIDE TEXT" not in (app.screen.session.system or "")
+        box = panel.query_one("#agent-input", Input)
+        box.focus()
+        box.value = "go"
+        await pilot.pause()
+        await pilot.press("enter")
+        for _ in range(1000):
+            await pilot.pause(0.02)
+            if panel.pending is not None:
+                break
+        shown = panel.pending.query_one(".question").content.plain
+        assert "outside the project" in shown and "credentials" in shown and "x.md" in shown
+        await pilot.press("y")
+        for _ in range(1000):
+            await pilot.pause(0.02)
+            if mock_api.message_requests and not panel.running:
+                break
+    assert "OUTSIDE TEXT" in json.dumps(mock_api.message_requests[0].body)
+    assert "OUTSIDE TEXT" not in session.read_text() and "Inside style guide." in session.read_text()

@@ -111,6 +111,15 @@ def headless(allow_writes: bool) -> Callable[[PermissionAsked], Decision]:
     return answer
 
 
+def imports_question(paths: list[Path]) -> PermissionAsked:
+    """The question the app asks before a first turn when the project's CLAUDE.md imports files from outside it
+    (headless, `run --allow-outside-imports` answers it)."""
+    return PermissionAsked("", "CLAUDE.md imports", {"files": "\n".join(str(p) for p in paths)},
+                           reason="the project's CLAUDE.md imports files from outside the project: their text "
+                                  "would be sent to the model (never saved in the session file)",
+                           scope="these imports, for this agent session")
+
+
 def denial_text(asked: PermissionAsked) -> str:
     """The error result a denied call returns to the model."""
     return f"Permission denied: {asked.reason}. The user did not allow this call; do not retry it unchanged."
