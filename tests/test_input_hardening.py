@@ -119,7 +119,10 @@ def test_pairing_400k_parallel_calls_is_linear():
 # --- item 11: what one line may take ---------------------------------------------------------------------------
 
 def _with_tail(tmp_path: Path, tail_bytes: int, nul: bool) -> Path:
-    path = _session(tmp_path)
+    """Four good lines (the first one long, so the tail is past the binary probe), then the tail."""
+    path = tmp_path / "s.jsonl"
+    filler = json.dumps(entry("user", "u0", None, "x" * 9000)).encode()
+    path.write_bytes(b"\n".join([filler, *good_lines()]) + b"\n")
     with open(path, "ab") as f:
         if nul:
             f.truncate(path.stat().st_size + tail_bytes)  # what `truncate -s 2G` leaves: NUL bytes, no newline
@@ -134,8 +137,8 @@ def test_a_huge_tail_is_skipped_named_and_bounded(tmp_path, nul):
     result = cli("report", str(path), "--json", timeout=120, measure=True)
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
-    assert len(report["messages"]) == 3
-    warning = next(w for w in report["warnings"] if w["line"] == 4)
+    assert len(report["messages"]) == 3  # the filler is a branch of its own: the conversation is the good lines
+    warning = next(w for w in report["warnings"] if w["line"] == 5)
     assert ("NUL bytes" if nul else "longer than") in warning["message"] and "byte" in warning["message"]
     assert result.peak_mb < 500, f"peaked at {result.peak_mb:.0f} MB"
 
