@@ -599,3 +599,41 @@ async def test_the_app_asks_before_sending_outside_imports(importing, mock_api, 
                 break
     assert "OUTSIDE TEXT" in json.dumps(mock_api.message_requests[0].body)
     assert "OUTSIDE TEXT" not in session.read_text() and "Inside style guide." in session.read_text()
+
+
+# --- fuzzing the question and the glob translation -------------------------------------------------------------
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+from test_fuzz import FUZZ  # noqa: E402
+
+
+@FUZZ
+@given(st.text(alphabet=st.characters(codec="utf-8") | st.sampled_from(" \t\r\x1b\x9b\u202e\u2066\u200b\ud83d"),
+               max_size=300))
+def test_a_question_hides_nothing_and_lets_nothing_act(tmp_path_factory, command):
+    from inspector.core.agent.permissions import plain, question
+
+    work = tmp_path_factory.getbasetemp()
+    text = plain(question(_asked("bash", {"command": command}, work)))
+    assert not re.search("[\x00-\x09\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\u200b\ud800-\udfff]", text)
+    words = [w for w in re.split(r"[\s\x00-\x1f\x7f-\x9f\u00a0\u2000-\u206f\ud800-\udfff]+", command) if w]
+    at = 0
+    for word in words:  # every visible part of the command, in order
+        at = text.find(word, at)
+        assert at >= 0, word
+
+
+@FUZZ
+@given(st.lists(st.sampled_from(["*", "?", "a", "b", "[ab]", "[!a]", "**", ".", "x*"]), min_size=1, max_size=4),
+       st.lists(st.text(alphabet="abx.", min_size=1, max_size=3), min_size=1, max_size=3))
+def test_glob_translation_agrees_with_fnmatch_on_names(parts, names):
+    import fnmatch
+
+    from inspector.core.agent.tools import _glob_regex
+
+    pattern = "".join(p for p in parts if p != "**") or "*"
+    if pattern in (".", ".."):  # the directory itself or its parent as a path: no file name
+        return
+    for name in (n for n in names if n not in (".", "..")):  # no file has these names
+        assert bool(_glob_regex(pattern).fullmatch(name)) == fnmatch.fnmatchcase(name, pattern), (pattern, name)

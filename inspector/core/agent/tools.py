@@ -524,7 +524,7 @@ def _glob_regex(pattern: str) -> Any:
             out.append(".*" if last else "(?:[^/]+/)*")
             continue
         out.append(_name_regex(part) + ("" if last else "/"))
-    return _regex("".join(out) or "[^/]+")
+    return _regex("".join(out) or r"[^\x00-\x{10FFFF}]")  # "." or "": the directory itself, no file
 
 
 def _name_regex(part: str) -> str:
