@@ -482,6 +482,33 @@ def test_controls_bidi_and_tabs_are_visible_in_the_question(tmp_path):
     assert not any(c in text for c in "\x1b\r\u202e\u2066\u200b\t")
 
 
+async def _ready_panel(app, pilot):
+    from inspector.app.widgets.agent_panel import AgentPanel
+
+    for _ in range(1000):
+        await pilot.pause(0.02)
+        panels = list(app.screen.query(AgentPanel))
+        if panels and panels[0].cancel is not None:
+            return panels[0]
+    raise AssertionError("the agent view never got ready")
+
+
+async def _ask_and_wait(pilot, panel) -> None:
+    """Send "go" and wait for the panel's question."""
+    from textual.widgets import Input
+
+    box = panel.query_one("#agent-input", Input)
+    box.focus()
+    box.value = "go"
+    await pilot.pause()
+    await pilot.press("enter")
+    for _ in range(1000):
+        await pilot.pause(0.02)
+        if panel.pending is not None:
+            return
+    raise AssertionError("no question came")
+
+
 async def test_the_app_question_shows_the_whole_command(mock_api, tmp_path, monkeypatch):
     from inspector.app import make_app
     from inspector.app.agent_bridge import AgentOptions
@@ -494,21 +521,8 @@ async def test_the_app_question_shows_the_whole_command(mock_api, tmp_path, monk
     mock_api.add(r.tool_calls(("bash", {"command": command})), r.text("ok"))
     app = make_app(None, home=False, agent=AgentOptions(cwd=tmp_path, open_view=True))
     async with app.run_test(size=(100, 30)) as pilot:
-        for _ in range(1000):
-            await pilot.pause(0.02)
-            panels = list(app.screen.query(AgentPanel))
-            if panels and panels[0].cancel is not None:
-                break
-        panel = panels[0]
-        box = panel.query_one("#agent-input", Input)
-        box.focus()
-        box.value = "go"
-        await pilot.pause()
-        await pilot.press("enter")
-        for _ in range(1000):
-            await pilot.pause(0.02)
-            if panel.pending is not None:
-                break
+        panel = await _ready_panel(app, pilot)
+        await _ask_and_wait(pilot, panel)
         shown = panel.pending.query_one(".question").content.plain
         assert "; echo PWNED > f" in shown and "[420 spaces]" in shown
         await pilot.press("n")
@@ -574,22 +588,9 @@ async def test_the_app_asks_before_sending_outside_imports(importing, mock_api, 
     session = tmp_path / "agent.jsonl"
     app = make_app(None, home=False, agent=AgentOptions(cwd=importing, session=session, open_view=True))
     async with app.run_test(size=(100, 30)) as pilot:
-        for _ in range(1000):
-            await pilot.pause(0.02)
-            panels = list(app.screen.query(AgentPanel))
-            if panels and panels[0].cancel is not None:
-                break
-        panel = panels[0]
+        panel = await _ready_panel(app, pilot)
         assert "OUTSIDE TEXT" not in (app.screen.session.system or "")
-        box = panel.query_one("#agent-input", Input)
-        box.focus()
-        box.value = "go"
-        await pilot.pause()
-        await pilot.press("enter")
-        for _ in range(1000):
-            await pilot.pause(0.02)
-            if panel.pending is not None:
-                break
+        await _ask_and_wait(pilot, panel)
         shown = panel.pending.query_one(".question").content.plain
         assert "outside the project" in shown and "credentials" in shown and "x.md" in shown
         await pilot.press("y")
