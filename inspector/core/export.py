@@ -59,10 +59,8 @@ def check_target(session: Session, out: str | os.PathLike[str]) -> Path:
         raise LoadError(f"{target}: refusing to overwrite the session being inspected; choose another --out path")
     try:
         mode = os.lstat(target).st_mode
-    except FileNotFoundError:
+    except OSError:  # a new path (or one that cannot be: the write says why, in its own words)
         return target
-    except OSError as exc:
-        raise LoadError(f"{target}: cannot use as --out ({exc.strerror or exc})") from None
     if not stat.S_ISREG(mode):
         what = next((name for test, name in ((stat.S_ISDIR, "a directory"), (stat.S_ISLNK, "a symbolic link"),
                                              (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a device"),
