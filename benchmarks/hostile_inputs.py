@@ -3,10 +3,13 @@
 The 50 MB single line (a tool result, and one that is not JSON at all) and JSON nested 100,000 deep, built by
 tests/bad_inputs/build.py; each is run as a subprocess, its peak RSS taken from `os.wait4` (that child only).
 
-    python benchmarks/hostile_inputs.py [--runs 3]
+    python benchmarks/hostile_inputs.py [--runs 3] [--part files|shapes|all]
 
 Prints one row per input and command: the median wall time and the largest peak RSS over the runs, next to the
-baseline of the same command on a three-line session (the interpreter and imports alone).
+baseline of the same command on a three-line session (the interpreter and imports alone). `--part shapes` times
+the hostile shapes of issue 15 instead, in this process: one response of N parallel tool calls through the
+pairing check, a catastrophic grep pattern and a `**/**/...` glob through the agent's tools, and the bad inputs
+the big files part does not hold (a 2 GB NUL tail is one of those: `report` on it is in the files part).
 """
 
 from __future__ import annotations
@@ -41,10 +44,57 @@ def measure(args: list[str], runs: int) -> tuple[float, float, int]:
     return statistics.median(times), max(peaks), code
 
 
+def shapes(runs: int) -> None:
+    """Issue 15's shapes, each the median of `runs`."""
+    from inspector.core.agent.tools import TOOLS_BY_NAME, ToolContext, run_tool
+    from inspector.core.compaction.pairing import pairing_warnings
+    from inspector.core.model import Block, Message, Session
+
+    def timed(work) -> float:
+        times = []
+        for _ in range(runs):
+            start = time.perf_counter()
+            work()
+            times.append(time.perf_counter() - start)
+        return statistics.median(times)
+
+    print(f"{'shape':<48} {'median s':>8}")
+    for n in (100_000, 200_000, 400_000):
+        calls = Message("assistant", "assistant", [Block("tool_use", tool_id=f"t{i}", tool_name="Bash")
+                                                   for i in range(n)])
+        results = Message("user", "tool_result", [Block("tool_result", tool_id=f"t{i}") for i in range(n)])
+        session = Session(source="x", format="neutral", messages=[calls, results])
+        print(f"{f'pairing check, {n:,} parallel calls':<48} {timed(lambda: pairing_warnings(session)):>8.2f}")
+    with tempfile.TemporaryDirectory() as tmp:
+        base = Path(tmp)
+        (base / "a.txt").write_text("a" * 60 + "\n")
+        ctx = ToolContext(base)
+        grep = lambda: run_tool(TOOLS_BY_NAME["grep"], {"pattern": "(.*.*)*QQQ"}, ctx)  # noqa: E731
+        print(f"{'grep (.*.*)*QQQ on a 60-character line':<48} {timed(grep):>8.3f}")
+
+        def grow(d: Path, depth: int) -> None:
+            (d / "f.py").write_text("x = 1\n")
+            for i in range(4 if depth else 0):
+                (d / f"d{i}").mkdir()
+                grow(d / f"d{i}", depth - 1)
+
+        (base / "tree").mkdir()
+        grow(base / "tree", 6)
+        tree = ToolContext(base / "tree")
+        glob = lambda: run_tool(TOOLS_BY_NAME["glob"], {"pattern": "**/" * 12 + "*.py"}, tree)  # noqa: E731
+        print(f"{'glob **/ x12 *.py over 5,461 directories':<48} {timed(glob):>8.3f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=3)
-    runs = parser.parse_args().runs
+    parser.add_argument("--part", choices=("files", "shapes", "all"), default="all")
+    args = parser.parse_args()
+    runs = args.runs
+    if args.part in ("shapes", "all"):
+        shapes(runs)
+    if args.part == "shapes":
+        return
     with tempfile.TemporaryDirectory() as tmp:
         base = Path(tmp)
         inputs = {"baseline (3 lines)": truncated_last_line(base)}

@@ -39,7 +39,8 @@ FUZZ = settings(max_examples=EXAMPLES, deadline=None, derandomize=EXAMPLES <= 40
 
 # -- values ---------------------------------------------------------------------------------------------------------
 
-TEXT = st.text(alphabet=st.characters(codec="utf-8") | st.sampled_from("\x1b[]{}\"\\\n\t\x00\ud800"), max_size=40)
+TEXT = st.text(alphabet=st.characters(codec="utf-8") | st.sampled_from("\x1b[]{}\"\\\n\t\x00\ud800\u202e\u2066\u200b"),
+               max_size=40)
 SCALAR = st.none() | st.booleans() | st.integers(-2**63, 2**64) | st.floats(allow_nan=False) | TEXT
 ANY = st.recursive(SCALAR, lambda c: st.lists(c, max_size=4) | st.dictionaries(TEXT, c, max_size=4), max_leaves=8)
 IDS = st.sampled_from(["u1", "u2", "a1", "a2", "toolu_1", "toolu_2", "c1", "c2", "", "missing"])

@@ -194,6 +194,7 @@ class AgentSession:
         self.writer: SessionWriter | None = None  # opened by the first turn, in the worker (a copied history can
         self._lock = threading.Lock()             # be long to write)
         self._busy = self._closed = False
+        self.outside_imports: list[Path] = []  # CLAUDE.md imports from outside the project: asked about once
 
     @classmethod
     def start(cls, plan: AgentStart) -> AgentSession:
@@ -210,7 +211,11 @@ class AgentSession:
         state = shown.copy_with(source=str(plan.path), format="neutral", messages=list(shown.messages),
                                 requests=list(shown.requests), compactions=list(shown.compactions), warnings=[],
                                 cwd=header.cwd, system=header.system, tools=header.tools, models=models)
-        return cls(config, state, header.system or "", plan.path, shown if plan.in_place else None)
+        agent = cls(config, state, header.system or "", plan.path, shown if plan.in_place else None)
+        from inspector.core.prompt.builder import assemble
+
+        agent.outside_imports = assemble(options.workdir).outside
+        return agent
 
     def set_policy(self, policy: CompactionPolicy | None) -> None:
         """Settings changed between turns: the compactor takes the new policy and keeps its breaker."""
@@ -228,6 +233,7 @@ class AgentSession:
                 return
             self._busy = True
         try:
+            self._ask_outside_imports(post)
             if self.writer is None:
                 self.writer = SessionWriter(self.path, self.state, self._previous)
             piece: AgentEvent | None = None  # the last piece posted: the next ones join it until the UI takes it
@@ -248,6 +254,21 @@ class AgentSession:
                 self._busy = False
                 if self._closed and self.writer is not None:
                     self.writer.close()
+
+    def _ask_outside_imports(self, post: Callable[[TMessage], object]) -> None:
+        """Before the first turn: may the prompt sent include the CLAUDE.md imports from outside the project? The
+        saved prompt (`state.system`) never does."""
+        from inspector.core.agent.events import Decision
+        from inspector.core.agent.permissions import imports_question
+        from inspector.core.prompt.builder import assemble
+
+        if not self.outside_imports:
+            return
+        asked = imports_question(self.outside_imports)
+        self.outside_imports = []
+        post(AgentEvent(asked))
+        if asked.wait_reply(self.config.cancel) in (Decision.ALLOW_ONCE, Decision.ALLOW_SESSION):
+            self.system = assemble(self.config.cwd, allow_outside=True).text
 
     def snapshot(self) -> Session:
         s = self.state

@@ -10,6 +10,7 @@ import re
 
 from rich.text import Text
 
+from inspector.core.report import INVISIBLE, codepoint
 from inspector.core.secrets import redact
 
 # C0 controls except tab and newline, DEL, C1 controls (0x80-0x9f, which some terminals treat as CSI etc.), and
@@ -29,9 +30,10 @@ def _visible(match: re.Match[str]) -> str:
 
 
 def visible(text: str) -> str:
-    """`text` with every control character (tab and newline kept) replaced by a visible stand-in, API keys
-    redacted (a tool may have printed one: the screen may be shared)."""
-    return _CONTROL.sub(_visible, redact(text))
+    """`text` with every control character (tab and newline kept) replaced by a visible stand-in, bidirectional
+    and invisible characters shown as `<U+202E>`, API keys redacted (a tool may have printed one: the screen may be
+    shared)."""
+    return INVISIBLE.sub(codepoint, _CONTROL.sub(_visible, redact(text)))
 
 
 def one_line(text: str, limit: int = 400) -> str:

@@ -27,11 +27,13 @@ from inspector.core.compaction.summary import PROMPT_STYLES, request_messages
 from inspector.core.estimators import ESTIMATORS
 from inspector.core.export import check_target, claude_code_session_id, default_format, export_session
 from inspector.core.figures import PlanFigures, plan_estimates, plan_figures, window_figures
+from inspector.core.files import read_limited
 from inspector.core.formats import load
 from inspector.core.limits import POLICIES, WindowInfo, window_info
 from inspector.core.model import LoadError, Session
 from inspector.core.tokens import account
 
+SUMMARY_LIMIT = 1_000_000  # bytes of a --summary-file: a summary is a few thousand tokens
 KEY_HINT = ("set ANTHROPIC_API_KEY (and ANTHROPIC_BASE_URL for another endpoint, ANTHROPIC_MODEL for another "
             "model) to have the model write the summary, or pass --summary-file FILE with a summary you wrote")
 
@@ -236,7 +238,11 @@ def _summarize(plan: Plan, args: argparse.Namespace) -> Plan:
     """The summary from --summary-file, else from the model when a key is set (not in a dry run), else pending."""
     if args.summary_file:
         try:
-            text = sys.stdin.read() if args.summary_file == "-" else Path(args.summary_file).read_text("utf-8")
+            data = sys.stdin.buffer.read(SUMMARY_LIMIT + 1) if args.summary_file == "-" else \
+                read_limited(args.summary_file, SUMMARY_LIMIT + 1)
+            if len(data) > SUMMARY_LIMIT:
+                raise UsageError(f"{args.summary_file}: the summary is larger than {SUMMARY_LIMIT:,} bytes")
+            text = data.decode("utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             raise LoadError(f"{args.summary_file}: cannot read the summary ({exc})") from None
         try:

@@ -34,6 +34,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     memory.add_argument("--memory", metavar="FILE",
                         help=f"memory file (default: {default}; set CONTEXT_INSPECTOR_MEMORY to move it)")
     memory.add_argument("--no-memory", action="store_true", help="leave persistent memory out")
+    parser.add_argument("--allow-outside-imports", action="store_true",
+                        help="read the project's CLAUDE.md imports of files outside it (as `run` would with it)")
     parser.add_argument("--session", metavar="PATH",
                         help="show the prompt of a session file instead: recorded, measured or reconstructed")
     parser.add_argument("--request", metavar="N", type=int,
@@ -55,7 +57,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     if args.session:
-        if args.prompt_template or args.cwd or args.memory or args.no_memory:
+        if args.prompt_template or args.cwd or args.memory or args.no_memory or args.allow_outside_imports:
             raise UsageError("--session shows a recorded session's prompt: it takes no --cwd, --prompt-template "
                              "or memory option")
         return _run_session(args)
@@ -65,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"{args.cwd}: --cwd is not a directory")
     try:
         prompt = assemble(args.cwd, args.prompt_template, False if args.no_memory else args.memory,
-                          estimator=args.estimator or "script")
+                          estimator=args.estimator or "script", allow_outside=args.allow_outside_imports)
     except (TemplateError, EstimatorUnavailable) as exc:
         raise UsageError(str(exc)) from None
     findings = lint(prompt.sections)

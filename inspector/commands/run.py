@@ -22,7 +22,7 @@ from inspector.cli import UsageError, number
 from inspector.core.agent.config import AgentConfig, compaction_policy
 from inspector.core.agent.events import (
     CompactionFailed, CompactionFinished, CompactionStarted, CompactionText, Decision, Error, Event, PermissionAsked,
-    Piece, ThinkingDelta, ToolCall, ToolResult, TurnDone, Usage,
+    Piece, Retrying, ThinkingDelta, ToolCall, ToolResult, TurnDone, Usage,
 )
 from inspector.core.agent.loop import run as run_turn
 from inspector.core.agent.permissions import Permissions, headless
@@ -66,6 +66,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--thinking", type=_budget, metavar="TOKENS",
                         help="enable extended thinking with this budget (1024 or more, the API's minimum)")
     parser.add_argument("--prompt-template", metavar="FILE", help="system prompt template (default: built-in)")
+    parser.add_argument("--allow-outside-imports", action="store_true",
+                        help="let the project's CLAUDE.md import files from outside it (and --add-dir); their text "
+                             "is sent to the model but never saved in the session file")
 
 
 def _budget(text: str) -> int:
@@ -98,11 +101,15 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--thinking must be below the response's max_tokens ({config.max_tokens:,} for "
                          f"{config.model})")
     try:
-        system = assemble(config.cwd, args.prompt_template).text
+        built = assemble(config.cwd, args.prompt_template, allow_outside=args.allow_outside_imports, roots=extra)
     except TemplateError as exc:
         raise UsageError(str(exc)) from None
+    system = built.text
+    if built.outside and not args.allow_outside_imports:
+        for note in (n for n in built.notes if "outside the project" in n):
+            sys.stderr.write(f"note: {inert(note)} (--allow-outside-imports)\n")
     path = Path(args.session).expanduser() if args.session else default_session_path()
-    state, previous = open_session(path, config.new_session(system, str(path)))
+    state, previous = open_session(path, config.new_session(built.saved_text, str(path)))
     printer: Printer = JsonPrinter(sys.stdout) if args.json else TextPrinter(sys.stdout, sys.stderr)
     printer.start(path, config)
     stop = "error"
@@ -207,7 +214,7 @@ class TextPrinter(Printer):
         line = self._line(event)
         if line is not None:
             self._end_stream()
-            stream = self.err if isinstance(event, Error) else self.out
+            stream = self.err if isinstance(event, (Error, Retrying)) else self.out
             stream.write(line + "\n")
             stream.flush()
 
@@ -233,6 +240,8 @@ class TextPrinter(Printer):
         if isinstance(event, CompactionFailed):
             state = "; auto-compaction is off (circuit breaker open)" if event.breaker_open else ""
             return f"[compaction failed ({event.failures} in a row): {inert(event.error)}{state}]"
+        if isinstance(event, Retrying):
+            return f"[{inert(event.describe())}; Ctrl-C cancels]"
         if isinstance(event, Error):
             return f"error: {inert(event.message)}"
         return None

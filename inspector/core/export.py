@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import uuid as uuidlib
 from collections.abc import Iterable, Iterator
 from datetime import datetime, timezone
@@ -49,12 +50,26 @@ def export_session(session: Session, out: str | os.PathLike[str], fmt: ExportFor
 
 
 def check_target(session: Session, out: str | os.PathLike[str]) -> Path:
-    """The output path, or LoadError when it is the session's own file or a directory (checked before any work)."""
+    """The output path, or LoadError when it is the session's own file or anything but a regular file or a new
+    path (checked before any work): the atomic rename would replace a symbolic link, a FIFO or a device node (as
+    root, `/dev/null` itself) with a regular file."""
+    if os.fspath(out) == "-":
+        raise LoadError("--out -: a session is not written to standard output (the plan is printed there); "
+                        "give a file name")
     target = Path(out).expanduser()
     if _same_file(target, Path(session.source)):
         raise LoadError(f"{target}: refusing to overwrite the session being inspected; choose another --out path")
-    if target.is_dir():
-        raise LoadError(f"{target}: is a directory; give a file name")
+    try:
+        mode = os.lstat(target).st_mode
+    except OSError:  # a new path (or one that cannot be: the write says why, in its own words)
+        return target
+    if not stat.S_ISREG(mode):
+        what = next((name for test, name in ((stat.S_ISDIR, "a directory"), (stat.S_ISLNK, "a symbolic link"),
+                                             (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a device"),
+                                             (stat.S_ISBLK, "a device"), (stat.S_ISSOCK, "a socket"))
+                     if test(mode)), "not a regular file")
+        hint = "give the path it points to" if stat.S_ISLNK(mode) else "give a regular file or a new path"
+        raise LoadError(f"{target}: --out is {what}, which writing would replace with a regular file; {hint}")
     return target
 
 

@@ -91,8 +91,11 @@ def make_loader(path: Path, fmt: Format) -> Loader | None:
     """A fresh stateful loader for a JSONL file of format `fmt`, or None when the file is one JSON document (it can
     only be re-read whole)."""
     if fmt == "claude-code":
+        from inspector.core.formats import first_byte
         from inspector.core.formats.claude_code import ClaudeCodeLoader
 
+        if first_byte(path) == b"[":  # a JSON array of its lines: one document
+            return None
         return ClaudeCodeLoader(str(path), subagent_files(path))
     if fmt == "codex":
         from inspector.core.formats.codex import CodexLoader

@@ -5,6 +5,11 @@ the file is never held in one string: it is read in fixed-size chunks, only the 
 is kept (8 bytes a line), and any line can be re-read on demand from its offset. A last line without its newline is
 a write in progress: it is held back (not yielded, not indexed) until the newline arrives, so a follower calling
 `read_new()` again later picks it up whole.
+
+Every read is bounded. A line longer than `max_line` bytes, or a run of NUL bytes longer than a chunk (what a
+crash, or `truncate -s 2G`, leaves), is not kept: it is indexed, yielded as an empty `Skipped` line that says how
+long it was and why, and the reader goes on after it. A read stops at the size the file had when it began, so a
+file growing faster than it is read still ends (the next `read_new()` goes on from there).
 """
 
 from __future__ import annotations
@@ -14,6 +19,19 @@ from array import array
 from typing import Iterator
 
 CHUNK = 4 * 1024 * 1024
+MAX_LINE = 100_000_000  # bytes one line may take: a parsed line costs ~4x its size, so at most ~430 MB
+
+
+class Skipped(bytes):
+    """An empty stand-in for a line that was not read: `length` bytes starting at `offset`, and why."""
+
+    length: int
+    why: str
+
+    def __new__(cls, length: int, why: str) -> Skipped:
+        self = super().__new__(cls, b"")
+        self.length, self.why = length, why
+        return self
 
 
 class FileShrunk(Exception):
@@ -23,11 +41,14 @@ class FileShrunk(Exception):
 class LineIndex:
     """Start offsets of the complete lines of `path` read so far. Line numbers are 1-based, as editors show them."""
 
-    def __init__(self, path: str | os.PathLike[str], chunk_size: int = CHUNK) -> None:
+    def __init__(self, path: str | os.PathLike[str], chunk_size: int = CHUNK, max_line: int = MAX_LINE) -> None:
         self.path = os.fspath(path)
         self.chunk_size = chunk_size
+        self.max_line = max_line
         self.starts = array("q")
         self.end = 0  # byte offset just past the last complete line: where the next read starts
+        self.size = 0  # the file's size when the last read began: no read goes past it
+        self.skipped: list[tuple[int, int, int, str]] = []  # (line, offset, length, why) of the lines not read
 
     def __len__(self) -> int:
         return len(self.starts)
@@ -50,7 +71,8 @@ class LineIndex:
             return 0
 
     def read_new(self) -> Iterator[tuple[int, int, bytes]]:
-        """Yield `(line_no, offset, raw_line)` for every complete line written since the last call, indexing each.
+        """Yield `(line_no, offset, raw_line)` for every complete line written since the last call, indexing each
+        (a `Skipped` for a line not read). Reads up to the size the file has now, no further.
 
         Raises FileShrunk if the file became shorter than what was already indexed. Stop iterating at any time: the
         index then covers exactly the lines yielded so far.
@@ -59,45 +81,75 @@ class LineIndex:
             size = os.fstat(f.fileno()).st_size
             if size < self.end:
                 raise FileShrunk(f"{self.path} shrank from {self.end} to {size} bytes")
+            self.size = size
             f.seek(self.end)
-            pos = self.end
-            starts = self.starts
+            pos = read = self.end
             carry: list[bytes] = []  # pieces of a line longer than one chunk
-            while True:
-                chunk = f.read(self.chunk_size)
+            carried = 0
+            skipping = ""  # why the line being carried is not kept
+            while read < size:
+                chunk = f.read(min(self.chunk_size, size - read))
                 if not chunk:
                     return
+                read += len(chunk)
                 start = 0
                 nl = chunk.find(b"\n")
-                if carry and nl >= 0:
-                    carry.append(chunk[:nl])
-                    line = b"".join(carry)
+                if (carry or skipping) and nl >= 0:
+                    carried += nl
+                    line = Skipped(carried, skipping) if skipping else b"".join([*carry, chunk[:nl]])
                     carry.clear()
-                    starts.append(pos)
-                    self.end = pos + len(line) + 1
-                    yield len(starts), pos, line
-                    pos = self.end
-                    start = nl + 1
-                elif carry:
-                    carry.append(chunk)
+                    yield self._line(pos, carried, line)
+                    pos, start, carried, skipping = self.end, nl + 1, 0, ""
+                elif carry or skipping:
+                    carried += len(chunk)
+                    if not skipping:
+                        carry.append(chunk)
+                        skipping = self._too_much(carried, chunk)
+                        if skipping:
+                            carry.clear()
                     continue
                 last = chunk.rfind(b"\n")
                 if last >= start:
                     for line in chunk[start:last].split(b"\n"):
-                        starts.append(pos)
-                        self.end = pos + len(line) + 1
-                        yield len(starts), pos, line
+                        if len(line) > self.max_line:
+                            line = Skipped(len(line), self._too_much(len(line), b""))
+                        yield self._line(pos, len(line) if not isinstance(line, Skipped) else line.length, line)
                         pos = self.end
                     start = last + 1
                 if start < len(chunk):
                     carry.append(chunk[start:])
+                    carried = len(chunk) - start
+                    skipping = self._too_much(carried, carry[0])
+                    if skipping:
+                        carry.clear()
+
+    def _line(self, pos: int, length: int, line: bytes) -> tuple[int, int, bytes]:
+        self.starts.append(pos)
+        self.end = pos + length + 1
+        if isinstance(line, Skipped):
+            self.skipped.append((len(self.starts), pos, length, line.why))
+        return len(self.starts), pos, line
+
+    def _too_much(self, carried: int, piece: bytes) -> str:
+        """Why a line of `carried` bytes so far, `piece` its latest part, is not kept ("" when it is)."""
+        if carried >= self.chunk_size and b"\0" in piece:
+            return "NUL bytes, not text (what a crash or a truncate leaves)"
+        if carried > self.max_line:
+            return f"longer than the {self.max_line:,}-byte limit for one line"
+        return ""
 
     def tail(self) -> bytes:
-        """The unterminated bytes after the last complete line (a write in progress, or a file missing its final
-        newline); not indexed."""
+        """The unterminated bytes after the last complete line, up to the size the last read saw (a write in
+        progress, or a file missing its final newline); not indexed. A `Skipped` when they are too many to keep,
+        or a chunk of NUL bytes."""
+        pending = self.size - self.end
+        if pending <= 0:
+            return b""
         with open(self.path, "rb") as f:
             f.seek(self.end)
-            return f.read()
+            first = f.read(min(pending, self.chunk_size))
+            why = self._too_much(pending, first)
+            return Skipped(pending, why) if why else first + f.read(pending - len(first))
 
 
 def read_line(path: str | os.PathLike[str], offset: int, chunk_size: int = 1 << 16) -> bytes:

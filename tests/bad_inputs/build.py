@@ -166,6 +166,45 @@ def deep_document(d: Path) -> Path:
     return _write(d / "deep.json", b'{"messages": [' + b"[" * DEEP + b"]" * DEEP + b"]}")
 
 
+def _filler() -> bytes:
+    """A first line longer than the binary probe, so that what follows it is past the probe."""
+    return json.dumps(entry("user", "u0", None, "x" * 9000)).encode()
+
+
+def nul_tail(d: Path) -> Path:
+    """Good lines, then 2 GB of NUL bytes and no newline: what `truncate -s 2G` (or a crash) leaves. Sparse: it
+    takes no disk space."""
+    path = _write(d / "nul-tail.jsonl", b"\n".join([_filler(), *good_lines()]) + b"\n")
+    with open(path, "ab") as f:
+        f.truncate(path.stat().st_size + 2 * 1024 ** 3)
+    return path
+
+
+def numeric_timestamp(d: Path) -> Path:
+    lines = [json.loads(x) for x in good_lines()]
+    for line, stamp in zip(lines, (1767225600, 1767225600123.5, True)):
+        line["timestamp"] = stamp
+    return _write(d / "numeric-timestamp.jsonl", "\n".join(json.dumps(x) for x in lines).encode() + b"\n")
+
+
+def utf16(d: Path) -> Path:
+    return _write(d / "utf16.jsonl", b"\n".join(good_lines()).decode().encode("utf-16") + "\n".encode("utf-16-le"))
+
+
+def json_array(d: Path) -> Path:
+    """Claude Code's lines as one pretty-printed JSON array (an export)."""
+    return _write(d / "array.json", json.dumps([json.loads(x) for x in good_lines()], indent=2).encode())
+
+
+def bidi_and_huge_labels(d: Path) -> Path:
+    """A model name with bidirectional controls, a 10 MB tool name and cwd: labels the report must cap and show."""
+    lines = [json.loads(x) for x in good_lines()]
+    lines[1]["message"]["model"] = "claude\u202e-evil\u2066"
+    lines[1]["message"]["content"] = [{"type": "tool_use", "id": "t1", "name": "T" * 10_000_000, "input": {}}]
+    lines[2]["cwd"] = "/" + "d" * 1_000_000
+    return _write(d / "labels.jsonl", "\n".join(json.dumps(x) for x in lines).encode() + b"\n")
+
+
 def directory(d: Path) -> Path:
     (d / "a-directory").mkdir()
     return d / "a-directory"
@@ -245,6 +284,12 @@ CASES: dict[str, Case] = {
     "many-compactions": Case(many_compactions, "load", big=True, app=False),
     "deep-nesting": Case(deep_nesting, "load", "line 2: corrupt line skipped (nested too deeply", big=True),
     "deep-document": Case(deep_document, "error", "nested too deeply", big=True),
+    "nul-tail": Case(nul_tail, "load", "line 5: unterminated last line at byte 9,962 not read: 2,147,483,648 "
+                                       "bytes, NUL bytes", big=True),
+    "numeric-timestamp": Case(numeric_timestamp, "load"),
+    "utf16": Case(utf16, "error", "UTF-16 text"),
+    "json-array": Case(json_array, "load"),
+    "bidi-and-huge-labels": Case(bidi_and_huge_labels, "load", "more characters)"),
     "directory": Case(directory, "error", "no session"),
     "directory-named-jsonl": Case(directory_named_jsonl, "error", "no session"),
     "fifo": Case(fifo, "error", "not a regular file"),

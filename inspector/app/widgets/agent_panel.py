@@ -48,6 +48,7 @@ RESULT_LINES = 6
 RESULT_CHARS = 2_000
 MAX_ENTRIES = 300  # older entries leave the log (the session file and the Messages view keep everything)
 FLUSH_SECONDS = 1 / 20  # streamed text reaches the screen at most this often
+QUESTION_STYLES = {"label": "bold", "text": "", "mark": "reverse"}
 
 
 class Prepared(TMessage):
@@ -86,16 +87,22 @@ class PermissionPrompt(Vertical, can_focus=True):
         self.answered = False
 
     def compose(self) -> ComposeResult:
+        from inspector.core.agent.permissions import question
+
         a = self.asked
         text = Text()
         text.append("? permission: ", style="bold")
         text.append(visible(a.reason))
         text.append("\n  ")
         text.append(visible(a.tool_name), style="bold")
-        text.append(" " + one_line(_args(a.input), 400))
+        for line in question(a):  # every field whole, marks (cuts, controls, padding) drawn reversed
+            text.append("\n    ")
+            for part, kind in line:
+                text.append(part, style=QUESTION_STYLES[kind])
         text.append("\n  allow for this session covers: ", style="dim")
         text.append(visible(a.scope), style="dim")
-        yield Static(text, classes="question", markup=False)
+        with VerticalScroll(classes="question-scroll"):
+            yield Static(text, classes="question", markup=False)
         with Horizontal(classes="choices"):
             yield Button("Allow once (y)", id="allow_once", variant="success", compact=True)
             yield Button("Allow for this session (a)", id="allow_session", variant="primary", compact=True)
@@ -141,6 +148,7 @@ class AgentPanel(Vertical):
     AgentPanel .-permission { height: auto; border: round $warning; padding: 0 1; }
     AgentPanel .-permission:focus-within, AgentPanel .-permission:focus { border: round $accent; }
     AgentPanel .-permission .choices { height: auto; }
+    AgentPanel .-permission .question-scroll { height: auto; max-height: 16; }
     AgentPanel .-permission Button { margin-right: 2; }
     """
 
@@ -391,6 +399,8 @@ class AgentPanel(Vertical):
                 text.append("\n  circuit breaker open: auto-compaction is off until a reset "
                             "(command palette: Agent: reset the compaction circuit breaker)")
             self._add("compaction-error", text)
+        elif isinstance(e, ev.Retrying):
+            self._add("error", Text(f"⏳ {visible(e.describe())} · esc cancels", style="yellow"))
         elif isinstance(e, ev.Error):
             status = f" (HTTP {e.status})" if e.status else ""
             self._add("error", Text(f"error{status}: {visible(e.message)}", style="bold red"))

@@ -370,7 +370,8 @@ class MessageList(CursorLines):
             return Strip([Segment(text, style)], width)
         m = session.messages[r]
         w = self._index_width()
-        time = visible((m.timestamp or "")[11:19])  # timestamps and tool names are session text too
+        stamp = m.timestamp if isinstance(m.timestamp, str) else ""  # a file may hold a number there
+        time = visible(stamp[11:19])  # timestamps and tool names are session text too
         tools = m.tool_names
         if not tools and m.kind == "tool_result":
             tools = [self._tool_of_result(m)]

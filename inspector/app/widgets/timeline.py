@@ -69,7 +69,8 @@ class Timeline(Widget, can_focus=True):
                     line.append(self._threshold(f, lo, hi))
             grid.append(line)
         axis = Text("       └" + "─" * width, style="dim")
-        first, last = visible(points[0].timestamp or ""), visible(points[-1].timestamp or "")  # session text
+        first, last = (visible(p.timestamp if isinstance(p.timestamp, str) else "")  # session text, maybe no str
+                       for p in (points[0], points[-1]))
         span = Text(f"        request 1 {first[:16].replace('T', ' ')}".ljust(width - 10) +
                     f"request {len(points)} {last[11:16]}".rjust(10), style="dim")
         return Text("\n").join([*grid, axis, span, self._legend(f), self._forecast(f), self._check(f)])

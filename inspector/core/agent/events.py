@@ -74,7 +74,8 @@ class ToolCall(Event):
 @dataclass(slots=True)
 class PermissionAsked(Event):
     """A tool needs the user's consent. `scope` says what ALLOW_SESSION would cover ("write_file in /repo");
-    `directory` is set when the call reaches outside the working directory: the directory a session grant covers."""
+    `directory` is set when the call reaches outside the working directory: the directory a session grant covers.
+    `permissions.question(asked)` is what to show of the call."""
 
     tool_id: str
     tool_name: str
@@ -83,6 +84,7 @@ class PermissionAsked(Event):
     scope: str
     directory: str | None = None
     decision: Decision | None = None
+    targets: dict[str, str] = field(default_factory=dict)  # the input's path fields, resolved
     _replied: threading.Event = field(default_factory=threading.Event, repr=False, compare=False)
     kind = "permission"
 
@@ -201,6 +203,28 @@ class CompactionFailed(Event):
 
 
 @dataclass(slots=True)
+class Retrying(Event):
+    """The API refused or dropped the request (`error_type`, HTTP `status` when there was one): it is sent again
+    after `wait` seconds, unless the turn is cancelled first. `asked` is what the server's Retry-After asked for
+    (None: it said nothing), `wait` at most the provider's cap; this is retry `attempt` of `attempts`."""
+
+    error_type: str
+    status: int | None
+    wait: float
+    asked: float | None
+    attempt: int
+    attempts: int
+    kind = "retrying"
+
+    def describe(self) -> str:
+        why = f"{self.error_type} ({self.status})" if self.status else self.error_type
+        asked = ""
+        if self.asked is not None and self.asked > self.wait:
+            asked = f"; the server asked for {self.asked:,.0f} s"
+        return f"API {why}: retrying in {self.wait:.3g} s (retry {self.attempt} of {self.attempts}{asked})"
+
+
+@dataclass(slots=True)
 class Error(Event):
     """The turn could not continue: an API error after the SDK's retries, a dropped stream, a bad request."""
 
@@ -232,5 +256,6 @@ def _plain(event: Event) -> dict[str, Any]:
 
 __all__ = [
     "CompactionFailed", "CompactionFinished", "CompactionStarted", "CompactionText", "Decision", "Error", "Event",
-    "MessageAdded", "PermissionAsked", "Piece", "TextDelta", "ThinkingDelta", "ToolCall", "ToolResult", "TurnDone", "Usage",
+    "MessageAdded", "PermissionAsked", "Piece", "Retrying", "TextDelta", "ThinkingDelta", "ToolCall", "ToolResult",
+    "TurnDone", "Usage",
 ]

@@ -12,11 +12,17 @@ on a history left broken (a crash, a closed generator) repairs it first.
 
 Cancel with `config.cancel.cancel()` from any thread: the open stream closes, a running command is killed, and the
 generator finishes with TurnDone("cancelled"). The token is reset when the next `run` starts, so the session goes on.
+
+Whatever enters the history is made encodable first: a lone surrogate (a file name that is no UTF-8, a streamed
+"\ud83d" half of an emoji) becomes U+FFFD, since one would make every later request (and the session file) fail to
+encode. A tool id the response gives twice, or that an earlier call already had, runs once: the repeat gets an id
+of its own and an error result saying why, so the history stays one answer per call.
 """
 
 from __future__ import annotations
 
 import queue
+import re
 import threading
 import uuid
 from collections.abc import Callable, Generator, Iterator
@@ -39,6 +45,7 @@ T = TypeVar("T")
 
 INTERRUPTED = "Interrupted by the user before this call finished."
 NOT_RUN = "Not run: the user cancelled the turn."
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def run(user_message: str, state: Session, config: AgentConfig, system_prompt: str) -> Iterator[Event]:
@@ -46,7 +53,7 @@ def run(user_message: str, state: Session, config: AgentConfig, system_prompt: s
     config.cancel.reset()
     ctx = ToolContext(config.cwd, config.cancel, config.output_cap, config.bash_timeout)
     yield from _repair(state)
-    yield _append(state, Message("user", "prompt", [Block("text", user_message)]))
+    yield _append(state, Message("user", "prompt", [Block("text", clean(user_message))]))
     iterations = 0
     stop = "end_turn"
     breaker_reported: list[bool] = []  # an open breaker is reported once per turn, not at every iteration
@@ -67,13 +74,16 @@ def run(user_message: str, state: Session, config: AgentConfig, system_prompt: s
             response = yield from config.provider.stream(_request(state, config, system_prompt), config.cancel)
         except Cancelled as cancelled:
             if cancelled.partial:
-                yield _append(state, Message("assistant", "assistant", cancelled.partial, model=config.model))
+                yield _append(state, Message("assistant", "assistant", [_clean_block(b) for b in cancelled.partial],
+                                             model=config.model))
             stop = "cancelled"
             break
         except ProviderError as exc:
             yield Error(str(exc), exc.error_type, exc.status)
             stop = "error"
             break
+        response.blocks = [_clean_block(b) for b in response.blocks]
+        repeats = _unique_ids(response.blocks, state)
         request = _record(state, response)
         yield Usage(response.id, response.model, response.input_tokens, response.cache_creation,
                     response.cache_read, response.output_tokens, response.stop_reason)
@@ -82,7 +92,7 @@ def run(user_message: str, state: Session, config: AgentConfig, system_prompt: s
         if not calls:
             stop = response.stop_reason or "end_turn"
             break
-        yield from _run_calls(calls, state, config, ctx)
+        yield from _run_calls(calls, state, config, ctx, repeats)
         if config.cancel.cancelled:
             stop = "cancelled"
             break
@@ -190,14 +200,59 @@ def _record(state: Session, response: Response) -> Request:
     return request
 
 
-def _run_calls(calls: list[Block], state: Session, config: AgentConfig,
-               ctx: ToolContext) -> Generator[Event, None, None]:
-    """Run the calls in order and append one user message with all their results. If the generator is closed
-    part-way, the calls not answered yet get error results all the same (appended without an event)."""
+def clean(value: T) -> T:
+    """`value` (text, or a tool input's JSON) with every lone surrogate replaced by U+FFFD."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+            return value  # type: ignore[return-value]
+        except UnicodeEncodeError:
+            return _SURROGATE.sub("\ufffd", value)  # type: ignore[return-value]
+    if isinstance(value, dict):
+        return {clean(k): clean(v) for k, v in value.items()}  # type: ignore[return-value]
+    if isinstance(value, list):
+        return [clean(v) for v in value]  # type: ignore[return-value]
+    return value
+
+
+def _clean_block(b: Block) -> Block:
+    b.text, b.input, b.tool_id, b.tool_name = clean(b.text), clean(b.input), clean(b.tool_id), clean(b.tool_name)
+    return b
+
+
+def _unique_ids(blocks: list[Block], state: Session) -> dict[str, str]:
+    """Give each tool_use of a response whose id is missing, repeated, or already used in the context an id of
+    its own; returns {new id: the id it repeated}."""
+    used = {b.tool_id for m in state.context for b in m.blocks if b.type == "tool_use"}
+    repeats: dict[str, str] = {}
+    for b in blocks:
+        if b.type != "tool_use":
+            continue
+        if b.tool_id is None or b.tool_id in used:
+            original, n = b.tool_id or "toolu_none", 2
+            while f"{original}_repeat{n}" in used:
+                n += 1
+            b.tool_id = f"{original}_repeat{n}"
+            repeats[b.tool_id] = original
+        used.add(b.tool_id)
+    return repeats
+
+
+def _run_calls(calls: list[Block], state: Session, config: AgentConfig, ctx: ToolContext,
+               repeats: dict[str, str] | None = None) -> Generator[Event, None, None]:
+    """Run the calls in order and append one user message with all their results (a repeated id: not run). If
+    the generator is closed part-way, the calls not answered yet get error results all the same (appended
+    without an event)."""
     results: list[Block] = []
     try:
         for call in calls:
-            text, is_error = yield from _run_call(call, config, ctx)
+            if repeats and call.tool_id in repeats:
+                text, is_error = (f"Not run: this call repeats the id {repeats[call.tool_id]} of another call; "
+                                  "each call needs an id of its own."), True
+                yield ToolCall(call.tool_id or "", call.tool_name or "", call.input)
+            else:
+                text, is_error = yield from _run_call(call, config, ctx)
+                text = clean(text)
             results.append(Block("tool_result", text, tool_id=call.tool_id, is_error=is_error))
             yield ToolResult(call.tool_id or "", call.tool_name or "", text, is_error)
     finally:

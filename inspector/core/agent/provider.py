@@ -1,16 +1,21 @@
 """The model behind the loop: the Messages API through the official `anthropic` SDK, streaming.
 
-Any Messages-compatible endpoint works (ANTHROPIC_BASE_URL). Retries of 429, 529 and 5xx are the SDK's own
-(`max_retries`); what is still failing after them becomes a ProviderError with one readable line, from which the
-API key is scrubbed. Cancelling closes the open stream from the cancelling thread, so the loop stops at once with
-what had arrived (`Cancelled.partial`).
+Any Messages-compatible endpoint works (ANTHROPIC_BASE_URL). Retries of 429, 529, 5xx and dropped connections
+are ours, not the SDK's (whose sleep obeys any Retry-After, days included, and cannot be interrupted): each wait is
+announced as a Retrying event, lasts at most MAX_RETRY_WAIT whatever the server asks, and ends at once on cancel.
+What is still failing after `max_retries` becomes a ProviderError with one readable line, from which the API key
+and the endpoint's credentials are scrubbed. Cancelling closes the open stream from the cancelling thread, so the
+loop stops at once with what had arrived (`Cancelled.partial`).
 """
 
 from __future__ import annotations
 
 import copy
+import email.utils
 import os
+import random
 import socket
+import time
 from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from typing import Any
@@ -19,12 +24,15 @@ import anthropic
 import httpx2
 
 from inspector.core.agent.cancel import Cancel
-from inspector.core.agent.events import Event, TextDelta, ThinkingDelta
+from inspector.core.agent.events import Event, Retrying, TextDelta, ThinkingDelta
 from inspector.core.compaction.provider import SummaryError
 from inspector.core.model import Block, Message
+from inspector.core.secrets import safe_url, seal
 
 DEFAULT_MODEL = "claude-sonnet-4-6"
 SUMMARY_MAX_TOKENS = 20_000
+MAX_RETRY_WAIT = 60.0  # seconds: the longest wait before a retry, whatever Retry-After asks
+BACKOFF_START, BACKOFF_MAX = 0.5, 8.0  # without Retry-After: 0.5 s, 1 s, 2 s ... at most 8 s, less up to 25%
 
 KEY_HELP = ("no API key: set ANTHROPIC_API_KEY (export ANTHROPIC_API_KEY=sk-ant-...); for another "
             "Messages-compatible endpoint also set ANTHROPIC_BASE_URL (export ANTHROPIC_BASE_URL=https://...)")
@@ -86,12 +94,13 @@ class AnthropicProvider:
 
     def __init__(self, api_key: str, base_url: str | None = None, *, model: str = DEFAULT_MODEL,
                  max_retries: int = 2, timeout: float = 600.0) -> None:
+        seal()  # before the client holds the key: no process the tools start can read it from us
         self._key = api_key
         self.base_url = base_url
         self.model = model
+        self.max_retries = max_retries
         self.cancel = Cancel()
-        self._client = anthropic.Anthropic(api_key=api_key, base_url=base_url, max_retries=max_retries,
-                                           timeout=timeout)
+        self._client = anthropic.Anthropic(api_key=api_key, base_url=base_url, max_retries=0, timeout=timeout)
 
     @classmethod
     def from_env(cls, model: str = DEFAULT_MODEL, max_retries: int = 2) -> AnthropicProvider:
@@ -102,8 +111,9 @@ class AnthropicProvider:
             raise MissingApiKey()
         return cls(key, os.environ.get("ANTHROPIC_BASE_URL") or None, model=model, max_retries=max_retries)
 
-    def __repr__(self) -> str:  # never the key
-        return f"AnthropicProvider(base_url={self.base_url!r}, model={self.model!r})"
+    def __repr__(self) -> str:  # never the key, nor the endpoint's credentials
+        shown = safe_url(self.base_url) if self.base_url else None
+        return f"AnthropicProvider(base_url={shown!r}, model={self.model!r})"
 
     def bound(self, model: str, cancel: Cancel) -> AnthropicProvider:
         other = copy.copy(self)
@@ -133,11 +143,28 @@ class AnthropicProvider:
         return self._events(_params(request), cancel)
 
     def _events(self, params: dict[str, Any], cancel: Cancel) -> Generator[Event, None, Response]:
+        """The response, retrying a request refused or dropped before its stream began (never one that had begun:
+        what it streamed was shown already)."""
+        for attempt in range(1, self.max_retries + 2):
+            try:
+                return (yield from self._attempt(params, cancel))
+            except _Retryable as failed:
+                if attempt > self.max_retries:
+                    raise failed.error from None
+                wait, asked = _retry_wait(failed.headers, attempt)
+                yield Retrying(failed.error.error_type, failed.error.status, wait, asked, attempt, self.max_retries)
+                if cancel.wait(wait):
+                    raise Cancelled([]) from None
+        raise AssertionError("unreachable")
+
+    def _attempt(self, params: dict[str, Any], cancel: Cancel) -> Generator[Event, None, Response]:
+        started = False
         try:
             with self._client.messages.stream(**params) as stream:
                 unregister = cancel.on_cancel(lambda: _abort(stream))
                 try:
                     for event in stream:
+                        started = True
                         if cancel.cancelled:
                             break
                         if event.type == "text":
@@ -157,7 +184,11 @@ class AnthropicProvider:
         except Exception as exc:
             if cancel.cancelled:
                 raise Cancelled([]) from None
-            raise self._error(exc) from None
+            error = self._error(exc)
+            if not started and _should_retry(exc):
+                response = getattr(exc, "response", None)
+                raise _Retryable(error, response.headers if response is not None else None) from None
+            raise error from None
         if message.stop_reason is None:
             raise ProviderError("the response stream ended before the message was complete", "stream_error")
         return _response(message)
@@ -182,10 +213,53 @@ class AnthropicProvider:
         return ProviderError(self._scrub(f"{type(exc).__name__}: {exc}"), "error")
 
     def _endpoint(self) -> str:
-        return str(self._client.base_url)
+        return safe_url(str(self._client.base_url))
 
     def _scrub(self, text: str) -> str:
         return text.replace(self._key, "[API key]") if self._key else text
+
+
+class _Retryable(Exception):
+    """A failure worth another try: the ProviderError it would be, and the response's headers (Retry-After)."""
+
+    def __init__(self, error: ProviderError, headers: Any) -> None:
+        super().__init__(str(error))
+        self.error, self.headers = error, headers
+
+
+def _should_retry(exc: Exception) -> bool:
+    """What the SDK would retry: a connection that failed or timed out, or a status the API means as "later"."""
+    if isinstance(exc, (anthropic.APIConnectionError, anthropic.APITimeoutError)):
+        return True
+    if not isinstance(exc, anthropic.APIStatusError) or exc.status_code == 200:  # 200: an error event mid-stream
+        return False
+    should = exc.response.headers.get("x-should-retry")
+    if should in ("true", "false"):
+        return should == "true"
+    return exc.status_code in (408, 409, 429) or exc.status_code >= 500
+
+
+def _retry_wait(headers: Any, attempt: int) -> tuple[float, float | None]:
+    """(seconds to wait, seconds the server asked for): Retry-After (`retry-after-ms`, seconds or an HTTP date)
+    capped at MAX_RETRY_WAIT, else exponential backoff with jitter."""
+    asked = _retry_after(headers)
+    if asked is not None and asked > 0:
+        return min(asked, MAX_RETRY_WAIT), asked
+    backoff = min(BACKOFF_START * 2 ** (attempt - 1), BACKOFF_MAX)
+    return backoff * (1 - 0.25 * random.random()), None
+
+
+def _retry_after(headers: Any) -> float | None:
+    if headers is None:
+        return None
+    for name, scale in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
+        try:
+            value = float(headers.get(name))
+        except (TypeError, ValueError):
+            continue
+        return value / scale if value == value else None  # NaN: no answer
+    date = email.utils.parsedate_tz(headers.get("retry-after") or "")
+    return float(email.utils.mktime_tz(date) - time.time()) if date else None
 
 
 def drain(events: Generator[Event, None, Response], on_text: Callable[[str], None] | None) -> Response:

@@ -4,21 +4,32 @@ A tool returns the text the model sees, or raises ToolError, whose message becom
 reads it and tries something else, the loop goes on. Every result is capped (`ToolContext.output_cap`) keeping its
 head and tail, since one huge result would fill the window the inspector exists to watch. Permissions are not
 checked here (see permissions.py): a tool runs only once the loop has decided it may.
+
+The read-only tools run without asking, so each is bounded whatever the model passes: grep matches with RE2 (linear
+time, as ripgrep's engine: a pattern cannot backtrack for hours, and the match runs without the GIL, so the app
+keeps drawing), glob matches paths with an RE2 translation of the pattern over one walk of the tree (pathlib's
+`**/**/**` re-walks the tree per `**`), every walk stops at MAX_WALK_ENTRIES and at `ToolContext.time_limit`,
+grep reads at most MAX_GREP_BYTES in all, and cancel is checked between files and between matches. Only regular
+files are opened (a FIFO would block the read forever, a device never end), and never through a symbolic link that
+leads out of the directory searched.
 """
 
 from __future__ import annotations
 
 import fnmatch
 import os
-import re
 import shutil
 import signal
+import stat
 import subprocess
 import threading
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
+
+import re2
 
 from inspector.core.agent.cancel import Cancel
 from inspector.core.atomic import WriteFailed, write_atomic
@@ -32,6 +43,12 @@ LONG_LINE = 2000  # characters of one line read_file shows
 SKIP_DIRS = frozenset({".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv", ".mypy_cache",
                        ".pytest_cache", ".tox"})
 MAX_GREP_FILE = 5_000_000  # bytes; bigger files are skipped by grep
+MAX_GREP_BYTES = 500_000_000  # bytes one grep reads in all
+MAX_WALK_ENTRIES = 200_000  # directory entries one grep or glob looks at
+MAX_EDIT_BYTES = 50_000_000  # a bigger file is not read whole to be edited
+DEFAULT_TIME_LIMIT = 30.0  # seconds a read-only tool runs before it returns what it found so far
+CHECK_EVERY = 512  # lines or matches between two looks at the cancel token and the clock
+INTERRUPTED = "Interrupted by the user."
 
 
 class ToolError(Exception):
@@ -44,6 +61,27 @@ class ToolContext:
     cancel: Cancel = field(default_factory=Cancel)
     output_cap: int = DEFAULT_OUTPUT_CAP
     bash_timeout: float = DEFAULT_BASH_TIMEOUT
+    time_limit: float = DEFAULT_TIME_LIMIT  # for read_file, grep and glob
+
+
+class _Budget:
+    """A read-only tool's limits: `spent()` says the time is up (the tool returns what it has, saying so); a cancel
+    raises ToolError at once."""
+
+    def __init__(self, ctx: ToolContext) -> None:
+        self.cancel, self.limit = ctx.cancel, ctx.time_limit
+        self.deadline = time.monotonic() + ctx.time_limit
+        self.stopped = ""  # why the tool stopped early, for its last line
+
+    def spent(self) -> bool:
+        if self.cancel.cancelled:
+            raise ToolError(INTERRUPTED)
+        if not self.stopped and time.monotonic() > self.deadline:
+            self.stopped = f"stopped after {self.limit:g} s"
+        return bool(self.stopped)
+
+    def stop(self, why: str) -> None:
+        self.stopped = self.stopped or why
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,14 +139,39 @@ def _show(ctx: ToolContext, path: Path) -> str:
         return str(path)
 
 
-def _check_text_file(path: Path, shown: str) -> None:
-    if not path.exists():
-        raise ToolError(f"{shown}: no such file")
-    if path.is_dir():
-        raise ToolError(f"{shown}: is a directory (use glob to list it)")
-    with path.open("rb") as f:
+def _open_text_file(path: Path, shown: str) -> BinaryIO:
+    """`path` opened for reading if it is a regular text file; ToolError saying why not otherwise. Opened without
+    blocking, so a FIFO nobody writes to is refused instead of waiting forever."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except FileNotFoundError:
+        raise ToolError(f"{shown}: no such file") from None
+    except IsADirectoryError:
+        raise ToolError(f"{shown}: is a directory (use glob to list it)") from None
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        if stat.S_ISDIR(mode):
+            raise ToolError(f"{shown}: is a directory (use glob to list it)")
+        raise ToolError(f"{shown}: not a regular file ({_kind(mode)}), not read")
+    os.set_blocking(fd, True)
+    f = os.fdopen(fd, "rb")
+    try:
         if b"\0" in f.read(8192):
-            raise ToolError(f"{shown}: binary file ({path.stat().st_size} bytes), not shown")
+            raise ToolError(f"{shown}: binary file ({os.fstat(fd).st_size} bytes), not shown")
+        f.seek(0)
+    except BaseException:
+        f.close()
+        raise
+    return f
+
+
+def _kind(mode: int) -> str:
+    for test, name in ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return name
+    return "not a file"
 
 
 # --- read_file -------------------------------------------------------------------------------------------------
@@ -118,27 +181,67 @@ def read_file(args: dict, ctx: ToolContext) -> str:
     offset = _int(args, "offset", 1, minimum=1)
     limit = _int(args, "limit", READ_LIMIT, minimum=1)
     shown = _show(ctx, path)
-    _check_text_file(path, shown)
+    budget = _Budget(ctx)
     chosen: list[str] = []
     total = 0
-    with path.open(encoding="utf-8", errors="replace", newline=None) as f:  # line by line: any size reads
-        for total, line in enumerate(f, 1):
-            if offset <= total < offset + limit:
-                chosen.append(line.rstrip("\n"))
+    with _open_text_file(path, shown) as f:
+        while total < offset - 1 + limit:  # line by line, each read bounded: any size, any line length
+            raw = f.readline(LONG_LINE * 4)  # UTF-8 takes at most 4 bytes a character
+            if not raw:
+                break
+            more = 0 if raw.endswith(b"\n") else _skip_line(f, budget)
+            total += 1
+            if total >= offset:
+                chosen.append(_long(raw, more))
+            if total % CHECK_EVERY == 0 and budget.spent():
+                break
+        rest, counted = _count_lines(f, budget) if not budget.stopped else (0, False)
     if total == 0:
         return f"({shown} is empty)"
     if offset > total:
         raise ToolError(f"{shown} has only {total} lines; offset {offset} is past the end")
     width = len(str(offset + len(chosen) - 1))
-    out = [f"{n:>{width}}\t{_long(line)}" for n, line in enumerate(chosen, offset)]
-    rest = total - (offset - 1 + len(chosen))
-    if rest > 0:
-        out.append(f"[{rest} more lines: read on with offset={offset + len(chosen)}]")
+    out = [f"{n:>{width}}\t{line}" for n, line in enumerate(chosen, offset)]
+    if rest > 0 or not counted:
+        what = f"{rest} more lines" if counted else "more lines follow (not counted: " + (budget.stopped or
+                                                                                          "a large file") + ")"
+        out.append(f"[{what}: read on with offset={offset + len(chosen)}]")
     return cap("\n".join(out), ctx.output_cap)
 
 
-def _long(line: str) -> str:
-    return line if len(line) <= LONG_LINE else line[:LONG_LINE] + f" [... {len(line) - LONG_LINE} more characters]"
+def _skip_line(f: BinaryIO, budget: _Budget) -> int:
+    """Read past the rest of a line too long to show; the bytes skipped."""
+    skipped = 0
+    while True:
+        chunk = f.readline(1 << 20)
+        skipped += len(chunk)
+        if not chunk or chunk.endswith(b"\n"):
+            return skipped
+        if budget.spent():
+            return skipped
+
+
+def _count_lines(f: BinaryIO, budget: _Budget) -> tuple[int, bool]:
+    """The lines left after the current position, and whether all of them were counted (within the budget)."""
+    count, last = 0, b"\n"
+    while chunk := f.read(1 << 20):
+        count += chunk.count(b"\n")
+        last = chunk[-1:]
+        if budget.spent():
+            return count, False
+    return count + (last != b"\n"), True
+
+
+def _long(raw: bytes, more: int = 0) -> str:
+    """One line as shown: at most LONG_LINE characters, the cut said."""
+    line = raw.decode("utf-8", errors="replace").rstrip("\r\n")
+    if len(line) <= LONG_LINE and not more:
+        return line
+    kept = line[:LONG_LINE]
+    if not more:
+        return f"{kept} [... {len(line) - LONG_LINE} more characters]"
+    dropped = len(raw) - len(kept.encode("utf-8", "replace")) + more  # the rest was skipped unread: bytes
+    return f"{kept} [... {dropped} more bytes]"
 
 
 # --- write_file / edit_file ------------------------------------------------------------------------------------
@@ -164,9 +267,12 @@ def edit_file(args: dict, ctx: ToolContext) -> str:
         raise ToolError("old_string is empty: use write_file to create a file")
     if old == new:
         raise ToolError("old_string and new_string are the same: nothing to change")
-    _check_text_file(path, shown)
+    with _open_text_file(path, shown) as f:
+        data = f.read(MAX_EDIT_BYTES + 1)
+    if len(data) > MAX_EDIT_BYTES:
+        raise ToolError(f"{shown}: larger than {MAX_EDIT_BYTES:,} bytes; not read whole to be edited")
     try:
-        text = path.read_bytes().decode("utf-8")
+        text = data.decode("utf-8")
     except UnicodeDecodeError:
         raise ToolError(f"{shown}: not valid UTF-8; not edited, so that no byte of it is lost") from None
     if old not in text and "\r\n" in text and "\r" not in old:  # a CRLF file, edited with plain line breaks
@@ -269,15 +375,81 @@ def bash(args: dict, ctx: ToolContext) -> str:
 
 # --- grep / glob -----------------------------------------------------------------------------------------------
 
-def _walk(root: Path) -> Iterator[Path]:
-    """Files under `root` in a stable order, skipping VCS, cache and dependency directories."""
-    if root.is_file():
-        yield root
+def _walk(root: Path, budget: _Budget) -> Iterator[Path]:
+    """The regular files under `root` in a stable order, skipping VCS, cache and dependency directories, FIFOs,
+    devices and sockets, never entering a linked directory, and leaving out links to files outside `root`. Stops
+    (saying so in `budget`) after MAX_WALK_ENTRIES entries or when the time is up."""
+    if not root.is_dir():
+        if _regular_inside(root, root):
+            yield root
         return
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS)
-        for name in sorted(filenames):
-            yield Path(dirpath) / name
+    seen = 0
+    stack = [root]
+    while stack:
+        directory = stack.pop()
+        try:
+            with os.scandir(directory) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError:
+            continue
+        subdirs = []
+        for entry in entries:
+            seen += 1
+            if seen % CHECK_EVERY == 0 and budget.spent():
+                return
+            if seen > MAX_WALK_ENTRIES:
+                budget.stop(f"stopped after {MAX_WALK_ENTRIES:,} entries")
+                return
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    if entry.name not in SKIP_DIRS:
+                        subdirs.append(Path(entry.path))
+                elif entry.is_file(follow_symlinks=False) or (entry.is_symlink()
+                                                              and _regular_inside(Path(entry.path), root)):
+                    yield Path(entry.path)
+            except OSError:
+                continue
+        stack.extend(reversed(subdirs))  # depth first, in name order
+
+
+def _regular_inside(path: Path, root: Path) -> bool:
+    """A regular file (through its links) that stays inside `root`."""
+    try:
+        real = path.resolve()
+        return real.is_relative_to(root) and stat.S_ISREG(real.stat().st_mode)
+    except (OSError, RuntimeError):  # a dangling link, a loop
+        return False
+
+
+def _regex(pattern: str, ignore_case: bool = False, **options: bool) -> Any:
+    """RE2 compiled (multi-line: ^ and $ at every line); ToolError for what RE2 does not take."""
+    opts = re2.Options()
+    opts.log_errors = False  # RE2 logs to stderr, over the app's screen
+    opts.case_sensitive = not ignore_case
+    for name, value in options.items():
+        setattr(opts, name, value)
+    try:
+        return re2.compile("(?m)" + pattern if options.get("never_nl") else pattern, opts)
+    except re2.error as exc:
+        why = exc.args[0].decode("utf-8", "replace") if exc.args and isinstance(exc.args[0], bytes) else str(exc)
+        raise ToolError(f"bad regular expression {pattern!r}: {why} (RE2 syntax, as ripgrep's: no lookaround "
+                        "or backreferences)") from None
+
+
+def _read_regular(path: Path, limit: int) -> bytes | None:
+    """The bytes of a regular file of at most `limit` bytes, else None (a FIFO, a device, too big, unreadable)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as f:
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode) or st.st_size > limit:
+                return None
+            return f.read(limit + 1)[:limit]
+        except OSError:
+            return None
 
 
 def grep(args: dict, ctx: ToolContext) -> str:
@@ -285,40 +457,100 @@ def grep(args: dict, ctx: ToolContext) -> str:
     root = resolve(ctx, _string(args, "path", required=False) or ".")
     name_glob = _string(args, "glob", required=False)
     limit = _int(args, "max_results", 200, minimum=1)
-    try:
-        regex = re.compile(pattern, re.IGNORECASE if args.get("ignore_case") else 0)
-    except re.error as exc:
-        raise ToolError(f"bad regular expression {pattern!r}: {exc}") from None
+    regex = _regex(pattern, bool(args.get("ignore_case")), never_nl=True)
     if not root.exists():
         raise ToolError(f"{_show(ctx, root)}: no such file or directory")
+    budget = _Budget(ctx)
     hits: list[str] = []
-    more = 0
-    for path in _walk(root):
-        if ctx.cancel.cancelled:
-            raise ToolError("Interrupted by the user.")
+    more = read = 0
+    for path in _walk(root, budget):
+        if budget.spent():
+            break
         if name_glob and not fnmatch.fnmatch(path.name, name_glob):
             continue
-        if path.is_symlink() and not path.resolve().is_relative_to(root):  # a link out of what was allowed
+        data = _read_regular(path, MAX_GREP_FILE)
+        if data is None or b"\0" in data[:8192]:
             continue
-        try:
-            if path.stat().st_size > MAX_GREP_FILE:
-                continue
-            data = path.read_bytes()
-        except OSError:
-            continue
-        if b"\0" in data[:8192]:
-            continue
-        for n, line in enumerate(data.decode("utf-8", errors="replace").splitlines(), 1):
-            if regex.search(line):
-                if len(hits) < limit:
-                    hits.append(f"{_show(ctx, path)}:{n}:{_long(line)}")
-                else:
-                    more += 1
-    if not hits:
-        return "No matches."
+        read += len(data)
+        if read > MAX_GREP_BYTES:
+            budget.stop(f"stopped after reading {MAX_GREP_BYTES:,} bytes")
+            break
+        shown = _show(ctx, path)
+        for n, line in _matching_lines(regex, data, budget):
+            if len(hits) < limit:
+                hits.append(f"{shown}:{n}:{_long(line)}")
+            else:
+                more += 1
     if more:
         hits.append(f"[{more} more matches not shown: narrow the pattern or the path]")
-    return cap("\n".join(hits), ctx.output_cap)
+    if budget.stopped:
+        hits.append(f"[{budget.stopped}: the search is incomplete; narrow the path or the glob]")
+    return cap("\n".join(hits), ctx.output_cap) if hits else "No matches."
+
+
+def _matching_lines(regex: Any, data: bytes, budget: _Budget) -> Iterator[tuple[int, bytes]]:
+    """(line number, line) of each line of `data` holding a match: one search per matching line, each going on
+    from the next line, so the whole file is scanned once."""
+    pos = last = found = 0
+    line_no = 1
+    size = len(data)
+    while pos <= size:
+        match = regex.search(data, pos)
+        if match is None:
+            return
+        start = match.start()
+        if start == size and (size == 0 or data.endswith(b"\n")):
+            return  # the empty "line" after the last line end
+        line_start = data.rfind(b"\n", 0, start) + 1
+        line_end = data.find(b"\n", start)
+        line_end = size if line_end < 0 else line_end
+        line_no += data.count(b"\n", last, line_start)
+        last = line_start
+        yield line_no, data[line_start:line_end]
+        pos = line_end + 1
+        found += 1
+        if found % CHECK_EVERY == 0 and budget.spent():
+            return
+
+
+def _glob_regex(pattern: str) -> Any:
+    """A path pattern as one RE2 matching whole relative paths: `*` and `?` within a name, `[...]` a class,
+    `**` any number of directories (or, last, anything below)."""
+    parts = [p for p in pattern.split("/") if p not in ("", ".")]
+    out = []
+    for i, part in enumerate(parts):
+        last = i == len(parts) - 1
+        if part == "**":
+            out.append(".*" if last else "(?:[^/]+/)*")
+            continue
+        out.append(_name_regex(part) + ("" if last else "/"))
+    return _regex("".join(out) or r"[^\x00-\x{10FFFF}]")  # "." or "": the directory itself, no file
+
+
+def _name_regex(part: str) -> str:
+    """One name's pattern as RE2, read as fnmatch reads it (a `[` with no class after it is itself)."""
+    out, i, n = [], 0, len(part)
+    while i < n:
+        c = part[i]
+        close = -1
+        if c == "[":
+            j = i + 1 + (part[i + 1:i + 2] == "!")
+            j += part[j:j + 1] == "]"
+            close = part.find("]", j)
+        if c == "*":
+            out.append("[^/]*")
+        elif c == "?":
+            out.append("[^/]")
+        elif close > 0:
+            body = part[i + 1:close]
+            negate = body.startswith("!")
+            members = "".join("\\" + ch if ch in "\\^[]" else ch for ch in body[negate:])
+            out.append(f"[{'^/' if negate else ''}{members}]")
+            i = close
+        else:
+            out.append(re2.escape(c))
+        i += 1
+    return "".join(out)
 
 
 def glob(args: dict, ctx: ToolContext) -> str:
@@ -329,13 +561,17 @@ def glob(args: dict, ctx: ToolContext) -> str:
         raise ToolError(f"{_show(ctx, root)}: not a directory")
     if Path(pattern).is_absolute() or ".." in Path(pattern).parts:
         raise ToolError("pattern must be relative to path (use the path argument for another directory)")
-    found = sorted(p for p in root.glob(pattern)
-                   if p.is_file() and not SKIP_DIRS.intersection(p.relative_to(root).parts))
-    if not found:
+    regex = _glob_regex(pattern)
+    budget = _Budget(ctx)
+    found = sorted(p for p in _walk(root, budget)  # a byte of a name that is no UTF-8 matches as one character
+                   if regex.fullmatch(p.relative_to(root).as_posix().encode("utf-8", "replace")))
+    if not found and not budget.stopped:
         return "No files found."
     lines = [_show(ctx, p) for p in found[:limit]]
     if len(found) > limit:
         lines.append(f"[{len(found) - limit} more files not shown]")
+    if budget.stopped:
+        lines.append(f"[{budget.stopped}: the listing is incomplete; narrow the path or the pattern]")
     return cap("\n".join(lines), ctx.output_cap)
 
 
@@ -368,8 +604,9 @@ TOOLS: tuple[Tool, ...] = (
                   "timeout": {"type": "number", "description": f"seconds (default {DEFAULT_BASH_TIMEOUT:g}, "
                               f"at most {MAX_BASH_TIMEOUT:g})"}}, ["command"]),
          read_only=False, run=bash),
-    Tool("grep", "Search file contents with a Python regular expression. Returns path:line:text for each "
-         "matching line. Skips binary files and .git, node_modules and similar directories.",
+    Tool("grep", "Search file contents with a regular expression (RE2 syntax, as ripgrep's: no lookaround or "
+         "backreferences). Returns path:line:text for each matching line. Skips binary files, files over 5 MB "
+         "and .git, node_modules and similar directories.",
          _schema({"pattern": {"type": "string"}, "path": {**PATH, "description": "file or directory (default .)"},
                   "glob": {"type": "string", "description": "only files whose name matches, e.g. *.py"},
                   "ignore_case": {"type": "boolean"}, "max_results": {"type": "integer", "minimum": 1}},

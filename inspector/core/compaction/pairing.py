@@ -8,9 +8,8 @@ serves both a whole sequence (`find_orphans`, a fresh load's warnings) and a liv
 
 from __future__ import annotations
 
-from bisect import bisect_left, insort
 from collections import deque
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Sequence, ValuesView
 from dataclasses import dataclass
 from heapq import merge
 from itertools import islice
@@ -43,10 +42,12 @@ _Op = tuple[str, "_Open | None"]  # what checking a block did: ("final", None), 
 class PairingCheck:
     """The orphans of `messages[start:done]`, checked in order and kept current as messages are appended.
 
-    State: the calls still unanswered (`open`, also kept sorted by where they were made) and the orphans that are
-    final once seen (a result answering nothing, a call without an id or reusing an open one). With `undo` > 0 it
-    logs what checking each of the last `undo` messages did, so a change to one of them (a response's later line
-    adding a block) is undone and re-checked at a cost proportional to the messages after it, not to the context.
+    State: the calls still unanswered (`open`, a dict in the order they were made, so closing one is O(1): one
+    response of 400,000 parallel calls is checked in linear time) and the orphans that are final once seen (a
+    result answering nothing, a call without an id or reusing an open one). With `undo` > 0 it logs what checking
+    each of the last `undo` messages did, so a change to one of them (a response's later line adding a block) is
+    undone and re-checked at a cost proportional to the messages after it, not to the context. Undoing a close
+    puts the call back at the end of `open`; the order is restored by one sort, the next time it is read.
     """
 
     def __init__(self, start: int = 0, undo: int = 0) -> None:
@@ -56,8 +57,8 @@ class PairingCheck:
 
     def reset(self, start: int) -> None:
         self.start = self.done = start
-        self.open: dict[str, _Open] = {}
-        self._sorted: list[_Open] = []  # the values of `open`, by index then order opened
+        self.open: dict[str, _Open] = {}  # in the order opened, unless `_unsorted`
+        self._unsorted = False
         self.final: list[Orphan] = []  # by index (messages are checked in order)
         self._seq = 0
         if self._log is not None:
@@ -65,7 +66,7 @@ class PairingCheck:
 
     def check(self, messages: Sequence[Message]) -> None:
         """Check `messages[done:]`: the messages appended since the last check."""
-        open_, ordered, final, log = self.open, self._sorted, self.final, self._log
+        open_, final, log = self.open, self.final, self._log
         for i in range(self.done, len(messages)):
             ops: list[_Op] | None = None
             for b in messages[i].blocks:
@@ -77,14 +78,12 @@ class PairingCheck:
                         op: _Op = ("final", None)
                     else:
                         self._seq += 1
-                        entry = open_[tid] = (i, self._seq, tid, b.tool_name)
-                        ordered.append(entry)  # opened last, so sorted last
+                        entry = open_[tid] = (i, self._seq, tid, b.tool_name)  # opened last, so last
                         op = ("open", entry)
                 elif kind == "tool_result":
                     tid = b.tool_id
                     entry = open_.pop(tid, None) if tid is not None else None
                     if entry is not None:
-                        del ordered[bisect_left(ordered, entry)]
                         op = ("close", entry)
                     else:
                         final.append(Orphan("tool_result", i, b.tool_id))
@@ -113,10 +112,9 @@ class PairingCheck:
                     self.final.pop()
                 elif what == "open":
                     del self.open[entry[2]]
-                    del self._sorted[bisect_left(self._sorted, entry)]
                 else:
                     self.open[entry[2]] = entry
-                    insort(self._sorted, entry)
+                    self._unsorted = True
         self.done -= count
         self.steps += count
         return True
@@ -140,7 +138,7 @@ class PairingCheck:
         warnings it makes, not the size of the context."""
         last = len(messages) - 1
         hidden = 0  # orphan calls in the last message: at the end of both lists
-        for entry in reversed(self._sorted):
+        for entry in reversed(self._ordered()):
             if entry[0] != last:
                 break
             hidden += 1
@@ -148,7 +146,7 @@ class PairingCheck:
             if o.index != last:
                 break
             hidden += o.kind == "tool_use"
-        total = len(self.final) + len(self._sorted) - hidden
+        total = len(self.final) + len(self.open) - hidden
         shown = (o for o in self._merged() if o.kind == "tool_result" or o.index != last)
         out = []
         for o in islice(shown, MAX_PAIRING_WARNINGS):
@@ -161,8 +159,15 @@ class PairingCheck:
             out.append(LoadWarning(None, f"{total - MAX_PAIRING_WARNINGS} more unpaired tool calls or results"))
         return out
 
+    def _ordered(self) -> ValuesView[_Open]:
+        """The open calls by where they were made (one sort after an undo put some back out of order)."""
+        if self._unsorted:
+            self.open = {entry[2]: entry for entry in sorted(self.open.values())}
+            self._unsorted = False
+        return self.open.values()
+
     def _merged(self) -> Iterator[Orphan]:
-        opened = (Orphan("tool_use", i, tid, name) for i, _, tid, name in self._sorted)
+        opened = (Orphan("tool_use", i, tid, name) for i, _, tid, name in self._ordered())
         return merge(self.final, opened, key=_index)  # on a tie the final orphans come first, as they were found
 
 

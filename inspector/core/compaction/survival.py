@@ -166,7 +166,7 @@ def claude_md_files(session: Session, estimates: Estimates) -> list[tuple[str, i
         return []
     from inspector.core.prompt.claude_md import discover, read_capped
 
-    files, _ = discover(Path(session.cwd))
+    files = discover(Path(session.cwd)).files
     out = []
     for f in files:
         try:

@@ -169,7 +169,7 @@ def forecast(points: list[RequestPoint], threshold: int | None, over: int = 10) 
 
 
 def _when(stamp: str | None) -> datetime | None:
-    if not stamp:
+    if not stamp or not isinstance(stamp, str):  # a file may hold a number there
         return None
     try:
         return datetime.fromisoformat(stamp.replace("Z", "+00:00"))

@@ -63,8 +63,19 @@ def resolve(path: str | os.PathLike[str]) -> Path:
     except OSError as exc:
         raise LoadError(f"{p}: cannot read ({exc.strerror or exc})") from None
     if b"\0" in head:
+        if _utf16(head):
+            raise LoadError(f"{p}: UTF-16 text, not UTF-8 as sessions are; convert it first "
+                            "(iconv -f UTF-16 -t UTF-8 FILE > FILE.jsonl)")
         raise LoadError(f"{p}: binary file, not a session")
     return p
+
+
+def _utf16(head: bytes) -> bool:
+    """A byte order mark of UTF-16, or ASCII text with a NUL beside every character (UTF-16 without one)."""
+    if head.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return True
+    even, odd = head[0::2], head[1::2]
+    return len(head) >= 4 and (even.count(0) == len(even) or odd.count(0) == len(odd))
 
 
 def _sessions_in(folder: Path) -> list[tuple[float, str, Path]]:
@@ -103,8 +114,24 @@ def _load_claude_code(path: Path, progress: Progress | None) -> Session:
     from inspector.core.formats.claude_code import ClaudeCodeLoader
 
     loader = ClaudeCodeLoader(str(path), subagent_files(path))
-    read_jsonl(path, loader.feed, loader.warn, progress)
+    if first_byte(path) == b"[":  # a JSON array of Claude Code lines (an export): entry N stands for line N
+        from inspector.core.formats.jsonl import loads
+
+        try:
+            with open(path, "rb") as f:
+                entries = loads(f.read())
+        except ValueError as exc:
+            raise LoadError(f"{path}: not valid JSON ({exc})") from None
+        for number, obj in enumerate(entries, 1):
+            loader.feed(number, 0, obj)
+    else:
+        read_jsonl(path, loader.feed, loader.warn, progress)
     return loader.build()
+
+
+def first_byte(path: Path) -> bytes:
+    with open(path, "rb") as f:
+        return f.read(4096).lstrip()[:1]
 
 
 def _load_neutral(path: Path, progress: Progress | None) -> Session:

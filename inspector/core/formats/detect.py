@@ -84,6 +84,8 @@ def classify_document(doc: Any) -> Format | None:
             return classify_conversation(doc[-1])
         if all("role" in x or "event" in x for x in doc):
             return "neutral" if _neutral_only(doc) else "openai-chat"
+        if any(classify_line(x) == "claude-code" for x in doc[:PROBE_LINES]):
+            return "claude-code"  # a JSON array of Claude Code's lines
     return None
 
 

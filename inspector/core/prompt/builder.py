@@ -45,6 +45,7 @@ class Section:
     note: str = ""
     filled: frozenset[int] = frozenset()
     group: str = ""
+    outside: bool = False  # an import from outside the project: sent to the model, never saved (`saved_text`)
 
     def file_line(self, line: int) -> int | None:
         """The line of `path` behind line `line` (1-based) of the text, if it came from a file."""
@@ -72,10 +73,17 @@ class Prompt:
     memory: Path | None
     estimator: str
     notes: list[str] = field(default_factory=list)
+    outside: list[Path] = field(default_factory=list)  # imports leading out of the project (read only if allowed)
 
     @property
     def text(self) -> str:
         return prompt_text(self.sections)
+
+    @property
+    def saved_text(self) -> str:
+        """The prompt as a session file may hold it: each outside import's text replaced by a line naming it."""
+        return SEPARATOR.join(f"# Instructions from {s.path} (imported from outside the project: sent to the "
+                              "model, not saved)" if s.outside else s.text for s in self.sections)
 
     @property
     def default_template(self) -> bool:
@@ -97,11 +105,14 @@ def build_system_prompt(cwd: Path | str | None = None, template: Path | str | No
 
 
 def assemble(cwd: Path | str | None = None, template: Path | str | None = None, memory: MemoryChoice = None,
-             now: datetime | None = None, estimator: str | Estimator = "script") -> Prompt:
+             now: datetime | None = None, estimator: str | Estimator = "script", *, allow_outside: bool = False,
+             roots: Sequence[Path] = ()) -> Prompt:
     """Build the prompt for an agent working in `cwd` (default: the current directory).
 
     template: a template file (default: `template.md` beside this module). memory: the memory file (None: the
     per-user default of `memory.default_memory_path()`; False: no memory). now: the date to state (default: now).
+    allow_outside: read CLAUDE.md imports that lead outside the project (`roots`, the extra directories the user
+    added, count as inside); `Prompt.outside` lists them either way, `Prompt.saved_text` leaves their text out.
     Raises TemplateError for an unusable template and NotADirectoryError when `cwd` is not a directory.
     """
     cwd = Path(cwd if cwd is not None else os.getcwd()).expanduser().resolve()
@@ -112,9 +123,10 @@ def assemble(cwd: Path | str | None = None, template: Path | str | None = None, 
     est = estimator if isinstance(estimator, Estimator) else get_estimator(estimator)
     memory_path = None if memory is False else Path(memory).expanduser().resolve() if memory else default_memory_path()
     notes: list[str] = []
+    outside: list[Path] = []
     blocks: dict[str, Callable[[], list[Section]]] = {
         "git": lambda: [Section("Git", git_info(cwd).render(), "git")],
-        "claude_md": lambda: claude_md_sections(cwd, notes),
+        "claude_md": lambda: claude_md_sections(cwd, notes, allow_outside, tuple(roots), outside),
         "memory": lambda: _memory_sections(memory_path, notes),
     }
     values = environment(cwd, now).values()
@@ -127,7 +139,7 @@ def assemble(cwd: Path | str | None = None, template: Path | str | None = None, 
         section.tokens = est.text(section.text)
     if isinstance(est, Exact) and sections:
         match_exact(sections, est, prompt_text(sections))
-    return Prompt(sections, template_path, cwd, memory_path, est.name, notes)
+    return Prompt(sections, template_path, cwd, memory_path, est.name, notes, outside)
 
 
 def match_exact(sections: list[Section], est: Exact, system: str, tools: Sequence[ToolSchema] = ()) -> None:
@@ -187,10 +199,15 @@ def _file_section(title: str, heading: str, body: str, first_line: int, source: 
     return Section(title, f"{heading}{SEPARATOR}{body}", source, path=str(path), lines=lines)
 
 
-def claude_md_sections(cwd: Path, notes: list[str]) -> list[Section]:
-    """One section per CLAUDE.md file found for `cwd`; what was skipped (or that none exist) goes to `notes`."""
-    files, skipped = discover(cwd)
-    notes += skipped
+def claude_md_sections(cwd: Path, notes: list[str], allow_outside: bool = False, roots: tuple[Path, ...] = (),
+                       outside: list[Path] | None = None) -> list[Section]:
+    """One section per CLAUDE.md file found for `cwd`; what was skipped (or that none exist) goes to `notes`, the
+    imports leading out of the project to `outside`."""
+    found = discover(cwd, allow_outside, roots)
+    files = found.files
+    notes += found.notes
+    if outside is not None:
+        outside += found.outside
     if not files:
         notes.append(f"no CLAUDE.md files found for {cwd}")
     base = find_repo_root(cwd) or cwd
@@ -198,8 +215,10 @@ def claude_md_sections(cwd: Path, notes: list[str]) -> list[Section]:
     for f in files:
         label = SCOPE_LABEL[f.scope] + (f", imported by {short_path(f.imported_by, base)}" if f.imported_by else "")
         title = "Imported instructions" if f.imported_by else SCOPE_TITLE[f.scope]
-        sections.append(_file_section(title, f"# Instructions from {f.path} ({label})", f.text, f.first_line,
-                                      str(f.path), f.path))
+        section = _file_section(title, f"# Instructions from {f.path} ({label})", f.text, f.first_line,
+                                str(f.path), f.path)
+        section.outside = f.outside
+        sections.append(section)
     return sections
 
 

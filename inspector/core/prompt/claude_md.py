@@ -8,6 +8,11 @@ specific instructions. Outside any repository only the working directory itself 
 A file may import others with `@path` (relative to the importing file, absolute, or from `~`), as Claude Code
 allows, up to MAX_IMPORT_DEPTH hops; `@` inside code spans and fenced blocks is text. Each imported file follows
 the file that imports it.
+
+A project's files come with the repository, which may not be the user's: an import from them that leads outside
+the project (the repository root, else the working directory, and the extra directories the user added) is an
+outside read, as `@~/.aws/credentials` would be. It is not followed unless `allow_outside` says so (Claude Code
+asks the same question); the user's own file may import from anywhere.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from inspector.core.files import read_limited
 from inspector.core.prompt.environment import find_repo_root
 
 MAX_BYTES = 1_000_000  # a larger "instruction file" is a mistake: read this much and say so
@@ -42,6 +48,17 @@ class InstructionFile:
     text: str
     first_line: int = 1  # line of the file where `text` starts (leading blank lines are dropped)
     imported_by: Path | None = None
+    outside: bool = False  # a project's import from outside the project, read because it was allowed
+
+
+@dataclass(slots=True)
+class Discovery:
+    """What `discover` found: the files in load order, notes on what could not be used, and the imports that lead
+    outside the project (not read unless allowed; read and marked `outside` when allowed)."""
+
+    files: list[InstructionFile]
+    notes: list[str]
+    outside: list[Path]
 
 
 def short_path(path: Path, base: Path) -> str:
@@ -72,24 +89,33 @@ def candidates(cwd: Path) -> list[tuple[Path, Scope]]:
     return found
 
 
-def discover(cwd: Path) -> tuple[list[InstructionFile], list[str]]:
-    """The instruction files that exist under `cwd`'s chain (imports after their importer), and one note per file
-    that could not be used."""
-    files: list[InstructionFile] = []
-    notes: list[str] = []
+def discover(cwd: Path, allow_outside: bool = False, roots: tuple[Path, ...] = ()) -> Discovery:
+    """The instruction files that exist under `cwd`'s chain (imports after their importer). `roots` are the extra
+    directories the user added: imports into them are inside."""
+    cwd = cwd.resolve()
+    project = (find_repo_root(cwd) or cwd, *(r.expanduser().resolve() for r in roots))
+    found = Discovery([], [], [])
     seen: set[Path] = set()
     for path, scope in candidates(cwd):
         if path.is_file():
-            _add(path, scope, None, 0, files, notes, seen)
-    return files, notes
+            _add(path, scope, None, 0, found, seen, project, allow_outside)
+    return found
 
 
-def _add(path: Path, scope: Scope, importer: Path | None, depth: int, files: list[InstructionFile],
-         notes: list[str], seen: set[Path]) -> None:
+def _add(path: Path, scope: Scope, importer: Path | None, depth: int, found: Discovery, seen: set[Path],
+         project: tuple[Path, ...], allow_outside: bool) -> None:
+    notes = found.notes
     try:
         real = path.resolve()
         if real in seen:
             return
+        outside = importer is not None and scope != "user" and not any(real.is_relative_to(p) for p in project)
+        if outside:
+            found.outside.append(real)
+            if not allow_outside:
+                notes.append(f"{importer}: import of {path} not followed: outside the project (allow outside "
+                             "imports to read it; its text is sent to the model, never saved)")
+                return
         seen.add(real)
         text, first_line, truncated = read_capped(path)
     except OSError as exc:
@@ -100,12 +126,12 @@ def _add(path: Path, scope: Scope, importer: Path | None, depth: int, files: lis
         return
     if truncated:
         notes.append(f"{path}: only the first {MAX_BYTES:,} bytes were read")
-    files.append(InstructionFile(path, scope, text, first_line, importer))
+    found.files.append(InstructionFile(path, scope, text, first_line, importer, outside))
     for target in imports(text, path.parent):
         if depth + 1 > MAX_IMPORT_DEPTH:
             notes.append(f"{path}: import of {target} not followed (more than {MAX_IMPORT_DEPTH} hops)")
         elif target.is_file():
-            _add(target, scope, path, depth + 1, files, notes, seen)
+            _add(target, scope, path, depth + 1, found, seen, project, allow_outside)
         elif target.suffix:  # "@someone" is a mention; "@docs/setup.md" is meant as a file
             notes.append(f"{path}: imported file {target} does not exist")
 
@@ -128,9 +154,9 @@ def imports(text: str, base: Path) -> list[Path]:
 
 def read_capped(path: Path) -> tuple[str, int, bool]:
     """At most MAX_BYTES of a text file, stripped: (text, the file line where it starts, whether it was cut). A
-    binary file (NUL bytes) raises OSError: it is no instruction text, and callers skip it with a note."""
-    with path.open("rb") as handle:
-        data = handle.read(MAX_BYTES + 1)
+    binary file (NUL bytes) raises OSError: it is no instruction text, and callers skip it with a note. A FIFO
+    reads what its writer sends (nothing, without one) and never blocks the prompt."""
+    data = read_limited(path, MAX_BYTES + 1)
     if b"\0" in data:
         raise OSError(errno.EINVAL, "a binary file, not text")
     raw = data[:MAX_BYTES].decode("utf-8", "replace")

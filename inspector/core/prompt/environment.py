@@ -4,6 +4,11 @@ Gathered fresh for every prompt and never cached, because the agent loop rebuild
 working tree changes under it. Git is asked with optional locks off (`GIT_OPTIONAL_LOCKS=0`), so building a prompt
 never writes to the repository, and every git call has a timeout: a missing git, a directory outside any repository
 or a hung filesystem gives a one-line explanation in the prompt instead of an error.
+
+A repository's own config can make `git status` and `git log` run programs (core.fsmonitor, a clean filter on a
+racily clean file, gpg for log.showSignature, hooks), and a cloned repository is not the user's to trust. Every
+call overrides those settings on the command line (which beats every config file) and runs without our credentials
+in its environment.
 """
 
 from __future__ import annotations
@@ -16,6 +21,8 @@ import sys
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+
+from inspector.core.secrets import scrubbed_env
 
 GIT_TIMEOUT = 2.0  # seconds per git call
 STATUS_LINES = 30  # changed paths shown before "... and N more"
@@ -97,12 +104,19 @@ def environment(cwd: Path, now: datetime | None = None) -> Environment:
                        date=format_date(now))
 
 
-def _git(cwd: Path, *args: str) -> str:
+# Settings under which status and log run no program: no fsmonitor, no hooks, no signature check, no pager.
+SAFE_CONFIG = ("core.fsmonitor=false", "core.hooksPath=/dev/null", "log.showSignature=false", "core.pager=cat",
+               "status.submoduleSummary=false", "diff.external=")
+FILTER_KEYS = ("clean", "smudge", "process")
+
+
+def _git(cwd: Path, *args: str, config: tuple[str, ...] = ()) -> str:
     """One git call's output. On timeout the whole process group is killed: a hook or helper git started must not
     keep the pipes (and so this call) open past the timeout."""
-    env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
+    env = {**scrubbed_env(), "GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C", "GIT_PAGER": "cat"}
     group = os.name == "posix"
-    with subprocess.Popen(["git", "-C", str(cwd), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    overrides = [part for setting in (*SAFE_CONFIG, *config) for part in ("-c", setting)]
+    with subprocess.Popen(["git", "-C", str(cwd), *overrides, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                           stdin=subprocess.DEVNULL, env=env, start_new_session=group) as process:
         try:
             out, err = process.communicate(timeout=GIT_TIMEOUT)
@@ -119,10 +133,24 @@ def _git(cwd: Path, *args: str) -> str:
     return out.decode("utf-8", "replace")
 
 
-def git_info(cwd: Path) -> GitInfo:
-    """Branch, status and recent commits of the repository holding `cwd`, in two git calls."""
+def _no_filters(cwd: Path) -> tuple[str, ...]:
+    """Overrides emptying every filter driver the config defines (`git config` itself runs nothing): an empty
+    command is no filter, so status compares the file's bytes as they are."""
     try:
-        status = _git(cwd, "status", "--porcelain=v1", "--branch", "--untracked-files=normal").splitlines()
+        names = _git(cwd, "config", "--name-only", "--get-regexp", r"^filter\.").splitlines()
+    except subprocess.CalledProcessError:  # none defined (exit status 1), or not a repository: status will say
+        return ()
+    drivers = {name.rpartition(".")[0] for name in names if name.count(".") >= 2}
+    return tuple(f"{driver}.{key}=" for driver in sorted(drivers) for key in FILTER_KEYS)
+
+
+def git_info(cwd: Path) -> GitInfo:
+    """Branch, status and recent commits of the repository holding `cwd`, in three git calls (the first lists the
+    filter drivers to switch off)."""
+    try:
+        filters = _no_filters(cwd)
+        status = _git(cwd, "status", "--porcelain=v1", "--branch", "--untracked-files=normal",
+                      "--ignore-submodules=all", config=filters).splitlines()
     except FileNotFoundError:
         return GitInfo(error="not available (git is not installed)")
     except subprocess.TimeoutExpired:
@@ -138,7 +166,7 @@ def git_info(cwd: Path) -> GitInfo:
     info.branch = _branch(head[3:])
     info.status, info.status_more = changes[:STATUS_LINES], max(0, len(changes) - STATUS_LINES)
     try:
-        info.commits = _git(cwd, "log", f"-n{RECENT_COMMITS}", "--format=%h %s").splitlines()
+        info.commits = _git(cwd, "log", f"-n{RECENT_COMMITS}", "--format=%h %s", config=filters).splitlines()
     except (subprocess.SubprocessError, OSError):
         info.commits = []  # a repository with no commits yet
     return info

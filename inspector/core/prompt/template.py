@@ -10,6 +10,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from inspector.core.files import read_limited
+
 DEFAULT_TEMPLATE = Path(__file__).with_name("template.md")
 
 INLINE = ("cwd", "os", "shell", "platform", "date")
@@ -38,7 +40,7 @@ class TemplateSection:
 
 def load_template(path: Path) -> list[TemplateSection]:
     try:
-        data = path.read_bytes()
+        data = read_limited(path, MAX_TEMPLATE_BYTES + 1)  # /dev/zero or a FIFO: bounded, never blocking
     except FileNotFoundError:
         raise TemplateError(f"{path}: prompt template not found") from None
     except IsADirectoryError:
