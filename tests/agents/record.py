@@ -14,6 +14,10 @@ Agents (each installed outside the repository; the first argument of each `AGENT
     copilot  GitHub Copilot CLI (`npm install @github/copilot`; `COPILOT_BIN` names its `copilot` binary) in its
              offline bring-your-own-key mode: `COPILOT_OFFLINE=true`, `COPILOT_PROVIDER_BASE_URL` at the local server
              (type openai, chat completions), so no GitHub sign-in is needed.
+    cline    Cline CLI (`npm install cline`; `CLINE_BIN` names its `cline` binary), which writes the Cline SDK's
+             `<id>.messages.json`: `cline auth -p openai-compatible -b URL` then `cline --json PROMPT`. It starts a
+             background hub daemon; the daemon of this run (found by the scratch directory in its command line) is
+             ended by its pid afterwards.
 """
 
 from __future__ import annotations
@@ -31,7 +35,8 @@ from chat_server import serve  # noqa: E402
 
 FAKE_KEY = "sk-fake-offline-0000"
 # Not copied from a store: configuration (it names the local server), logs, locks, telemetry queues, device ids.
-KEEP_OUT = shutil.ignore_patterns("config.toml", "*.log", "logs", "bin", "*.lock", "telemetry", "device_id", "*.db")
+KEEP_OUT = shutil.ignore_patterns("config.toml", "*.log", "logs", "bin", "*.lock", "telemetry", "device_id", "*.db",
+                                  "*.db-*", "providers.json")
 README = "# demo\n\nA tiny project used to record agent sessions offline.\n"
 
 # Scenarios: the prompt and the server's script of turns, per agent (tool names are the agent's own).
@@ -70,7 +75,35 @@ SCENARIOS: dict[str, dict[str, dict]] = {
                                     for a in (1, 301, 601, 901, 1201)]
                                  + [{"text": "The last number was 1500."}] * 4},
     },
+    "cline": {
+        "basic": {"prompt": "Read README.md and tell me what the project is.",
+                  "script": [{"tool": "read_files", "arguments": {"files": [{"path": "{work}/README.md"}]}},
+                             {"text": "It is a tiny demo project used to record agent sessions."}]},
+    },
 }
+
+
+def run_cline(scenario: dict, url: str, home: Path, work: Path) -> tuple[list[str], dict[str, str], Path]:
+    binary = os.environ.get("CLINE_BIN") or shutil.which("cline") or "cline"
+    subprocess.run([binary, "auth", "-p", "openai-compatible", "-k", FAKE_KEY, "-m", "gpt-4.1", "-b", f"{url}/v1"],
+                   env={"HOME": str(home), "PATH": os.environ.get("PATH", "")}, cwd=work, capture_output=True,
+                   timeout=120, check=True)
+    return [binary, "--json", scenario["prompt"]], {}, home / ".cline" / "data" / "sessions"
+
+
+def end_leftovers(scratch: str) -> None:
+    """End the processes this run left behind (a daemon naming the scratch directory), each by its pid."""
+    for proc in Path("/proc").iterdir():
+        if proc.name.isdigit():
+            try:
+                cmdline = (proc / "cmdline").read_bytes()
+            except OSError:
+                continue
+            if scratch.encode() in cmdline:
+                try:
+                    os.kill(int(proc.name), 15)
+                except OSError:
+                    pass
 
 
 def run_copilot(scenario: dict, url: str, home: Path, work: Path) -> tuple[list[str], dict[str, str], Path]:
@@ -93,7 +126,7 @@ def run_kimi(scenario: dict, url: str, home: Path, work: Path) -> tuple[list[str
     return [binary, "--print", "--yolo", "-w", str(work), "-p", scenario["prompt"]], env, share
 
 
-RUNNERS = {"kimi": run_kimi, "copilot": run_copilot}
+RUNNERS = {"kimi": run_kimi, "copilot": run_copilot, "cline": run_cline}
 
 
 def version(agent: str, cmd: list[str]) -> str:
@@ -119,6 +152,7 @@ def record(agent: str, name: str, out: Path) -> int:
         env = {"HOME": str(home), "PATH": os.environ.get("PATH", ""), "LANG": "C.UTF-8", "TERM": "dumb",
                "NO_COLOR": "1"} | extra
         done = subprocess.run(cmd, cwd=work, env=env, capture_output=True, text=True, timeout=600)
+        end_leftovers(scratch)
         target = out / "store"
         shutil.rmtree(target, ignore_errors=True)
         shutil.copytree(store, target, ignore=KEEP_OUT)
