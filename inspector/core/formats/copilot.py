@@ -236,12 +236,13 @@ class CopilotLoader:
         self._open = message
 
     def _insert(self, index: int, message: Message) -> None:
-        """Put `message` at `index`, moving what refers to later messages along with them."""
+        """Put `message` at `index`, moving what refers to later messages along with them. A request sent while
+        the compaction ran saw the history up to `index`, not the summary: its seen range stays, its reply moves."""
         s = self.session
         s.messages.insert(index, message)
         for r in s.requests:
             r.message_index += r.message_index >= index
-            r.seen_end += r.seen_end >= index
+            r.seen_end += r.seen_end > index
             r.seen_start += r.seen_start > index
         for b in s.breakdowns:
             b.index += b.index > index
