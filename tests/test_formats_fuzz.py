@@ -10,6 +10,10 @@ from inspector.core.formats.codex import CodexLoader
 from inspector.core.formats.conversations import ConversationLoader
 from inspector.core.formats.detect import classify_document, classify_line
 from inspector.core.formats.neutral import NeutralLoader
+from inspector.core.formats.copilot import CopilotLoader
+from inspector.core.formats.kimi import KimiLoader
+from inspector.core.formats import load
+from inspector.core.model import LoadError
 
 scalars = st.one_of(st.none(), st.booleans(), st.integers(-5, 10**6), st.text(max_size=8))
 values = st.recursive(scalars, lambda inner: st.one_of(st.lists(inner, max_size=3),
@@ -18,11 +22,16 @@ values = st.recursive(scalars, lambda inner: st.one_of(st.lists(inner, max_size=
 KEYS = ["type", "uuid", "parentUuid", "logicalParentUuid", "isSidechain", "message", "content", "role", "id",
         "model", "usage", "subtype", "compactMetadata", "microcompactMetadata", "payload", "event", "kind",
         "tool_calls", "tool_call_id", "messages", "request", "response", "system", "tools", "info", "summary",
-        "replacement_history", "arguments", "output", "input", "name", "call_id", "text", "isCompactSummary"]
+        "replacement_history", "arguments", "output", "input", "name", "call_id", "text", "isCompactSummary",
+        "data", "parentId", "token_count", "toolRequests", "apiCallId", "transformedContent", "success",
+        "summaryContent", "metrics", "metadata", "isSummary", "condenseId", "truncationParent", "say", "ts",
+        "conversationHistoryIndex", "conversationHistoryDeletedRange", "sessionId", "version", "agent"]
 TYPES = ["user", "assistant", "system", "progress", "compact_boundary", "microcompact_boundary", "response_item",
          "event_msg", "session_meta", "turn_context", "compacted", "token_count", "message", "reasoning",
          "function_call", "function_call_output", "tool_use", "tool_result", "text", "image", "session",
-         "compaction"]
+         "compaction", "session.start", "user.message", "assistant.message", "tool.execution_complete",
+         "session.usage_record", "session.compaction_start", "session.compaction_complete", "session.truncation",
+         "system.message", "_usage", "_system_prompt", "_checkpoint", "tool", "say", "api_req_started"]
 keyed = st.dictionaries(st.sampled_from(KEYS), st.one_of(values, st.sampled_from(TYPES)), max_size=8)
 # objects shaped like real lines, with any value where a field should be
 lines = st.one_of(values, keyed, st.builds(lambda top, inner: {**top, "message": inner, "payload": inner}, keyed,
@@ -31,7 +40,8 @@ lines = st.one_of(values, keyed, st.builds(lambda top, inner: {**top, "message":
 
 def loaders():
     return [ClaudeCodeLoader("fuzz"), CodexLoader("fuzz"), NeutralLoader("fuzz"),
-            ConversationLoader("fuzz", "anthropic-request"), ConversationLoader("fuzz", "openai-chat")]
+            ConversationLoader("fuzz", "anthropic-request"), ConversationLoader("fuzz", "openai-chat"),
+            CopilotLoader("fuzz"), KimiLoader("fuzz")]
 
 
 @settings(max_examples=150, deadline=None)
@@ -45,6 +55,28 @@ def test_any_json_lines_load_without_an_exception(objs):
         for n, obj in enumerate(objs, 1):
             loader.feed(n, n * 10, json.loads(json.dumps(obj)))
         session = loader.build()
+        for m in session.messages:
+            m.text()
+            m.to_api()
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(lines, max_size=6), st.lists(lines, max_size=6), lines)
+def test_any_json_as_a_task_folder_or_sdk_file_loads_or_says_why(tmp_path_factory, history, ui, extra):
+    """The one-document formats (Cline / Roo task folders, the Cline SDK file): any JSON in any of their files is
+    loaded with warnings or refused with a LoadError, never an exception."""
+    folder = tmp_path_factory.mktemp("task")
+    (folder / "api_conversation_history.json").write_text(json.dumps(history))
+    (folder / "ui_messages.json").write_text(json.dumps(ui))
+    (folder / "context_history.json").write_text(json.dumps(extra))
+    sdk = folder / "x.messages.json"
+    sdk.write_text(json.dumps({"version": 1, "sessionId": "x", "agent": "lead", "messages": history,
+                               "system_prompt": extra}))
+    for path in (folder, sdk):
+        try:
+            session = load(path)
+        except LoadError:
+            continue
         for m in session.messages:
             m.text()
             m.to_api()

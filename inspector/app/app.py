@@ -17,6 +17,7 @@ from inspector.core.figures import Settings
 from inspector.app.screens.help import HelpScreen
 from inspector.app.screens.main import MainScreen
 from inspector.app.screens.picker import PickerScreen
+from inspector.core.formats.agent_stores import session_file
 from inspector.core.model import Session
 
 
@@ -48,7 +49,7 @@ class InspectorApp(App[None]):
             self.push_screen(MainScreen(session=fresh_session(self.agent_options, self.path)))
         elif self.initial_session is not None:
             self.push_screen(MainScreen(session=self.initial_session))
-        elif self.path is not None and self.path.is_dir() and not self.follow:
+        elif self.path is not None and self.path.is_dir() and session_file(self.path) is None and not self.follow:
             self.push_screen(PickerScreen(self.path, home=self.home))
         elif self.path is not None:
             self.push_screen(MainScreen(self.path, follow=self.follow))

@@ -8,6 +8,7 @@ import argparse
 from dataclasses import replace
 from pathlib import Path
 
+from inspector.core.formats.agent_stores import session_file
 from inspector.core.model import LoadError
 
 
@@ -56,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
                 raise UsageError(f"{path}: the agent cannot write there (no directory {path.parent})")
         elif not path.exists():
             raise LoadError(f"{path}: no such file or directory")
-        if path.is_dir() and not any(path.glob("*.jsonl")):
+        if path.is_dir() and not any(path.glob("*.jsonl")) and session_file(path) is None:
             raise LoadError(f"{path}: directory holds no session (*.jsonl) file")
     from inspector.app import make_app
 

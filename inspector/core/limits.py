@@ -10,6 +10,17 @@ Policies (`--policy`):
                  auto-compact threshold to N% of effective (never raises it).
     codex        90% of the stated window (which Codex already gives as 95% of the raw one)
     custom       percentages of the effective window: warning_pct, autocompact_pct, blocking_pct
+    copilot      GitHub Copilot CLI: background compaction at 80% of the token limit (the prompt limit its events
+                 record as tokenLimit / maxPromptTokens), blocking at 95% (the SDK's InfiniteSessionConfig defaults)
+    cline        Cline (extension 3.x): compact once the last request's total reaches maxAllowedSize, the window
+                 less 27k (64k windows), 30k (128k), 40k (200k), else max(window - 40k, 80%)
+                 (context-window-utils.ts at v3.89.2)
+    roo-code     Roo Code: condense when the context passes autoCondenseContextPercent of the window (default
+                 100, option condense_pct) or 90% of the window less the output reserve (8,192 by default)
+    cline-sdk    the Cline SDK (CLI 3.x): compact at 90% of the usable input, itself 90% of the window when the model
+                 states no input limit (compaction-shared.ts, compaction.ts)
+    kimi         Kimi CLI: compact when the context reaches 85% of max_context_size or leaves less than 50,000
+                 (reserved_context_size) free (soul/compaction.py should_auto_compact; config.py defaults)
 
 Without `--policy` a session is measured against its own harness's rule (`default_policy`), so a Codex rollout
 gets Codex's thresholds without asking; `WindowInfo.policy_source` says whether the policy was that default or chosen.
@@ -26,7 +37,11 @@ CLAUDE_WINDOW = 200_000
 LONG_WINDOW = 1_000_000
 DEFAULT_WINDOW = 200_000
 CLAUDE_CODE_RESERVE_CAP = 20_000
-POLICIES: tuple[str, ...] = ("reference", "claude-code", "codex", "custom")
+POLICIES: tuple[str, ...] = ("reference", "claude-code", "codex", "custom", "copilot", "cline", "roo-code", "cline-sdk",
+                             "kimi")
+AGENT_FORMATS = ("copilot", "cline", "roo-code", "cline-sdk", "kimi")  # formats whose policy has the format's name
+KIMI_WINDOW = 262_144  # Kimi K2's context (the max_context_size Kimi's own config gives its models)
+ROO_RESERVE = 8_192  # ANTHROPIC_DEFAULT_MAX_TOKENS, Roo's output reserve when the model states none
 AGENT_POLICY = "reference"  # what our own agent loop compacts by unless told otherwise (`run --policy`)
 CLAUDE_CODE_PROMPT = "You are Claude Code"  # how Claude Code's system prompt opens: a request it sent
 # ... or, in `claude -p` (2.1.332, whose prompt opens "You are a Claude agent"), the billing block it sends first
@@ -62,6 +77,7 @@ def default_policy(session: Session | None) -> str:
       window only its rollouts state; a captured Responses request does not state it).
     - no session: `reference`. Nothing tells whose harness it is, and the one caller that asks without a session
       is our own agent's configuration (a threshold for a model alone).
+    - `copilot`, `cline`, `roo-code`, `cline-sdk`, `kimi`: the policy of the same name, that agent's own rule.
     """
     return _default_with_reason(session)[0]
 
@@ -73,6 +89,8 @@ def _default_with_reason(session: Session | None) -> tuple[str, str]:
         return "codex", "Codex's own rule"
     if session.format == "claude-code":
         return "claude-code", "Claude Code's own rule"
+    if session.format in AGENT_FORMATS:
+        return session.format, "the agent's own rule"
     if session.format == "neutral":
         return AGENT_POLICY, "what our agent compacts by"
     if session.format == "anthropic-request" and any(
@@ -93,6 +111,8 @@ def context_window(session: Session | None, model: str | None = None) -> int:
     """The window of `model` (default: the session's current model) as the session shows it."""
     if session is not None and session.window:
         return session.window
+    if session is not None and session.format == "kimi":
+        return KIMI_WINDOW
     if session is not None and model is None:
         model = current_model(session)
     if model and ("[1m]" in model.lower() or model.lower().startswith(LONG_MODELS)):
@@ -190,6 +210,29 @@ class WindowInfo:
                 "notes": self.notes}
 
 
+def cline_max_allowed(window: int) -> int:
+    """Cline's `maxAllowedSize` for a context window (`getContextWindowInfo`, v3.89.2)."""
+    return {64_000: window - 27_000, 128_000: window - 30_000, 200_000: window - 40_000}.get(
+        window, int(max(window - 40_000, window * 0.8)))
+
+
+def _agent_thresholds(policy: str, size: int, effective: int, reserve: int, options: dict) -> Thresholds:
+    """The auto-compact point of each agent's own rule; none of them warns before it, so the warning is that point,
+    and requests are refused only past the window (Copilot blocks at 95% of its limit)."""
+    if policy == "copilot":
+        auto = int(size * _pct("compact_pct", options.get("compact_pct"), 80) / 100)
+        return Thresholds(auto, auto, int(size * 0.95))
+    if policy == "cline":
+        auto = cline_max_allowed(size)
+    elif policy == "roo-code":
+        auto = int(min(size * 0.9 - reserve, size * _pct("condense_pct", options.get("condense_pct"), 100) / 100))
+    elif policy == "cline-sdk":
+        auto = int(size * 0.9 * 0.9)
+    else:  # kimi
+        auto = int(min(size * _pct("compact_pct", options.get("compact_pct"), 85) / 100, size - 50_000))
+    return Thresholds(auto, auto, max(auto, effective if policy == "roo-code" else size))
+
+
 def _pct(name: str, value: object, default: float) -> float:
     if value is None:
         return default
@@ -221,7 +264,9 @@ def window_info(session: Session | None = None, policy: str | None = None, windo
     if window is not None and window <= 0:
         raise ValueError(f"the window must be a positive number of tokens, got {window}")
     known = {"reference": {"compact_pct", "warning_pct"}, "claude-code": {"autocompact_pct"},
-             "codex": {"compact_pct"}, "custom": {"warning_pct", "autocompact_pct", "blocking_pct"}}[policy]
+             "codex": {"compact_pct"}, "custom": {"warning_pct", "autocompact_pct", "blocking_pct"},
+             "copilot": {"compact_pct"}, "cline": set(), "roo-code": {"condense_pct"}, "cline-sdk": set(),
+             "kimi": {"compact_pct"}}[policy]
     unknown = set(options) - known
     if unknown:
         raise ValueError(f"policy {policy} takes no option {', '.join(sorted(unknown))}")
@@ -246,7 +291,9 @@ def window_info(session: Session | None = None, policy: str | None = None, windo
             notes.append("window stated by the session")
         elif size == LONG_WINDOW:
             notes.append("1M window: [1m] model id, a 1M model or usage above 200k")
-    if policy == "codex":
+    if policy == "roo-code":
+        reserve = output_reserve if output_reserve is not None else ROO_RESERVE
+    elif policy in ("codex",) + AGENT_FORMATS:  # the others' rules are fractions of the window, no reserve
         reserve = output_reserve if output_reserve is not None else 0
     else:
         reserve = output_reserve if output_reserve is not None else min(max_output(model), CLAUDE_CODE_RESERVE_CAP)
@@ -277,6 +324,8 @@ def window_info(session: Session | None = None, policy: str | None = None, windo
     elif policy == "codex":
         compact = _pct("compact_pct", options.get("compact_pct"), 90)
         thresholds = Thresholds(int(size * (compact - 10) / 100), int(size * compact / 100), size)
+    elif policy in AGENT_FORMATS:
+        thresholds = _agent_thresholds(policy, size, effective, reserve, options)
     else:
         w = _pct("warning_pct", options.get("warning_pct"), 60)
         a = _pct("autocompact_pct", options.get("autocompact_pct"), 70)

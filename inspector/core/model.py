@@ -20,8 +20,10 @@ if TYPE_CHECKING:
 # every tool call of a session).
 _input_json = json.JSONEncoder(ensure_ascii=False, default=str).encode
 
-Format = Literal["claude-code", "codex", "anthropic-request", "openai-chat", "openai-responses", "neutral"]
-FORMATS: tuple[str, ...] = ("claude-code", "codex", "anthropic-request", "openai-chat", "openai-responses", "neutral")
+Format = Literal["claude-code", "codex", "anthropic-request", "openai-chat", "openai-responses", "neutral",
+                 "copilot", "cline", "roo-code", "cline-sdk", "kimi"]
+FORMATS: tuple[str, ...] = ("claude-code", "codex", "anthropic-request", "openai-chat", "openai-responses", "neutral",
+                            "copilot", "cline", "roo-code", "cline-sdk", "kimi")
 
 # Block types of the Messages API, plus "unknown" for anything a future format version adds.
 BlockType = Literal[
@@ -196,6 +198,27 @@ class Compaction:
 
 
 @dataclass(slots=True)
+class Breakdown:
+    """The context split into parts as the agent itself counted it at one point (GitHub Copilot CLI records system
+    prompt / tool definitions / conversation tokens at each compaction and at shutdown): measured by the agent's own
+    count, not the API's. `index` is how many messages the context then held (a boundary in `messages`), `parts`
+    maps `SYSTEM_PROMPT` / `TOOL_DEFINITIONS` / `CONVERSATION` to tokens, `total` and `limit` are the agent's whole
+    count and the window it counted against."""
+
+    index: int
+    parts: dict[str, int]
+    total: int | None = None
+    limit: int | None = None
+    line: int | None = None
+    timestamp: str | None = None
+
+
+SYSTEM_PROMPT = "system_prompt"
+TOOL_DEFINITIONS = "tool_definitions"
+CONVERSATION = "conversation"
+
+
+@dataclass(slots=True)
 class LoadWarning:
     """Something the loader skipped or doubted, with the source line it concerns (None: the file as a whole)."""
 
@@ -215,9 +238,11 @@ class Session:
     """A loaded conversation. `messages` holds the whole active branch, history before a compaction included;
     the model's current context is `messages[context_start:]` (see `context_start`).
 
-    `system` is the recorded system prompt (Anthropic requests; Codex instructions) or None where the format does not
-    record it (Claude Code). `window` is a context window the source states itself (Codex), else None. `sent` holds
-    the requests exactly as sent where the source records them (Claude Code 2.1.332+), else None.
+    `system` is the recorded system prompt (Anthropic requests; Codex instructions; Copilot, Cline SDK, Kimi) or None
+    where the format does not record it (Claude Code). `window` is a context window the source states itself (Codex;
+    Copilot's token limit; Kimi's max context), else None. `sent` holds the requests exactly as sent where the source
+    records them (Claude Code 2.1.332+), else None. `breakdowns` are the agent's own counts of the context by part,
+    where it records them (Copilot).
     """
 
     source: str
@@ -235,6 +260,7 @@ class Session:
     tools: list[ToolSchema] = field(default_factory=list)
     window: int | None = None
     sent: SentLog | None = None
+    breakdowns: list[Breakdown] = field(default_factory=list)
 
     @property
     def context_start(self) -> int:

@@ -242,6 +242,17 @@ def dangling_symlink(d: Path) -> Path:
     return d / "dangling.jsonl"
 
 
+def cline_task_bad_ui(d: Path) -> Path:
+    """A Cline task folder whose ui_messages.json is cut short: the conversation loads, the usage is said lost."""
+    task = d / "task-1767225600000"
+    task.mkdir()
+    (task / "api_conversation_history.json").write_text(json.dumps([
+        {"role": "user", "content": [{"type": "text", "text": "<task>\nhello\n</task>"}]},
+        {"role": "assistant", "content": [{"type": "text", "text": "hi"}]}]))
+    (task / "ui_messages.json").write_text('[{"ts": 1, "type": "say", "say": "api_req_started", "text": "{\\"tok')
+    return task
+
+
 def committed(name: str) -> Callable[[Path], Path]:
     """A small committed file, copied so a test may not change the original."""
 
@@ -303,4 +314,12 @@ CASES: dict[str, Case] = {
                             "line 6: uuid 'a1' repeated at line 6 with different content than line 2"),
     "duplicate-uuids-resumed": Case(committed("duplicate-uuids-resumed.jsonl"), "load"),
     "parent-cycle": Case(committed("parent-cycle.jsonl"), "load", "cycle"),
+    "copilot-corrupt": Case(committed("copilot-corrupt.jsonl"), "load", "line 2: corrupt line skipped"),
+    "copilot-event-without-data": Case(committed("copilot-corrupt.jsonl"), "load",
+                                       "line 4: event without a type and a data object"),
+    "kimi-corrupt": Case(committed("kimi-corrupt.jsonl"), "load",
+                         "line 4: usage record without an integer token_count"),
+    "cline-sdk-bad-message": Case(committed("cline-sdk-bad-message.messages.json"), "load",
+                                  "message 2: not a user or assistant message"),
+    "cline-task-bad-ui": Case(cline_task_bad_ui, "load", "ui_messages.json: not valid JSON"),
 }

@@ -11,6 +11,8 @@ import os
 from pathlib import Path
 from typing import Callable
 
+from inspector.core.formats.agent_stores import session_file
+from inspector.core.formats.cline_task import load_task, task_folder
 from inspector.core.formats.detect import detect
 from inspector.core.formats.jsonl import Progress, read_jsonl
 from inspector.core.model import LoadError, Session
@@ -23,9 +25,13 @@ BINARY_PROBE = 8192
 def load(path: str | os.PathLike[str], progress: Progress | None = None) -> Session:
     """The session at `path`. `progress(bytes_done, bytes_total)` is called every ~0.1 s while a large file reads."""
     file = resolve(path)
-    fmt = detect(file)
-    loader: Callable[[Path, Progress | None], Session] = _LOADERS[fmt]
-    session = loader(file, progress)
+    folder = task_folder(file)
+    if folder is not None:  # a Cline / Roo Code task: several files, loaded as one
+        session = load_task(folder)
+    else:
+        fmt = detect(file)
+        loader: Callable[[Path, Progress | None], Session] = _LOADERS[fmt]
+        session = loader(file, progress)
     from inspector.core.compaction.pairing import pairing_warnings  # the compaction package imports formats
 
     session.warnings.extend(pairing_warnings(session))
@@ -45,6 +51,8 @@ def resolve(path: str | os.PathLike[str]) -> Path:
         raise LoadError(f"{p}: no such file or directory") from None
     except OSError as exc:  # a symlink loop, a directory we may not enter, a name too long
         raise LoadError(f"{p}: cannot open ({exc.strerror or exc})") from None
+    if p.is_dir() and session_file(p) is not None:  # a Copilot, Cline, Roo Code, Cline SDK or Kimi session folder
+        p = session_file(p)  # type: ignore[assignment]
     if p.is_dir():
         try:
             found = _sessions_in(p)
@@ -166,6 +174,26 @@ def _load_responses(path: Path, progress: Progress | None) -> Session:
     return load_conversation(path, "openai-responses", progress)
 
 
+def _load_copilot(path: Path, progress: Progress | None) -> Session:
+    from inspector.core.formats.copilot import CopilotLoader
+
+    loader = CopilotLoader(str(path))
+    read_jsonl(path, loader.feed, loader.warn, progress)
+    return loader.build()
+
+
+def _load_kimi(path: Path, progress: Progress | None) -> Session:
+    from inspector.core.formats.kimi import load_kimi
+
+    return load_kimi(path, progress)
+
+
+def _load_cline_sdk(path: Path, progress: Progress | None) -> Session:
+    from inspector.core.formats.cline_sdk import load_cline_sdk
+
+    return load_cline_sdk(path)
+
+
 _LOADERS: dict[str, Callable[[Path, Progress | None], Session]] = {
     "claude-code": _load_claude_code,
     "codex": _load_codex,
@@ -173,4 +201,7 @@ _LOADERS: dict[str, Callable[[Path, Progress | None], Session]] = {
     "openai-chat": _load_openai,
     "openai-responses": _load_responses,
     "neutral": _load_neutral,
+    "copilot": _load_copilot,
+    "kimi": _load_kimi,
+    "cline-sdk": _load_cline_sdk,
 }

@@ -6,6 +6,7 @@ Image and document data is base64 the views never show: only its media type and 
 
 from __future__ import annotations
 
+from datetime import datetime, timezone
 from typing import Any
 
 from inspector.core.model import Block, Message
@@ -68,6 +69,13 @@ def opt_int(value: Any) -> int | None:
 
 def opt_str(value: Any) -> str | None:
     return value if isinstance(value, str) else None
+
+
+def iso_from_ms(value: Any) -> str | None:
+    """An epoch-milliseconds timestamp (Cline's `ts`) as ISO 8601 UTC, or None for anything that is not one."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 < value < 1e14:
+        return datetime.fromtimestamp(value / 1000, timezone.utc).isoformat(timespec="milliseconds")[:-6] + "Z"
+    return None
 
 
 def edited_block(block: Block, text: str | None, keep_media: bool) -> Block:

@@ -11,6 +11,9 @@ from typing import Any
 
 from inspector.core.formats.blocks import opt_str
 from inspector.core.formats.conversations import CAPTURE_FORMATS
+from inspector.core.formats.cline_sdk import is_cline_sdk
+from inspector.core.formats.copilot import is_copilot_event
+from inspector.core.formats.kimi import is_kimi_record
 from inspector.core.formats.jsonl import loads
 from inspector.core.index import LineIndex
 from inspector.core.model import Format, LoadError
@@ -37,6 +40,10 @@ def classify_line(obj: Any) -> Format | None:
         return "codex"  # the older rollout layout: bare Responses-API items
     if kind in CLAUDE_TYPES and ("uuid" in obj or "sessionId" in obj or "messageId" in obj or "leafUuid" in obj):
         return "claude-code"
+    if is_copilot_event(obj):
+        return "copilot"
+    if is_kimi_record(obj):
+        return "kimi"
     if "event" in obj or ("role" in obj and "type" not in obj):
         return "neutral"
     if "protocol" in obj and "seq" in obj:  # a record of `context-inspector capture` (docs/capture-format.md)
@@ -76,6 +83,8 @@ def _codex_item(obj: dict) -> bool:
 def classify_document(doc: Any) -> Format | None:
     """The format of a whole JSON document (an object or an array)."""
     if isinstance(doc, dict):
+        if is_cline_sdk(doc):
+            return "cline-sdk"
         if isinstance(doc.get("messages"), list):
             return classify_conversation(doc)
         return classify_line(doc)
@@ -167,4 +176,4 @@ def detect(path: str | Path) -> Format:
     if not first:
         raise LoadError(f"{path}: empty file, no session in it")
     raise LoadError(f"{path}: not a recognised session format (Claude Code, Codex, Anthropic request, "
-                    "OpenAI chat or Responses, a capture, or neutral)")
+                    "OpenAI chat or Responses, a capture, neutral, Copilot CLI, Cline, Roo Code, Cline SDK or Kimi CLI)")

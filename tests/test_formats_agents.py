@@ -1,0 +1,162 @@
+"""Copilot CLI, Cline / Roo Code task folders, the Cline SDK and Kimi CLI: the real sessions in
+tests/fixtures/agents/ (written by the programs offline, or built from their source where they cannot run here),
+loaded and checked against what the agent's local server received (`server.jsonl`) or the source's own rule."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from inspector.core.formats import load, resolve
+from inspector.core.formats.agent_stores import STORES, list_sessions, session_file
+from inspector.core.limits import default_policy, window_info
+from inspector.core.model import CONVERSATION, SYSTEM_PROMPT, TOOL_DEFINITIONS
+
+AGENTS = Path(__file__).parent / "fixtures" / "agents"
+
+
+def only(pattern: str) -> Path:
+    found = sorted(AGENTS.glob(pattern))
+    assert len(found) == 1, found
+    return found[0]
+
+
+def server_log(scenario: Path) -> list[dict]:
+    return [json.loads(line) for line in (scenario / "server.jsonl").read_text().splitlines()]
+
+
+def test_copilot_basic_matches_what_the_server_received():
+    scenario = AGENTS / "copilot-1.0.102" / "basic"
+    s = load(only("copilot-1.0.102/basic/store/*"))  # the session folder: its events.jsonl
+    assert s.format == "copilot" and default_policy(s) == "copilot"
+    final = server_log(scenario)[-1]["request"]["messages"]
+    assert s.system == final[0]["content"]  # system.message is the system prompt as sent
+    assert [m.role for m in s.messages] == ["user", "assistant", "user", "assistant"]
+    assert s.messages[0].text() == final[1]["content"]  # transformedContent, datetime included
+    assert s.messages[2].blocks[0].type == "tool_result" and s.messages[2].text() == final[3]["content"]
+    usages = [entry["reply"]["usage"] for entry in server_log(scenario)]
+    assert [r.measured_context for r in s.requests] == [u["prompt_tokens"] for u in usages]
+    assert [r.cache_read for r in s.requests] == [u["prompt_tokens_details"]["cached_tokens"] for u in usages]
+    assert s.window == 64_000  # maxPromptTokens of a BYOK model with no stated limit
+
+
+def test_copilot_background_compactions_are_boundaries_with_the_agents_breakdown():
+    s = load(only("copilot-1.0.102/compaction/store/*/events.jsonl"))
+    assert len(s.compactions) == 3 and s.window == 15_000
+    for c in s.compactions:
+        assert s.messages[c.index].kind == "compact_summary" and c.trigger == "threshold"
+    # every request saw what the server received: after a compaction the summary, then what came while it ran
+    sent = {e["reply"]["id"]: e["request"]["messages"] for e in server_log(AGENTS / "copilot-1.0.102" / "compaction")}
+    assert len(s.requests) == 6 and all(r.model == "gpt-4.1" for r in s.requests)  # compaction calls left out
+    for r in s.requests:
+        seen = s.messages[r.seen_start:r.seen_end]
+        assert len(seen) == len(sent[r.id]) - 1  # less the system message
+        assert seen[-1].text() == sent[r.id][-1]["content"]
+    assert sum(m.kind == "compact_summary" for r in s.requests for m in s.messages[r.seen_start:r.seen_end]) >= 4
+    start = s.breakdowns[0]
+    assert start.parts == {SYSTEM_PROMPT: 4724, TOOL_DEFINITIONS: 5748, CONVERSATION: 717}
+    assert start.total == 12869 and start.limit == 15_000 and start.index == 3
+    info = window_info(s)
+    assert (info.thresholds.autocompact, info.thresholds.blocking) == (12_000, 14_250)
+    assert start.total >= info.thresholds.autocompact  # Copilot started compacting past 80%, as the policy says
+
+
+def test_kimi_requests_pair_the_usage_records_and_take_the_split_from_the_wire():
+    folder = only("kimi-1.49.0/basic/store/sessions/*/*")
+    s = load(folder)
+    assert resolve(folder).name == "context.jsonl" and s.format == "kimi" and default_policy(s) == "kimi"
+    log = server_log(AGENTS / "kimi-1.49.0" / "basic")
+    assert s.system == log[0]["request"]["messages"][0]["content"]
+    assert [r.measured_context for r in s.requests] == [e["reply"]["usage"]["prompt_tokens"] for e in log]
+    assert [r.output_tokens for r in s.requests] == [e["reply"]["usage"]["completion_tokens"] for e in log]
+    assert [r.id for r in s.requests] == [e["reply"]["id"] for e in log]
+    assert s.requests[1].cache_read == log[1]["reply"]["usage"]["prompt_tokens_details"]["cached_tokens"]
+    assert s.window == 262_144  # max_context_tokens from the wire
+    assert s.messages[2].kind == "tool_result" and "tiny project" in s.messages[2].text()
+
+
+def test_kimi_compaction_starts_the_context_with_the_summary():
+    s = load(only("kimi-1.49.0/compaction/store/sessions/*/*/context.jsonl"))
+    assert [c.index for c in s.compactions] == [0] and s.messages[0].kind == "compact_summary"
+    assert "README.md was read" in s.messages[0].text()
+    assert any("context_1.jsonl" in w.message for w in s.warnings)  # where the older history is
+    last = server_log(AGENTS / "kimi-1.49.0" / "compaction")[-1]
+    assert len(s.messages) == len(last["request"]["messages"])  # system prompt aside, plus the final answer
+    info = window_info(s)
+    assert info.thresholds.autocompact == min(int(262_144 * 0.85), 262_144 - 50_000)
+    assert 230_000 >= info.thresholds.autocompact  # the reported usage that made Kimi compact
+
+
+def test_cline_cli_writes_the_sdk_format_with_per_call_metrics():
+    scenario = AGENTS / "cline-cli-3.0.65" / "basic"
+    s = load(only("cline-cli-3.0.65/basic/store/*"))
+    assert s.format == "cline-sdk" and s.version == "3.0.65" and default_policy(s) == "cline-sdk"
+    log = server_log(scenario)
+    assert s.system == log[0]["request"]["messages"][0]["content"]
+    assert [r.measured_context for r in s.requests] == [e["reply"]["usage"]["prompt_tokens"] for e in log]
+    assert s.cwd and s.cwd.endswith("/work")  # from the manifest beside it
+
+
+@pytest.mark.parametrize("name, boundary", [("basic.compaction.json", 0), ("agentic.compaction.json", 0),
+                                            ("session.messages.json", None), ("success.messages.json", None)])
+def test_cline_sdk_upstream_fixtures(name, boundary):
+    s = load(AGENTS / "cline-sdk-upstream" / name)
+    assert s.format == "cline-sdk" and not s.warnings
+    assert [c.index for c in s.compactions] == ([] if boundary is None else [boundary])
+    if name == "session.messages.json":
+        assert len(s.messages) == 32 and len(s.requests) == 16 and s.system.startswith("You are Cline")
+        assert s.requests[1].measured_context == 35912  # inputTokens, the cached 34,332 inside it
+
+
+def test_cline_truncation_sends_the_first_pair_and_what_follows_the_range():
+    s = load(AGENTS / "cline-3.89.2-sourced" / "truncated" / "ui_messages.json")  # any file of the folder
+    assert s.format == "cline" and default_policy(s) == "cline" and not s.warnings
+    c = s.compactions[0]
+    assert c.trigger == "truncation" and c.index == 4
+    context = [m.text() for m in s.context]
+    assert context[0].startswith("<task>") and context[1].startswith("[NOTE] Some previous conversation")
+    assert context[2] == "result missing"  # the orphaned result of message 6 replaced, as Cline sends it
+    figures = [(r.input_tokens, r.cache_creation, r.cache_read, r.output_tokens) for r in s.requests]
+    assert (3, 160, 14380, 90) in figures
+    assert window_info(s).thresholds.autocompact == 160_000  # 200k window less 40k
+
+
+def test_roo_condense_is_a_boundary_at_the_summary():
+    s = load(AGENTS / "roo-code-3.x-sourced" / "condensed")
+    assert s.format == "roo-code" and default_policy(s) == "roo-code"
+    c = s.compactions[0]
+    assert (c.index, c.trigger, c.pre_tokens) == (6, "condense", 16914)
+    assert s.messages[6].kind == "compact_summary" and len(s.context) == 4
+    assert len(s.requests) == 5 and s.requests[-1].message_index == 9
+    assert window_info(s).thresholds.autocompact == int(200_000 * 0.9 - 8_192)
+
+
+def test_stores_list_each_agents_sessions_from_its_env_override(tmp_path, monkeypatch):
+    for var in ("COPILOT_HOME", "KIMI_SHARE_DIR", "CLINE_DIR", "CLINE_DATA_DIR", "CLINE_SESSION_DATA_DIR"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path / "nobody"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    assert all(list_sessions(store) == [] for store in STORES)  # missing stores list nothing
+    monkeypatch.setenv("COPILOT_HOME", str(AGENTS / "copilot-1.0.102" / "basic" / "store" / ".."))
+    monkeypatch.setenv("KIMI_SHARE_DIR", str(AGENTS / "kimi-1.49.0" / "compaction" / "store"))
+    monkeypatch.setenv("CLINE_SESSION_DATA_DIR", str(AGENTS / "cline-cli-3.0.65" / "basic" / "store"))
+    roo = tmp_path / "config" / "Code" / "User" / "globalStorage" / "rooveterinaryinc.roo-cline" / "tasks"
+    roo.mkdir(parents=True)
+    (roo / "t1").symlink_to(AGENTS / "roo-code-3.x-sourced" / "condensed")
+    listed = {store.agent: list_sessions(store) for store in STORES}
+    assert listed["cline-sdk"][0].path.name.endswith(".messages.json") and listed["cline-sdk"][0].project
+    kimi = listed["kimi"][0]
+    assert kimi.path.name == "context.jsonl" and kimi.project.startswith("/tmp/lab-kimi-")
+    assert listed["roo-code"][0].path.name == "api_conversation_history.json"
+    for refs in listed.values():
+        for ref in refs:
+            assert load(ref.path).format == ref.agent or ref.agent in ("cline", "roo-code")
+
+
+def test_session_file_of_each_agents_folder():
+    assert session_file(only("copilot-1.0.102/basic/store/*")).name == "events.jsonl"
+    assert session_file(only("cline-cli-3.0.65/basic/store/*")).name.endswith(".messages.json")
+    assert session_file(AGENTS / "roo-code-3.x-sourced" / "condensed").name == "api_conversation_history.json"
+    assert session_file(AGENTS) is None
