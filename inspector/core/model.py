@@ -17,8 +17,10 @@ from typing import Any, Iterator, Literal
 # every tool call of a session).
 _input_json = json.JSONEncoder(ensure_ascii=False, default=str).encode
 
-Format = Literal["claude-code", "codex", "anthropic-request", "openai-chat", "neutral"]
-FORMATS: tuple[str, ...] = ("claude-code", "codex", "anthropic-request", "openai-chat", "neutral")
+Format = Literal["claude-code", "codex", "anthropic-request", "openai-chat", "neutral", "gemini-cli", "qwen-code",
+                 "opencode"]
+FORMATS: tuple[str, ...] = ("claude-code", "codex", "anthropic-request", "openai-chat", "neutral", "gemini-cli",
+                            "qwen-code", "opencode")
 
 # Block types of the Messages API, plus "unknown" for anything a future format version adds.
 BlockType = Literal[

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Callable
 
 from inspector.core.formats.detect import detect
-from inspector.core.formats.jsonl import Progress, read_jsonl
+from inspector.core.formats.jsonl import Progress, first_object, loads, read_jsonl
 from inspector.core.model import LoadError, Session
 
 __all__ = ["load", "detect", "resolve", "subagent_files", "Progress"]
@@ -133,10 +133,42 @@ def _load_openai(path: Path, progress: Progress | None) -> Session:
     return load_conversation(path, "openai-chat", progress)
 
 
+def _load_qwen(path: Path, progress: Progress | None) -> Session:
+    from inspector.core.formats.qwen import QwenLoader
+
+    loader = QwenLoader(str(path))
+    read_jsonl(path, loader.feed, loader.warn, progress)
+    return loader.build()
+
+
+def _load_gemini(path: Path, progress: Progress | None) -> Session:
+    from inspector.core.formats.gemini import GeminiLoader
+
+    loader = GeminiLoader(str(path))
+    if first_object(path) is None:  # a legacy session-*.json, pretty-printed: one document
+        loader.feed_document(_document(path))
+    else:
+        read_jsonl(path, loader.feed, loader.warn, progress)
+    return loader.build()
+
+
+def _document(path: Path) -> dict:
+    try:
+        with open(path, "rb") as f:
+            doc = loads(f.read())
+    except ValueError as exc:
+        raise LoadError(f"{path}: not valid JSON ({exc})") from None
+    if not isinstance(doc, dict):
+        raise LoadError(f"{path}: not a JSON object")
+    return doc
+
+
 _LOADERS: dict[str, Callable[[Path, Progress | None], Session]] = {
     "claude-code": _load_claude_code,
     "codex": _load_codex,
     "anthropic-request": _load_anthropic,
     "openai-chat": _load_openai,
     "neutral": _load_neutral,
+    "gemini-cli": _load_gemini,
+    "qwen-code": _load_qwen,
 }
