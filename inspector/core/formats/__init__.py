@@ -15,28 +15,60 @@ from inspector.core.formats.detect import detect
 from inspector.core.formats.jsonl import Progress, first_object, loads, read_jsonl
 from inspector.core.model import LoadError, Session
 
-__all__ = ["load", "detect", "resolve", "subagent_files", "Progress"]
+__all__ = ["load", "detect", "resolve", "subagent_files", "Progress", "split_address", "stamp"]
 
 BINARY_PROBE = 8192
+SQLITE_MAGIC = b"SQLite format 3\x00"
 
 
 def load(path: str | os.PathLike[str], progress: Progress | None = None) -> Session:
-    """The session at `path`. `progress(bytes_done, bytes_total)` is called every ~0.1 s while a large file reads."""
-    file = resolve(path)
+    """The session at `path`. `progress(bytes_done, bytes_total)` is called every ~0.1 s while a large file reads.
+    `DATABASE#ID` picks one session of an opencode database (the newest without it)."""
+    file, selector = split_address(path)
+    file = resolve(file)
     fmt = detect(file)
-    loader: Callable[[Path, Progress | None], Session] = _LOADERS[fmt]
-    session = loader(file, progress)
+    if fmt == "opencode":
+        from inspector.core.formats import opencode
+
+        session = opencode.load(file, selector)
+    elif selector is not None:
+        raise LoadError(f"{path}: '#ID' picks a session of an opencode database; {file} is a {fmt} session")
+    else:
+        loader: Callable[[Path, Progress | None], Session] = _LOADERS[fmt]
+        session = loader(file, progress)
     from inspector.core.compaction.pairing import pairing_warnings  # the compaction package imports formats
 
     session.warnings.extend(pairing_warnings(session))
     return session
 
 
+def split_address(path: str | os.PathLike[str]) -> tuple[Path, str | None]:
+    """`opencode.db#ses_x` as (the database, "ses_x"); any other path as itself and None."""
+    from inspector.core.formats.opencode import split_address as split
+
+    return split(path)
+
+
+def stamp(path: Path) -> tuple:
+    """What changes when a document session changes: its size and modification time, and those of an SQLite
+    write-ahead log beside it (a database's new rows may be only there)."""
+    out: list = []
+    for p in (path, Path(f"{path}-wal")):
+        try:
+            st = p.stat()
+            out += [st.st_size, st.st_mtime_ns]
+        except OSError:
+            out += [None, None]
+    return tuple(out)
+
+
 def resolve(path: str | os.PathLike[str]) -> Path:
     """The session file `path` names: itself, or for a directory (a Claude Code project directory) its newest
     `*.jsonl` session by modification time; a directory of such directories (`~/.claude/projects`) gives the newest
-    session of them all. LoadError for anything that cannot be a readable session."""
-    p = Path(path).expanduser()
+    session of them all; opencode's data directory gives its database, an opencode `storage` tree its newest
+    session file. A `DATABASE#ID` address names the database. LoadError for anything that cannot be a readable
+    session."""
+    p, _ = split_address(path)
     try:
         p.stat()
     except FileNotFoundError:
@@ -46,6 +78,9 @@ def resolve(path: str | os.PathLike[str]) -> Path:
     except OSError as exc:  # a symlink loop, a directory we may not enter, a name too long
         raise LoadError(f"{p}: cannot open ({exc.strerror or exc})") from None
     if p.is_dir():
+        opencode = _opencode_in(p)
+        if opencode is not None:
+            return opencode
         try:
             found = _sessions_in(p)
             if not found:  # `~/.claude/projects` itself: the newest session of any project
@@ -62,9 +97,27 @@ def resolve(path: str | os.PathLike[str]) -> Path:
             head = f.read(BINARY_PROBE)
     except OSError as exc:
         raise LoadError(f"{p}: cannot read ({exc.strerror or exc})") from None
-    if b"\0" in head:
+    if b"\0" in head and not head.startswith(SQLITE_MAGIC):
         raise LoadError(f"{p}: binary file, not a session")
     return p
+
+
+def _opencode_in(folder: Path) -> Path | None:
+    """opencode's data directory (its database, or its storage tree's newest session) or a storage tree."""
+    from inspector.core.formats.opencode import newest_session_file, storage_root
+
+    try:
+        if (folder / "opencode.db").is_file():
+            return folder / "opencode.db"
+        root = storage_root(folder)
+        if root is None:
+            return None
+        newest = newest_session_file(root)
+    except OSError as exc:
+        raise LoadError(f"{folder}: cannot list directory ({exc.strerror or exc})") from None
+    if newest is None:
+        raise LoadError(f"{folder}: an opencode storage tree with no readable session")
+    return newest
 
 
 def _sessions_in(folder: Path) -> list[tuple[float, str, Path]]:
