@@ -9,6 +9,14 @@ Policies (`--policy`):
                  that; requests refused at effective - 3k. CLAUDE_AUTOCOMPACT_PCT_OVERRIDE=N lowers the
                  auto-compact threshold to N% of effective (never raises it).
     codex        90% of the stated window (which Codex already gives as 95% of the raw one)
+    gemini-cli   Gemini CLI's compression: when the last prompt reached 50% of the model's limit (1,048,576 for
+                 Gemini models, 256,000 for Gemma 4), keeping the newest 30% of the history; no output reserve,
+                 no warning; a request that would not fit the rest of the window is refused
+    qwen-code    Qwen Code's compaction: 85% of the window, but at most window - 20k (summary reserve) - 13k;
+                 warning 20k below that; hard limit window - 23k (or 3k past auto-compact)
+    opencode     opencode's overflow rule: compact once a response's tokens (input + output + cache) reach the
+                 usable window, the window less the model's output limit (at most 32k); the prune of old tool
+                 outputs is separate (docs/opencode-format.md)
     custom       percentages of the effective window: warning_pct, autocompact_pct, blocking_pct
 
 Without `--policy` a session is measured against its own harness's rule (`default_policy`), so a Codex rollout
@@ -26,7 +34,8 @@ CLAUDE_WINDOW = 200_000
 LONG_WINDOW = 1_000_000
 DEFAULT_WINDOW = 200_000
 CLAUDE_CODE_RESERVE_CAP = 20_000
-POLICIES: tuple[str, ...] = ("reference", "claude-code", "codex", "custom")
+POLICIES: tuple[str, ...] = ("reference", "claude-code", "codex", "custom", "gemini-cli", "qwen-code", "opencode")
+AGENT_POLICIES = frozenset({"codex", "claude-code", "gemini-cli", "qwen-code", "opencode"})  # a format's own rule
 AGENT_POLICY = "reference"  # what our own agent loop compacts by unless told otherwise (`run --policy`)
 CLAUDE_CODE_PROMPT = "You are Claude Code"  # how Claude Code's system prompt opens: a request it sent
 OVERRIDE_ENV = "CLAUDE_AUTOCOMPACT_PCT_OVERRIDE"
@@ -39,6 +48,15 @@ _MAX_OUTPUT: tuple[tuple[str, int], ...] = (
     ("sonnet-4", 64_000), ("haiku-4", 64_000),
 )
 DEFAULT_MAX_OUTPUT = 32_000
+
+# Gemini CLI's tokenLimit(model) (core/tokenLimits.ts, 0.61.0): every model 1,048,576 but Gemma 4.
+GEMINI_WINDOW = 1_048_576
+GEMINI_WINDOWS: tuple[tuple[str, int], ...] = (("gemma-4-31b-it", 256_000), ("gemma-4-26b-a4b-it", 256_000))
+GEMINI_COMPACT_PCT = 50  # DEFAULT_COMPRESSION_TOKEN_THRESHOLD (settings: model.compressionThreshold)
+GEMINI_KEEP = 0.3  # COMPRESSION_PRESERVE_THRESHOLD: the newest share of the history a compression keeps
+QWEN_COMPACT_PCT = 85  # DEFAULT_PCT of chatCompressionService.ts (0.24.4)
+QWEN_SUMMARY_RESERVE, QWEN_AUTOCOMPACT_BUFFER, QWEN_WARN_BUFFER, QWEN_HARD_BUFFER = 20_000, 13_000, 20_000, 3_000
+OPENCODE_OUTPUT_MAX = 32_000  # OUTPUT_TOKEN_MAX: opencode's cap on a model's output limit (provider/transform)
 
 
 def default_policy(session: Session | None) -> str:
@@ -70,6 +88,9 @@ def _default_with_reason(session: Session | None) -> tuple[str, str]:
         return "claude-code", "Claude Code's own rule"
     if session.format == "neutral":
         return AGENT_POLICY, "what our agent compacts by"
+    if session.format in AGENT_POLICIES:
+        return session.format, {"gemini-cli": "Gemini CLI's own rule", "qwen-code": "Qwen Code's own rule",
+                                "opencode": "opencode's own rule"}[session.format]
     if session.format == "anthropic-request" and CLAUDE_CODE_PROMPT in (session.system or "")[:2000]:
         return "claude-code", "a request Claude Code sent"
     return "reference", "no harness rule recorded"
@@ -89,11 +110,18 @@ def context_window(session: Session | None, model: str | None = None) -> int:
         return session.window
     if session is not None and model is None:
         model = current_model(session)
+    if (session is not None and session.format == "gemini-cli") or (model or "").lower().startswith(("gemini", "gemma")):
+        return gemini_window(model)
     if model and "[1m]" in model.lower():
         return LONG_WINDOW
     if session is not None and _past_claude_window(session.requests):
         return LONG_WINDOW
     return CLAUDE_WINDOW if (model is None or "claude" in model.lower()) else DEFAULT_WINDOW
+
+
+def gemini_window(model: str | None) -> int:
+    name = (model or "").lower()
+    return next((w for key, w in GEMINI_WINDOWS if name == key), GEMINI_WINDOW)
 
 
 _scanned: list = [None, 0, False]  # the last request scanned, how many were, whether one was past the window
@@ -214,7 +242,8 @@ def window_info(session: Session | None = None, policy: str | None = None, windo
     if window is not None and window <= 0:
         raise ValueError(f"the window must be a positive number of tokens, got {window}")
     known = {"reference": {"compact_pct", "warning_pct"}, "claude-code": {"autocompact_pct"},
-             "codex": {"compact_pct"}, "custom": {"warning_pct", "autocompact_pct", "blocking_pct"}}[policy]
+             "codex": {"compact_pct"}, "gemini-cli": {"compact_pct"}, "qwen-code": {"compact_pct"},
+             "opencode": set(), "custom": {"warning_pct", "autocompact_pct", "blocking_pct"}}[policy]
     unknown = set(options) - known
     if unknown:
         raise ValueError(f"policy {policy} takes no option {', '.join(sorted(unknown))}")
@@ -238,8 +267,12 @@ def window_info(session: Session | None = None, policy: str | None = None, windo
             notes.append("window stated by the session")
         elif size == LONG_WINDOW:
             notes.append("1M window: [1m] model id or usage above 200k")
-    if policy == "codex":
+    if policy in ("codex", "gemini-cli"):
         reserve = output_reserve if output_reserve is not None else 0
+    elif policy == "qwen-code":
+        reserve = output_reserve if output_reserve is not None else QWEN_SUMMARY_RESERVE
+    elif policy == "opencode":
+        reserve = output_reserve if output_reserve is not None else min(max_output(model), OPENCODE_OUTPUT_MAX)
     else:
         reserve = output_reserve if output_reserve is not None else min(max_output(model), CLAUDE_CODE_RESERVE_CAP)
     reserve = max(0, min(reserve, size))
@@ -269,6 +302,18 @@ def window_info(session: Session | None = None, policy: str | None = None, windo
     elif policy == "codex":
         compact = _pct("compact_pct", options.get("compact_pct"), 90)
         thresholds = Thresholds(int(size * (compact - 10) / 100), int(size * compact / 100), size)
+    elif policy == "gemini-cli":
+        compact = int(size * _pct("compact_pct", options.get("compact_pct"), GEMINI_COMPACT_PCT) / 100)
+        thresholds = Thresholds(compact, compact, size)  # Gemini CLI warns of nothing before it compresses
+        notes.append(f"compresses at {compact:,}, keeping the newest {GEMINI_KEEP:.0%} of the history")
+    elif policy == "qwen-code":
+        proportional = size * _pct("compact_pct", options.get("compact_pct"), QWEN_COMPACT_PCT) / 100
+        ceiling = effective - QWEN_AUTOCOMPACT_BUFFER
+        auto = int(min(proportional, ceiling) if ceiling > 0 else proportional)
+        thresholds = Thresholds(max(0, auto - QWEN_WARN_BUFFER), auto,
+                                min(size, max(effective - QWEN_HARD_BUFFER, auto + QWEN_HARD_BUFFER)))
+    elif policy == "opencode":
+        thresholds = Thresholds(effective, effective, size)  # overflow at the usable window; no warning
     else:
         w = _pct("warning_pct", options.get("warning_pct"), 60)
         a = _pct("autocompact_pct", options.get("autocompact_pct"), 70)
