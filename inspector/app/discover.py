@@ -70,6 +70,22 @@ def codex_sessions() -> Path:
     return Path.home() / ".codex" / "sessions"
 
 
+def gemini_projects() -> Path:
+    """Gemini CLI's per-project temporary directories: `$GEMINI_CLI_HOME` (else the home directory)/.gemini/tmp."""
+    return _env_dir("GEMINI_CLI_HOME", Path.home(), ".gemini", "tmp")
+
+
+def qwen_projects() -> Path:
+    """Qwen Code's project directories: under `$QWEN_RUNTIME_DIR`, else `$QWEN_HOME`, else ~/.qwen."""
+    base = os.environ.get("QWEN_RUNTIME_DIR") or os.environ.get("QWEN_HOME")
+    return (Path(base).expanduser() if base else Path.home() / ".qwen") / "projects"
+
+
+def opencode_data() -> Path:
+    """opencode's data directory: `$XDG_DATA_HOME/opencode`, else ~/.local/share/opencode."""
+    return _env_dir("XDG_DATA_HOME", Path.home() / ".local" / "share", "opencode")
+
+
 def file_entry(path: Path, source: str, counter: Callable[[Path], int] | None = None) -> Entry | None:
     """An entry for a session file with its head facts, or None for what is no regular file (a FIFO would block
     the read forever; a directory is no session) or vanished."""
@@ -157,9 +173,58 @@ def _not_subagent(p: Path) -> bool:
     return not p.name.startswith("agent-")
 
 
+def _gemini_sessions(root: Path, agent: str) -> Iterable[Entry]:
+    from inspector.core.formats.gemini import project_root
+
+    for pattern in ("*/chats/session-*.jsonl", "*/chats/session-*.json"):
+        for e in glob_files(pattern, counter=count_gemini_messages)(root, agent):
+            e.project = project_root(e.path) or e.project
+            yield e
+
+
+def count_gemini_messages(path: Path) -> int:
+    """Distinct user and model records (a record written again counts once; `$set` copies are not scanned)."""
+    ids: set[bytes] = set()
+    with open(path, "rb") as f:
+        for line in f:
+            if line.startswith(b'{"id":"') and (b'"type":"user"' in line[:400] or b'"type":"gemini"' in line[:400]):
+                ids.add(line[7:line.find(b'"', 7)])
+    return len(ids)
+
+
+def _opencode_sessions(root: Path, agent: str) -> Iterable[Entry]:
+    """Every top-level session of opencode's databases (`$OPENCODE_DB`, else opencode*.db in its data directory),
+    then those of an older storage tree that no database holds."""
+    from inspector.core.formats import opencode
+
+    named = os.environ.get("OPENCODE_DB")
+    databases = [Path(named) if os.path.isabs(named) else root / named] if named and named != ":memory:" \
+        else sorted(root.glob("opencode*.db"))
+    seen: set[str] = set()
+    for db in databases:
+        try:
+            rows = opencode.list_sessions(db)
+        except Exception:  # a database being migrated, locked, corrupt or foreign: skipped, like a missing store
+            continue
+        for r in rows:
+            seen.add(r["id"])
+            if r["parent_id"]:
+                continue  # a subagent's session: listed by its parent session
+            updated = (r["time_updated"] or 0) / 1000
+            yield Entry(Path(f"{db}{opencode.SELECTOR}{r['id']}"), agent, r["size"], updated,
+                        started=utc_minutes((r["time_created"] or 0) / 1000), project=r["directory"] or "",
+                        messages=r["messages"], counter=lambda p, n=r["messages"]: n)
+    for e in glob_files("storage/session/*/*.json")(root, agent):
+        if e.path.stem not in seen:
+            yield e
+
+
 STORES: list[Store] = [
     Store("claude-code", claude_projects, glob_files("*/*.jsonl", _not_subagent)),
     Store("codex", codex_sessions, glob_files("*/*/*/rollout-*.jsonl")),
+    Store("gemini-cli", gemini_projects, _gemini_sessions),
+    Store("qwen-code", qwen_projects, glob_files("*/chats/*.jsonl")),
+    Store("opencode", opencode_data, _opencode_sessions),
 ]
 
 

@@ -103,12 +103,14 @@ def resolve(path: str | os.PathLike[str]) -> Path:
 
 
 def _opencode_in(folder: Path) -> Path | None:
-    """opencode's data directory (its database, or its storage tree's newest session) or a storage tree."""
+    """opencode's data directory (its database: `opencode.db`, else the newest `opencode-<channel>.db`; or its
+    storage tree's newest session) or a storage tree."""
     from inspector.core.formats.opencode import newest_session_file, storage_root
 
     try:
-        if (folder / "opencode.db").is_file():
-            return folder / "opencode.db"
+        databases = [p for p in folder.glob("opencode*.db") if p.is_file()]  # opencode-<channel>.db beside it
+        if databases:
+            return max(databases, key=lambda p: (p.name == "opencode.db", p.stat().st_mtime))
         root = storage_root(folder)
         if root is None:
             return None

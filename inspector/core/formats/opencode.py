@@ -154,19 +154,23 @@ def _pick(conn: sqlite3.Connection, path: Path, session_id: str | None) -> dict:
 
 
 def list_sessions(path: Path) -> list[dict]:
-    """Every session of a database, newest first: id, parent_id, directory, title, time_updated (ms), messages."""
+    """Every session of a database, newest first: id, parent_id, directory, title, time_created and time_updated
+    (ms), messages (rows), size (bytes of message and part data)."""
     conn = connect(path)
     try:
         with conn:
             rows = conn.execute(
                 "SELECT s.id, s.parent_id, s.directory, s.title, s.time_created, s.time_updated, "
-                "(SELECT count(*) FROM message m WHERE m.session_id = s.id) FROM session s "
-                "ORDER BY s.time_updated DESC, s.id DESC").fetchall()
+                "coalesce(m.n, 0), coalesce(m.bytes, 0) + coalesce(p.bytes, 0) FROM session s "
+                "LEFT JOIN (SELECT session_id, count(*) AS n, sum(length(data)) AS bytes FROM message "
+                "GROUP BY session_id) m ON m.session_id = s.id "
+                "LEFT JOIN (SELECT session_id, sum(length(data)) AS bytes FROM part GROUP BY session_id) p "
+                "ON p.session_id = s.id ORDER BY s.time_updated DESC, s.id DESC").fetchall()
     except sqlite3.Error as exc:
         raise LoadError(f"{path}: cannot read the database ({exc})") from None
     finally:
         conn.close()
-    keys = ("id", "parent_id", "directory", "title", "time_created", "time_updated", "messages")
+    keys = ("id", "parent_id", "directory", "title", "time_created", "time_updated", "messages", "size")
     return [dict(zip(keys, r)) for r in rows]
 
 
