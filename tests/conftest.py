@@ -1,5 +1,6 @@
 """Shared test fixtures: paths to the real Claude Code corpus (copied from ../shared/corpus, see corpus/SOURCES.md)."""
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -8,6 +9,7 @@ TESTS = Path(__file__).parent
 CORPUS = TESTS / "corpus"
 FIXTURES = TESTS / "fixtures"
 ROOT = TESTS.parent
+sys.path.insert(0, str(TESTS / "agents"))  # the lab's harness (lab, install, the agents' scenario modules)
 
 
 @pytest.fixture

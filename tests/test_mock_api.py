@@ -130,3 +130,47 @@ def test_routes_take_the_requests_they_pick(mock_api):
     assert mock_api.pending == 0
     with pytest.raises(anthropic.InternalServerError):  # the route's queue is empty: no fallback to the main one
         stream_final(client)
+
+
+def test_the_log_keeps_every_exchange_and_no_key(mock_api):
+    mock_api.add(r.text("logged", output_tokens=3))
+    client = mock_api.client()
+    stream_final(client, system="be brief")
+    client.messages.count_tokens(model=MODEL, messages=USER)
+    with pytest.raises(anthropic.NotFoundError):
+        client.get("/v1/nowhere", cast_to=object)
+    hello = httpx2.head(mock_api.url + "/api/hello")
+    assert hello.status_code == 200
+    assert [(e["method"], e["path"], e["response"]["status"]) for e in mock_api.log] == [
+        ("POST", "/v1/messages", 200), ("POST", "/v1/messages/count_tokens", 200), ("GET", "/v1/nowhere", 404),
+        ("HEAD", "/api/hello", 200)]
+    first = mock_api.log[0]
+    assert first["body"] == mock_api.message_requests[0].body  # as received
+    assert first["response"]["stream"] and first["response"]["body"]["content"] == [r.text_block("logged")]
+    assert first["response"]["body"]["usage"]["output_tokens"] == 3
+    assert mock_api.log[1]["response"]["body"] == {"input_tokens": count_tokens(mock_api.log[1]["body"])}
+    assert "sk-ant-mock" not in str(mock_api.log) and "x-api-key" not in first["headers"]
+    assert first["headers"]["anthropic-version"] == mock_api.message_requests[0].headers["anthropic-version"]
+
+
+def test_the_prompt_cache_writes_breakpoints_and_reads_prefixes():
+    system = [{"type": "text", "text": "S" * 4000, "cache_control": {"type": "ephemeral"}}]
+    turn = [{"role": "user", "content": [{"type": "text", "text": "q" * 400, "cache_control": {"type": "ephemeral"}}]}]
+    with MockAnthropicServer(prompt_cache=True) as server:
+        server.add(r.text("a"), r.text("b"), r.Reply([r.text_block("c")], input_tokens=5, cache_read_input_tokens=9))
+        client = server.client()
+        first = client.messages.create(model=MODEL, max_tokens=10, system=system, messages=turn)
+        longer = turn + [{"role": "assistant", "content": "a"}, {"role": "user", "content": "more " * 50}]
+        moved = [{"role": "user", "content": [{"type": "text", "text": "q" * 400}]}] + longer[1:]  # breakpoint moved
+        moved[-1] = {"role": "user", "content": [{"type": "text", "text": "more " * 50,
+                                                  "cache_control": {"type": "ephemeral"}}]}
+        second = client.messages.create(model=MODEL, max_tokens=10, system=system, messages=moved)
+        fixed = client.messages.create(model=MODEL, max_tokens=10, system=system, messages=moved)
+        bodies = [q.body for q in server.message_requests]
+    u1, u2 = first.usage, second.usage
+    assert u1.cache_read_input_tokens == 0 and u1.cache_creation_input_tokens == 1000 + 3 + 100
+    assert u1.input_tokens + u1.cache_creation_input_tokens == count_tokens(bodies[0])
+    assert u2.cache_read_input_tokens == 1103  # the first request's whole prefix
+    assert u2.cache_creation_input_tokens == count_tokens(bodies[1]) - 1103 - u2.input_tokens > 0
+    assert u2.input_tokens == 7  # only the request overhead is after the last breakpoint
+    assert (fixed.usage.input_tokens, fixed.usage.cache_read_input_tokens) == (5, 9)  # a reply's own figures stand

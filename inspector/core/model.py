@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field, replace
-from typing import Any, Iterator, Literal
+from typing import TYPE_CHECKING, Any, Iterator, Literal
+
+if TYPE_CHECKING:
+    from inspector.core.sent_requests import SentLog
 
 # json.dumps(..., ensure_ascii=False, default=str) without building an encoder per call (accounting calls it for
 # every tool call of a session).
@@ -93,6 +96,8 @@ class Message:
 
     `lines` are the 1-based source lines it was built from (several for a Claude Code response split over lines);
     `offset` is the byte offset of the first of them. `response_id` links an assistant message to its Request.
+    `attachment`: the message is a system-reminder the harness injected, rendered from an attachment of this type
+    (Claude Code 2.1.332's `attachment` entries: "environment", "date", "file", ...).
     """
 
     role: Literal["user", "assistant", "system"]
@@ -105,6 +110,7 @@ class Message:
     timestamp: str | None = None
     model: str | None = None
     response_id: str | None = None
+    attachment: str | None = None
 
     @property
     def tool_names(self) -> list[str]:
@@ -132,6 +138,7 @@ class Request:
     """One API response with its usage, counted once however many lines the source split it over.
 
     The request saw `messages[seen_start:seen_end]` (half-open; the message it produced is at `seen_end`).
+    `sent_id` names the request as the session recorded sending it (`Session.sent`), when it did.
     """
 
     id: str
@@ -145,6 +152,7 @@ class Request:
     seen_end: int = 0
     line: int | None = None
     timestamp: str | None = None
+    sent_id: str | None = None
 
     @property
     def measured_context(self) -> int:
@@ -189,7 +197,8 @@ class Session:
     the model's current context is `messages[context_start:]` (see `context_start`).
 
     `system` is the recorded system prompt (Anthropic requests; Codex instructions) or None where the format does not
-    record it (Claude Code). `window` is a context window the source states itself (Codex), else None.
+    record it (Claude Code). `window` is a context window the source states itself (Codex), else None. `sent` holds
+    the requests exactly as sent where the source records them (Claude Code 2.1.332+), else None.
     """
 
     source: str
@@ -206,6 +215,7 @@ class Session:
     system: str | None = None
     tools: list[ToolSchema] = field(default_factory=list)
     window: int | None = None
+    sent: SentLog | None = None
 
     @property
     def context_start(self) -> int:

@@ -30,9 +30,14 @@ class Pin:
     def spec(self) -> str:
         return f"{self.package}@{self.version}"
 
+    @property
+    def stamp(self) -> str:
+        """What READY holds once installed: an install made before the pin named its script is redone."""
+        return self.spec + (f" {self.postinstall}" if self.postinstall else "") + "\n"
+
 
 PINS: dict[str, Pin] = {
-    "claude-code": Pin("@anthropic-ai/claude-code", "2.1.332", "claude"),
+    "claude-code": Pin("@anthropic-ai/claude-code", "2.1.332", "claude", postinstall="install.cjs"),  # links its binary
     "codex": Pin("@openai/codex", "0.171.0", "codex"),
     "gemini": Pin("@google/gemini-cli", "0.61.0", "gemini"),
     "opencode": Pin("opencode-ai", "1.18.33", "opencode", postinstall="postinstall.mjs"),  # links its binary
@@ -58,7 +63,12 @@ def prefix(agent: str) -> Path:
 def binary(agent: str) -> Path | None:
     """The installed binary of `agent`'s pinned version, or None (also when an install stopped half-way)."""
     path = prefix(agent) / "node_modules" / ".bin" / PINS[agent].command
-    return path if path.exists() and (prefix(agent) / READY).exists() else None
+    ready = prefix(agent) / READY
+    try:
+        done = ready.read_text() == PINS[agent].stamp
+    except OSError:
+        done = False
+    return path if done and path.exists() else None
 
 
 def ensure(agent: str, timeout: float = 600) -> Path | None:
@@ -91,7 +101,7 @@ def ensure(agent: str, timeout: float = 600) -> Path | None:
         if done.returncode != 0:
             last_error[agent] = f"{pin.package}'s {pin.postinstall} failed: {done.stderr.strip()[-200:]}"
             return None
-    (target / READY).write_text(pin.spec + "\n")
+    (target / READY).write_text(pin.stamp)
     return binary(agent)
 
 

@@ -19,8 +19,10 @@ from typing import Any, Callable
 class Reply:
     """One assistant message. `blocks` are Messages-API content blocks (see `text`, `thinking`, `tool_use`).
 
-    `input_tokens` None: the server's deterministic count of the request (`count_tokens`). `output_tokens` None:
-    one token per four characters of output. `delay` seconds pass between SSE events; when `gate` is given the
+    `input_tokens` None: the server's deterministic count of the request (`count_tokens`), split into input,
+    cache creation and cache read by its prompt cache when the server keeps one (`prompt_cache=True`); given, the
+    three figures are exactly these fields. `output_tokens` None: one token per four characters of output.
+    `usage_extra` adds keys to the usage as sent (`service_tier`, `cache_creation{...}`, ...). `delay` seconds pass between SSE events; when `gate` is given the
     stream pauses after its `gate_after`-th content delta (the first by default) until the gate is set (for
     cancellation tests). A thinking block streams as thinking deltas then one `signature_delta`, as the API does.
     """
@@ -32,6 +34,7 @@ class Reply:
     cache_creation_input_tokens: int = 0
     cache_read_input_tokens: int = 0
     model: str | None = None
+    usage_extra: dict = field(default_factory=dict)
     delay: float = 0.0
     gate: threading.Event | None = None
     gate_after: int = 1
@@ -126,14 +129,12 @@ def chunks(s: str, size: int) -> list[str]:
     return [s[i:i + size] for i in range(0, len(s), size)] or [""]
 
 
-def sse_events(reply: Reply, message_id: str, model: str, input_tokens: int) -> list[tuple[str, dict]]:
+Usage = tuple[int, int, int]  # (input, cache creation, cache read) of one request
+
+
+def sse_events(reply: Reply, message_id: str, model: str, usage_in: Usage) -> list[tuple[str, dict]]:
     """The (event name, data) pairs the API streams for `reply`, in order."""
-    usage = {
-        "input_tokens": input_tokens,
-        "cache_creation_input_tokens": reply.cache_creation_input_tokens,
-        "cache_read_input_tokens": reply.cache_read_input_tokens,
-        "output_tokens": 1,
-    }
+    usage = {**_usage(reply, usage_in), "output_tokens": 1}
     events: list[tuple[str, dict]] = [("message_start", {"type": "message_start", "message": {
         "id": message_id, "type": "message", "role": "assistant", "model": model, "content": [],
         "stop_reason": None, "stop_sequence": None, "usage": usage}})]
@@ -160,21 +161,24 @@ def sse_events(reply: Reply, message_id: str, model: str, input_tokens: int) -> 
         events.append(("content_block_stop", {"type": "content_block_stop", "index": index}))
     events.append(("message_delta", {"type": "message_delta",
                                      "delta": {"stop_reason": reply.stop_reason, "stop_sequence": None},
-                                     "usage": {"output_tokens": output_tokens(reply)}}))
+                                     "usage": {**_usage(reply, usage_in), "output_tokens": output_tokens(reply)}}))
     events.append(("message_stop", {"type": "message_stop"}))
     return events
 
 
-def message_json(reply: Reply, message_id: str, model: str, input_tokens: int) -> dict:
-    """The non-streaming response body for `reply`."""
+def message_json(reply: Reply, message_id: str, model: str, usage_in: Usage) -> dict:
+    """The non-streaming response body for `reply` (also what the server's log records of a streamed one)."""
     return {
         "id": message_id, "type": "message", "role": "assistant", "model": model, "content": reply.blocks,
         "stop_reason": reply.stop_reason, "stop_sequence": None,
-        "usage": {"input_tokens": input_tokens,
-                  "cache_creation_input_tokens": reply.cache_creation_input_tokens,
-                  "cache_read_input_tokens": reply.cache_read_input_tokens,
-                  "output_tokens": output_tokens(reply)},
+        "usage": {**_usage(reply, usage_in), "output_tokens": output_tokens(reply)},
     }
+
+
+def _usage(reply: Reply, usage_in: Usage) -> dict:
+    fresh, creation, read = usage_in
+    return {"input_tokens": fresh, "cache_creation_input_tokens": creation, "cache_read_input_tokens": read,
+            **reply.usage_extra}
 
 
 def output_tokens(reply: Reply) -> int:

@@ -8,8 +8,18 @@ Answers are taken in order from the main queue (`add`), or from a route's queue 
 (`add_for`), so a test can script the agent's turns and, separately, the summaries a compaction asks for.
 
 Endpoints: POST /v1/messages (streaming SSE or JSON, as the request's `stream` asks) and
-POST /v1/messages/count_tokens (a deterministic count, `count_tokens` below). With nothing queued, /v1/messages
-answers 500 with `x-should-retry: false`, so a test that under-scripts fails at once with a clear message.
+POST /v1/messages/count_tokens (a deterministic count, `count_tokens` below); GET or HEAD /api/hello (the
+connectivity probe Claude Code sends without CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC) answers 200; anything else
+404 with the API's error body. With nothing queued, /v1/messages answers 500 with `x-should-retry: false`, so a
+test that under-scripts fails at once with a clear message.
+
+`log` holds every exchange, JSON-ready, in arrival order: the request as received (method, path, query, the
+headers of LOGGED_HEADERS only, so never a key, and the body) and what went back (status and body; for a stream
+the message it assembles to, usage included). The lab writes it as a fixture's `server.jsonl`.
+
+With `prompt_cache=True` the usage of a reply that fixes no figures is split as the API's prompt cache would:
+the prefix up to each `cache_control` breakpoint is written to the cache, a later request whose content starts
+with a cached prefix reads it (`PromptCache`).
 
 Extended thinking is checked as the API checks it, for requests that enable `thinking`: a thinking block sent back
 must carry the signature this server issued with that very text (`issued`), a redacted_thinking block data this
@@ -19,6 +29,7 @@ with a thinking block. Anything else is refused with the API's 400 (not retried;
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import sys
@@ -27,11 +38,15 @@ import time
 from collections import deque
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from .responses import ApiError, Drop, Reply, Response, invalid_request, message_json, sse_events
 
 MOCK_KEY = "sk-ant-mock-0123456789"  # the dummy key the fixture and `client()` use
+# Request headers the log keeps: what tells clients and their versions apart. Keys and cookies are never logged.
+LOGGED_HEADERS = ("anthropic-beta", "anthropic-version", "content-type", "user-agent", "x-app",
+                  "x-claude-code-session-id", "x-stainless-retry-count", "x-stainless-timeout",
+                  "x-stainless-package-version", "x-stainless-lang", "x-stainless-runtime")
 MESSAGE_OVERHEAD = 3  # tokens counted per message on top of its text, like the API's role/turn markers
 REQUEST_OVERHEAD = 7  # tokens counted once per request
 
@@ -43,6 +58,8 @@ class RecordedRequest:
     path: str
     headers: dict[str, str]
     body: dict
+    method: str = "POST"
+    query: str = ""
 
     @property
     def messages(self) -> list[dict]:
@@ -70,6 +87,65 @@ def count_tokens(body: dict) -> int:
         math.ceil(len(p) / 4) for p in pieces)
 
 
+class PromptCache:
+    """The API's prompt cache, deterministically: every `cache_control` breakpoint of a request writes the prefix
+    up to it (tools, then system blocks, then message blocks, the API's order); a later request reads the longest
+    cached prefix its own content starts with, at or before its last breakpoint. A string content counts as one
+    text block, and `cache_control` itself is not content, so moving a breakpoint keeps the prefix."""
+
+    def __init__(self) -> None:
+        self.written: set[str] = set()
+
+    def split(self, body: dict) -> tuple[int, int, int]:
+        """(input, cache creation, cache read) for `body`, summing to `count_tokens(body)`; writes its prefixes."""
+        total = count_tokens(body)
+        digest = hashlib.sha256()
+        tokens = 0
+        read = last_breakpoint = 0
+        breakpoints: list[str] = []
+        for piece, cost, marked in _cache_pieces(body):
+            digest.update(piece.encode())
+            tokens += cost
+            prefix = digest.hexdigest()
+            if prefix in self.written:
+                read = tokens
+            if marked:
+                breakpoints.append(prefix)
+                last_breakpoint = tokens
+        read = min(read, last_breakpoint)
+        self.written.update(breakpoints)
+        creation = last_breakpoint - read
+        return total - read - creation, creation, read
+
+
+def _cache_pieces(body: dict) -> Iterator[tuple[str, int, bool]]:
+    """(canonical JSON, tokens, has a breakpoint) of each cacheable piece of a request, in cache order; the tokens
+    add up to `count_tokens(body)` less REQUEST_OVERHEAD."""
+    for tool in body.get("tools", []) or []:
+        yield _canonical(tool), sum(math.ceil(len(p) / 4) for p in _tool_texts(tool)), "cache_control" in tool
+    system = body.get("system")
+    blocks = [{"type": "text", "text": system}] if isinstance(system, str) else system or []
+    for block in blocks:
+        if isinstance(block, dict):
+            yield _canonical(block), math.ceil(len(block.get("text", "")) / 4), "cache_control" in block
+    for message in body.get("messages", []):
+        content = message.get("content")
+        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content or []
+        yield _canonical({"role": message.get("role")}), MESSAGE_OVERHEAD, False
+        for block in blocks:
+            if isinstance(block, dict):
+                cost = sum(math.ceil(len(p) / 4) for p in _content_texts([block]))
+                yield _canonical(block), cost, "cache_control" in block
+
+
+def _canonical(obj: dict) -> str:
+    return json.dumps({k: v for k, v in obj.items() if k != "cache_control"}, sort_keys=True, ensure_ascii=False)
+
+
+def _tool_texts(tool: dict) -> list[str]:
+    return [tool.get("name", "") + tool.get("description", "") + json.dumps(tool.get("input_schema", {}))]
+
+
 def _texts(body: dict) -> list[str]:
     out: list[str] = []
     system = body.get("system")
@@ -80,7 +156,7 @@ def _texts(body: dict) -> list[str]:
     for message in body.get("messages", []):
         out += _content_texts(message.get("content"))
     for tool in body.get("tools", []) or []:
-        out.append(tool.get("name", "") + tool.get("description", "") + json.dumps(tool.get("input_schema", {})))
+        out += _tool_texts(tool)
     return out
 
 
@@ -104,8 +180,10 @@ def _content_texts(content: Any) -> list[str]:
 class MockAnthropicServer:
     """The server. Use as a context manager or `start()`/`stop()`; queue answers with `add(...)`."""
 
-    def __init__(self) -> None:
+    def __init__(self, prompt_cache: bool = False) -> None:
         self._queue: deque[Response | Any] = deque()
+        self.cache = PromptCache() if prompt_cache else None
+        self.log: list[dict] = []  # every exchange, JSON-ready (see the module docstring)
         self._routes: list[tuple[Callable[[RecordedRequest], bool], deque[Response | Any]]] = []
         self._lock = threading.Lock()
         self.requests: list[RecordedRequest] = []
@@ -213,6 +291,24 @@ class MockAnthropicServer:
                                        "previous turns.")
         return None
 
+    def usage_for(self, reply: Reply, body: dict) -> tuple[int, int, int]:
+        """(input, cache creation, cache read) the reply reports: its own figures when it fixes input_tokens, else
+        the count of the request, split by the prompt cache when there is one."""
+        if reply.input_tokens is not None:
+            return reply.input_tokens, reply.cache_creation_input_tokens, reply.cache_read_input_tokens
+        if self.cache is not None:
+            with self._lock:
+                return self.cache.split(body)
+        return count_tokens(body), reply.cache_creation_input_tokens, reply.cache_read_input_tokens
+
+    def _logged(self, recorded: RecordedRequest) -> dict:
+        entry = {"method": recorded.method, "path": recorded.path, "query": recorded.query,
+                 "headers": {k: v for k, v in recorded.headers.items() if k in LOGGED_HEADERS},
+                 "body": recorded.body, "response": None}
+        with self._lock:
+            self.log.append(entry)
+        return entry
+
     def _next(self, request: RecordedRequest) -> tuple[Response | None, str]:
         """The answer for `request` and the message id it goes out with."""
         with self._lock:
@@ -237,17 +333,41 @@ def _handler_class(server: MockAnthropicServer) -> type[BaseHTTPRequestHandler]:
         def log_message(self, format: str, *args: Any) -> None:  # keep test output clean
             pass
 
+        def _recorded(self, body: Any) -> RecordedRequest:
+            path, _, query = self.path.partition("?")
+            recorded = RecordedRequest(path, {k.lower(): v for k, v in self.headers.items()}, body, self.command,
+                                       query)
+            self.entry = server._logged(recorded)
+            return recorded
+
+        def do_GET(self) -> None:
+            recorded = self._recorded(None)
+            if recorded.path == "/api/hello":
+                self._json(200, {"message": "hello"})
+            else:
+                self._error(ApiError(404, "not_found_error", f"mock server: no route {recorded.path}",
+                                     retry_after_ms=None))
+
+        def do_HEAD(self) -> None:
+            recorded = self._recorded(None)
+            status = 200 if recorded.path == "/api/hello" else 404
+            self.entry["response"] = {"status": status}
+            self.send_response(status)
+            self.send_header("content-length", "0")
+            self.end_headers()
+
         def do_POST(self) -> None:
             length = int(self.headers.get("content-length") or 0)
             raw = self.rfile.read(length) if length else b""
             try:
                 body = json.loads(raw or b"{}")
             except json.JSONDecodeError:
+                self._recorded(raw.decode("utf-8", "replace"))
                 self._error(ApiError(400, "invalid_request_error", "body is not JSON", retry_after_ms=None))
                 return
-            path = self.path.split("?", 1)[0]
-            recorded = RecordedRequest(path, {k.lower(): v for k, v in self.headers.items()}, body)
+            recorded = self._recorded(body)
             server.requests.append(recorded)
+            path = recorded.path
             if path == "/v1/messages/count_tokens":
                 self._json(200, {"input_tokens": count_tokens(body)})
             elif path == "/v1/messages":
@@ -270,11 +390,15 @@ def _handler_class(server: MockAnthropicServer) -> type[BaseHTTPRequestHandler]:
             reply = response.reply if isinstance(response, Drop) else response
             server._issue(reply)
             model = reply.model or request.body.get("model", "claude-mock")
-            input_tokens = reply.input_tokens if reply.input_tokens is not None else count_tokens(request.body)
+            usage = server.usage_for(reply, request.body)
+            message = message_json(reply, message_id, model, usage)
             if not request.streamed:
-                self._json(200, message_json(reply, message_id, model, input_tokens))
+                self._json(200, message)
                 return
-            events = sse_events(reply, message_id, model, input_tokens)
+            self.entry["response"] = {"status": 200, "stream": True, "body": message}
+            if isinstance(response, Drop):
+                self.entry["response"]["dropped_after_events"] = response.after_events
+            events = sse_events(reply, message_id, model, usage)
             self.send_response(200)
             self.send_header("content-type", "text/event-stream")
             self.send_header("transfer-encoding", "chunked")
@@ -283,8 +407,9 @@ def _handler_class(server: MockAnthropicServer) -> type[BaseHTTPRequestHandler]:
             try:
                 self._stream(events, reply, response if isinstance(response, Drop) else None)
             except (BrokenPipeError, ConnectionResetError):  # the client hung up (a cancelled stream)
-                pass
-            self.close_connection = True
+                self.close_connection = True
+            else:  # a whole stream keeps the connection for the next request, as the API's does; a cut one ends it
+                self.close_connection = isinstance(response, Drop)
 
         def _stream(self, events: list[tuple[str, dict]], reply: Reply, drop: Drop | None) -> None:
             deltas = 0
@@ -309,6 +434,7 @@ def _handler_class(server: MockAnthropicServer) -> type[BaseHTTPRequestHandler]:
 
         def _json(self, status: int, payload: dict, headers: dict[str, str] | None = None) -> None:
             data = json.dumps(payload).encode()
+            self.entry["response"] = {"status": status, "body": payload}  # logged before the client can read it
             self.send_response(status)
             self.send_header("content-type", "application/json")
             self.send_header("content-length", str(len(data)))

@@ -9,6 +9,10 @@ Rules (FORMATS.md section 1): order comes from the parentUuid graph; the active 
 message back to a root, through `logicalParentUuid` at a compact boundary so pre-compaction history stays in
 `messages`; one API response split over several assistant lines becomes one message and one Request; sidechain
 entries are another window and stay out of the main one.
+
+Claude Code 2.1.332 also records every request it sends (claude_code_records.py: the session's `sent` log, linked
+to each Request by `sent_id`) and the system-reminders it injects as `attachment` entries: those with `rendered`
+text become messages (`Message.attachment` names their type) in the role they were sent as.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from inspector.core.formats.blocks import as_int, blocks_from_content, opt_int, opt_str, replace_results
+from inspector.core.formats.claude_code_records import IGNORED, REQUEST_RECORDS, RequestRecorder, attachment_type, reminder
 from inspector.core.model import Block, Compaction, LoadWarning, Message, Request, Session
 
 CLEARED = "[Old tool result content cleared]"
@@ -56,6 +61,8 @@ class _Record:
     usage: tuple[int, int, int, int] | None = None
     logical_parent: str | None = None
     meta: dict | None = None
+    sent_id: str | None = None  # assistant: the api-request it answers (requestRef)
+    attachment: str | None = None  # a reminder: the type of the attachment it was rendered from
 
 
 class _Graph:
@@ -88,6 +95,7 @@ class ClaudeCodeLoader:
         self._branch: _Branch | None = None  # the last build's branch, extended by the next build when it can be
         self.last_build: tuple[str, int] = ("full", 0)  # ("full", entries) or ("extended", steps): a work counter
         self._steps = 0
+        self.recorder = RequestRecorder(source)
 
     def warn(self, line: int | None, message: str) -> None:
         self.warnings.append(LoadWarning(line, message))
@@ -98,6 +106,15 @@ class ClaudeCodeLoader:
             self.warn(line_no, f"not a JSON object ({type(obj).__name__}), skipped")
             return
         kind = opt_str(obj.get("type"))
+        if kind in REQUEST_RECORDS:
+            problem = self.recorder.feed(kind, line_no, obj)
+            if problem:
+                self.warn(line_no, problem)
+            return
+        if kind in IGNORED:
+            return
+        if kind == "user" or kind == "assistant":  # every such line, as Claude Code hashes them (repeats too)
+            self.recorder.transcript.add(offset)
         uuid = obj.get("uuid")
         if uuid.__class__ is not str:
             if kind not in BOOKKEEPING:
@@ -162,11 +179,23 @@ class ClaudeCodeLoader:
             rec.msg_kind = "assistant"
             rec.response_id = message.get("id") if isinstance(message.get("id"), str) else None
             rec.model = message.get("model") if isinstance(message.get("model"), str) else None
+            ref = obj.get("requestRef")
+            if isinstance(ref, str):
+                rec.sent_id = ref
+                if rec.response_id:
+                    self.recorder.respond(ref, rec.response_id)
             usage = message.get("usage")
             if isinstance(usage, dict) and rec.model != SYNTHETIC_MODEL:
                 rec.usage = (as_int(usage.get("input_tokens")), as_int(usage.get("cache_creation_input_tokens")),
                              as_int(usage.get("cache_read_input_tokens")), as_int(usage.get("output_tokens")))
             return rec
+        if kind == "attachment":
+            sent = reminder(obj)
+            if sent is None:
+                return None
+            role, blocks = sent
+            return _Record(uuid, "user", line_no, offset, ts, blocks, msg_kind="system" if role == "system" else "meta",
+                           attachment=attachment_type(obj))
         if kind == "system" and obj.get("subtype") in ("compact_boundary", "microcompact_boundary"):
             compact = obj["subtype"] == "compact_boundary"
             meta = obj.get("compactMetadata" if compact else "microcompactMetadata")
@@ -204,6 +233,7 @@ class ClaudeCodeLoader:
         for rec in added:
             branch.assembler.add(rec)
         branch.assembler.publish(session)
+        session.sent = self.recorder.log()
         return session
 
     def _extension(self, branch: _Branch) -> list[_Record] | None:
@@ -449,12 +479,12 @@ class _Assembler:
                     request.input_tokens, request.cache_creation, request.cache_read, request.output_tokens = \
                         rec.usage
             return
-        role = "assistant" if rec.kind == "assistant" else "user"
+        role = "assistant" if rec.kind == "assistant" else "system" if rec.msg_kind == "system" else "user"
         if rec.response_id:
             self.by_response[rec.response_id] = len(messages)
         messages.append(Message(role, rec.msg_kind, list(rec.blocks), uuid=rec.uuid, lines=(rec.line,),
                                 offset=rec.offset, timestamp=rec.timestamp, model=rec.model,
-                                response_id=rec.response_id))
+                                response_id=rec.response_id, attachment=rec.attachment))
         self._index_results(rec.blocks, len(messages) - 1)
         if rec.usage is not None:
             self._add_request(rec, len(messages) - 1)
@@ -467,7 +497,8 @@ class _Assembler:
     def _add_request(self, rec: _Record, index: int) -> None:
         assert rec.usage is not None
         request = Request(rec.response_id or f"line-{rec.line}", rec.model, *rec.usage, message_index=index,
-                          seen_start=self.context_start, seen_end=index, line=rec.line, timestamp=rec.timestamp)
+                          seen_start=self.context_start, seen_end=index, line=rec.line, timestamp=rec.timestamp,
+                          sent_id=rec.sent_id)
         self._own(index).response_id = request.id
         self.request_at[request.id] = len(self.requests)
         self.requests.append(request)
@@ -479,8 +510,8 @@ def _same(a: _Record | None, b: _Record | None) -> bool:
     """Whether two copies of an entry hold the same: kind, content and response (not line, offset or timestamp)."""
     if a is None or b is None:
         return a is b
-    return (a.kind, a.msg_kind, a.response_id, a.model, a.usage, a.logical_parent, a.meta, a.blocks) == (
-        b.kind, b.msg_kind, b.response_id, b.model, b.usage, b.logical_parent, b.meta, b.blocks)
+    return (a.kind, a.msg_kind, a.response_id, a.model, a.usage, a.logical_parent, a.meta, a.blocks, a.attachment) == (
+        b.kind, b.msg_kind, b.response_id, b.model, b.usage, b.logical_parent, b.meta, b.blocks, b.attachment)
 
 
 def _user_kind(obj: dict, blocks: list[Block]) -> str:

@@ -1,0 +1,272 @@
+"""Claude Code scenarios for the lab: the real `claude` (pinned in install.py) headless against tests/mock_api.
+
+Each scenario scripts the model's turns on a MockAnthropicServer (with its prompt cache, so the usage carries
+cache creation and read figures as the API's would), runs `claude -p` in a fresh scratch directory with only the
+fake key and the server's address, and keeps the session files Claude Code wrote under
+`$HOME/.claude/projects/` (subagent files included) with the server's log.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: the mock_api package
+
+import install  # noqa: E402
+from lab import FAKE_KEY, Capture, LabError, Scenario, Scratch, agent_env, keep_log  # noqa: E402
+from mock_api import MockAnthropicServer, responses as r  # noqa: E402
+
+AGENT = "claude-code"
+VERSION = install.PINS[AGENT].version
+SCENARIOS: dict[str, Scenario] = {}
+TIMEOUT = 120  # seconds per run of claude; a scenario's runs take 2-10 s each here
+
+
+def scenario(name: str, about: str) -> Callable[[Callable[[Scratch, Path], Capture]], Callable]:
+    def register(run: Callable[[Scratch, Path], Capture]) -> Callable:
+        SCENARIOS[name] = Scenario(name, about, run)
+        return run
+    return register
+
+
+def env(scratch: Scratch, server: MockAnthropicServer, **extra: str) -> dict[str, str]:
+    """FORMATS.md section 8: the server's address, the fake key, no nonessential traffic (no probes elsewhere)."""
+    return agent_env(scratch, {"ANTHROPIC_BASE_URL": server.url, "ANTHROPIC_API_KEY": FAKE_KEY,
+                               "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", **extra})
+
+
+def claude(binary: Path, prompt: str, *flags: str) -> list[str]:
+    return [str(binary), "-p", prompt, *flags]
+
+
+@contextmanager
+def model(scratch: Scratch) -> Iterator[MockAnthropicServer]:
+    """The scripted model for one scenario; its log is also left in the scratch directory (lab.keep_log)."""
+    with MockAnthropicServer(prompt_cache=True) as server:
+        try:
+            yield server
+        finally:
+            keep_log(scratch, server.log)
+
+
+def finish(capture: Capture, server: MockAnthropicServer) -> Capture:
+    """Keep every session file Claude Code wrote and the server's log; a scripted turn left unused is a failure
+    (the agent did not do what the scenario expects)."""
+    if server.pending:
+        raise LabError(f"{server.pending} scripted answer(s) never asked for; the server saw "
+                       f"{len(server.message_requests)} message request(s)")
+    capture.keep(*sorted(capture.scratch.home.glob(".claude/projects/**/*.jsonl")))
+    capture.server_log = server.log
+    return capture
+
+
+def use(name: str, input: dict, id: str) -> dict:
+    return r.tool_use_block(name, input, id=id)
+
+
+def calls(*blocks: dict, text: str | None = None) -> r.Reply:
+    """A model turn calling tools (several blocks: parallel calls), optionally after some text."""
+    return r.Reply(([r.text_block(text)] if text else []) + list(blocks), stop_reason="tool_use")
+
+
+@scenario("read-file", "Read a file with the Read tool and answer from it")
+def read_file(scratch: Scratch, binary: Path) -> Capture:
+    notes = scratch.write("notes.txt", "The meeting moved to Thursday at 10:00.\nBring the budget sheet.\n")
+    with model(scratch) as server:
+        server.add(calls(use("Read", {"file_path": str(notes)}, "toolu_lab_read_1")),
+                   r.text("notes.txt says the meeting moved to Thursday at 10:00 and to bring the budget sheet."))
+        capture = Capture(scratch)
+        capture.run(claude(binary, "What does notes.txt say?", "--allowedTools", "Read"), env(scratch, server),
+                    TIMEOUT)
+        return finish(capture, server)
+
+
+@scenario("edit-file", "Read a file, think, then change it with Edit")
+def edit_file(scratch: Scratch, binary: Path) -> Capture:
+    config = scratch.write("config.ini", "[server]\nport = 8080\nhost = localhost\n")
+    with model(scratch) as server:
+        server.add(calls(use("Read", {"file_path": str(config)}, "toolu_lab_read_1"), text="Let me look at it."),
+                   r.Reply([r.thinking_block("The port line is `port = 8080`; Edit replaces it exactly.", "sig-lab-1"),
+                            use("Edit", {"file_path": str(config), "old_string": "port = 8080",
+                                         "new_string": "port = 9090"}, "toolu_lab_edit_1")],
+                           stop_reason="tool_use"),
+                   r.text("The port is now 9090."))
+        capture = Capture(scratch)
+        capture.run(claude(binary, "Change the port in config.ini to 9090.", "--allowedTools", "Read,Edit"),
+                    env(scratch, server), TIMEOUT)
+        if "port = 9090" not in config.read_text():
+            raise LabError("Edit did not change config.ini")
+        return finish(capture, server)
+
+
+@scenario("shell", "Run a shell command with Bash")
+def shell(scratch: Scratch, binary: Path) -> Capture:
+    scratch.write("data/a.txt", "one\n")
+    scratch.write("data/b.txt", "two\nthree\n")
+    with model(scratch) as server:
+        server.add(calls(use("Bash", {"command": "wc -l data/*.txt", "description": "Count lines"}, "toolu_lab_bash_1")),
+                   r.text("a.txt has 1 line and b.txt has 2: 3 in all."))
+        capture = Capture(scratch)
+        capture.run(claude(binary, "How many lines are in the files under data/?", "--allowedTools", "Bash"),
+                    env(scratch, server), TIMEOUT)
+        return finish(capture, server)
+
+
+@scenario("parallel-tools", "Three tool calls in one response (two Reads and a Bash), answered together")
+def parallel_tools(scratch: Scratch, binary: Path) -> Capture:
+    first = scratch.write("first.md", "# First\nalpha\n")
+    second = scratch.write("second.md", "# Second\nbeta\n")
+    with model(scratch) as server:
+        server.add(calls(use("Read", {"file_path": str(first)}, "toolu_lab_read_1"),
+                         use("Read", {"file_path": str(second)}, "toolu_lab_read_2"),
+                         use("Bash", {"command": "ls", "description": "List files"}, "toolu_lab_bash_1"),
+                         text="I'll read both files and list the directory at once."),
+                   r.text("first.md says alpha, second.md says beta; the directory holds both."))
+        capture = Capture(scratch)
+        capture.run(claude(binary, "Compare first.md and second.md and list the directory.",
+                           "--allowedTools", "Read,Bash"), env(scratch, server), TIMEOUT)
+        return finish(capture, server)
+
+
+SUBAGENT_TASK = "Count the lines of notes.txt and report the number."
+
+
+def subagent_request(request) -> bool:
+    """A request of the subagent: its conversation starts with the task the main agent gave it."""
+    first = request.messages[0] if request.messages else {}
+    content = first.get("content")
+    texts = [content] if isinstance(content, str) else [b.get("text", "") for b in content or [] if isinstance(b, dict)]
+    return any(SUBAGENT_TASK in t for t in texts)
+
+
+@scenario("subagent", "The Agent tool starts a subagent that reads a file; its window is a file of its own")
+def subagent(scratch: Scratch, binary: Path) -> Capture:
+    notes = scratch.write("notes.txt", "first line\nsecond line\n")
+    with model(scratch) as server:
+        server.add(calls(use("Agent", {"description": "Count lines", "prompt": SUBAGENT_TASK,
+                                       "subagent_type": "Explore", "run_in_background": False},
+                             "toolu_lab_agent_1")),
+                   r.text("The subagent counted 2 lines in notes.txt."))
+        server.add_for(subagent_request,
+                       calls(use("Read", {"file_path": str(notes)}, "toolu_lab_sub_read_1")),
+                       r.text("notes.txt has 2 lines."))
+        capture = Capture(scratch)
+        capture.run(claude(binary, "Use a subagent to count the lines of notes.txt.", "--allowedTools",
+                           "Agent,Read"), env(scratch, server), TIMEOUT)
+        return finish(capture, server)
+
+
+def session_id(scratch: Scratch) -> str:
+    """The id of the (one) main session Claude Code wrote in the scenario's project directory."""
+    found = [p.stem for p in scratch.home.glob(".claude/projects/*/*.jsonl")]
+    if len(found) != 1:
+        raise LabError(f"expected one session file, found {len(found)}")
+    return found[0]
+
+
+@scenario("resume", "A session resumed with --resume <id>: a second run appends to the same file")
+def resume(scratch: Scratch, binary: Path) -> Capture:
+    notes = scratch.write("notes.txt", "Lunch is at noon.\nThe office closes at six.\n")
+    with model(scratch) as server:
+        server.add(calls(use("Read", {"file_path": str(notes)}, "toolu_lab_read_1")), r.text("Lunch is at noon."))
+        capture = Capture(scratch)
+        capture.run(claude(binary, "When is lunch, according to notes.txt?", "--allowedTools", "Read"),
+                    env(scratch, server), TIMEOUT)
+        server.add(r.text("The office closes at six, as the second line of notes.txt says."))
+        capture.run(claude(binary, "And when does the office close?", "--resume", session_id(scratch)),
+                    env(scratch, server), TIMEOUT)
+        return finish(capture, server)
+
+
+SUMMARY = ("<analysis>The user asked what notes.txt says; I read it.</analysis>\n<summary>\n"
+           "1. Primary Request and Intent: the user wants to know what notes.txt says.\n"
+           "2. Key Technical Concepts: none.\n3. Files and Code Sections: notes.txt (read in full).\n"
+           "4. Errors and fixes: none.\n5. Problem Solving: none.\n6. All user messages: \"What does notes.txt say?\"\n"
+           "7. Pending Tasks: none.\n8. Current Work: answered the question.\n9. Optional Next Step: none.\n</summary>")
+
+
+def summary_request(request) -> bool:
+    """Claude Code's compaction request: the summary instructions end its last user message."""
+    last = request.messages[-1] if request.messages else {}
+    content = last.get("content")
+    texts = [content] if isinstance(content, str) else [b.get("text", "") for b in content or [] if isinstance(b, dict)]
+    return any("<summary>" in t and "Do NOT call any tools" in t for t in texts)
+
+
+@scenario("manual-compact", "/compact with instructions in a continued session, then one more turn")
+def manual_compact(scratch: Scratch, binary: Path) -> Capture:
+    notes = scratch.write("notes.txt", "The release is on Friday.\nQA signs off on Thursday.\n")
+    with model(scratch) as server:
+        server.add(calls(use("Read", {"file_path": str(notes)}, "toolu_lab_read_1")),
+                   r.text("The release is on Friday; QA signs off on Thursday."))
+        capture = Capture(scratch)
+        capture.run(claude(binary, "What does notes.txt say?", "--allowedTools", "Read"), env(scratch, server),
+                    TIMEOUT)
+        server.add_for(summary_request, r.text(SUMMARY))
+        capture.run(claude(binary, "/compact keep the dates", "--continue"), env(scratch, server), TIMEOUT)
+        server.add(r.text("The release is on Friday."))
+        capture.run(claude(binary, "When is the release?", "--continue"), env(scratch, server), TIMEOUT)
+        return finish(capture, server)
+
+
+# claude-opus-5-5, Claude Code's default model, has a 1,000,000-token window; 2.1.332 compacts on its own once the
+# context reaches 977,000 (window - 20,000 output reserve - 3,000), measured: a last usage of 976,850 tokens plus
+# the read file does not trigger it, 976,950 does.
+NEAR_WINDOW = 979_000
+
+
+@scenario("auto-compact", "The usage reported near the 1M window makes Claude Code compact before its next request")
+def auto_compact(scratch: Scratch, binary: Path) -> Capture:
+    notes = scratch.write("notes.txt", "Deploys happen on Tuesdays.\nRollbacks need two approvals.\n")
+    with model(scratch) as server:
+        server.add(r.Reply([use("Read", {"file_path": str(notes)}, "toolu_lab_read_1")], stop_reason="tool_use",
+                           input_tokens=3, cache_creation_input_tokens=2_000, cache_read_input_tokens=NEAR_WINDOW),
+                   r.text("Deploys happen on Tuesdays and rollbacks need two approvals."))
+        server.add_for(summary_request, r.text(SUMMARY.replace("What does notes.txt say?", "What are the rules?")))
+        capture = Capture(scratch)
+        capture.run(claude(binary, "What are the deploy rules in notes.txt?", "--allowedTools", "Read"),
+                    env(scratch, server), TIMEOUT)
+        return finish(capture, server)
+
+
+@scenario("api-error-retry", "The API answers 529 overloaded once; Claude Code records the failed attempt and retries")
+def api_error_retry(scratch: Scratch, binary: Path) -> Capture:
+    with model(scratch) as server:
+        server.add(r.ApiError(529, "overloaded_error", "Overloaded", retry_after_ms=10),
+                   r.text("Hello! How can I help?"))
+        capture = Capture(scratch)
+        capture.run(claude(binary, "Say hello."), env(scratch, server), TIMEOUT)
+        return finish(capture, server)
+
+
+@scenario("tool-search", "ToolSearch loads a deferred tool (WebFetch): the next request carries one more schema")
+def tool_search(scratch: Scratch, binary: Path) -> Capture:
+    with model(scratch) as server:
+        server.add(calls(use("ToolSearch", {"query": "select:WebFetch"}, "toolu_lab_search_1")),
+                   r.text("WebFetch is loaded now; I can fetch pages when you need it."))
+        capture = Capture(scratch)
+        capture.run(claude(binary, "Load the WebFetch tool.", "--allowedTools", "ToolSearch"), env(scratch, server),
+                    TIMEOUT)
+        return finish(capture, server)
+
+
+@scenario("mcp-tools", "An MCP server on stdio (tests/agents/mcp_server.py): its deferred mcp__lab__* tools are "
+                       "loaded with ToolSearch, then one is called")
+def mcp_tools(scratch: Scratch, binary: Path) -> Capture:
+    server_script = Path(__file__).with_name("mcp_server.py")
+    config = scratch.write("mcp.json", json.dumps(
+        {"mcpServers": {"lab": {"type": "stdio", "command": "python3", "args": [str(server_script)]}}}))
+    with model(scratch) as server:
+        server.add(calls(use("ToolSearch", {"query": "select:mcp__lab__lookup_ticket,mcp__lab__list_queues"},
+                             "toolu_lab_search_1")),
+                   calls(use("mcp__lab__lookup_ticket", {"number": 42}, "toolu_lab_mcp_1")),
+                   r.text("Ticket 42 is 'Login page times out', open, with the web team."))
+        capture = Capture(scratch)
+        capture.run(claude(binary, "What is ticket 42 about?", "--mcp-config", str(config), "--strict-mcp-config",
+                           "--allowedTools", "ToolSearch,mcp__lab__lookup_ticket"), env(scratch, server), TIMEOUT)
+        return finish(capture, server)
