@@ -57,6 +57,15 @@ GEMINI_KEEP = 0.3  # COMPRESSION_PRESERVE_THRESHOLD: the newest share of the his
 QWEN_COMPACT_PCT = 85  # DEFAULT_PCT of chatCompressionService.ts (0.24.4)
 QWEN_SUMMARY_RESERVE, QWEN_AUTOCOMPACT_BUFFER, QWEN_WARN_BUFFER, QWEN_HARD_BUFFER = 20_000, 13_000, 20_000, 3_000
 OPENCODE_OUTPUT_MAX = 32_000  # OUTPUT_TOKEN_MAX: opencode's cap on a model's output limit (provider/transform)
+# The context limits opencode 1.18.33 gives Anthropic's models (the models.dev snapshot it ships, used as is with
+# OPENCODE_DISABLE_MODELS_FETCH; a fetched models.dev may differ): Sonnet 4.5 and the 4.6+ models have 1,000,000.
+OPENCODE_WINDOWS: dict[str, int] = {
+    "claude-haiku-4-5": 200_000, "claude-haiku-4-5-20251001": 200_000, "claude-opus-4-5": 200_000,
+    "claude-opus-4-5-20251101": 200_000, "claude-sonnet-4-5": 1_000_000, "claude-sonnet-4-5-20250929": 1_000_000,
+    "claude-sonnet-4-6": 1_000_000, "claude-opus-4-6": 1_000_000, "claude-opus-4-7": 1_000_000,
+    "claude-opus-4-8": 1_000_000, "claude-sonnet-5": 1_000_000, "claude-opus-5": 1_000_000,
+    "claude-opus-5-5": 1_000_000, "claude-fable-5": 1_000_000, "claude-fable-5-1": 1_000_000,
+}
 
 
 def default_policy(session: Session | None) -> str:
@@ -112,6 +121,8 @@ def context_window(session: Session | None, model: str | None = None) -> int:
         model = current_model(session)
     if (session is not None and session.format == "gemini-cli") or (model or "").lower().startswith(("gemini", "gemma")):
         return gemini_window(model)
+    if session is not None and session.format == "opencode" and model in OPENCODE_WINDOWS:
+        return OPENCODE_WINDOWS[model]
     if model and "[1m]" in model.lower():
         return LONG_WINDOW
     if session is not None and _past_claude_window(session.requests):

@@ -3,7 +3,8 @@
 
 Routes: `POST /v1beta/models/<model>:streamGenerateContent?alt=sse` (each SSE `data:` a GenerateContentResponse,
 the answer's parts split over chunks, `usageMetadata` on the last: Gemini CLI keeps the last chunk's usage),
-`:generateContent` (one response: what its compression and other utility calls use) and `:countTokens`. A Turn
+`:generateContent` (one response: what its compression and other utility calls use) and `:countTokens`. The log
+keeps a stream's response as the one GenerateContentResponse its chunks make. A Turn
 renders as parts: thinking as `{text, thought: true, thoughtSignature}`, text, tool calls as `functionCall{name,
 args}` (no id, as the public API sends them). Usage: `promptTokenCount` (the Turn's input, else the request's
 deterministic count), `candidatesTokenCount`, `cachedContentTokenCount`, `thoughtsTokenCount`, `totalTokenCount`.
@@ -15,7 +16,7 @@ import json
 import re
 from typing import Iterator
 
-from agents.scripted import Answer, ScriptedServer, Turn, count_tokens, no_script
+from scripted import Answer, ScriptedServer, Turn, count_tokens, no_script
 
 MODEL_CALL = re.compile(r"^/v1(?:beta|alpha)?/models/([^:/]+):(streamGenerateContent|generateContent|countTokens)$")
 
@@ -27,6 +28,7 @@ def is_compression(body: dict) -> bool:
 
 class GeminiServer(ScriptedServer):
     name = "gemini-api"
+    LOGGED_HEADERS = ("content-type", "user-agent", "x-goog-api-client")  # never x-goog-api-key
 
     def handle(self, path: str, query: dict[str, list[str]], body: dict) -> Answer | None:
         m = MODEL_CALL.match(path)
@@ -35,18 +37,16 @@ class GeminiServer(ScriptedServer):
         model, method = m.groups()
         if method == "countTokens":
             total = count_tokens(body.get("contents") or body.get("generateContentRequest", {}).get("contents"))
-            self.record(path, body, {"totalTokens": total})
             return Answer(200, json.dumps({"totalTokens": total}).encode())
         turn = self.next_turn(body)
         if turn is None:
-            self.record(path, body, {"error": "no scripted answer left"})
             return no_script(self.name)
         parts = self.parts(turn)
         usage = usage_metadata(turn, body)
-        self.record(path, body, {"model": model, "parts": parts, "usageMetadata": usage})
+        whole = response(parts, usage, model, final=True)
         if method == "generateContent":
-            return Answer(200, json.dumps(response(parts, usage, model, final=True)).encode())
-        return Answer(200, self._stream(parts, usage, model), "text/event-stream")
+            return Answer(200, json.dumps(whole).encode())
+        return Answer(200, self._stream(parts, usage, model), "text/event-stream", logged=whole)
 
     def parts(self, turn: Turn) -> list[dict]:
         parts: list[dict] = []

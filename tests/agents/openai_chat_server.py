@@ -7,6 +7,7 @@ DeepSeek models stream it), `content` in two pieces, and `tool_calls` (id, funct
 pieces); the finish reason is `tool_calls` or `stop`. Usage `{prompt_tokens, completion_tokens, total_tokens,
 prompt_tokens_details.cached_tokens}` goes in a last chunk with no choices (what `stream_options.include_usage`
 asks for; sent always, as several compatible servers do) or in the response. `GET /v1/models` lists the model.
+The log keeps a stream's response as the one `chat.completion` its chunks make.
 """
 
 from __future__ import annotations
@@ -15,13 +16,15 @@ import json
 import time
 from typing import Iterator
 
-from agents.scripted import Answer, ScriptedServer, Turn, count_tokens, no_script
+from scripted import Answer, ScriptedServer, Turn, count_tokens, no_script
 
 CHAT_PATHS = ("/v1/chat/completions", "/chat/completions")
 
 
 class OpenAIChatServer(ScriptedServer):
     name = "openai-chat-api"
+    LOGGED_HEADERS = ("content-type", "user-agent", "x-stainless-lang", "x-stainless-package-version",
+                      "x-stainless-runtime", "x-stainless-retry-count")  # never authorization
 
     def handle(self, path: str, query: dict[str, list[str]], body: dict) -> Answer | None:
         if path in ("/v1/models", "/models"):
@@ -31,7 +34,6 @@ class OpenAIChatServer(ScriptedServer):
             return None
         turn = self.next_turn(body)
         if turn is None:
-            self.record(path, body, {"error": "no scripted answer left"})
             return no_script(self.name)
         model = body.get("model") or "mock-model"
         calls = [{"id": self.call_id(c), "type": "function",
@@ -43,14 +45,12 @@ class OpenAIChatServer(ScriptedServer):
         if calls:
             message["tool_calls"] = calls
         finish = "tool_calls" if calls else "stop"
-        self.record(path, body, {"model": model, "message": message, "finish_reason": finish, "usage": usage})
-        rid = f"chatcmpl-lab-{len(self.exchanges()):04d}"
+        rid = f"chatcmpl-lab-{len(self.exchanges('chat/completions')):04d}"
+        whole = {"id": rid, "object": "chat.completion", "created": int(time.time()), "model": model,
+                 "choices": [{"index": 0, "message": message, "finish_reason": finish}], "usage": usage}
         if not body.get("stream"):
-            return Answer(200, json.dumps({"id": rid, "object": "chat.completion", "created": int(time.time()),
-                                           "model": model, "choices": [{"index": 0, "message": message,
-                                                                        "finish_reason": finish}],
-                                           "usage": usage}).encode())
-        return Answer(200, _stream(rid, model, turn, calls, finish, usage), "text/event-stream")
+            return Answer(200, json.dumps(whole).encode())
+        return Answer(200, _stream(rid, model, turn, calls, finish, usage), "text/event-stream", logged=whole)
 
 
 def chat_usage(turn: Turn, body: dict) -> dict:

@@ -1,22 +1,19 @@
-"""The plumbing the lab's model servers share: an HTTP server on 127.0.0.1 that answers an agent's model requests
-from a script of turns, and keeps a log of every exchange (what was asked, what usage was returned).
+"""The plumbing the lab's non-Anthropic model servers share: an HTTP server on 127.0.0.1 that answers an agent's
+model requests from a script of turns and logs every exchange as tests/mock_api does (lab.py's server log).
 
 A wire format (Gemini's `streamGenerateContent`, OpenAI chat completions) is a subclass that says which paths are
-model calls and renders a `Turn` in that format; the script and the log are the same for all of them, so a test can
-compare what an agent recorded with what the server returned, whatever the agent. Answers come in order from the
-main queue (`add`), from a route's queue when its predicate picks the request (`add_for`: a compression or title
-request told apart by its content), or from a standing answer (`always_for`: side calls that come any number of
-times). With nothing queued a model call gets HTTP 500, so an under-scripted run fails
-visibly.
+model calls and renders a `Turn` in that format; the script is the same for all of them. Answers come in order from
+the main queue (`add`), from a route's queue when its predicate picks the request (`add_for`: a compression or
+title request told apart by its content), or from a standing answer (`always_for`: side calls that come any number
+of times). With nothing queued a model call gets HTTP 500, so an under-scripted run fails visibly.
 
-The log (`log`, `write_log`) holds each request body with its system prompt and tool schemas moved into `shapes`
-records (written once per distinct value): they repeat on every request and are most of its size. Headers are not
-logged (they carry the fake key).
+`log` holds every exchange, JSON-ready, in arrival order: `method`, `path`, `query`, the request headers of the
+subclass's `LOGGED_HEADERS` only (never a key), the `body` as received, and the `response` (`status`, `body`: for a
+stream the whole response it assembles to, usage included).
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import sys
@@ -24,7 +21,6 @@ import threading
 from collections import deque
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 from typing import Any, Callable, Iterable
 from urllib.parse import parse_qs, urlsplit
 
@@ -67,21 +63,21 @@ def count_tokens(body: Any) -> int:
 
 @dataclass
 class Answer:
-    """What a handled request gets back: a status, a content type and the body (bytes, or chunks to stream)."""
+    """What a handled request gets back: a status, a content type and the body (bytes, or chunks to stream);
+    `logged` is what the log keeps of it (None: the body, parsed)."""
 
     status: int
     body: bytes | Iterable[bytes]
     content_type: str = "application/json"
-
-
-SHAPE_KEYS = ("systemInstruction", "tools", "system")  # request fields logged once per distinct value
+    logged: Any = None
 
 
 class ScriptedServer:
     """Subclasses implement `handle(path, query, body)`, returning an Answer or None (404), and call `next_turn`
-    and `record` for model calls."""
+    for model calls."""
 
     name = "scripted"
+    LOGGED_HEADERS: tuple[str, ...] = ("content-type", "user-agent")
 
     def __init__(self) -> None:
         self._queue: deque[Script] = deque()
@@ -90,7 +86,6 @@ class ScriptedServer:
         self._lock = threading.Lock()
         self.log: list[dict] = []
         self.calls = 0  # tool calls issued (their ids)
-        self._shapes: set[str] = set()
         server = self
         self._httpd = _QuietServer(("127.0.0.1", 0), _handler(server))
         self._httpd.daemon_threads = True
@@ -161,46 +156,14 @@ class ScriptedServer:
             self.calls += 1
             return call.id or f"call_{self.calls:03d}"
 
-    def record(self, path: str, body: dict, response: dict) -> None:
-        """Log one exchange: the request (shapes moved out) and the response summary the subclass gives."""
-        with self._lock:
-            request = dict(body)
-            for key in SHAPE_KEYS:
-                if key in request:
-                    value = request[key]
-                    digest = hashlib.sha256(json.dumps(value, sort_keys=True).encode()).hexdigest()[:16]
-                    if digest not in self._shapes:
-                        self._shapes.add(digest)
-                        self.log.append({"shape": digest, "key": key, "value": value})
-                    request[key] = {"$shape": digest}
-            n = sum(1 for e in self.log if "request" in e) + 1
-            self.log.append({"n": n, "path": path, "request": request, "response": response})
-
-    def exchanges(self) -> list[dict]:
-        return [e for e in self.log if "request" in e]
-
-    def write_log(self, path: Path) -> None:
-        path.write_text("".join(json.dumps(e, ensure_ascii=False, sort_keys=True) + "\n" for e in self.log))
+    def exchanges(self, path_part: str = "") -> list[dict]:
+        """The logged exchanges whose path contains `path_part`."""
+        return [e for e in self.log if path_part in e["path"]]
 
     def handle(self, path: str, query: dict[str, list[str]], body: dict) -> Answer | None:
+        """The answer to one request (None: no such route, 404). `Answer.logged` is the response body the log
+        keeps (default: the body sent, parsed)."""
         raise NotImplementedError
-
-
-def read_log(path: Path) -> list[dict]:
-    """A server log's exchanges, shapes put back into their requests."""
-    shapes: dict[str, Any] = {}
-    out = []
-    for line in path.read_text().splitlines():
-        entry = json.loads(line)
-        if "shape" in entry:
-            shapes[entry["shape"]] = entry["value"]
-            continue
-        request = entry.get("request", {})
-        for key, value in list(request.items()):
-            if isinstance(value, dict) and set(value) == {"$shape"}:
-                request[key] = shapes.get(value["$shape"])
-        out.append(entry)
-    return out
 
 
 def no_script(name: str) -> Answer:
@@ -230,18 +193,31 @@ def _handler(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
 
         def _dispatch(self, raw: bytes) -> None:
             url = urlsplit(self.path)
+            entry: dict = {"method": self.command, "path": url.path, "query": url.query,
+                           "headers": {k.lower(): v for k, v in self.headers.items()
+                                       if k.lower() in server.LOGGED_HEADERS}, "body": None, "response": None}
+            with server._lock:
+                server.log.append(entry)
             try:
                 body = json.loads(raw or b"{}")
             except json.JSONDecodeError:
-                self._send(Answer(400, b'{"error": {"message": "body is not JSON"}}'))
+                entry["body"] = raw.decode("utf-8", "replace")
+                self._send(Answer(400, b'{"error": {"message": "body is not JSON"}}'), entry)
                 return
+            entry["body"] = body if raw else None
             answer = server.handle(url.path, parse_qs(url.query), body)
             if answer is None:
-                server.log.append({"unhandled": url.path, "method": self.command})
                 answer = Answer(404, json.dumps({"error": {"code": 404, "message": f"no route {url.path}"}}).encode())
-            self._send(answer)
+            self._send(answer, entry)
 
-        def _send(self, answer: Answer) -> None:
+        def _send(self, answer: Answer, entry: dict) -> None:
+            logged = answer.logged
+            if logged is None and isinstance(answer.body, bytes):
+                try:
+                    logged = json.loads(answer.body)
+                except ValueError:
+                    logged = answer.body.decode("utf-8", "replace")
+            entry["response"] = {"status": answer.status, "body": logged}
             self.send_response(answer.status)
             self.send_header("content-type", answer.content_type)
             if isinstance(answer.body, bytes):

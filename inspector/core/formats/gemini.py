@@ -9,12 +9,13 @@ same id replaces the earlier copy in place, `{"$rewindTo": id}` dropping that me
 masking, a compression). Content is Gemini API parts (`parts.py`).
 
 What the model saw: a `user` record is a user turn (`<session_context>` ones are the CLI's environment message),
-a `gemini` record a model turn whose calls are `functionCall` parts of its content or, before a `$set` rewrote it,
-its `toolCalls`; their results are the `functionResponse` parts of the user records that follow (0.61) or, in older
-files, the `toolCalls[].result` copies. `info`/`error`/`warning` records are UI only. A `$set` whose history opens
-with a new `<state_snapshot>` user message is a compression: the history before it stays in `messages`, the new one
-follows the boundary. One whose tool outputs newly read `<tool_output_masked>` is a masking (a microcompact). Each
-`gemini` record's `tokens{input, output, cached, thoughts, tool}` is one Request, counted once per record id.
+a `gemini` record a model turn (its thoughts are never sent back) whose calls are `functionCall` parts of its
+content or, before a `$set` rewrote it, its `toolCalls`; their results are the `functionResponse` parts of the
+user records that follow (0.61) or, in older files, the `toolCalls[].result` copies. `info`/`error`/`warning`
+records are UI only. A `$set` whose history opens with a new `<state_snapshot>` user message is a compression: the
+history before it stays in `messages`, the new one follows the boundary. One whose tool outputs newly read
+`<tool_output_masked>` is a masking (a microcompact). Each `gemini` record's `tokens{input, output, cached,
+thoughts, tool}` is one Request, counted once per record id.
 """
 
 from __future__ import annotations
@@ -270,17 +271,16 @@ class GeminiLoader:
         return self._message("user", kind, blocks, rec)
 
     def _model(self, rec: _Record) -> Message:
-        """A model turn as convertSessionToClientHistory rebuilds it: the content's parts when they hold the calls
-        or thoughts (a record a `$set` rewrote), else thoughts, content and toolCalls."""
+        """A model turn as it was sent back: the content's parts when they hold the calls (a record a `$set`
+        rewrote), else the content and then the toolCalls. Thoughts (`thoughts[]`, `thought: true` parts) are left
+        out: the CLI keeps them for its UI and never puts them in the history it sends (geminiChat.ts filters
+        `!part.thought`)."""
         obj = rec.obj
         content = obj.get("content")
-        blocks = blocks_from_parts(content)
-        if not any(b.type in ("tool_use", "thinking") for b in blocks):
-            thoughts = [self._thought(t) for t in obj.get("thoughts") or () if isinstance(t, dict)]
-            calls = [Block("tool_use", tool_id=opt_str(c.get("id")), tool_name=opt_str(c.get("name")),
-                           input=c.get("args") if c.get("args") is not None else {})
-                     for c in _tool_calls(obj)]
-            blocks = [b for b in thoughts if b.text] + blocks + calls
+        blocks = [b for b in blocks_from_parts(content) if b.type != "thinking"]
+        if not any(b.type == "tool_use" for b in blocks):
+            blocks += [Block("tool_use", tool_id=opt_str(c.get("id")), tool_name=opt_str(c.get("name")),
+                             input=c.get("args") if c.get("args") is not None else {}) for c in _tool_calls(obj)]
         kind = "summary_ack" if part_text(content).startswith("Got it. Thanks for the additional context") \
             else "assistant"
         message = self._message("assistant", kind, blocks, rec)
@@ -288,11 +288,6 @@ class GeminiLoader:
         if rec.id in self.usage:
             message.response_id = f"gemini-{rec.id}"
         return message
-
-    @staticmethod
-    def _thought(t: dict) -> Block:
-        subject, description = opt_str(t.get("subject")), opt_str(t.get("description")) or ""
-        return Block("thinking", f"**{subject}** {description}" if subject else description)
 
     def _unanswered(self, rec: _Record, records: list[_Record], n: int) -> tuple[str, ...]:
         """Ids of `rec`'s tool calls that carry a result and that no user record before the next model turn

@@ -467,10 +467,14 @@ class _Builder:
             s.models.append(model)
 
     def _place_prunes(self, times: list[int]) -> None:
-        """Each prune as a microcompact before the first message written after it."""
+        """Each prune as a microcompact before the first message written after it (one prune stamps its parts a
+        few milliseconds apart: the parts cleared between the same two messages are one)."""
         s = self.s
+        placed: dict[int, tuple[int, list[str]]] = {}
         for when, ids in sorted(self.pruned.items()):
             index = next((i for i, t in enumerate(times) if t > when), len(s.messages))
+            placed.setdefault(index, (when, []))[1].extend(ids)
+        for index, (when, ids) in placed.items():
             before = max((r.measured_context for r in s.requests if r.message_index < index), default=None)
             s.compactions.append(Compaction("microcompact", index, trigger="prune", pre_tokens=before,
                                             cleared_tool_ids=tuple(ids), timestamp=_iso(when)))

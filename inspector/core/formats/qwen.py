@@ -6,11 +6,12 @@ usageMetadata, contextWindowSize, systemPayload}` form a tree like Claude Code's
 history the way this loader does (`prepareTranscriptRecords` and `SessionApiHistoryAccumulator` in its core):
 records sharing a uuid are fragments of one (parts joined, the last usage kept); the active chain runs from the
 newest conversation record back through `parentUuid`; along it, `user`, `assistant` and `tool_result` records with
-a message are turns (Gemini API parts, `parts.py`; `realtime_message` ones are not sent, `mid_turn_user_message`
-ones join the user turn before them), a `system` record with subtype `chat_compression` replaces the history with
-its `systemPayload.compressedHistory` (a compaction: the history before it stays in `messages`), a `slash_command`
-result that was never sent takes back the command's user turn, and every other system record is bookkeeping.
-Each assistant record's `usageMetadata` is one Request; `contextWindowSize` is the window the session states.
+a message are turns (Gemini API parts, `parts.py`; thoughts are left out, as they are not sent back;
+`realtime_message` ones are not sent, `mid_turn_user_message` ones join the user turn before them), a `system`
+record with subtype `chat_compression` replaces the history with its `systemPayload.compressedHistory` (a
+compaction: the history before it stays in `messages`), a `slash_command` result that was never sent takes back
+the command's user turn, and every other system record is bookkeeping. Each assistant record's `usageMetadata` is
+one Request; `contextWindowSize` is the window the session states.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from typing import Any
 
 from inspector.core.formats.blocks import as_int, opt_int, opt_str
 from inspector.core.formats.parts import blocks_from_parts, part_text
-from inspector.core.model import Compaction, LoadWarning, Message, Request, Session
+from inspector.core.model import Block, Compaction, LoadWarning, Message, Request, Session
 
 RECORD_TYPES = frozenset({"user", "assistant", "tool_result", "system"})
 NOT_CONVERSATION = frozenset({"session_artifact_event", "session_artifact_snapshot", "session_sources_snapshot",
@@ -208,9 +209,15 @@ def _usage_line(node: _Node) -> int:
     return lines[-1] if lines else node.line
 
 
+def _blocks(parts: Any) -> list[Block]:
+    """A turn's parts as sent back: thoughts (`thought: true` parts) are not (the requests of the lab's
+    OpenAI-compatible runs carry no reasoning)."""
+    return [b for b in blocks_from_parts(parts) if b.type != "thinking"]
+
+
 def _turn(obj: dict, node: _Node) -> Message:
     message = obj["message"]
-    blocks = blocks_from_parts(message.get("parts"))
+    blocks = _blocks(message.get("parts"))
     role = "assistant" if message.get("role") == "model" or obj.get("type") == "assistant" else "user"
     if role == "assistant":
         kind = "assistant"
@@ -235,7 +242,7 @@ def _compressed(history: list, node: _Node) -> list[Message]:
         if not isinstance(content, dict):
             continue
         parts = content.get("parts")
-        blocks = blocks_from_parts(parts)
+        blocks = _blocks(parts)
         text = part_text(parts)
         if content.get("role") == "model":
             role, kind = "assistant", "summary_ack" if text.startswith(ACK) else "assistant"
@@ -267,4 +274,5 @@ def _unsent(obj: dict, user: dict) -> bool:
     return (payload.get("phase") == "result" and payload.get("sentToModel") is not True and isinstance(items, list)
             and bool(items) and all(isinstance(i, dict) and i.get("type") == "assistant" for i in items)
             and user.get("subtype") is None and isinstance(parts, list) and len(parts) == 1
-            and isinstance(parts[0], dict) and set(parts[0]) == {"text"} and parts[0]["text"] == payload.get("rawCommand"))
+            and isinstance(parts[0], dict) and set(parts[0]) == {"text"}
+            and parts[0]["text"] == payload.get("rawCommand"))
