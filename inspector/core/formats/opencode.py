@@ -16,7 +16,8 @@ completed compaction (a user message with a `compaction` part answered by a `sum
 after it come that request, the summary, then the turns from the part's `tail_start_id` (kept, so they appear a
 second time) and what followed. Pruned tool outputs (`state.time.compacted`) are a microcompact at the first
 message written after the prune. Each step's `step-finish` tokens are one Request (a message without one counts
-by its own tokens).
+by its own tokens), but for a summary: its request held the conversation as one text for the summarizer, another
+window.
 
 The database is opened read-only and never locked against a running opencode: through the WAL when one exists
 (`mode=ro`), else as an immutable file (no lock, no side file created). Everything is read in one short
@@ -427,7 +428,7 @@ class _Builder:
                               parent_uuid=opt_str(d.get("parentID")), timestamp=ts, model=model)
             out.append(message)
             tokens = usage if isinstance(usage, dict) else (d.get("tokens") if len(steps) == 1 else None)
-            if isinstance(tokens, dict):
+            if isinstance(tokens, dict) and not summary:  # the summary's request was the summarizer's own window
                 self.usage[uid] = (tokens, model, ts)
             if results:
                 out.append(Message("user", "tool_result", results, uuid=f"{uid}:results", timestamp=ts))
