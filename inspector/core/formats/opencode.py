@@ -145,7 +145,7 @@ def _pick(conn: sqlite3.Connection, path: Path, session_id: str | None) -> dict:
     if session_id is not None:
         row = conn.execute(f"SELECT {columns} FROM session WHERE id = ?", (session_id,)).fetchone()
         if row is None:
-            raise LoadError(f"{path}: no session {session_id!r} in this database")
+            raise LoadError(f"{path}{SELECTOR}{session_id}: no session {session_id!r} in this database")
     else:
         row = conn.execute(f"SELECT {columns} FROM session ORDER BY parent_id IS NOT NULL, time_updated DESC, id DESC "
                            "LIMIT 1").fetchone()
