@@ -25,7 +25,7 @@ from inspector.core.compaction.pipeline import STRATEGIES
 from inspector.core.compaction.summary import PROMPT_STYLES
 from inspector.core.estimators import ESTIMATORS, Estimator
 from inspector.core.export import check_target, claude_code_session_id, default_format, export_session
-from inspector.core.formats import load
+from inspector.core.formats import PATH_HELP, load
 from inspector.core.limits import POLICIES, WindowInfo, window_info
 from inspector.core.model import LoadError, Session
 from inspector.core.tokens import account, estimator_for
@@ -53,7 +53,7 @@ def _ratio(text: str) -> float:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("path", metavar="PATH", help="a session file or a Claude Code project directory")
+    parser.add_argument("path", metavar="PATH", help=PATH_HELP)
     parser.add_argument("--strategy", choices=STRATEGIES, default="snip", help="what to do (default: snip)")
     parser.add_argument("--dry-run", action="store_true",
                         help="print the plan and totals only: write nothing and call no model")

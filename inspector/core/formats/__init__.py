@@ -18,6 +18,11 @@ from inspector.core.model import LoadError, Session
 __all__ = ["load", "detect", "resolve", "subagent_files", "Progress", "split_address", "stamp"]
 
 BINARY_PROBE = 8192
+# How PATH may name a session, for the commands' --help: the directories and the opencode database address.
+PATH_HELP = ("a session file (any supported format), a directory of sessions (a Claude Code project directory, a "
+             "Gemini CLI or Qwen Code chats directory: its newest session), opencode's data directory or database "
+             "(its newest session; DATABASE#SESSION-ID picks one, e.g. opencode.db#ses_...) or an opencode "
+             "storage/ tree")
 SQLITE_MAGIC = b"SQLite format 3\x00"
 
 
