@@ -218,3 +218,22 @@ def test_live(scenario, tmp_path):
     check(session, capture.server_log)
     assert lab.find_secrets([(str(p), p.read_text(errors="replace")) for p in capture.files]
                             + [("server log", json.dumps(capture.server_log))]) == []
+
+
+def test_following_a_session_reads_what_is_appended(tmp_path):
+    """The CLI appends records, rewrites a model turn by writing it again, and `$set`s the history: the follower
+    shows each as it comes."""
+    from inspector.core.live import Follower
+
+    path = tmp_path / "session-2026-01-01T00-00-s1.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in (META, user("u1", "hello"))))
+    follower = Follower(path)
+    assert [m.text() for m in follower.open().messages] == ["hello"]
+    with open(path, "a") as f:
+        f.write(json.dumps(model("m1", "hi", 100)) + "\n")
+    change = follower.update()
+    assert change.new_messages == 1 and change.new_requests == 1
+    with open(path, "a") as f:
+        f.write(json.dumps(model("m1", "hi there", 100)) + "\n")  # the same turn written again
+    change = follower.update()
+    assert [m.text() for m in change.session.messages] == ["hello", "hi there"] and len(change.session.requests) == 1

@@ -278,3 +278,28 @@ def test_live(scenario, tmp_path):
     assert [w.message for w in session.warnings] == []
     check(session, capture.server_log)
     assert lab.find_secrets([("server log", json.dumps(capture.server_log))]) == []
+
+
+def test_following_a_database_sees_what_opencode_commits(tmp_path):
+    """A live session: opencode commits a new message into the WAL; the follower reads the session again (the
+    database file itself need not change) and shows it."""
+    from inspector.core.live import Follower
+
+    db = tmp_path / "opencode.db"
+    shutil.copy(database(lab.load_fixture("opencode", VERSION, "shell")), db)
+    writer = sqlite3.connect(db)
+    writer.execute("PRAGMA journal_mode = WAL")
+    follower = Follower(db)
+    first = follower.open()
+    assert follower.update().empty
+    sid = first.session_id
+    last = writer.execute("SELECT max(time_created) FROM message").fetchone()[0] + 1000
+    writer.execute("INSERT INTO message VALUES (?, ?, ?, ?, ?)", ("msg_zlater", sid, last, last, json.dumps(
+        {"role": "user", "time": {"created": last}, "agent": "build"})))
+    writer.execute("INSERT INTO part VALUES (?, ?, ?, ?, ?, ?)", ("prt_zlater", "msg_zlater", sid, last, last,
+                                                                  json.dumps({"type": "text", "text": "one more"})))
+    writer.commit()
+    change = follower.update()
+    assert change.new_messages == 1 and change.session.messages[-1].text() == "one more"
+    assert change.reloaded is None  # a database that grew is no rewrite worth a notice
+    writer.close()

@@ -199,8 +199,10 @@ class Follower:
                 change.switched = str(newer)
                 return change
         reason = self._replaced()
+        if reason == "":
+            return self._grown(self.session)
         if reason is not None:
-            return self._reopen(reason or None)
+            return self._reopen(reason)
         old = self.session
         if self._loader is None or self._index is None:
             return Change(old, first_new=len(old.messages))  # a document, unchanged (`_replaced` saw no change)
@@ -246,6 +248,21 @@ class Follower:
         return Change(session, first_new=0, rebuilt=True, new_requests=len(session.requests),
                       compactions=list(session.compactions), reloaded=reason,
                       lines=len(index) if index is not None else 0, bytes=self.reads)
+
+    def _grown(self, old: Session) -> Change:
+        """A database that changed, read again whole: the messages it shares with the last read stay (same id,
+        kind and blocks: its rows carry no line numbers to tell a change by), what follows them is new."""
+        change = self._reopen(None)
+        new = change.session
+        if new is old:
+            return change  # it could not be read: the last good session stays
+        same = next((i for i, (a, b) in enumerate(zip(old.messages, new.messages))
+                     if (a.uuid, a.kind, a.blocks) != (b.uuid, b.kind, b.blocks)), min(len(old.messages),
+                                                                                      len(new.messages)))
+        change.first_new, change.rebuilt = same, same < len(old.messages)  # a part that grew or was pruned
+        change.new_requests = max(0, len(new.requests) - len(old.requests))
+        change.compactions = new.compactions[len(old.compactions):]
+        return change
 
     def _replaced(self) -> str | None:
         """Why the file must be read from the start ("" when that needs no notice: a database that changed), or
