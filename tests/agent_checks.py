@@ -1,5 +1,5 @@
 """What the lab's fixtures are checked against: a request as the server received it and the messages a loader says
-that request saw, both reduced to one comparable form.
+that request saw, both reduced to one comparable form; and a scenario run live.
 
 `canonical(...)` turns a conversation into a list of turns `(role, items)`, consecutive turns of one role joined
 (every API joins them; Gemini CLI and opencode send them joined), each item `("text", text)`, `("call", name,
@@ -10,8 +10,12 @@ them.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any, Iterable
 
+import pytest
+
+import lab
 from inspector.core.formats.parts import response_text
 from inspector.core.model import Message
 
@@ -113,3 +117,18 @@ def of_anthropic(messages: list[dict], thinking: bool = True) -> list[Turn]:
                 out.append(("result", text))
         return out
     return _join((m.get("role"), items(m.get("content"))) for m in messages)
+
+
+def live_capture(agent: str, version: str, scenario: str, scenarios: dict[str, lab.Scenario],
+                 tmp_path: Path) -> lab.Capture:
+    """A lab scenario run with the real agent now, in the test's own scratch directory (skipped, saying how to
+    install it, when the agent is not installed); nothing it wrote and nothing the server logged holds a secret."""
+    import install
+
+    binary = install.binary(agent)
+    if binary is None:
+        pytest.skip(f"{agent} {version} is not installed: python3 tests/agents/install.py {agent}")
+    capture = scenarios[scenario].run(lab.Scratch.fresh(agent, scenario, base=tmp_path), binary)
+    texts = [(str(p), p.read_bytes().decode("utf-8", "replace")) for p in capture.files]
+    assert lab.find_secrets(texts + [("server log", json.dumps(capture.server_log))]) == []
+    return capture

@@ -10,7 +10,7 @@ import json
 import pytest
 
 import lab
-from agent_checks import of_gemini, of_messages
+from agent_checks import live_capture, of_gemini, of_messages
 from gemini import SCENARIOS as RUNNABLE, VERSION
 from inspector.core.formats import detect, load
 from inspector.core.limits import default_policy, window_info
@@ -206,19 +206,11 @@ def test_bad_lines_are_named_and_the_rest_loads(tmp_path):
 @pytest.mark.parametrize("scenario", SCENARIOS)
 def test_live(scenario, tmp_path):
     """The real Gemini CLI, now: the scenario runs again and what it writes is read and checked as the fixture is."""
-    import install
-
-    binary = install.binary("gemini")
-    if binary is None:
-        pytest.skip(f"Gemini CLI {VERSION} is not installed: python3 tests/agents/install.py gemini")
-    capture = RUNNABLE[scenario].run(lab.Scratch.fresh("gemini", scenario, base=tmp_path), binary)
+    capture = live_capture("gemini", VERSION, scenario, RUNNABLE, tmp_path)
     [path] = [p for p in capture.files if p.suffix == ".jsonl"]
     session = load(path)
     assert [w.message for w in session.warnings] == []
     check(session, capture.server_log)
-    assert lab.find_secrets([(str(p), p.read_text(errors="replace")) for p in capture.files]
-                            + [("server log", json.dumps(capture.server_log))]) == []
-
 
 def test_following_a_session_reads_what_is_appended(tmp_path):
     """The CLI appends records, rewrites a model turn by writing it again, and `$set`s the history: the follower

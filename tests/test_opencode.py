@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 import lab
-from agent_checks import of_anthropic, of_messages
+from agent_checks import live_capture, of_anthropic, of_messages
 from inspector.core.formats import detect, load, resolve
 from inspector.core.formats.claude_code import CLEARED
 from inspector.core.formats.opencode import connect, list_sessions
@@ -267,18 +267,11 @@ def test_a_database_that_is_not_opencodes_is_refused_in_one_line(tmp_path, conte
 @pytest.mark.live
 @pytest.mark.parametrize("scenario", SCENARIOS)
 def test_live(scenario, tmp_path):
-    import install
-
-    binary = install.binary("opencode")
-    if binary is None:
-        pytest.skip(f"opencode {VERSION} is not installed: python3 tests/agents/install.py opencode")
-    capture = RUNNABLE[scenario].run(lab.Scratch.fresh("opencode", scenario, base=tmp_path), binary)
+    capture = live_capture("opencode", VERSION, scenario, RUNNABLE, tmp_path)
     [db] = [p for p in capture.files if p.name == "opencode.db" and "as-left" not in p.parts]
     session = load(db)
     assert [w.message for w in session.warnings] == []
     check(session, capture.server_log)
-    assert lab.find_secrets([("server log", json.dumps(capture.server_log))]) == []
-
 
 def test_following_a_database_sees_what_opencode_commits(tmp_path):
     """A live session: opencode commits a new message into the WAL; the follower reads the session again (the

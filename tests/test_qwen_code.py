@@ -10,7 +10,7 @@ import json
 import pytest
 
 import lab
-from agent_checks import of_messages, of_openai
+from agent_checks import live_capture, of_messages, of_openai
 from inspector.core.formats import detect, load
 from inspector.core.limits import default_policy, window_info
 from qwen import SCENARIOS as RUNNABLE, VERSION, is_compression
@@ -146,15 +146,8 @@ def test_bad_lines_and_broken_chains_are_named_and_the_rest_loads(tmp_path):
 @pytest.mark.live
 @pytest.mark.parametrize("scenario", SCENARIOS)
 def test_live(scenario, tmp_path):
-    import install
-
-    binary = install.binary("qwen")
-    if binary is None:
-        pytest.skip(f"Qwen Code {VERSION} is not installed: python3 tests/agents/install.py qwen")
-    capture = RUNNABLE[scenario].run(lab.Scratch.fresh("qwen", scenario, base=tmp_path), binary)
+    capture = live_capture("qwen", VERSION, scenario, RUNNABLE, tmp_path)
     [path] = capture.files
     session = load(path)
     assert [w.message for w in session.warnings] == []
     check(session, capture.server_log)
-    assert lab.find_secrets([(str(path), path.read_text(errors="replace")),
-                             ("server log", json.dumps(capture.server_log))]) == []

@@ -14,14 +14,13 @@ off by default), whose "Please continue." turn is the one sent after the usage c
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
 import install
 from gemini_server import GeminiServer, is_compression
-from lab import FAKE_KEY, Capture, LabError, Scenario, Scratch, agent_env, keep_log
+from lab import FAKE_KEY, Capture, LabError, Scenario, Scratch, agent_env, keep_log, registry
 from scripted import Call, Turn
 
 AGENT = "gemini"
@@ -33,11 +32,7 @@ TIMEOUT = 180
 KEPT = (".gemini/tmp/*/chats/**/*.jsonl", ".gemini/tmp/*/chats/**/*.json", ".gemini/tmp/*/.project_root")
 
 
-def scenario(name: str, about: str) -> Callable[[Callable[[Scratch, Path], Capture]], Callable]:
-    def register(run: Callable[[Scratch, Path], Capture]) -> Callable:
-        SCENARIOS[name] = Scenario(name, about, run)
-        return run
-    return register
+scenario = registry(SCENARIOS)
 
 
 def settings(scratch: Scratch, **extra: dict) -> None:

@@ -26,7 +26,6 @@ import sqlite3
 import subprocess
 import sys
 import time
-from collections.abc import Callable
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
@@ -34,7 +33,7 @@ from typing import Iterator
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: the mock_api package
 
 import install  # noqa: E402
-from lab import FAKE_KEY, Capture, LabError, Scenario, Scratch, agent_env, keep_log  # noqa: E402
+from lab import FAKE_KEY, Capture, LabError, Scenario, Scratch, agent_env, keep_log, registry  # noqa: E402
 from mock_api import MockAnthropicServer, RecordedRequest, responses as r  # noqa: E402
 
 AGENT = "opencode"
@@ -46,11 +45,7 @@ DATABASE = ".local/share/opencode/opencode.db"  # under HOME (XDG_DATA_HOME is H
 TITLES = 8  # title answers queued: more than any scenario asks for (one per run at most)
 
 
-def scenario(name: str, about: str) -> Callable[[Callable[[Scratch, Path], Capture]], Callable]:
-    def register(run: Callable[[Scratch, Path], Capture]) -> Callable:
-        SCENARIOS[name] = Scenario(name, about, run)
-        return run
-    return register
+scenario = registry(SCENARIOS)
 
 
 def configure(scratch: Scratch, server: MockAnthropicServer, **extra: object) -> None:

@@ -10,13 +10,12 @@ names the model (qwen3-coder-plus: Qwen Code gives it a 1,000,000-token window a
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
 import install
-from lab import FAKE_KEY, Capture, LabError, Scenario, Scratch, agent_env, keep_log
+from lab import FAKE_KEY, Capture, LabError, Scenario, Scratch, agent_env, keep_log, registry
 from openai_chat_server import OpenAIChatServer
 from scripted import Call, Turn
 
@@ -28,11 +27,7 @@ TIMEOUT = 180
 KEPT = (".qwen/projects/*/chats/*.jsonl",)
 
 
-def scenario(name: str, about: str) -> Callable[[Callable[[Scratch, Path], Capture]], Callable]:
-    def register(run: Callable[[Scratch, Path], Capture]) -> Callable:
-        SCENARIOS[name] = Scenario(name, about, run)
-        return run
-    return register
+scenario = registry(SCENARIOS)
 
 
 def settings(scratch: Scratch) -> None:

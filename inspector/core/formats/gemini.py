@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from inspector.core.formats.blocks import as_int, opt_str
+from inspector.core.formats.jsonl import Skipped
 from inspector.core.formats.parts import blocks_from_parts, has_part, part_list, part_text
 from inspector.core.model import Block, Compaction, LoadWarning, Message, Request, Session
 
@@ -69,7 +70,7 @@ class GeminiLoader:
         self.usage: dict[str, _Usage] = {}
         self.last_input: int | None = None  # the newest response's prompt tokens: what compression compares
         self._cache: dict[tuple, Message] = {}
-        self._unknown: dict[str, list[int | None]] = {}
+        self._unknown = Skipped("record", "records")
 
     def warn(self, line: int | None, message: str) -> None:
         self.session.warnings.append(LoadWarning(line, message))
@@ -93,7 +94,7 @@ class GeminiLoader:
         elif isinstance(obj.get("sessionId"), str):
             self._metadata(line_no, offset, obj)
         else:
-            self._note_unknown("line without id, $set or $rewindTo", line_no)
+            self._unknown.note("line without id, $set or $rewindTo", line_no)
 
     def feed_document(self, doc: dict) -> None:
         """A legacy `session-*.json`: one ConversationRecord (its messages have no line of their own)."""
@@ -119,7 +120,7 @@ class GeminiLoader:
     def _check_type(self, rec: _Record) -> None:
         kind = rec.type
         if kind not in ("user", "gemini") and kind not in UI_TYPES:
-            self._note_unknown(str(kind) if "type" in rec.obj else "message record without type", rec.line)
+            self._unknown.note(str(kind) if "type" in rec.obj else "message record without type", rec.line)
 
     def _note_usage(self, rec: _Record) -> None:
         tokens = rec.obj.get("tokens")
@@ -199,9 +200,6 @@ class GeminiLoader:
             return out
         return sorted(masked(new) - masked(self.records))
 
-    def _note_unknown(self, kind: str, line_no: int | None) -> None:
-        self._unknown.setdefault(kind, [0, line_no])[0] += 1  # type: ignore[list-item]
-
     # -- building -----------------------------------------------------------------------------------------------
 
     def build(self) -> Session:
@@ -212,9 +210,7 @@ class GeminiLoader:
         requests, models = self._requests(messages, compactions)
         if self._subagents is None and s.session_id:
             self._subagents = subagent_files(self.path, s.session_id)
-        warnings = list(s.warnings) + [
-            LoadWarning(first, f"skipped {n} {'records' if n > 1 else 'record'} of unknown type {kind!r}")
-            for kind, (n, first) in self._unknown.items()]
+        warnings = list(s.warnings) + self._unknown.warnings()
         return s.copy_with(messages=messages, requests=requests, compactions=compactions, warnings=warnings,
                            models=models, subagents=list(self._subagents or ()))
 

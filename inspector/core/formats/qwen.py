@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from inspector.core.formats.blocks import as_int, opt_int, opt_str
+from inspector.core.formats.jsonl import Skipped
 from inspector.core.formats.parts import blocks_from_parts, part_text
 from inspector.core.model import Block, Compaction, LoadWarning, Message, Request, Session
 
@@ -61,7 +62,7 @@ class QwenLoader:
         self.nodes: dict[str, _Node] = {}
         self.leaf: str | None = None  # the newest conversation record: the end of the active chain
         self._cache: dict[tuple, list[Message]] = {}
-        self._unknown: dict[str, list[int]] = {}
+        self._unknown = Skipped("record", "records")
         self._chain_warnings: set[str] = set()
 
     def warn(self, line: int | None, message: str) -> None:
@@ -73,7 +74,7 @@ class QwenLoader:
             return
         kind, uuid = opt_str(obj.get("type")), opt_str(obj.get("uuid"))
         if kind not in RECORD_TYPES:
-            self._unknown.setdefault(str(kind), [0, line_no])[0] += 1
+            self._unknown.note(kind, line_no)
             return
         if not uuid:
             self.warn(line_no, f"{kind} record without a uuid, skipped")
@@ -168,9 +169,7 @@ class QwenLoader:
                                         timestamp=opt_str(obj.get("timestamp"))))
                 if model and model not in models:
                     models.append(model)
-        warnings = list(s.warnings) + [
-            LoadWarning(first, f"skipped {n} {'records' if n > 1 else 'record'} of unknown type {kind!r}")
-            for kind, (n, first) in self._unknown.items()]
+        warnings = list(s.warnings) + self._unknown.warnings()
         return s.copy_with(messages=messages, requests=requests, compactions=compactions, warnings=warnings,
                            models=models)
 
