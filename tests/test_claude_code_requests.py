@@ -133,3 +133,117 @@ def test_live(scenario, tmp_path):
     assert lab.find_secrets(texts + [("server log", json.dumps(capture.server_log))]) == []
     fixture = lab.load_fixture("claude-code", VERSION, scenario)
     assert [e["path"] for e in capture.server_log] == [e["path"] for e in fixture.server_log]
+
+
+def test_a_followed_file_gives_the_same_requests_and_earlier_snapshots_stay_as_they_were(tmp_path):
+    """Live follow: the file written a few lines at a time, updated after each; every snapshot's log keeps the
+    requests it had, and the last one rebuilds as a full load does."""
+    from inspector.core.live import Follower
+
+    source = lab.load_fixture("claude-code", VERSION, "manual-compact").files("home/.claude/projects/*/*.jsonl")[0]
+    lines = source.read_bytes().splitlines(keepends=True)
+    target = tmp_path / source.name
+    target.write_bytes(b"")
+    follower = Follower(target)
+    snapshots = []
+    for start in range(0, len(lines), 5):
+        with open(target, "ab") as f:
+            f.write(b"".join(lines[start:start + 5]))
+        session = follower.update().session
+        snapshots.append((session, len(session.sent.requests) if session.sent else 0))
+    assert all((len(s.sent.requests) if s.sent else 0) == n for s, n in snapshots)
+    full, followed = load(source).sent, snapshots[-1][0].sent
+    assert [followed.rebuild(r).body for r in followed.requests] == [full.rebuild(r).body for r in full.requests]
+    assert [followed.response_id(r) for r in followed.requests] == [full.response_id(r) for r in full.requests]
+
+
+@pytest.mark.live
+def test_live_claude_code_resumes_our_export(tmp_path):
+    """A 2.1.332 session compacted by us (summary) and exported in Claude Code's format: the real Claude Code resumes
+    it, and its first request starts from our summary, with none of the old reminders sent as prompts."""
+    import re
+
+    import install
+    from claude_code import env, texts
+    from mock_api import MockAnthropicServer, responses as r
+
+    binary = install.binary("claude-code")
+    if binary is None:
+        pytest.skip(f"Claude Code {VERSION} is not installed: python3 tests/agents/install.py claude-code")
+    from bad_inputs.proc import cli
+
+    source = lab.load_fixture("claude-code", VERSION, "parallel-tools").files("home/.claude/projects/*/*.jsonl")[0]
+    scratch = lab.Scratch.fresh("claude-code", "resume-export", base=tmp_path)
+    project = scratch.home / ".claude" / "projects" / re.sub(r"[^A-Za-z0-9]", "-", str(scratch.work))
+    project.mkdir(parents=True)
+    summary = tmp_path / "summary.txt"
+    summary.write_text("The user compared first.md (alpha) and second.md (beta).")
+    out = project / "6f1c3a52-8d8e-4c58-9a35-2f2b4a1e9c01.jsonl"
+    done = cli("compact", str(source), "--strategy", "summary", "--summary-file", str(summary), "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    with MockAnthropicServer(prompt_cache=True) as server:
+        server.add(r.text("Yes: alpha and beta."))
+        capture = lab.Capture(scratch)
+        capture.run([str(binary), "-p", "Do you remember the files?", "--resume", out.stem], env(scratch, server))
+        first = server.message_requests[0].body["messages"]
+    assert "first.md (alpha)" in json.dumps(first[0]) and "continued from a previous conversation" in json.dumps(first[0])
+    typed = [t for m in first if m["role"] == "user" for t in texts(m)]
+    assert not [t for t in typed if t.startswith(("# Environment", "Today's date is", "You are powered by"))]
+
+
+def test_broken_records_are_warned_about_and_never_hang(tmp_path):
+    """Malformed request records become warnings with their line; a base that is missing or forms a cycle, and a
+    hash no line holds, leave the request incomplete (saying what is missing) instead of wrong or stuck."""
+    from inspector.core.request_changes import all_changes
+
+    source = lab.load_fixture("claude-code", VERSION, "read-file").files("home/.claude/projects/*/*.jsonl")[0]
+    lines = source.read_text().splitlines()
+    broken = [
+        json.dumps({"type": "api-request", "shapeHash": "x", "tail": []}),  # no id
+        json.dumps({"type": "api-request-blob", "hash": 7}),
+        json.dumps({"type": "api-request-shape", "shapeHash": "s"}),
+        json.dumps({"type": "api-request", "id": "c1", "shapeHash": "none", "base": "c2", "keep": 3, "tail": ["h"]}),
+        json.dumps({"type": "api-request", "id": "c2", "shapeHash": "none", "base": "c1", "keep": 3, "tail": ["h"]}),
+        json.dumps({"type": "api-request", "id": "lost", "shapeHash": "none", "base": "nowhere", "keep": 2,
+                    "tail": ["0" * 64]}),
+    ]
+    path = tmp_path / source.name
+    path.write_text("\n".join(lines + broken) + "\n")
+    session = load(path)
+    first = len(lines) + 1
+    assert [(w.line, w.message) for w in session.warnings] == [
+        (first, "api-request without id, shapeHash or tail, skipped"),
+        (first + 1, "api-request-blob without hash or message, skipped"),
+        (first + 2, "api-request-shape without shapeHash or shape, skipped")]
+    log = session.sent
+    for rid in ("c1", "c2", "lost"):
+        rebuilt = log.rebuild(log.get(rid))
+        assert not rebuilt.complete and rebuilt.missing[0].startswith("base ")
+        assert "system" not in rebuilt.body  # its shape is not in the file
+    assert len(all_changes(log)) == len(log.requests)
+    assert log.suffix(log.get("c1"), 0) is None
+
+
+def test_the_api_clearing_tool_results_is_a_microcompaction():
+    """2.1.332 resumed after a pause asks the API to clear old tool results (clear_tool_uses_20250919); the API
+    reports what it cleared in the response, which becomes a microcompaction (trigger api) of those results: the
+    oldest ones past the 12 the request keeps. Its saving is taken off the next prediction."""
+    from inspector.core.tokens import account
+
+    session = sessions(lab.load_fixture("claude-code", VERSION, "microcompact"))[0]
+    micro = [c for c in session.compactions if c.kind == "microcompact"]
+    assert [(c.trigger, len(c.cleared_tool_ids)) for c in micro] == [("api", 18), ("api", 1)]
+    fixture = lab.load_fixture("claude-code", VERSION, "microcompact")
+    asked = [e for e in fixture.server_log if e["path"] == "/v1/messages"][2]["body"]["messages"]
+    in_order = [b["tool_use_id"] for m in asked if isinstance(m["content"], list) for b in m["content"]
+                if b.get("type") == "tool_result"]  # the parallel results as sent: in the order they finished
+    assert micro[0].cleared_tool_ids == tuple(in_order[:18]) and micro[1].cleared_tool_ids == (in_order[18],)
+    reported = [e["response"]["body"]["context_management"]["applied_edits"][0] for e in fixture.server_log
+                if e["path"] == "/v1/messages" and e["response"]["body"].get("context_management")]
+    assert [c.tokens_saved for c in micro] == [reported[0]["cleared_input_tokens"],
+                                              reported[1]["cleared_input_tokens"] - reported[0]["cleared_input_tokens"]]
+    acc = account(session)
+    after = acc.requests[2:]  # the requests the API cleared for (the first two were sent before the pause)
+    assert len(after) == 2 and all(abs(f.predicted - f.request.measured_context) < 0.01 * f.request.measured_context
+                         for f in after)
+    assert all("microcompaction" in f.cause for f in after)

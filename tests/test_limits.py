@@ -149,3 +149,11 @@ def test_qwen_code_compacts_by_its_compute_thresholds(window, expected):
 def test_opencode_overflows_at_the_window_less_the_output_limit(model, window, usable):
     info = window_info(session(model, fmt="opencode"))
     assert info.policy == "opencode" and info.context_window == window and _t(info) == (usable, usable, window)
+
+
+def test_claude_opus_5_5_has_a_1m_window():
+    """Claude Code 2.1.332 compacts claude-opus-5-5 sessions at 977,000 tokens (the lab's auto-compact scenario)."""
+    from inspector.core.limits import LONG_WINDOW, context_window
+
+    assert context_window(None, "claude-opus-5-5") == LONG_WINDOW
+    assert context_window(None, "claude-opus-4-6") == 200_000

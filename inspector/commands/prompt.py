@@ -18,7 +18,7 @@ from inspector.core.prompt.claude_md import short_path
 from inspector.core.prompt.environment import find_repo_root
 from inspector.core.prompt.lint import Finding, lint
 from inspector.core.prompt.memory import default_memory_path
-from inspector.core.prompt.session_view import session_prompt
+from inspector.core.prompt.session_view import group_title, latest, session_prompt
 from inspector.core.prompt.template import TemplateError
 from inspector.core.report import safe, safe_line
 
@@ -35,6 +35,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     memory.add_argument("--no-memory", action="store_true", help="leave persistent memory out")
     parser.add_argument("--session", metavar="PATH",
                         help="show the prompt of a session file instead: recorded, measured or reconstructed")
+    parser.add_argument("--request", metavar="N", type=int,
+                        help="with --session, for a session that records its requests (Claude Code 2.1.332+): the "
+                             "prompt of its Nth recorded request (default: the last of the main thread)")
+    parser.add_argument("--changes", action="store_true",
+                        help="with --session: what changed from each recorded request to the next (messages added, "
+                             "results cleared, reminders injected, tools added or removed, system prompt changed)")
     parser.add_argument("--estimator", choices=sorted(ESTIMATORS), default="script",
                         help="token estimator (default: script; exact asks the API, with ANTHROPIC_API_KEY)")
     parser.add_argument("--lint", action="store_true",
@@ -51,6 +57,8 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError("--session shows a recorded session's prompt: it takes no --cwd, --prompt-template "
                              "or memory option")
         return _run_session(args)
+    if args.request is not None or args.changes:
+        raise UsageError("--request and --changes are for a recorded session: give --session PATH")
     if args.cwd and not Path(args.cwd).expanduser().is_dir():
         raise UsageError(f"{args.cwd}: --cwd is not a directory")
     try:
@@ -82,8 +90,19 @@ def run(args: argparse.Namespace) -> int:
 
 def _run_session(args: argparse.Namespace) -> int:
     session = load(args.session)
+    sent = session.sent.requests if session.sent is not None else []
+    if (args.request is not None or args.changes) and not sent:
+        raise UsageError(f"{session.source}: this {session.format} session records no requests (Claude Code "
+                         "2.1.332 and later do)")
+    if args.changes:
+        return _print_changes(session, args.json)
+    request = None
+    if args.request is not None:
+        if not 1 <= args.request <= len(sent):
+            raise UsageError(f"--request {args.request}: the session records requests 1 to {len(sent)}")
+        request = sent[args.request - 1]
     try:
-        view = session_prompt(session, args.estimator)
+        view = session_prompt(session, args.estimator, request=request)
     except EstimatorUnavailable as exc:
         raise UsageError(str(exc)) from None
     findings = lint(view.sections, recommended=False)
@@ -97,9 +116,40 @@ def _run_session(args: argparse.Namespace) -> int:
     else:
         head = [("Session", session.source), ("Format", session.format),
                 ("Tokens", f"estimated with {args.estimator} unless measured")]
+        if sent:
+            shown = request or latest(session)
+            head.insert(2, ("Request", f"{session.sent.index(shown) + 1} of {len(sent)} recorded (--request N for "
+                                       "another, --changes for what changed)"))
         where = Path(session.cwd) if session.cwd and Path(session.cwd).is_dir() else Path.cwd()
         _print(head, view.sections, view.notes, findings if args.lint else None, find_repo_root(where) or where)
     return 1 if args.lint and findings else 0
+
+
+def _print_changes(session, as_json: bool) -> int:
+    from inspector.core.request_changes import all_changes
+
+    log = session.sent
+    changes = all_changes(log)
+    if as_json:
+        _json({"session": session.source, "requests": [
+            {"index": n, "id": c.request.id, "line": c.request.line, "thread": c.request.agent_id,
+             "previous": c.previous.id if c.previous else None, "messages": c.messages,
+             "response": log.response_id(c.request), "added": [{"index": a.index, "role": a.role, "kind": a.kind,
+                                                                 "summary": a.summary} for a in c.added],
+             "dropped": c.dropped, "replaced": c.replaced, "cleared": c.cleared, "reminders": c.reminders,
+             "tools_added": c.tools_added, "tools_removed": c.tools_removed, "tools_changed": c.tools_changed,
+             "system_changed": c.system_changed, "params_changed": c.params_changed}
+            for n, c in enumerate(changes, 1)]})
+        return 0
+    out = [f"{'Session:':<19}{safe_line(session.source)}", f"{'Requests:':<19}{len(changes)} recorded", ""]
+    for n, change in enumerate(changes, 1):
+        r = change.request
+        thread = f" · subagent {safe_line(r.agent_id)}" if r.agent_id else ""
+        answered = "" if log.response_id(r) else " · no response (failed, retried)"
+        out.append(f"#{n} line {r.line}{thread}{answered}: {safe_line(change.short())}")
+        out += [f"    {safe_line(line)}" for line in change.lines()]
+    sys.stdout.write("\n".join(out) + "\n")
+    return 0
 
 
 def _json(data: dict) -> None:
@@ -114,10 +164,16 @@ def _source(section: Section, base: Path) -> str:
 
 def _print(head: list[tuple[str, str]], sections: list[Section], notes: list[str], findings: list[Finding] | None,
            base: Path) -> None:
-    """The table; file sources are shown relative to `base` (the repository root or working directory)."""
+    """The table, under a heading per group with the group's tokens when the sections are grouped (a recorded
+    Claude Code request); file sources are shown relative to `base` (the repository root or working directory)."""
     out = [f"{label + ':':<19}{safe_line(value)}" for label, value in head]
-    rows = [(str(i), safe_line(s.title), safe_line(_source(s, base)), f"{s.tokens:,}")
-            for i, s in enumerate(sections, 1)]
+    rows: list[tuple[str, str, str, str]] = []
+    for i, s in enumerate(sections, 1):
+        if s.group and (i == 1 or sections[i - 2].group != s.group):
+            tokens = sum(t.tokens for t in sections if t.group == s.group)
+            rows.append(("", group_title(s.group, sections), "", f"{tokens:,}"))
+        rows.append((str(i), ("  " if s.group else "") + safe_line(s.title), safe_line(_source(s, base)),
+                     f"{s.tokens:,}"))
     total = sum(s.tokens for s in sections if s.kind != "reconstructed")
     widths = [max([len(h)] + [len(r[c]) for r in rows]) for c, h in enumerate(("#", "Section", "Source", "Tokens"))]
     widths[3] = max(widths[3], len(f"{total:,}"))
@@ -127,10 +183,14 @@ def _print(head: list[tuple[str, str]], sections: list[Section], notes: list[str
     label = "Total" + (" (reconstructed files not included)" if any(s.kind == "reconstructed" for s in sections)
                        else "")
     out.append(f"{'':>{widths[0]}}  {label:<{widths[1] + widths[2] + 2}}  {total:>{widths[3]},}")
-    explained = {s.note: "Reconstructed files" if s.kind == "reconstructed" else s.title for s in sections if s.note}
+    explained: dict[str, list[str]] = {}
+    for s in sections:
+        if s.note:
+            explained.setdefault(s.note, []).append("Reconstructed files" if s.kind == "reconstructed" else s.title)
     if explained:
         out.append("")
-        out += [f"{safe_line(title)}: {safe_line(note)}" for note, title in explained.items()]
+        out += [f"{safe_line(titles[0])}{f' (and {len(set(titles)) - 1} more)' if len(set(titles)) > 1 else ''}: "
+                f"{safe_line(note)}" for note, titles in explained.items()]
     if notes:
         out.append("")
         out += ["Notes:"] + [f"  {safe_line(n)}" for n in notes]

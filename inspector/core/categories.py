@@ -13,6 +13,7 @@ SYSTEM_TOOLS = "system_tools"
 MEMORY = "memory"
 USER_PROMPTS = "user_prompts"
 INJECTED = "injected"
+REMINDERS = "system_reminders"
 ASSISTANT_TEXT = "assistant_text"
 THINKING = "thinking"
 TOOL_CALLS = "tool_calls"
@@ -28,6 +29,7 @@ LABELS: dict[str, str] = {
     MEMORY: "memory files",
     USER_PROMPTS: "user prompts",
     INJECTED: "injected by the harness",
+    REMINDERS: "system-reminders",
     ASSISTANT_TEXT: "assistant text",
     THINKING: "thinking",
     TOOL_CALLS: "tool calls",
@@ -68,6 +70,8 @@ def block_category(message: Message, block: Block, names: dict[str, str]) -> str
         return THINKING
     if message.role == "assistant":
         return ASSISTANT_TEXT
+    if message.attachment is not None:  # rendered from a Claude Code attachment: a system-reminder as sent
+        return REMINDERS
     if message.kind in ("meta", "system"):
         text = block.text or ""
         return MEMORY if any(marker in text[:2000] for marker in _MEMORY_MARKERS) else INJECTED

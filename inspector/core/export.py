@@ -100,7 +100,9 @@ def claude_code_session_id(target: Path) -> str:
 def claude_code_lines(session: Session, target: Path) -> Iterator[dict[str, Any]]:
     """Claude Code JSONL lines for `session`: the whole active branch, history and compactions included.
 
-    Uuids repeated in the session (recent messages re-written after a summary) get fresh ones.
+    Uuids repeated in the session (recent messages re-written after a summary) get fresh ones. System-reminders
+    rendered from Claude Code's attachments (`Message.attachment`) are left out: Claude Code renders its own again
+    when it resumes the file, and written as user lines they would read as prompts.
     """
     session_id = claude_code_session_id(target)
     base = {"isSidechain": False, "userType": "external", "cwd": session.cwd or str(Path.cwd()),
@@ -123,6 +125,8 @@ def claude_code_lines(session: Session, target: Path) -> Iterator[dict[str, Any]
         if i == len(session.messages):
             break
         m = session.messages[i]
+        if m.attachment is not None:
+            continue
         uid = m.uuid if m.uuid and m.uuid not in seen else str(uuidlib.uuid5(namespace, f"message-{i}"))
         seen.add(uid)
         response = m.response_id

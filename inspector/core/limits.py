@@ -48,6 +48,9 @@ _MAX_OUTPUT: tuple[tuple[str, int], ...] = (
     ("sonnet-4", 64_000), ("haiku-4", 64_000),
 )
 DEFAULT_MAX_OUTPUT = 32_000
+# Models whose window is 1M without a `[1m]` id: Claude Code 2.1.332's default claude-opus-5-5 compacts on its own at
+# 977,000 tokens (tests/agents/claude_code.py, scenario auto-compact), past any 200k window.
+LONG_MODELS = ("claude-opus-5-5",)
 
 # Gemini CLI's tokenLimit(model) (core/tokenLimits.ts, 0.61.0): every model 1,048,576 but Gemma 4.
 GEMINI_WINDOW = 1_048_576
@@ -123,7 +126,7 @@ def context_window(session: Session | None, model: str | None = None) -> int:
         return gemini_window(model)
     if session is not None and session.format == "opencode" and model in OPENCODE_WINDOWS:
         return OPENCODE_WINDOWS[model]
-    if model and "[1m]" in model.lower():
+    if model and ("[1m]" in model.lower() or model.lower().startswith(LONG_MODELS)):
         return LONG_WINDOW
     if session is not None and _past_claude_window(session.requests):
         return LONG_WINDOW
@@ -277,7 +280,7 @@ def window_info(session: Session | None = None, policy: str | None = None, windo
         if session is not None and session.window:
             notes.append("window stated by the session")
         elif size == LONG_WINDOW:
-            notes.append("1M window: [1m] model id or usage above 200k")
+            notes.append("1M window: [1m] model id, a 1M model or usage above 200k")
     if policy in ("codex", "gemini-cli"):
         reserve = output_reserve if output_reserve is not None else 0
     elif policy == "qwen-code":

@@ -15,8 +15,8 @@ Claude Code writes, beside the conversation, enough to replay every main-thread 
 A message's hash is SHA-256 of its JSON with sorted keys and no spaces, `cache_control` left out and a string
 content read as one text block (a message may hold more than `role` and `content`: `output_config` carries a
 per-turn effort); the messages of consecutive user lines (and of the lines of one assistant response) form one
-message `{content, role}`, hashed at every line. So a hash names the content, not whether it went out as a string or as a
-single text block: rebuilt messages always use blocks (`normalized` gives a sent body the same form).
+message `{content, role}`, hashed at every line. So a hash names the content, not whether it went out as a string
+or as a single text block: rebuilt messages always use blocks (`normalized` gives a sent body the same form).
 
 `SentLog` holds one session's records. Shapes and blobs are parsed once and shared by every request that uses
 them; a request keeps only its hashes, and the messages that live in the transcript are re-read from the file on
@@ -30,11 +30,10 @@ import hashlib
 import json
 from array import array
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any, BinaryIO
 
 import orjson
 
-from inspector.core.index import read_line
 
 BILLING_HEADER = "x-anthropic-billing-header:"  # the first system block Claude Code sends; never recorded
 UNRECORDED_KEYS = ("metadata", "stream")  # body fields an api-request never records
@@ -164,18 +163,23 @@ class TranscriptMessages:
             return None
         first, count = at
         role, content = None, []
-        for n in range(first, first + count):
-            message = self._message(n)
-            if message is None:
-                return None  # the file changed under us
-            role = message["role"]
-            content.extend(_blocks(message["content"]))
+        try:
+            with open(self.path, "rb") as f:
+                for n in range(first, first + count):
+                    message = self._message(f, n)
+                    if message is None:
+                        return None  # the file changed under us
+                    role = message["role"]
+                    content.extend(_blocks(message["content"]))
+        except OSError:
+            return None
         return {"role": role, "content": content}
 
-    def _message(self, n: int) -> dict | None:
+    def _message(self, f: BinaryIO, n: int) -> dict | None:
+        f.seek(self.offsets[n])
         try:
-            obj = orjson.loads(read_line(self.path, self.offsets[n]))
-        except (OSError, ValueError):
+            obj = orjson.loads(f.readline())
+        except ValueError:
             return None
         message = obj.get("message") if isinstance(obj, dict) else None
         if not isinstance(message, dict) or not isinstance(message.get("role"), str) or message.get("content") is None:
@@ -183,8 +187,15 @@ class TranscriptMessages:
         return message
 
     def _index(self) -> None:
+        try:
+            with open(self.path, "rb") as f:
+                self._index_from(f)
+        except OSError:
+            return
+
+    def _index_from(self, f: BinaryIO) -> None:
         for n in range(self._indexed, len(self.offsets)):
-            message = self._message(n)
+            message = self._message(f, n)
             if message is None:
                 self._run = None
                 continue
@@ -215,18 +226,19 @@ class SentLog:
     blobs: dict[str, dict]
     transcript: TranscriptMessages
     responses: dict[str, str] = field(default_factory=dict)  # request id -> id of the response it produced
-    by_id: dict[str, int] = field(default_factory=dict)
+    by_id: dict[str, int] | None = None  # request id -> index; may be shared with later, longer logs
+    _previous: dict[str, SentRequest] | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
-        if not self.by_id:
+        if self.by_id is None:
             self.by_id = {r.id: i for i, r in enumerate(self.requests)}
 
     def __len__(self) -> int:
         return len(self.requests)
 
     def get(self, request_id: str | None) -> SentRequest | None:
-        at = self.by_id.get(request_id or "")
-        return self.requests[at] if at is not None else None
+        at = self.by_id.get(request_id or "") if self.by_id is not None else None
+        return self.requests[at] if at is not None and at < len(self.requests) else None
 
     def response_id(self, request: SentRequest) -> str | None:
         """The id of the response `request` produced (a `Request.id`); None when none arrived (a failed attempt,
@@ -282,18 +294,45 @@ class SentLog:
         betas = request.params.get("betas")
         return Rebuilt(request, body, list(betas) if isinstance(betas, list) else [], missing)
 
-    def in_thread(self, request: SentRequest) -> Iterator[SentRequest]:
-        """The requests of `request`'s thread (the main one, or one subagent's), in order."""
-        return (r for r in self.requests if r.agent_id == request.agent_id)
+    def length(self, request: SentRequest) -> int:
+        """How many messages the request sent (its base's first `keep`, then its tail)."""
+        return request.keep + len(request.tail)
+
+    def suffix(self, request: SentRequest, start: int) -> list[str] | None:
+        """The hashes of the request's messages from index `start` on, walking back only as far as needed (the
+        tail usually covers it); None when the chain is broken."""
+        levels: list[SentRequest] = []
+        cur: SentRequest | None = request
+        while cur is not None and start < cur.keep:
+            levels.append(cur)
+            cur = self.get(cur.base)
+            if cur is not None and any(cur is level for level in levels):  # bases that form a cycle
+                return None
+        if cur is None:
+            return None
+        out = list(cur.tail[start - cur.keep:])
+        for level in reversed(levels):  # messages(level) = messages(base)[:keep] + tail
+            if len(out) < level.keep - start:
+                return None
+            out = out[:level.keep - start] + list(level.tail)
+        return out
+
+    def index(self, request: SentRequest) -> int:
+        """The request's position in `requests`."""
+        at = self.by_id.get(request.id) if self.by_id is not None else None
+        return at if at is not None and at < len(self.requests) and self.requests[at] is request \
+            else self.requests.index(request)
 
     def previous(self, request: SentRequest) -> SentRequest | None:
-        """The request of the same thread sent before this one."""
-        before = None
-        for r in self.in_thread(request):
-            if r is request:
-                return before
-            before = r
-        return None
+        """The request of the same thread (the main one, or one subagent's) sent before this one."""
+        if self._previous is None:
+            last: dict[str | None, SentRequest] = {}
+            self._previous = {}
+            for r in self.requests:
+                if r.agent_id in last:
+                    self._previous[r.id] = last[r.agent_id]
+                last[r.agent_id] = r
+        return self._previous.get(request.id)
 
 
 def _place(body: dict, path: tuple[Any, ...], value: Any) -> None:

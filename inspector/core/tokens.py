@@ -499,7 +499,8 @@ class _Run:
                 known = before if anchor is None else prefix(anchor)
                 estimated = int(known + seen)
                 added = estimate(prev.seen_end, r.seen_end, ratios)
-                predicted = int(prev.measured_context + known - before + added)
+                predicted = int(prev.measured_context + known - before + added
+                                - self._api_cleared(prev.seen_end, r.seen_end))
                 growth = r.measured_context - prev.measured_context
                 if model == (prev.model or "") and 0 <= growth <= UNEXPLAINED_FACTOR * added + UNEXPLAINED_SLACK:
                     calibrator.observe(model, _sum_range(self.cumulative, prev.seen_end, r.seen_end)
@@ -507,6 +508,13 @@ class _Run:
             window_anchor.setdefault(model, r)
             session_anchor.setdefault(model, r)
             self.figures.append(RequestFigures(r, w, r.measured_context, predicted, estimated))
+
+    def _api_cleared(self, lo: int, hi: int) -> int:
+        """Tokens the API reported clearing (context editing, recorded as microcompactions with trigger "api")
+        for the requests after the one answered at message `lo`, up to the one answered at `hi` (a clearing is
+        recorded at the position of the response to the request it served)."""
+        return sum(c.tokens_saved or 0 for c in self.session.compactions
+                   if c.kind == "microcompact" and c.trigger == "api" and lo < c.index <= hi)
 
     def _pass2(self) -> Estimator:
         """The final estimates (every observation used) and the attribution of measured figures to messages."""
@@ -573,6 +581,8 @@ class _Run:
             cause = None
             if model != (p.model or ""):
                 cause = f"model switch {p.model} -> {r.model}: another system prompt and tokenizer"
+            elif growth < 0 and any(c.kind == "microcompact" and lo_r < c.index <= hi for c in session.compactions):
+                cause = "context shrank: tool results cleared (a microcompaction)"
             elif growth < 0:
                 cause = "context shrank: content cleared outside the transcript"
             elif guess <= 0 and growth > 0:

@@ -9,9 +9,11 @@ fake key and the server's address, and keeps the session files Claude Code wrote
 from __future__ import annotations
 
 import json
+import re
 import sys
 from collections.abc import Callable
 from contextlib import contextmanager
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Iterator
 
@@ -74,15 +76,33 @@ def calls(*blocks: dict, text: str | None = None) -> r.Reply:
     return r.Reply(([r.text_block(text)] if text else []) + list(blocks), stop_reason="tool_use")
 
 
+def one_run(scratch: Scratch, binary: Path, server: MockAnthropicServer, prompt: str, *flags: str) -> Capture:
+    """A scenario of one run of claude against the scripted server, finished (see `finish`)."""
+    capture = Capture(scratch)
+    capture.run(claude(binary, prompt, *flags), env(scratch, server), TIMEOUT)
+    return finish(capture, server)
+
+
+def read_and_answer(capture: Capture, server: MockAnthropicServer, binary: Path, path: Path, prompt: str,
+                    answer: str) -> None:
+    """One run of claude: the model reads `path` with Read, then answers."""
+    server.add(calls(use("Read", {"file_path": str(path)}, "toolu_lab_read_1")), r.text(answer))
+    capture.run(claude(binary, prompt, "--allowedTools", "Read"), env(capture.scratch, server), TIMEOUT)
+
+
+def texts(message: dict) -> list[str]:
+    """The text of a message as sent: its string content, or its text blocks."""
+    content = message.get("content")
+    return [content] if isinstance(content, str) else [b.get("text", "") for b in content or [] if isinstance(b, dict)]
+
+
 @scenario("read-file", "Read a file with the Read tool and answer from it")
 def read_file(scratch: Scratch, binary: Path) -> Capture:
     notes = scratch.write("notes.txt", "The meeting moved to Thursday at 10:00.\nBring the budget sheet.\n")
     with model(scratch) as server:
-        server.add(calls(use("Read", {"file_path": str(notes)}, "toolu_lab_read_1")),
-                   r.text("notes.txt says the meeting moved to Thursday at 10:00 and to bring the budget sheet."))
         capture = Capture(scratch)
-        capture.run(claude(binary, "What does notes.txt say?", "--allowedTools", "Read"), env(scratch, server),
-                    TIMEOUT)
+        read_and_answer(capture, server, binary, notes, "What does notes.txt say?",
+                        "notes.txt says the meeting moved to Thursday at 10:00 and to bring the budget sheet.")
         return finish(capture, server)
 
 
@@ -96,12 +116,11 @@ def edit_file(scratch: Scratch, binary: Path) -> Capture:
                                          "new_string": "port = 9090"}, "toolu_lab_edit_1")],
                            stop_reason="tool_use"),
                    r.text("The port is now 9090."))
-        capture = Capture(scratch)
-        capture.run(claude(binary, "Change the port in config.ini to 9090.", "--allowedTools", "Read,Edit"),
-                    env(scratch, server), TIMEOUT)
-        if "port = 9090" not in config.read_text():
-            raise LabError("Edit did not change config.ini")
-        return finish(capture, server)
+        capture = one_run(scratch, binary, server, "Change the port in config.ini to 9090.", "--allowedTools",
+                          "Read,Edit")
+    if "port = 9090" not in config.read_text():
+        raise LabError("Edit did not change config.ini")
+    return capture
 
 
 @scenario("shell", "Run a shell command with Bash")
@@ -109,12 +128,11 @@ def shell(scratch: Scratch, binary: Path) -> Capture:
     scratch.write("data/a.txt", "one\n")
     scratch.write("data/b.txt", "two\nthree\n")
     with model(scratch) as server:
-        server.add(calls(use("Bash", {"command": "wc -l data/*.txt", "description": "Count lines"}, "toolu_lab_bash_1")),
+        count = {"command": "wc -l data/*.txt", "description": "Count lines"}
+        server.add(calls(use("Bash", count, "toolu_lab_bash_1")),
                    r.text("a.txt has 1 line and b.txt has 2: 3 in all."))
-        capture = Capture(scratch)
-        capture.run(claude(binary, "How many lines are in the files under data/?", "--allowedTools", "Bash"),
-                    env(scratch, server), TIMEOUT)
-        return finish(capture, server)
+        return one_run(scratch, binary, server, "How many lines are in the files under data/?", "--allowedTools",
+                       "Bash")
 
 
 @scenario("parallel-tools", "Three tool calls in one response (two Reads and a Bash), answered together")
@@ -127,10 +145,8 @@ def parallel_tools(scratch: Scratch, binary: Path) -> Capture:
                          use("Bash", {"command": "ls", "description": "List files"}, "toolu_lab_bash_1"),
                          text="I'll read both files and list the directory at once."),
                    r.text("first.md says alpha, second.md says beta; the directory holds both."))
-        capture = Capture(scratch)
-        capture.run(claude(binary, "Compare first.md and second.md and list the directory.",
-                           "--allowedTools", "Read,Bash"), env(scratch, server), TIMEOUT)
-        return finish(capture, server)
+        return one_run(scratch, binary, server, "Compare first.md and second.md and list the directory.",
+                       "--allowedTools", "Read,Bash")
 
 
 SUBAGENT_TASK = "Count the lines of notes.txt and report the number."
@@ -138,10 +154,7 @@ SUBAGENT_TASK = "Count the lines of notes.txt and report the number."
 
 def subagent_request(request) -> bool:
     """A request of the subagent: its conversation starts with the task the main agent gave it."""
-    first = request.messages[0] if request.messages else {}
-    content = first.get("content")
-    texts = [content] if isinstance(content, str) else [b.get("text", "") for b in content or [] if isinstance(b, dict)]
-    return any(SUBAGENT_TASK in t for t in texts)
+    return any(SUBAGENT_TASK in t for t in texts(request.messages[0] if request.messages else {}))
 
 
 @scenario("subagent", "The Agent tool starts a subagent that reads a file; its window is a file of its own")
@@ -155,10 +168,8 @@ def subagent(scratch: Scratch, binary: Path) -> Capture:
         server.add_for(subagent_request,
                        calls(use("Read", {"file_path": str(notes)}, "toolu_lab_sub_read_1")),
                        r.text("notes.txt has 2 lines."))
-        capture = Capture(scratch)
-        capture.run(claude(binary, "Use a subagent to count the lines of notes.txt.", "--allowedTools",
-                           "Agent,Read"), env(scratch, server), TIMEOUT)
-        return finish(capture, server)
+        return one_run(scratch, binary, server, "Use a subagent to count the lines of notes.txt.", "--allowedTools",
+                       "Agent,Read")
 
 
 def session_id(scratch: Scratch) -> str:
@@ -173,10 +184,8 @@ def session_id(scratch: Scratch) -> str:
 def resume(scratch: Scratch, binary: Path) -> Capture:
     notes = scratch.write("notes.txt", "Lunch is at noon.\nThe office closes at six.\n")
     with model(scratch) as server:
-        server.add(calls(use("Read", {"file_path": str(notes)}, "toolu_lab_read_1")), r.text("Lunch is at noon."))
         capture = Capture(scratch)
-        capture.run(claude(binary, "When is lunch, according to notes.txt?", "--allowedTools", "Read"),
-                    env(scratch, server), TIMEOUT)
+        read_and_answer(capture, server, binary, notes, "When is lunch, according to notes.txt?", "Lunch is at noon.")
         server.add(r.text("The office closes at six, as the second line of notes.txt says."))
         capture.run(claude(binary, "And when does the office close?", "--resume", session_id(scratch)),
                     env(scratch, server), TIMEOUT)
@@ -192,21 +201,17 @@ SUMMARY = ("<analysis>The user asked what notes.txt says; I read it.</analysis>\
 
 def summary_request(request) -> bool:
     """Claude Code's compaction request: the summary instructions end its last user message."""
-    last = request.messages[-1] if request.messages else {}
-    content = last.get("content")
-    texts = [content] if isinstance(content, str) else [b.get("text", "") for b in content or [] if isinstance(b, dict)]
-    return any("<summary>" in t and "Do NOT call any tools" in t for t in texts)
+    return any("<summary>" in t and "Do NOT call any tools" in t
+               for t in texts(request.messages[-1] if request.messages else {}))
 
 
 @scenario("manual-compact", "/compact with instructions in a continued session, then one more turn")
 def manual_compact(scratch: Scratch, binary: Path) -> Capture:
     notes = scratch.write("notes.txt", "The release is on Friday.\nQA signs off on Thursday.\n")
     with model(scratch) as server:
-        server.add(calls(use("Read", {"file_path": str(notes)}, "toolu_lab_read_1")),
-                   r.text("The release is on Friday; QA signs off on Thursday."))
         capture = Capture(scratch)
-        capture.run(claude(binary, "What does notes.txt say?", "--allowedTools", "Read"), env(scratch, server),
-                    TIMEOUT)
+        read_and_answer(capture, server, binary, notes, "What does notes.txt say?",
+                        "The release is on Friday; QA signs off on Thursday.")
         server.add_for(summary_request, r.text(SUMMARY))
         capture.run(claude(binary, "/compact keep the dates", "--continue"), env(scratch, server), TIMEOUT)
         server.add(r.text("The release is on Friday."))
@@ -228,10 +233,7 @@ def auto_compact(scratch: Scratch, binary: Path) -> Capture:
                            input_tokens=3, cache_creation_input_tokens=2_000, cache_read_input_tokens=NEAR_WINDOW),
                    r.text("Deploys happen on Tuesdays and rollbacks need two approvals."))
         server.add_for(summary_request, r.text(SUMMARY.replace("What does notes.txt say?", "What are the rules?")))
-        capture = Capture(scratch)
-        capture.run(claude(binary, "What are the deploy rules in notes.txt?", "--allowedTools", "Read"),
-                    env(scratch, server), TIMEOUT)
-        return finish(capture, server)
+        return one_run(scratch, binary, server, "What are the deploy rules in notes.txt?", "--allowedTools", "Read")
 
 
 @scenario("api-error-retry", "The API answers 529 overloaded once; Claude Code records the failed attempt and retries")
@@ -239,9 +241,7 @@ def api_error_retry(scratch: Scratch, binary: Path) -> Capture:
     with model(scratch) as server:
         server.add(r.ApiError(529, "overloaded_error", "Overloaded", retry_after_ms=10),
                    r.text("Hello! How can I help?"))
-        capture = Capture(scratch)
-        capture.run(claude(binary, "Say hello."), env(scratch, server), TIMEOUT)
-        return finish(capture, server)
+        return one_run(scratch, binary, server, "Say hello.")
 
 
 @scenario("tool-search", "ToolSearch loads a deferred tool (WebFetch): the next request carries one more schema")
@@ -249,10 +249,7 @@ def tool_search(scratch: Scratch, binary: Path) -> Capture:
     with model(scratch) as server:
         server.add(calls(use("ToolSearch", {"query": "select:WebFetch"}, "toolu_lab_search_1")),
                    r.text("WebFetch is loaded now; I can fetch pages when you need it."))
-        capture = Capture(scratch)
-        capture.run(claude(binary, "Load the WebFetch tool.", "--allowedTools", "ToolSearch"), env(scratch, server),
-                    TIMEOUT)
-        return finish(capture, server)
+        return one_run(scratch, binary, server, "Load the WebFetch tool.", "--allowedTools", "ToolSearch")
 
 
 @scenario("mcp-tools", "An MCP server on stdio (tests/agents/mcp_server.py): its deferred mcp__lab__* tools are "
@@ -266,7 +263,58 @@ def mcp_tools(scratch: Scratch, binary: Path) -> Capture:
                              "toolu_lab_search_1")),
                    calls(use("mcp__lab__lookup_ticket", {"number": 42}, "toolu_lab_mcp_1")),
                    r.text("Ticket 42 is 'Login page times out', open, with the web team."))
-        capture = Capture(scratch)
-        capture.run(claude(binary, "What is ticket 42 about?", "--mcp-config", str(config), "--strict-mcp-config",
-                           "--allowedTools", "ToolSearch,mcp__lab__lookup_ticket"), env(scratch, server), TIMEOUT)
-        return finish(capture, server)
+        return one_run(scratch, binary, server, "What is ticket 42 about?", "--mcp-config", str(config),
+                       "--strict-mcp-config", "--allowedTools", "ToolSearch,mcp__lab__lookup_ticket")
+
+
+CLEAR_TOOL_USES = "clear_tool_uses_20250919"
+# Traffic to anywhere but the scripted server goes to a port nothing listens on (for a scenario that must leave
+# Claude Code's nonessential traffic on): it fails at once, offline or not.
+NOWHERE_ELSE = {"HTTPS_PROXY": "http://127.0.0.1:9", "HTTP_PROXY": "http://127.0.0.1:9",
+                "NO_PROXY": "127.0.0.1,localhost"}
+PAUSE_HOURS = 3  # how far the first run's timestamps are moved back: a pause past Claude Code's 65-minute idle rule
+IDLE_FLAG = "tengu_jiggly_blossom"  # the feature flag behind 2.1.332's clearing of old tool results after a pause
+
+
+def move_back(session: Path, hours: float) -> None:
+    """Move every `timestamp` of a session file back by `hours`, standing for a pause since it was written."""
+    def earlier(match: re.Match) -> str:
+        when = datetime.fromisoformat(match.group(1).replace("Z", "+00:00")) - timedelta(hours=hours)
+        return f'"timestamp":"{when.strftime("%Y-%m-%dT%H:%M:%S.")}{when.microsecond // 1000:03d}Z"'
+    session.write_text(re.sub(r'"timestamp":"([^"]+)"', earlier, session.read_text()))
+
+
+@scenario("microcompact", "After a 3-hour pause a resumed session asks the API to clear old tool results "
+                          "(clear_tool_uses_20250919); the server clears them and the next request sends them cleared")
+def microcompact(scratch: Scratch, binary: Path) -> Capture:
+    files = [scratch.write(f"logs/part{i:02d}.txt", f"part {i}: " + "status ok, latency nominal; " * 400 + "\n")
+             for i in range(30)]
+    extra = scratch.write("logs/summary.txt", "All 30 parts report ok.\n")
+    # The flag as a client that has been online holds it in its cache; Claude Code reads it only while its
+    # nonessential traffic (telemetry included) is on, so that traffic goes to a proxy that refuses everything.
+    flags = {IDLE_FLAG: "on"}
+    (scratch.home / ".claude.json").write_text(json.dumps({"cachedFeatureFlags": flags,
+                                                           "cachedGrowthBookFeatures": flags}))
+    with MockAnthropicServer(prompt_cache=True, context_editing=True) as server:
+        try:
+            server.add(calls(*[use("Read", {"file_path": str(f)}, f"toolu_lab_read_{i:02d}")
+                               for i, f in enumerate(files)]),
+                       r.text("All 30 parts read: every one reports ok."))
+            capture = Capture(scratch)
+            environment = agent_env(scratch, {"ANTHROPIC_BASE_URL": server.url, "ANTHROPIC_API_KEY": FAKE_KEY,
+                                              **NOWHERE_ELSE})
+            capture.run(claude(binary, "Read every file under logs/ (part00 to part29).", "--allowedTools", "Read"),
+                        environment, TIMEOUT)
+            move_back(scratch.home.joinpath(".claude", "projects").glob("*/*.jsonl").__next__(), PAUSE_HOURS)
+            server.add(calls(use("Read", {"file_path": str(extra)}, "toolu_lab_read_30")),
+                       r.text("The summary agrees: all 30 parts report ok."))
+            capture.run(claude(binary, "Check logs/summary.txt too.", "--resume", session_id(scratch),
+                               "--allowedTools", "Read"), environment, TIMEOUT)
+            capture.notes["pause"] = (f"the first run's timestamps were moved back {PAUSE_HOURS} hours before the "
+                                      f"second run; ~/.claude.json held the flag {IDLE_FLAG}=on in its cache")
+            asked = [q for q in server.message_requests if CLEAR_TOOL_USES in json.dumps(q.body.get("context_management"))]
+            if not asked:
+                raise LabError("the resumed session did not ask the API to clear tool results")
+            return finish(capture, server)
+        finally:
+            keep_log(scratch, server.log)

@@ -27,7 +27,8 @@ def answer(request: dict) -> dict | None:
         result = {"tools": TOOLS}
     elif method == "tools/call":
         name = request.get("params", {}).get("name")
-        result = {"content": [{"type": "text", "text": ANSWERS.get(name, f"no tool {name}")}], "isError": name not in ANSWERS}
+        text = ANSWERS.get(name, f"no tool {name}")
+        result = {"content": [{"type": "text", "text": text}], "isError": name not in ANSWERS}
     else:
         return {"jsonrpc": "2.0", "id": rid, "error": {"code": -32601, "message": f"method {method} not found"}}
     return {"jsonrpc": "2.0", "id": rid, "result": result}

@@ -22,7 +22,10 @@ class Reply:
     `input_tokens` None: the server's deterministic count of the request (`count_tokens`), split into input,
     cache creation and cache read by its prompt cache when the server keeps one (`prompt_cache=True`); given, the
     three figures are exactly these fields. `output_tokens` None: one token per four characters of output.
-    `usage_extra` adds keys to the usage as sent (`service_tier`, `cache_creation{...}`, ...). `delay` seconds pass between SSE events; when `gate` is given the
+    `usage_extra` adds keys to the usage as sent (`service_tier`, `cache_creation{...}`, ...); `context_management`
+    goes out as the API reports context editing (in `message_delta`, and in a whole message), e.g.
+    `{"applied_edits": [{"type": "clear_tool_uses_20250919", "cleared_tool_uses": 3, ...}]}`; a server with
+    `context_editing=True` fills it in itself. `delay` seconds pass between SSE events; when `gate` is given the
     stream pauses after its `gate_after`-th content delta (the first by default) until the gate is set (for
     cancellation tests). A thinking block streams as thinking deltas then one `signature_delta`, as the API does.
     """
@@ -35,6 +38,7 @@ class Reply:
     cache_read_input_tokens: int = 0
     model: str | None = None
     usage_extra: dict = field(default_factory=dict)
+    context_management: dict | None = None
     delay: float = 0.0
     gate: threading.Event | None = None
     gate_after: int = 1
@@ -159,20 +163,25 @@ def sse_events(reply: Reply, message_id: str, model: str, usage_in: Usage) -> li
         events += [("content_block_delta", {"type": "content_block_delta", "index": index, "delta": d})
                    for d in deltas]
         events.append(("content_block_stop", {"type": "content_block_stop", "index": index}))
-    events.append(("message_delta", {"type": "message_delta",
-                                     "delta": {"stop_reason": reply.stop_reason, "stop_sequence": None},
-                                     "usage": {**_usage(reply, usage_in), "output_tokens": output_tokens(reply)}}))
+    delta = {"type": "message_delta", "delta": {"stop_reason": reply.stop_reason, "stop_sequence": None},
+             "usage": {**_usage(reply, usage_in), "output_tokens": output_tokens(reply)}}
+    if reply.context_management is not None:
+        delta["context_management"] = reply.context_management
+    events.append(("message_delta", delta))
     events.append(("message_stop", {"type": "message_stop"}))
     return events
 
 
 def message_json(reply: Reply, message_id: str, model: str, usage_in: Usage) -> dict:
     """The non-streaming response body for `reply` (also what the server's log records of a streamed one)."""
-    return {
+    body = {
         "id": message_id, "type": "message", "role": "assistant", "model": model, "content": reply.blocks,
         "stop_reason": reply.stop_reason, "stop_sequence": None,
         "usage": {**_usage(reply, usage_in), "output_tokens": output_tokens(reply)},
     }
+    if reply.context_management is not None:
+        body["context_management"] = reply.context_management
+    return body
 
 
 def _usage(reply: Reply, usage_in: Usage) -> dict:

@@ -19,7 +19,10 @@ the message it assembles to, usage included). The lab writes it as a fixture's `
 
 With `prompt_cache=True` the usage of a reply that fixes no figures is split as the API's prompt cache would:
 the prefix up to each `cache_control` breakpoint is written to the cache, a later request whose content starts
-with a cached prefix reads it (`PromptCache`).
+with a cached prefix reads it (`PromptCache`). With `context_editing=True` a request's
+`context_management.edits` of type `clear_tool_uses_20250919` are applied as the API applies them
+(`clear_tool_uses`): the oldest tool results past the `keep` most recent are cleared once the trigger is reached
+and the saving is at least `clear_at_least`; the reply reports `applied_edits` and its input counts what is left.
 
 Extended thinking is checked as the API checks it, for requests that enable `thinking`: a thinking block sent back
 must carry the signature this server issued with that very text (`issued`), a redacted_thinking block data this
@@ -36,7 +39,7 @@ import sys
 import threading
 import time
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable, Iterator
 
@@ -85,6 +88,42 @@ def count_tokens(body: dict) -> int:
     pieces = _texts(body)
     return REQUEST_OVERHEAD + MESSAGE_OVERHEAD * len(body.get("messages", [])) + sum(
         math.ceil(len(p) / 4) for p in pieces)
+
+
+CLEARED_RESULT = "[cleared by context management]"  # what a cleared result's content counts as
+
+
+def clear_tool_uses(body: dict) -> tuple[dict, list[dict]]:
+    """The request as the model sees it after its `clear_tool_uses_20250919` edits, and the edits applied
+    ({type, cleared_tool_uses, cleared_input_tokens}, as the API reports them); the body itself is not changed."""
+    edits = [e for e in (body.get("context_management") or {}).get("edits", []) if isinstance(e, dict)
+             and e.get("type") == "clear_tool_uses_20250919"]
+    if not edits:
+        return body, []
+    messages = json.loads(json.dumps(body.get("messages", [])))
+    applied = []
+    for edit in edits:
+        uses = {b.get("id"): b.get("name") for m in messages if isinstance(m.get("content"), list)
+                for b in m["content"] if isinstance(b, dict) and b.get("type") == "tool_use"}
+        results = [b for m in messages if m.get("role") == "user" and isinstance(m.get("content"), list)
+                   for b in m["content"] if isinstance(b, dict) and b.get("type") == "tool_result"
+                   and b.get("content") != CLEARED_RESULT]
+        trigger = edit.get("trigger") or {"type": "input_tokens", "value": 100_000}
+        reached = len(uses) if trigger.get("type") == "tool_uses" else count_tokens({**body, "messages": messages})
+        if reached < (trigger.get("value") or 0):
+            continue
+        keep = (edit.get("keep") or {"value": 3}).get("value", 3)
+        excluded = set(edit.get("exclude_tools") or ())
+        candidates = [b for b in results[:max(0, len(results) - keep)] if uses.get(b.get("tool_use_id")) not in excluded]
+        saved = sum(math.ceil(len(t) / 4) for b in candidates for t in _content_texts([b]))
+        if not candidates or saved < (edit.get("clear_at_least") or {}).get("value", 0):
+            continue
+        for b in candidates:
+            b["content"] = CLEARED_RESULT
+        saved -= len(candidates) * math.ceil(len(CLEARED_RESULT) / 4)
+        applied.append({"type": "clear_tool_uses_20250919", "cleared_tool_uses": len(candidates),
+                        "cleared_input_tokens": saved})
+    return ({**body, "messages": messages}, applied) if applied else (body, [])
 
 
 class PromptCache:
@@ -180,9 +219,10 @@ def _content_texts(content: Any) -> list[str]:
 class MockAnthropicServer:
     """The server. Use as a context manager or `start()`/`stop()`; queue answers with `add(...)`."""
 
-    def __init__(self, prompt_cache: bool = False) -> None:
+    def __init__(self, prompt_cache: bool = False, context_editing: bool = False) -> None:
         self._queue: deque[Response | Any] = deque()
         self.cache = PromptCache() if prompt_cache else None
+        self.context_editing = context_editing
         self.log: list[dict] = []  # every exchange, JSON-ready (see the module docstring)
         self._routes: list[tuple[Callable[[RecordedRequest], bool], deque[Response | Any]]] = []
         self._lock = threading.Lock()
@@ -390,7 +430,12 @@ def _handler_class(server: MockAnthropicServer) -> type[BaseHTTPRequestHandler]:
             reply = response.reply if isinstance(response, Drop) else response
             server._issue(reply)
             model = reply.model or request.body.get("model", "claude-mock")
-            usage = server.usage_for(reply, request.body)
+            body = request.body
+            if server.context_editing and reply.context_management is None:
+                body, applied = clear_tool_uses(request.body)
+                if applied:
+                    reply = replace(reply, context_management={"applied_edits": applied})
+            usage = server.usage_for(reply, body)
             message = message_json(reply, message_id, model, usage)
             if not request.streamed:
                 self._json(200, message)

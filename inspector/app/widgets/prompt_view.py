@@ -1,7 +1,10 @@
 """The prompt view: a system prompt's sections with tokens and sources, the selected section's text, and lint
 findings. Two prompts can be shown (key b): the loaded session's own (`Figures.prompt`: recorded, measured or
 reconstructed by the core) and the one our agent would build for the session's working directory
-(`inspector.core.prompt.assemble`, in a worker: it reads CLAUDE.md files and runs git). The view only lays them out."""
+(`inspector.core.prompt.assemble`, in a worker: it reads CLAUDE.md files and runs git). Grouped sections (a
+recorded Claude Code request: system blocks, tools, each MCP server, system-reminders) sit under a heading row with
+the group's tokens. Key r shows, instead, what changed from one recorded request to the next (RequestChangesView).
+The view only lays them out."""
 
 from __future__ import annotations
 
@@ -19,6 +22,8 @@ from textual.widgets import DataTable, Static
 from inspector.app.figures import Figures, PromptInfo
 from inspector.app.text import human, one_line, plain, visible
 from inspector.app.widgets.detail import DetailView
+from inspector.app.widgets.request_changes import RequestChangesView
+from inspector.core.prompt.session_view import group_title
 
 
 def _short(path: str) -> str:
@@ -42,21 +47,25 @@ class PromptView(Vertical, can_focus=False):
     PromptView #prompt-sections { width: 2fr; height: 1fr; }
     PromptView #prompt-text { width: 3fr; }
     PromptView #prompt-lint { height: 10; border-top: hkey $panel-lighten-2; }
+    PromptView #prompt-changes { display: none; }
     """
-    BINDINGS = [Binding("b", "toggle_source", "Session/agent prompt", id="prompt.source")]
+    BINDINGS = [Binding("b", "toggle_source", "Session/agent prompt", id="prompt.source"),
+                Binding("r", "toggle_changes", "Request changes", id="prompt.changes")]
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.figures: Figures | None = None
         self.agent = False  # showing the prompt our agent would build instead of the session's
         self._agent_prompt: tuple[str, PromptInfo] | None = None  # (estimator, prompt)
+        self._rows: list[int | None] = []  # table row -> section index (None: a group's heading row)
 
     def compose(self) -> ComposeResult:
         yield Static("", id="prompt-summary")
-        with Horizontal():
+        with Horizontal(id="prompt-main"):
             yield DataTable(id="prompt-sections", cursor_type="row", zebra_stripes=True)
             yield DetailView(id="prompt-text")
         yield DataTable(id="prompt-lint", cursor_type="row")
+        yield RequestChangesView(id="prompt-changes")
 
     def on_mount(self) -> None:
         self.query_one("#prompt-sections", DataTable).add_columns("section", "tokens", "source", "kind")
@@ -67,8 +76,27 @@ class PromptView(Vertical, can_focus=False):
         return False
 
     def focus(self, scroll_visible: bool = True) -> PromptView:
-        self.query_one("#prompt-sections").focus(scroll_visible)
+        if self.has_class("changes"):
+            self.query_one(RequestChangesView).focus(scroll_visible)
+        else:
+            self.query_one("#prompt-sections").focus(scroll_visible)
         return self
+
+    def action_toggle_changes(self) -> None:
+        """Between the prompt and what changed from one recorded request to the next."""
+        self.toggle_class("changes")
+        changes = self.has_class("changes")
+        for part in ("#prompt-summary", "#prompt-main"):
+            self.query_one(part).display = not changes
+        self.query_one("#prompt-changes").display = changes
+        self._lint_display()
+        if changes and self.figures is not None:
+            self.query_one(RequestChangesView).show(self.figures.session)
+        self.focus()
+
+    def _lint_display(self) -> None:
+        prompt = self.prompt
+        self.query_one("#prompt-lint").display = bool(prompt and prompt.findings) and not self.has_class("changes")
 
     def on_show(self) -> None:
         """Shown (its tab chosen by key, palette or mouse): the section table takes the keys."""
@@ -84,6 +112,8 @@ class PromptView(Vertical, can_focus=False):
     def show(self, figures: Figures) -> None:
         self.figures = figures
         self._render_prompt()
+        if self.has_class("changes"):
+            self.query_one(RequestChangesView).show(figures.session)
         if self.agent and (self._agent_prompt is None or self._agent_prompt[0] != figures.settings.estimator):
             self.build_agent_prompt(figures)
 
@@ -126,12 +156,19 @@ class PromptView(Vertical, can_focus=False):
             self.query_one("#prompt-summary", Static).update(plain(f"{which}: being built…"))
             self.query_one(DetailView).show_text("", "")
             return
+        self._rows = []
         for n, s in enumerate(prompt.sections):
-            table.add_row(plain(s.title[:32]), Text(f"{s.tokens:,}", justify="right"), plain(s.source[:24]),
-                          plain(s.kind), key=str(n))
+            if s.group and (n == 0 or prompt.sections[n - 1].group != s.group):
+                tokens = sum(t.tokens for t in prompt.sections if t.group == s.group)
+                table.add_row(plain(group_title(s.group, prompt.sections)[:34], "bold"),
+                              Text(f"{tokens:,}", justify="right", style="bold"), "", "", key=f"group:{s.group}")
+                self._rows.append(None)
+            table.add_row(plain(("  " if s.group else "") + s.title[:32]), Text(f"{s.tokens:,}", justify="right"),
+                          plain(s.source[:24]), plain(s.kind), key=str(n))
+            self._rows.append(n)
         for finding in prompt.findings:
             lint.add_row(plain(finding.rule), plain(finding.location()[:50]), plain(one_line(finding.message, 200)))
-        lint.display = bool(prompt.findings)
+        self._lint_display()
         total = sum(s.tokens for s in prompt.sections)
         summary = f"{which} · {len(prompt.sections)} sections, {human(total)} tokens ({f.settings.estimator})" \
             f" · {len(prompt.findings) or 'no'} lint finding(s)"
@@ -139,7 +176,7 @@ class PromptView(Vertical, can_focus=False):
             summary += f"\n{prompt.note}"
         self.query_one("#prompt-summary", Static).update(plain(summary))
         if prompt.sections:
-            table.move_cursor(row=min(row, len(prompt.sections) - 1))
+            table.move_cursor(row=min(row, len(self._rows) - 1))
             self._show_section(table.cursor_row)
         else:
             self.query_one(DetailView).show_text("No prompt sections", "")
@@ -150,9 +187,16 @@ class PromptView(Vertical, can_focus=False):
 
     def _show_section(self, row: int) -> None:
         prompt = self.prompt
-        if prompt is None or not 0 <= row < len(prompt.sections):
+        if prompt is None or not 0 <= row < len(self._rows):
             return
-        s = prompt.sections[row]
+        if self._rows[row] is None:  # a group's heading: the group's sections, listed
+            group = next(prompt.sections[i].group for i in self._rows[row + 1:row + 2] if i is not None)
+            members = [s for s in prompt.sections if s.group == group]
+            text = "\n".join(f"{s.tokens:>8,}  {visible(s.title)}" for s in members)
+            self.query_one(DetailView).show_text(visible(group_title(group, prompt.sections)), text,
+                                                 [f"{sum(s.tokens for s in members):,} tokens in all"])
+            return
+        s = prompt.sections[self._rows[row]]
         notes = [f"source: {visible(s.source)}" + (f" ({visible(_short(s.path))})" if s.path else ""),
                  f"{s.tokens:,} tokens · {s.kind}"] + ([visible(s.note)] if s.note else [])
         self.query_one(DetailView).show_text(visible(s.title), s.text, notes)

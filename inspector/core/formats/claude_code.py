@@ -22,11 +22,14 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from inspector.core.formats.blocks import as_int, blocks_from_content, opt_int, opt_str, replace_results
-from inspector.core.formats.claude_code_records import IGNORED, REQUEST_RECORDS, RequestRecorder, attachment_type, reminder
+from inspector.core.formats.claude_code_records import (
+    IGNORED, REQUEST_RECORDS, RequestRecorder, attachment_type, reminder,
+)
 from inspector.core.formats.jsonl import Skipped
 from inspector.core.model import Block, Compaction, LoadWarning, Message, Request, Session
 
 CLEARED = "[Old tool result content cleared]"
+CLEAR_TOOL_USES = "clear_tool_uses_20250919"  # the API's context edit that clears old tool results
 
 # Entry types that carry no model context: skipped without a warning (their uuids still link the chain).
 BOOKKEEPING = frozenset({
@@ -64,6 +67,8 @@ class _Record:
     meta: dict | None = None
     sent_id: str | None = None  # assistant: the api-request it answers (requestRef)
     attachment: str | None = None  # a reminder: the type of the attachment it was rendered from
+    cleared: tuple[int, int, frozenset[str]] | None = None  # assistant: the API cleared tool results for its
+    # request (context editing): (results cleared, input tokens saved, tools it never clears), as reported
 
 
 class _Graph:
@@ -181,6 +186,7 @@ class ClaudeCodeLoader:
                 rec.sent_id = ref
                 if rec.response_id:
                     self.recorder.respond(ref, rec.response_id)
+            rec.cleared = self._server_cleared(message, rec.sent_id)
             usage = message.get("usage")
             if isinstance(usage, dict) and rec.model != SYNTHETIC_MODEL:
                 rec.usage = (as_int(usage.get("input_tokens")), as_int(usage.get("cache_creation_input_tokens")),
@@ -201,6 +207,24 @@ class ClaudeCodeLoader:
                            logical_parent=logical if isinstance(logical, str) else None,
                            meta=meta if isinstance(meta, dict) else {})
         return None
+
+    def _server_cleared(self, message: dict, sent_id: str | None) -> tuple[int, int, frozenset[str]] | None:
+        """What the API's context editing cleared for the request this response answers (2.1.332 asks for
+        `clear_tool_uses_20250919` after a long pause): the response's `context_management.applied_edits`, with the
+        tools the request excluded from clearing."""
+        managed = message.get("context_management")
+        edits = managed.get("applied_edits") if isinstance(managed, dict) else None
+        cleared = [e for e in edits or () if isinstance(e, dict) and e.get("type") == CLEAR_TOOL_USES]
+        if not cleared:
+            return None
+        excluded: set[str] = set()
+        sent = next((r for r in reversed(self.recorder.requests) if r.id == sent_id), None) if sent_id else None
+        asked = sent.params.get("context_management") if sent is not None else None
+        for edit in asked.get("edits") or () if isinstance(asked, dict) else ():
+            if isinstance(edit, dict) and edit.get("type") == CLEAR_TOOL_USES:
+                excluded.update(t for t in edit.get("exclude_tools") or () if isinstance(t, str))
+        return (sum(as_int(e.get("cleared_tool_uses")) for e in cleared),
+                sum(as_int(e.get("cleared_input_tokens")) for e in cleared), frozenset(excluded))
 
     def build(self) -> Session:
         """The Session as of the lines fed so far. When the lines fed since the last build only extend its active
@@ -423,6 +447,8 @@ class _Assembler:
         self.shared = (0, 0)  # messages and requests below these counts are in a published Session
         self.owned: set[int] = set()  # shared messages already copied since the last publish
         self.result_at: dict[str, list[int]] = {}  # tool_use id -> messages holding a result for it
+        self.tool_of: dict[str, str] = {}  # tool_use id -> tool name
+        self.server_cleared = (0, 0)  # results and tokens the API reported cleared so far in this context
 
     def publish(self, session: Session) -> None:
         session.messages, session.requests = list(self.messages), list(self.requests)
@@ -443,6 +469,7 @@ class _Assembler:
             meta = rec.meta or {}
             if rec.kind == "compact":
                 self.context_start = len(messages)
+                self.server_cleared = (0, 0)
                 self.compactions.append(Compaction("compact", len(messages), trigger=opt_str(meta.get("trigger")),
                                                    pre_tokens=opt_int(meta.get("preTokens")), line=rec.line,
                                                    timestamp=rec.timestamp))
@@ -474,6 +501,8 @@ class _Assembler:
                     request.input_tokens, request.cache_creation, request.cache_read, request.output_tokens = \
                         rec.usage
             return
+        if rec.cleared is not None:
+            self._cleared_by_api(rec)
         role = "assistant" if rec.kind == "assistant" else "system" if rec.msg_kind == "system" else "user"
         if rec.response_id:
             self.by_response[rec.response_id] = len(messages)
@@ -488,6 +517,26 @@ class _Assembler:
         for b in blocks:
             if b.type == "tool_result" and b.tool_id is not None:
                 self.result_at.setdefault(b.tool_id, []).append(index)
+            elif b.type == "tool_use" and b.tool_id is not None:
+                self.tool_of[b.tool_id] = b.tool_name or ""
+
+    def _cleared_by_api(self, rec: _Record) -> None:
+        """A microcompaction the API made for this response's request: it clears the oldest results of the
+        context (past the ones the request kept), so the first `count` results not excluded, less those already
+        reported; recorded before the response, as Claude Code's own microcompact boundaries are. The messages keep
+        their text: the requests sent it (the API cleared it on its side), and earlier requests' usage counted it."""
+        assert rec.cleared is not None
+        count, tokens, excluded = rec.cleared
+        before, saved = self.server_cleared
+        if count <= before:
+            return
+        start = self.context_start
+        order = [t for t, at in self.result_at.items() if at[-1] >= start and self.tool_of.get(t) not in excluded]
+        ids = tuple(order[before:count])
+        self.server_cleared = (count, max(tokens, saved))
+        self.compactions.append(Compaction("microcompact", len(self.messages), trigger="api",
+                                           tokens_saved=max(0, tokens - saved), cleared_tool_ids=ids,
+                                           line=rec.line, timestamp=rec.timestamp))
 
     def _add_request(self, rec: _Record, index: int) -> None:
         assert rec.usage is not None
@@ -505,8 +554,9 @@ def _same(a: _Record | None, b: _Record | None) -> bool:
     """Whether two copies of an entry hold the same: kind, content and response (not line, offset or timestamp)."""
     if a is None or b is None:
         return a is b
-    return (a.kind, a.msg_kind, a.response_id, a.model, a.usage, a.logical_parent, a.meta, a.blocks, a.attachment) == (
-        b.kind, b.msg_kind, b.response_id, b.model, b.usage, b.logical_parent, b.meta, b.blocks, b.attachment)
+    return (a.kind, a.msg_kind, a.response_id, a.model, a.usage, a.logical_parent, a.meta, a.blocks, a.attachment,
+            a.cleared) == (b.kind, b.msg_kind, b.response_id, b.model, b.usage, b.logical_parent, b.meta, b.blocks,
+                           b.attachment, b.cleared)
 
 
 def _user_kind(obj: dict, blocks: list[Block]) -> str:

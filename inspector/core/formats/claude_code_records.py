@@ -8,6 +8,7 @@ sent for it (its `rendered` text, in the role it went as). Everything else new i
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import orjson
@@ -36,8 +37,10 @@ class RequestRecorder:
         self.blobs: dict[str, dict] = {}
         self.requests: list[SentRequest] = []
         self.responses: dict[str, str] = {}
+        self.by_id: dict[str, int] = {}  # shared by every log built: only ever added to
         self.transcript = TranscriptMessages(source)
         self._params: dict[bytes, dict] = {}  # params shared by every request that sent the same
+        self._marks: dict[tuple, tuple] = {}  # likewise each cache breakpoint (path, value)
 
     def feed(self, kind: str, line_no: int, obj: dict) -> str | None:
         """Take one request record; a warning's text when it is malformed (then it is skipped)."""
@@ -58,6 +61,7 @@ class RequestRecorder:
         request = self._request(obj, line_no)
         if request is None:
             return "api-request without id, shapeHash or tail, skipped"
+        self.by_id.setdefault(request.id, len(self.requests))
         self.requests.append(request)
         return None
 
@@ -72,10 +76,15 @@ class RequestRecorder:
         marks = []
         for mark in obj.get("cacheControl") or ():
             if isinstance(mark, dict) and isinstance(mark.get("path"), list):
-                marks.append((tuple(mark["path"]), mark.get("value")))
+                path, value = tuple(mark["path"]), mark.get("value")
+                try:  # a breakpoint's value is a small flat dict ({"type": "ephemeral"}): the same ones shared
+                    key = (path, tuple(sorted(value.items())) if isinstance(value, dict) else value)
+                    marks.append(self._marks.setdefault(key, (path, value)))
+                except TypeError:  # something unhashable in it: kept as it is
+                    marks.append((path, value))
         base = obj.get("base")
         digest = obj.get("requestDigest", obj.get("cutRequestDigest"))
-        return SentRequest(rid, shape, params, base if isinstance(base, str) else None,
+        return SentRequest(rid, sys.intern(shape), params, base if isinstance(base, str) else None,
                            keep if isinstance(keep, int) and keep >= 0 else 0,
                            tuple(h for h in tail if isinstance(h, str)), tuple(marks),
                            digest if isinstance(digest, str) else None, _opt(obj.get("querySource")),
@@ -89,7 +98,7 @@ class RequestRecorder:
         """The SentLog as of the lines read so far (None when the file records no request)."""
         if not self.requests and not self.shapes:
             return None
-        return SentLog(list(self.requests), self.shapes, self.blobs, self.transcript, self.responses)
+        return SentLog(list(self.requests), self.shapes, self.blobs, self.transcript, self.responses, self.by_id)
 
 
 def reminder(obj: dict) -> tuple[str, list[Block]] | None:
@@ -116,4 +125,7 @@ def attachment_type(obj: dict) -> str:
 
 
 def _opt(value: Any) -> str | None:
-    return value if isinstance(value, str) else None
+    """A string field, short ones (query sources, agent ids) interned: every request repeats them."""
+    if not isinstance(value, str):
+        return None
+    return sys.intern(value) if len(value) < 64 else value

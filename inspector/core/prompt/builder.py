@@ -32,7 +32,8 @@ class Section:
     the CLAUDE.md file it holds; for a loaded session's prompt, "recorded" or "measured". `kind` says how sure we
     are of the text: "built" (we assemble it), "recorded" (read from the session), "measured" (only its size is
     known) or "reconstructed" (what would have been loaded). `lines[i]` is the line of `path` that line i + 1 of
-    `text` came from (None for generated lines); `filled` numbers the text lines holding runtime values."""
+    `text` came from (None for generated lines); `filled` numbers the text lines holding runtime values. `group`
+    gathers sections a view shows together (a recorded request's "system", "tools", "mcp:<server>", "reminders")."""
 
     title: str
     text: str
@@ -43,6 +44,7 @@ class Section:
     kind: str = "built"
     note: str = ""
     filled: frozenset[int] = frozenset()
+    group: str = ""
 
     def file_line(self, line: int) -> int | None:
         """The line of `path` behind line `line` (1-based) of the text, if it came from a file."""
@@ -54,6 +56,8 @@ class Section:
                 "kind": self.kind, "path": self.path, "line": first}
         if self.note:
             data["note"] = self.note
+        if self.group:
+            data["group"] = self.group
         return data
 
 

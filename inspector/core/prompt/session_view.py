@@ -1,10 +1,12 @@
 """The system prompt of a loaded session: what the source recorded, measured or lets us reconstruct.
 
 Formats differ in what they keep. Anthropic requests (and our own neutral sessions) record the system prompt and
-every tool schema; Codex records its instructions; Claude Code records neither, so its prefix (system prompt, tool
-schemas, CLAUDE.md, environment) is known only by size, measured from the first request's usage, and the CLAUDE.md
-files it would have loaded are re-read from disk when the session's working directory exists here, labelled
-"reconstructed" because they may have changed since.
+every tool schema; Codex records its instructions. Claude Code 2.1.332 records each request as sent
+(`Session.sent`): its system blocks (split at their markdown headings), every tool schema (MCP tools grouped by
+server) and the system-reminders it injected, all exact. Older Claude Code records none of it, so its prefix
+(system prompt, tool schemas, CLAUDE.md, environment) is known only by size, measured from the first request's
+usage, and the CLAUDE.md files it would have loaded are re-read from disk when the session's working directory
+exists here, labelled "reconstructed" because they may have changed since.
 """
 
 from __future__ import annotations
@@ -16,7 +18,10 @@ from pathlib import Path
 from inspector.core.estimators import Estimator, Exact, get_estimator
 from inspector.core.model import Session
 from inspector.core.prompt.builder import Section, claude_md_sections, match_exact
+from inspector.core.sent_requests import SentRequest
 from inspector.core.tokens import Accounting, account
+
+MCP_PREFIX = "mcp__"
 
 
 @dataclass(slots=True)
@@ -30,18 +35,23 @@ class SessionPrompt:
 
 
 def session_prompt(session: Session, estimator: str | Estimator = "script",
-                   accounting: Accounting | None = None) -> SessionPrompt:
+                   accounting: Accounting | None = None, request: SentRequest | None = None) -> SessionPrompt:
     """The prompt part of `session`'s context as sections: kind "recorded", "measured" or "reconstructed"; `notes`
     say what could not be shown and why. Reconstructed files are inside the measured prefix, so `tokens` skips
-    them."""
+    them. A session that records its requests shows one of them, `request` (default: the last of the main
+    thread)."""
     est = estimator if isinstance(estimator, Estimator) else get_estimator(estimator)
     result = SessionPrompt([])
+    if session.sent is not None and session.sent.requests:
+        _sent(session, result, est, request or latest(session))
+        _count(result, est)
+        return result
     if session.system:
         title = "Instructions" if session.format == "codex" else "System prompt"
         result.sections += [Section(t, text, "recorded", path=session.source, kind="recorded")
                             for t, text in split_headings(session.system, title)]
     for message in session.messages:
-        if message.kind == "system" and message.text():
+        if message.kind == "system" and message.text() and message.attachment is None:
             result.sections.append(Section("System message", message.text(), "recorded", path=session.source,
                                            lines=message.lines[:1], kind="recorded"))
     for tool in session.tools:
@@ -55,14 +65,95 @@ def session_prompt(session: Session, estimator: str | Estimator = "script",
         result.notes.append(f"this {session.format} session records no system prompt")
     elif session.format == "codex":
         result.notes.append("Codex does not record its tool schemas")
-    for section in result.sections:
-        if section.kind != "measured" and not section.tokens:
-            section.tokens = est.text(section.text)
-    recorded = [s for s in result.sections if s.kind == "recorded"]
-    if isinstance(est, Exact) and recorded:
+    _count(result, est)
+    if isinstance(est, Exact) and [s for s in result.sections if s.kind == "recorded"]:
+        recorded = [s for s in result.sections if s.kind == "recorded"]
         match_exact(recorded, est, "\n\n".join(s.text for s in recorded if not s.title.startswith("Tool: ")),
                     session.tools)
     return result
+
+
+def _count(result: SessionPrompt, est: Estimator) -> None:
+    for section in result.sections:
+        if section.kind != "measured" and not section.tokens:
+            section.tokens = est.text(section.text)
+
+
+def latest(session: Session) -> SentRequest | None:
+    """The last recorded request of the session's main thread (of its only thread, for a subagent's file)."""
+    if session.sent is None or not session.sent.requests:
+        return None
+    main = [r for r in session.sent.requests if r.agent_id is None]
+    return (main or session.sent.requests)[-1]
+
+
+GROUP_TITLES = {"system": "System prompt", "tools": "Tools", "reminders": "System-reminders"}
+
+
+def group_title(group: str, sections: list[Section]) -> str:
+    """A group's heading: what it is and how many sections it holds ("MCP server lab (2 tools)")."""
+    count = sum(1 for s in sections if s.group == group)
+    if group.startswith("mcp:"):
+        return f"MCP server {group[4:]} ({count} tool{'s' if count != 1 else ''})"
+    return f"{GROUP_TITLES.get(group, group)} ({count})"
+
+
+def tool_group(name: str) -> str:
+    """"tools" for a built-in tool, "mcp:<server>" for an MCP tool (`mcp__<server>__<tool>`)."""
+    if name.startswith(MCP_PREFIX) and "__" in name[len(MCP_PREFIX):]:
+        return "mcp:" + name[len(MCP_PREFIX):].split("__", 1)[0]
+    return "tools"
+
+
+def _sent(session: Session, result: SessionPrompt, est: Estimator, request: SentRequest | None) -> None:
+    """A recorded request's system blocks (split at their headings), tools (MCP ones grouped by server) and the
+    system-reminders among the messages it sent."""
+    log = session.sent
+    assert log is not None and request is not None
+    shape = log.shape(request)
+    number = log.index(request) + 1
+    result.notes.append(f"as sent in request {number} of {len(log)} (line {request.line}"
+                        + (f", {request.model}" if request.model else "") + "); the billing-header block Claude "
+                        "Code sends first is not recorded")
+    if shape is None:
+        result.notes.append(f"the file holds no api-request-shape {request.shape[:12]}: no system prompt or tools")
+        return
+    marked = {path[1] for path, _ in request.cache_control if len(path) == 2}
+    for i, block in enumerate(shape.system, 1):
+        text = block.get("text", "") if isinstance(block, dict) else ""
+        parts = split_headings(str(text), f"Block {i}")
+        for n, (title, part) in enumerate(parts, 1):
+            note = "a cache breakpoint ends this block" if (i - 1) in marked and n == len(parts) else ""
+            result.sections.append(Section(title if title == f"Block {i}" else f"Block {i} › {title}", part,
+                                           "recorded", path=session.source, lines=(shape.line,), kind="recorded",
+                                           note=note, group="system"))
+    tools = [t for t in shape.tools if isinstance(t, dict)]
+    for tool in sorted(tools, key=lambda t: tool_group(str(t.get("name", ""))) != "tools"):  # built-ins first
+        name = str(tool.get("name", "?"))
+        group = tool_group(name)
+        title = f"Tool: {name}" if group == "tools" else f"MCP {group[4:]}: {name[len(MCP_PREFIX + group[4:]) + 2:]}"
+        note = ("deferred (defer_loading): the schema is sent, and enters the context once ToolSearch references "
+                "it") if tool.get("defer_loading") else ""
+        result.sections.append(Section(title, json.dumps(tool, ensure_ascii=False, indent=1), "recorded",
+                                       est.text(json.dumps(tool, ensure_ascii=False)), path=session.source,
+                                       lines=(shape.line,), kind="recorded", note=note, group=group))
+    for message in _sent_reminders(session, request):
+        result.sections.append(Section(f"Reminder: {message.attachment}", message.text(), "recorded",
+                                       path=session.source, lines=message.lines[:1], kind="recorded",
+                                       note=f"sent as a {message.role}-role message" if message.role == "system"
+                                       else "", group="reminders"))
+    changed = len({r.shape for r in log.requests if r.agent_id == request.agent_id})
+    if changed > 1:
+        result.notes.append(f"the system prompt or tools took {changed} forms in this session (see what changed "
+                            "from one request to the next)")
+
+
+def _sent_reminders(session: Session, request: SentRequest) -> list:
+    """The reminders among the messages the request sent: those before its response, since the last compaction."""
+    answered = next((r for r in session.requests if r.sent_id == request.id), None)
+    end = answered.seen_end if answered is not None else len(session.messages)
+    start = max((c.index for c in session.compactions if c.kind == "compact" and c.index <= end), default=0)
+    return [m for m in session.messages[start:end] if m.attachment is not None]
 
 
 def split_headings(text: str, untitled: str) -> list[tuple[str, str]]:
