@@ -296,3 +296,14 @@ def test_following_a_database_sees_what_opencode_commits(tmp_path):
     assert change.new_messages == 1 and change.session.messages[-1].text() == "one more"
     assert change.reloaded is None  # a database that grew is no rewrite worth a notice
     writer.close()
+
+
+def test_the_prompt_view_measures_what_opencode_does_not_store():
+    from inspector.core.prompt.session_view import session_prompt
+
+    fixture = lab.load_fixture("opencode", VERSION, "read-file")
+    [section] = session_prompt(load(database(fixture))).sections
+    first = chat_exchanges(fixture.server_log)[0]["response"]["body"]["usage"]
+    assert section.kind == "measured" and section.title == "Unrecorded prefix"
+    sent = first["input_tokens"] + first["cache_creation_input_tokens"] + first["cache_read_input_tokens"]
+    assert 0 < sent - section.tokens < 50  # the first request less its one short prompt
