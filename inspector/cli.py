@@ -70,7 +70,8 @@ def _parser(command: str | None = None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="context-inspector",
         description="See what is really in an LLM agent's context window. "
-        "With no subcommand, open PATH (a session file or Claude Code project directory) in the app.",
+        "With no subcommand, open PATH (a session file, a directory of sessions, or an opencode database: "
+        "DATABASE#SESSION-ID picks one of its sessions) in the app.",
     )
     parser.add_argument("--version", action="version", version=f"context-inspector {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="{open," + ",".join(SUBCOMMANDS) + "}")

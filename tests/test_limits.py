@@ -118,6 +118,40 @@ def test_a_window_smaller_than_a_measured_context_is_called_out():
     assert not any("smaller" in n for n in window_info(session(), window=400_000, environ={}).notes)
 
 
+def _t(info) -> tuple[int, int, int]:
+    return info.thresholds.warning, info.thresholds.autocompact, info.thresholds.blocking
+
+
+def test_gemini_cli_compresses_at_half_the_models_limit():
+    """chatCompressionService.ts: compress once the last prompt reaches 0.5 x tokenLimit(model), keep 30%."""
+    info = window_info(session("gemini-2.5-pro", fmt="gemini-cli"))
+    assert info.policy == "gemini-cli" and info.policy_source == "default"
+    assert (info.context_window, info.output_reserve) == (1_048_576, 0)
+    assert _t(info) == (524_288, 524_288, 1_048_576) and any("30%" in n for n in info.notes)
+    assert window_info(session("gemma-4-31b-it", fmt="gemini-cli")).thresholds.autocompact == 128_000
+    assert window_info(session("gemini-2.5-pro", fmt="gemini-cli"), compact_pct=70).thresholds.autocompact == 734_003
+
+
+@pytest.mark.parametrize("window, expected", [
+    (1_000_000, (830_000, 850_000, 977_000)),  # 85% of the window
+    (128_000, (75_000, 95_000, 105_000)),  # window - 20k reserve - 13k buffer is lower
+    (32_000, (7_200, 27_200, 30_200)),  # that ceiling is negative: the percentage alone
+])
+def test_qwen_code_compacts_by_its_compute_thresholds(window, expected):
+    info = window_info(session("qwen3-coder-plus", window=window, fmt="qwen-code"))
+    assert info.policy == "qwen-code" and info.output_reserve == 20_000 and _t(info) == expected
+
+
+@pytest.mark.parametrize("model, window, usable", [
+    ("claude-sonnet-4-5", 1_000_000, 968_000),  # opencode's models snapshot: 1M for Sonnet 4.5
+    ("claude-opus-4-5", 200_000, 168_000),
+    ("some-other-model", 200_000, 168_000),
+])
+def test_opencode_overflows_at_the_window_less_the_output_limit(model, window, usable):
+    info = window_info(session(model, fmt="opencode"))
+    assert info.policy == "opencode" and info.context_window == window and _t(info) == (usable, usable, window)
+
+
 def test_claude_opus_5_5_has_a_1m_window():
     """Claude Code 2.1.332 compacts claude-opus-5-5 sessions at 977,000 tokens (the lab's auto-compact scenario)."""
     from inspector.core.limits import LONG_WINDOW, context_window

@@ -1,7 +1,9 @@
-"""Find sessions for the picker: the bundled samples, recent Claude Code and Codex sessions.
+"""Find sessions for the picker: the bundled samples and recent sessions of every agent whose store is found.
 
-Only cheap facts are read here (size, modification time, the first 64 KB for date, project and format); the message
-count is a line scan that the picker runs in a worker after it has painted.
+Each agent's store is one `Store` in `STORES`: where it is (honouring the agent's own environment overrides), how
+its sessions are listed, and how a listed session's cheap facts (start, project) and message count are read. A
+missing or unreadable store lists nothing. Only cheap facts are read here (size, modification time, the first 64 KB
+for date and project); the message count is a scan that the picker runs in a worker after it has painted.
 """
 
 from __future__ import annotations
@@ -12,23 +14,25 @@ import stat
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Callable, Iterable
 
 from inspector.core.formats.jsonl import loads
 from inspector.samples import sample_paths
 
 HEAD = 1 << 16
-LIMIT = 200  # newest sessions listed per source
+LIMIT = 200  # newest sessions listed per store
 
 
 @dataclass(slots=True)
 class Entry:
     path: Path
-    source: str  # "sample", "claude-code", "codex" or "directory"
+    source: str  # the agent that wrote it ("claude-code", "codex", ...), "sample" or "directory"
     size: int
     mtime: float
     started: str = ""  # the first timestamp the file states (UTC, as sessions record it)
     project: str = ""
     messages: int | None = None
+    counter: Callable[[Path], int] | None = None  # how its messages are counted (None: `count_messages`)
 
     @property
     def modified(self) -> str:
@@ -37,42 +41,85 @@ class Entry:
             return "-"
         return datetime.fromtimestamp(self.mtime).strftime("%Y-%m-%d %H:%M")
 
+    def count_messages(self) -> int:
+        """A quick count of its messages for the picker (OSError when the file went away)."""
+        return (self.counter or count_messages)(self.path)
+
+
+@dataclass(frozen=True, slots=True)
+class Store:
+    """One agent's session store. `root()` is where it is now (None: not configured); `sessions(root, agent)`
+    yields its sessions as entries (any order, facts read), skipping what it cannot read."""
+
+    agent: str
+    root: Callable[[], Path | None]
+    sessions: Callable[[Path, str], Iterable[Entry]]
+
+
+def _env_dir(var: str, default: Path, *parts: str) -> Path:
+    """`$var/parts` when the variable is set (and not empty), else `default/parts`."""
+    base = os.environ.get(var)
+    return (Path(base) if base else default).joinpath(*parts)
+
 
 def claude_projects() -> Path:
-    base = os.environ.get("CLAUDE_CONFIG_DIR")
-    return (Path(base) if base else Path.home() / ".claude") / "projects"
+    return _env_dir("CLAUDE_CONFIG_DIR", Path.home() / ".claude", "projects")
 
 
 def codex_sessions() -> Path:
     return Path.home() / ".codex" / "sessions"
 
 
-def _entry(path: Path, source: str) -> Entry | None:
+def gemini_projects() -> Path:
+    """Gemini CLI's per-project temporary directories: `$GEMINI_CLI_HOME` (else the home directory)/.gemini/tmp."""
+    return _env_dir("GEMINI_CLI_HOME", Path.home(), ".gemini", "tmp")
+
+
+def qwen_projects() -> Path:
+    """Qwen Code's project directories: under `$QWEN_RUNTIME_DIR`, else `$QWEN_HOME`, else ~/.qwen."""
+    base = os.environ.get("QWEN_RUNTIME_DIR") or os.environ.get("QWEN_HOME")
+    return (Path(base).expanduser() if base else Path.home() / ".qwen") / "projects"
+
+
+def opencode_data() -> Path:
+    """opencode's data directory: `$XDG_DATA_HOME/opencode`, else ~/.local/share/opencode."""
+    return _env_dir("XDG_DATA_HOME", Path.home() / ".local" / "share", "opencode")
+
+
+def file_entry(path: Path, source: str, counter: Callable[[Path], int] | None = None) -> Entry | None:
+    """An entry for a session file with its head facts, or None for what is no regular file (a FIFO would block
+    the read forever; a directory is no session) or vanished."""
     try:
         st = path.stat()
     except OSError:
         return None
-    if not stat.S_ISREG(st.st_mode):  # a FIFO would block the read below forever; a directory is no session
+    if not stat.S_ISREG(st.st_mode):
         return None
-    e = Entry(path, source, st.st_size, st.st_mtime)
+    e = Entry(path, source, st.st_size, st.st_mtime, counter=counter)
     _read_head(e)
     return e
 
 
-def _read_head(e: Entry) -> None:
-    """Start (first timestamp) and project (cwd) from the first lines; the file's mtime when it states none."""
+def head_objects(path: Path, lines: int = 40) -> Iterable[dict]:
+    """The JSON objects among the first `lines` lines of the first 64 KB of `path` (nothing when unreadable); a
+    line that does not parse (a hostile one nested 100,000 deep, one cut by the 64 KB) is skipped."""
     try:
-        with open(e.path, "rb") as f:
+        with open(path, "rb") as f:
             head = f.read(HEAD)
     except OSError:
-        head = b""
-    for raw in head.split(b"\n")[:40]:
+        return
+    for raw in head.split(b"\n")[:lines]:
         try:
-            obj = loads(raw)  # a hostile line (nested 100,000 deep) is just skipped
+            obj = loads(raw)
         except ValueError:
             continue
-        if not isinstance(obj, dict):
-            continue
+        if isinstance(obj, dict):
+            yield obj
+
+
+def _read_head(e: Entry) -> None:
+    """Start (first timestamp) and project (cwd) from the first lines; the file's mtime when it states none."""
+    for obj in head_objects(e.path):
         payload = obj.get("payload") if isinstance(obj.get("payload"), dict) else {}
         stamp = obj.get("timestamp") or obj.get("created") or payload.get("timestamp")
         cwd = obj.get("cwd") or payload.get("cwd")
@@ -83,7 +130,12 @@ def _read_head(e: Entry) -> None:
         if e.started and e.project:
             break
     if not e.started:
-        e.started = datetime.fromtimestamp(e.mtime, timezone.utc).strftime("%Y-%m-%d %H:%M")
+        e.started = utc_minutes(e.mtime)
+
+
+def utc_minutes(seconds: float) -> str:
+    """A POSIX time as the picker shows a start: UTC, to the minute."""
+    return datetime.fromtimestamp(seconds, timezone.utc).strftime("%Y-%m-%d %H:%M")
 
 
 _MESSAGE_ID = re.compile(rb'"id"\s*:\s*"(msg_[^"]+)"')
@@ -107,26 +159,98 @@ def count_messages(path: Path) -> int:
     return n
 
 
-def _newest(paths: list[Path], source: str) -> list[Entry]:
-    entries = [e for p in paths if (e := _entry(p, source)) is not None]
-    entries.sort(key=lambda e: -e.mtime)
-    return entries[:LIMIT]
+def glob_files(pattern: str, keep: Callable[[Path], bool] = lambda p: True,
+               counter: Callable[[Path], int] | None = None) -> Callable[[Path, str], Iterable[Entry]]:
+    """A store's `sessions` for sessions that are files matching `pattern` under its root."""
+    def listing(root: Path, agent: str) -> Iterable[Entry]:
+        for p in root.glob(pattern):
+            if keep(p) and (e := file_entry(p, agent, counter)) is not None:
+                yield e
+    return listing
+
+
+def _not_subagent(p: Path) -> bool:
+    return not p.name.startswith("agent-")
+
+
+def _gemini_sessions(root: Path, agent: str) -> Iterable[Entry]:
+    from inspector.core.formats.gemini import project_root
+
+    for pattern in ("*/chats/session-*.jsonl", "*/chats/session-*.json"):
+        for e in glob_files(pattern, counter=count_gemini_messages)(root, agent):
+            e.project = project_root(e.path) or e.project
+            yield e
+
+
+def count_gemini_messages(path: Path) -> int:
+    """Distinct user and model records (a record written again counts once; `$set` copies are not scanned)."""
+    ids: set[bytes] = set()
+    with open(path, "rb") as f:
+        for line in f:
+            if line.startswith(b'{"id":"') and (b'"type":"user"' in line[:400] or b'"type":"gemini"' in line[:400]):
+                ids.add(line[7:line.find(b'"', 7)])
+    return len(ids)
+
+
+def _opencode_sessions(root: Path, agent: str) -> Iterable[Entry]:
+    """Every top-level session of opencode's databases (`$OPENCODE_DB`, else opencode*.db in its data directory),
+    then those of an older storage tree that no database holds."""
+    from inspector.core.formats import opencode
+
+    named = os.environ.get("OPENCODE_DB")
+    databases = [Path(named) if os.path.isabs(named) else root / named] if named and named != ":memory:" \
+        else sorted(root.glob("opencode*.db"))
+    seen: set[str] = set()
+    for db in databases:
+        try:
+            rows = opencode.list_sessions(db)
+        except Exception:  # a database being migrated, locked, corrupt or foreign: skipped, like a missing store
+            continue
+        for r in rows:
+            seen.add(r["id"])
+            if r["parent_id"]:
+                continue  # a subagent's session: listed by its parent session
+            updated = (r["time_updated"] or 0) / 1000
+            yield Entry(Path(f"{db}{opencode.SELECTOR}{r['id']}"), agent, r["size"], updated,
+                        started=utc_minutes((r["time_created"] or 0) / 1000), project=r["directory"] or "",
+                        messages=r["messages"], counter=lambda p, n=r["messages"]: n)
+    for e in glob_files("storage/session/*/*.json")(root, agent):
+        if e.path.stem not in seen:
+            yield e
+
+
+STORES: list[Store] = [
+    Store("claude-code", claude_projects, glob_files("*/*.jsonl", _not_subagent)),
+    Store("codex", codex_sessions, glob_files("*/*/*/rollout-*.jsonl")),
+    Store("gemini-cli", gemini_projects, _gemini_sessions),
+    Store("qwen-code", qwen_projects, glob_files("*/chats/*.jsonl")),
+    Store("opencode", opencode_data, _opencode_sessions),
+]
+
+
+def _newest(entries: Iterable[Entry]) -> list[Entry]:
+    return sorted(entries, key=lambda e: -e.mtime)[:LIMIT]
+
+
+def store_entries(store: Store) -> list[Entry]:
+    """The newest sessions of one store; none when it is missing or cannot be read."""
+    try:
+        root = store.root()
+        if root is None or not root.is_dir():
+            return []
+        return _newest(store.sessions(root, store.agent))
+    except OSError:  # a store we may not enter, a file gone mid-listing: skipped, as if not there
+        return []
 
 
 def discover(directory: Path | None = None, *, home: bool = True) -> list[Entry]:
-    """Sessions to offer: those in `directory` if given, else recent Claude Code and Codex sessions (when `home`),
-    then the bundled samples."""
+    """Sessions to offer: those in `directory` if given, else every store's recent sessions (when `home`), newest
+    first, then the bundled samples."""
     if directory is not None:
-        files = [p for p in directory.glob("*.jsonl") if not p.name.startswith("agent-")]
-        return _newest(files, "directory")
+        return _newest(glob_files("*.jsonl", _not_subagent)(directory, "directory"))
     found: list[Entry] = []
     if home:
-        projects = claude_projects()
-        if projects.is_dir():
-            found += _newest([p for p in projects.glob("*/*.jsonl") if not p.name.startswith("agent-")],
-                             "claude-code")
-        codex = codex_sessions()
-        if codex.is_dir():
-            found += _newest(list(codex.glob("*/*/*/rollout-*.jsonl")), "codex")
+        for store in STORES:
+            found += store_entries(store)
     found.sort(key=lambda e: -e.mtime)
-    return found + [e for p in sample_paths() if (e := _entry(p, "sample")) is not None]
+    return found + [e for p in sample_paths() if (e := file_entry(p, "sample")) is not None]

@@ -28,7 +28,7 @@ from inspector.core.estimators import ESTIMATORS
 from inspector.core.export import check_target, claude_code_session_id, default_format, export_session
 from inspector.core.figures import PlanFigures, plan_estimates, plan_figures, window_figures
 from inspector.core.files import read_limited
-from inspector.core.formats import load
+from inspector.core.formats import PATH_HELP, load
 from inspector.core.limits import POLICIES, WindowInfo, window_info
 from inspector.core.model import LoadError, Session
 from inspector.core.tokens import account
@@ -57,7 +57,7 @@ def _ratio(text: str) -> float:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("path", metavar="PATH", help="a session file or a Claude Code project directory")
+    parser.add_argument("path", metavar="PATH", help=PATH_HELP)
     parser.add_argument("--strategy", choices=STRATEGIES, default="snip", help="what to do (default: snip)")
     parser.add_argument("--dry-run", action="store_true",
                         help="print the plan and totals only: write nothing and call no model")

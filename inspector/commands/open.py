@@ -8,14 +8,15 @@ import argparse
 from dataclasses import replace
 from pathlib import Path
 
+from inspector.core.formats import PATH_HELP
 from inspector.core.formats.agent_stores import session_file
 from inspector.core.model import LoadError
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("path", nargs="?", help="session file or Claude Code project directory (default: pick one)")
-    parser.add_argument("--policy", default=None, help="threshold policy (reference, claude-code, codex, custom; "
-                        "default: each session's own, e.g. codex for a Codex rollout)")
+    parser.add_argument("path", nargs="?", help=PATH_HELP + " (default: pick one)")
+    parser.add_argument("--policy", default=None, help="threshold policy (reference, claude-code, codex, custom, "
+                        "gemini-cli, qwen-code, opencode; default: each session's own, e.g. codex for a Codex rollout)")
     parser.add_argument("--window", type=int, default=None, help="context window in tokens (default: the model's)")
     parser.add_argument("--estimator", default=None, help="token estimator (chars35, blocks, script, calibrated, "
                                                           "exact)")

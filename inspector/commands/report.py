@@ -10,7 +10,7 @@ from inspector.cli import UsageError, add_custom_pct, policy_options
 from inspector.core.compaction.estimates import Estimates
 from inspector.core.compaction.replay import render_what_if, replay
 from inspector.core.estimators import ESTIMATORS
-from inspector.core.formats import load
+from inspector.core.formats import PATH_HELP, load
 from inspector.core.gc_pause import gc_paused
 from inspector.core.limits import POLICIES, window_info
 from inspector.core.report import report_dict, report_text, safe_line
@@ -22,9 +22,7 @@ PROGRESS_MIN_BYTES = 20 * 1024 * 1024
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("path", metavar="PATH",
-                        help="a session file (any supported format) or a Claude Code project directory "
-                             "(its newest session is read)")
+    parser.add_argument("path", metavar="PATH", help=PATH_HELP)
     parser.add_argument("--json", action="store_true",
                         help="print one JSON object (schema: docs/report-json.md) instead of the table")
     parser.add_argument("--estimator", choices=sorted(ESTIMATORS), default=None,
@@ -32,8 +30,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "else script; exact needs ANTHROPIC_API_KEY)")
     parser.add_argument("--policy", choices=POLICIES, default=None,
                         help="compaction thresholds to measure against (default: the session's own: codex for "
-                             "Codex rollouts, claude-code for Claude Code's sessions and requests, reference for "
-                             "the others, our agent's included)")
+                             "Codex rollouts, claude-code for Claude Code's sessions and requests, gemini-cli, "
+                             "qwen-code and opencode for theirs, reference for the others, our agent's included)")
     parser.add_argument("--window", type=int, default=None, metavar="N",
                         help="context window in tokens (default: the model's, or the one the session states)")
     add_custom_pct(parser)

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from inspector.core.compaction.pairing import PairingCheck
-from inspector.core.formats import detect, resolve, subagent_files
+from inspector.core.formats import detect, resolve, split_address, stamp, subagent_files
 from inspector.core.formats.jsonl import Progress, first_object, read_jsonl
 from inspector.core.index import FileShrunk, LineIndex
 from inspector.core.model import Compaction, Format, LoadError, Message, Session
@@ -101,7 +101,17 @@ def make_loader(path: Path, fmt: Format) -> Loader | None:
         from inspector.core.formats.codex import CodexLoader
 
         return CodexLoader(str(path))
+    if fmt == "qwen-code":
+        from inspector.core.formats.qwen import QwenLoader
+
+        return QwenLoader(str(path))
+    if fmt == "opencode":
+        return None  # a database (or a storage tree): read whole again when it changes
     first = first_object(path)
+    if fmt == "gemini-cli":
+        from inspector.core.formats.gemini import GeminiLoader
+
+        return GeminiLoader(str(path)) if first is not None else None  # None: a legacy one-document session
     if fmt == "neutral":
         from inspector.core.formats.neutral import NeutralLoader
 
@@ -119,7 +129,7 @@ class Follower:
     """
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
-        self.target = Path(path).expanduser()
+        self.target, self.selector = split_address(path)  # DATABASE#ID: one session of an opencode database
         self.directory = self.target if self.target.is_dir() else None
         self.path: Path = self.target
         self.session: Session | None = None
@@ -131,6 +141,7 @@ class Follower:
         self._index: LineIndex | None = None
         self._identity: tuple[int, int] | None = None  # (st_dev, st_ino) of the file being read
         self._head = b""  # the start of its first line, to notice a rewrite that kept inode and size
+        self._stamp: tuple = ()  # a document's size and time (and its database's write-ahead log's)
         self._tail_fed: int | None = None  # offset of an unterminated last line already fed (it parsed whole)
         self._known: set[str] = set()  # session files of the directory already seen
         self._tail: list[tuple] = []  # `_key` of the last messages, to see which of them grew
@@ -159,11 +170,12 @@ class Follower:
         self.format, self._loader, self._tail_fed = fmt, loader, None
         self._identity = (st.st_dev, st.st_ino)
         self._head = self._read_head()
-        if loader is None:  # one JSON document: read whole, every time
+        if loader is None:  # one JSON document (or a database): read whole, every time
             from inspector.core.formats import load
 
             self._index = None
-            session = load(path, progress)
+            self._stamp = stamp(path)
+            session = load(f"{path}#{self.selector}" if self.selector else path, progress)
             self.reads = st.st_size
         else:
             self._index = LineIndex(path)
@@ -216,6 +228,8 @@ class Follower:
                 change.switched = str(newer)
                 return change
         reason = self._replaced()
+        if reason == "":
+            return self._grown(self.session)
         if reason is not None:
             return self._reopen(reason)
         old = self.session
@@ -264,8 +278,24 @@ class Follower:
                       compactions=list(session.compactions), reloaded=reason,
                       lines=len(index) if index is not None else 0, bytes=self.reads)
 
+    def _grown(self, old: Session) -> Change:
+        """A database that changed, read again whole: the messages it shares with the last read stay (same id,
+        kind and blocks: its rows carry no line numbers to tell a change by), what follows them is new."""
+        change = self._reopen(None)
+        new = change.session
+        if new is old:
+            return change  # it could not be read: the last good session stays
+        same = next((i for i, (a, b) in enumerate(zip(old.messages, new.messages))
+                     if (a.uuid, a.kind, a.blocks) != (b.uuid, b.kind, b.blocks)), min(len(old.messages),
+                                                                                      len(new.messages)))
+        change.first_new, change.rebuilt = same, same < len(old.messages)  # a part that grew or was pruned
+        change.new_requests = max(0, len(new.requests) - len(old.requests))
+        change.compactions = new.compactions[len(old.compactions):]
+        return change
+
     def _replaced(self) -> str | None:
-        """Why the file must be read from the start, or None when appending to it is all that happened."""
+        """Why the file must be read from the start ("" when that needs no notice: a database that changed), or
+        None when appending to it is all that happened."""
         try:
             st = os.stat(self.path)
         except FileNotFoundError:
@@ -273,7 +303,9 @@ class Follower:
         if (st.st_dev, st.st_ino) != self._identity:
             return "the file was replaced"
         if self._index is None:  # a document: any change means reading it again
-            return "the file was rewritten" if st.st_size != self.reads else None
+            if stamp(self.path) == self._stamp:
+                return None
+            return "" if self.format == "opencode" else "the file was rewritten"  # a database grows in place
         if st.st_size < self._index.end:
             return "the file was truncated"
         if self._head and self._read_head()[:len(self._head)] != self._head:

@@ -9,6 +9,14 @@ Policies (`--policy`):
                  that; requests refused at effective - 3k. CLAUDE_AUTOCOMPACT_PCT_OVERRIDE=N lowers the
                  auto-compact threshold to N% of effective (never raises it).
     codex        90% of the stated window (which Codex already gives as 95% of the raw one)
+    gemini-cli   Gemini CLI's compression: when the last prompt reached 50% of the model's limit (1,048,576 for
+                 Gemini models, 256,000 for Gemma 4), keeping the newest 30% of the history; no output reserve,
+                 no warning; a request that would not fit the rest of the window is refused
+    qwen-code    Qwen Code's compaction: 85% of the window, but at most window - 20k (summary reserve) - 13k;
+                 warning 20k below that; hard limit window - 23k (or 3k past auto-compact)
+    opencode     opencode's overflow rule: compact once a response's tokens (input + output + cache) reach the
+                 usable window, the window less the model's output limit (at most 32k); the prune of old tool
+                 outputs is separate (docs/opencode-format.md)
     custom       percentages of the effective window: warning_pct, autocompact_pct, blocking_pct
     copilot      GitHub Copilot CLI: background compaction at 80% of the token limit (the prompt limit its events
                  record as tokenLimit / maxPromptTokens), blocking at 95% (the SDK's InfiniteSessionConfig defaults)
@@ -37,9 +45,11 @@ CLAUDE_WINDOW = 200_000
 LONG_WINDOW = 1_000_000
 DEFAULT_WINDOW = 200_000
 CLAUDE_CODE_RESERVE_CAP = 20_000
-POLICIES: tuple[str, ...] = ("reference", "claude-code", "codex", "custom", "copilot", "cline", "roo-code", "cline-sdk",
-                             "kimi")
-AGENT_FORMATS = ("copilot", "cline", "roo-code", "cline-sdk", "kimi")  # formats whose policy has the format's name
+POLICIES: tuple[str, ...] = ("reference", "claude-code", "codex", "custom", "gemini-cli", "qwen-code", "opencode",
+                             "copilot", "cline", "roo-code", "cline-sdk", "kimi")
+AGENT_FORMATS = ("copilot", "cline", "roo-code", "cline-sdk", "kimi")  # their rules: `_agent_thresholds`
+# Formats whose own rule is the policy of the same name (the default for their sessions)
+OWN_POLICY = frozenset({"gemini-cli", "qwen-code", "opencode", *AGENT_FORMATS})
 KIMI_WINDOW = 262_144  # Kimi K2's context (the max_context_size Kimi's own config gives its models)
 ROO_RESERVE = 8_192  # ANTHROPIC_DEFAULT_MAX_TOKENS, Roo's output reserve when the model states none
 AGENT_POLICY = "reference"  # what our own agent loop compacts by unless told otherwise (`run --policy`)
@@ -60,6 +70,24 @@ DEFAULT_MAX_OUTPUT = 32_000
 # 977,000 tokens (tests/agents/claude_code.py, scenario auto-compact), past any 200k window.
 LONG_MODELS = ("claude-opus-5-5",)
 
+# Gemini CLI's tokenLimit(model) (core/tokenLimits.ts, 0.61.0): every model 1,048,576 but Gemma 4.
+GEMINI_WINDOW = 1_048_576
+GEMINI_WINDOWS: tuple[tuple[str, int], ...] = (("gemma-4-31b-it", 256_000), ("gemma-4-26b-a4b-it", 256_000))
+GEMINI_COMPACT_PCT = 50  # DEFAULT_COMPRESSION_TOKEN_THRESHOLD (settings: model.compressionThreshold)
+GEMINI_KEEP = 0.3  # COMPRESSION_PRESERVE_THRESHOLD: the newest share of the history a compression keeps
+QWEN_COMPACT_PCT = 85  # DEFAULT_PCT of chatCompressionService.ts (0.24.4)
+QWEN_SUMMARY_RESERVE, QWEN_AUTOCOMPACT_BUFFER, QWEN_WARN_BUFFER, QWEN_HARD_BUFFER = 20_000, 13_000, 20_000, 3_000
+OPENCODE_OUTPUT_MAX = 32_000  # OUTPUT_TOKEN_MAX: opencode's cap on a model's output limit (provider/transform)
+# The context limits opencode 1.18.33 gives Anthropic's models (the models.dev snapshot it ships, used as is with
+# OPENCODE_DISABLE_MODELS_FETCH; a fetched models.dev may differ): Sonnet 4.5 and the 4.6+ models have 1,000,000.
+OPENCODE_WINDOWS: dict[str, int] = {
+    "claude-haiku-4-5": 200_000, "claude-haiku-4-5-20251001": 200_000, "claude-opus-4-5": 200_000,
+    "claude-opus-4-5-20251101": 200_000, "claude-sonnet-4-5": 1_000_000, "claude-sonnet-4-5-20250929": 1_000_000,
+    "claude-sonnet-4-6": 1_000_000, "claude-opus-4-6": 1_000_000, "claude-opus-4-7": 1_000_000,
+    "claude-opus-4-8": 1_000_000, "claude-sonnet-5": 1_000_000, "claude-opus-5": 1_000_000,
+    "claude-opus-5-5": 1_000_000, "claude-fable-5": 1_000_000, "claude-fable-5-1": 1_000_000,
+}
+
 
 def default_policy(session: Session | None) -> str:
     """The policy a session is measured against when none is chosen: the rule of the harness that wrote it.
@@ -77,7 +105,8 @@ def default_policy(session: Session | None) -> str:
       window only its rollouts state; a captured Responses request does not state it).
     - no session: `reference`. Nothing tells whose harness it is, and the one caller that asks without a session
       is our own agent's configuration (a threshold for a model alone).
-    - `copilot`, `cline`, `roo-code`, `cline-sdk`, `kimi`: the policy of the same name, that agent's own rule.
+    - `gemini-cli`, `qwen-code`, `opencode`, `copilot`, `cline`, `roo-code`, `cline-sdk`, `kimi`: the policy of the
+      same name, that agent's own rule.
     """
     return _default_with_reason(session)[0]
 
@@ -89,8 +118,9 @@ def _default_with_reason(session: Session | None) -> tuple[str, str]:
         return "codex", "Codex's own rule"
     if session.format == "claude-code":
         return "claude-code", "Claude Code's own rule"
-    if session.format in AGENT_FORMATS:
-        return session.format, "the agent's own rule"
+    if session.format in OWN_POLICY:
+        return session.format, {"gemini-cli": "Gemini CLI's own rule", "qwen-code": "Qwen Code's own rule",
+                                "opencode": "opencode's own rule"}.get(session.format, "the agent's own rule")
     if session.format == "neutral":
         return AGENT_POLICY, "what our agent compacts by"
     if session.format == "anthropic-request" and any(
@@ -115,11 +145,20 @@ def context_window(session: Session | None, model: str | None = None) -> int:
         return KIMI_WINDOW
     if session is not None and model is None:
         model = current_model(session)
+    if (session is not None and session.format == "gemini-cli") or (model or "").lower().startswith(("gemini", "gemma")):
+        return gemini_window(model)
+    if session is not None and session.format == "opencode" and model in OPENCODE_WINDOWS:
+        return OPENCODE_WINDOWS[model]
     if model and ("[1m]" in model.lower() or model.lower().startswith(LONG_MODELS)):
         return LONG_WINDOW
     if session is not None and _past_claude_window(session.requests):
         return LONG_WINDOW
     return CLAUDE_WINDOW if (model is None or "claude" in model.lower()) else DEFAULT_WINDOW
+
+
+def gemini_window(model: str | None) -> int:
+    name = (model or "").lower()
+    return next((w for key, w in GEMINI_WINDOWS if name == key), GEMINI_WINDOW)
 
 
 _scanned: list = [None, 0, False]  # the last request scanned, how many were, whether one was past the window
@@ -265,6 +304,7 @@ def window_info(session: Session | None = None, policy: str | None = None, windo
         raise ValueError(f"the window must be a positive number of tokens, got {window}")
     known = {"reference": {"compact_pct", "warning_pct"}, "claude-code": {"autocompact_pct"},
              "codex": {"compact_pct"}, "custom": {"warning_pct", "autocompact_pct", "blocking_pct"},
+             "gemini-cli": {"compact_pct"}, "qwen-code": {"compact_pct"}, "opencode": set(),
              "copilot": {"compact_pct"}, "cline": set(), "roo-code": {"condense_pct"}, "cline-sdk": set(),
              "kimi": {"compact_pct"}}[policy]
     unknown = set(options) - known
@@ -293,7 +333,11 @@ def window_info(session: Session | None = None, policy: str | None = None, windo
             notes.append("1M window: [1m] model id, a 1M model or usage above 200k")
     if policy == "roo-code":
         reserve = output_reserve if output_reserve is not None else ROO_RESERVE
-    elif policy in ("codex",) + AGENT_FORMATS:  # the others' rules are fractions of the window, no reserve
+    elif policy == "qwen-code":
+        reserve = output_reserve if output_reserve is not None else QWEN_SUMMARY_RESERVE
+    elif policy == "opencode":
+        reserve = output_reserve if output_reserve is not None else min(max_output(model), OPENCODE_OUTPUT_MAX)
+    elif policy in ("codex", "gemini-cli") + AGENT_FORMATS:  # their rules are fractions of the window: no reserve
         reserve = output_reserve if output_reserve is not None else 0
     else:
         reserve = output_reserve if output_reserve is not None else min(max_output(model), CLAUDE_CODE_RESERVE_CAP)
@@ -324,6 +368,18 @@ def window_info(session: Session | None = None, policy: str | None = None, windo
     elif policy == "codex":
         compact = _pct("compact_pct", options.get("compact_pct"), 90)
         thresholds = Thresholds(int(size * (compact - 10) / 100), int(size * compact / 100), size)
+    elif policy == "gemini-cli":
+        compact = int(size * _pct("compact_pct", options.get("compact_pct"), GEMINI_COMPACT_PCT) / 100)
+        thresholds = Thresholds(compact, compact, size)  # Gemini CLI warns of nothing before it compresses
+        notes.append(f"compresses at {compact:,}, keeping the newest {GEMINI_KEEP:.0%} of the history")
+    elif policy == "qwen-code":
+        proportional = size * _pct("compact_pct", options.get("compact_pct"), QWEN_COMPACT_PCT) / 100
+        ceiling = effective - QWEN_AUTOCOMPACT_BUFFER
+        auto = int(min(proportional, ceiling) if ceiling > 0 else proportional)
+        thresholds = Thresholds(max(0, auto - QWEN_WARN_BUFFER), auto,
+                                min(size, max(effective - QWEN_HARD_BUFFER, auto + QWEN_HARD_BUFFER)))
+    elif policy == "opencode":
+        thresholds = Thresholds(effective, effective, size)  # overflow at the usable window; no warning
     elif policy in AGENT_FORMATS:
         thresholds = _agent_thresholds(policy, size, effective, reserve, options)
     else:

@@ -21,9 +21,9 @@ if TYPE_CHECKING:
 _input_json = json.JSONEncoder(ensure_ascii=False, default=str).encode
 
 Format = Literal["claude-code", "codex", "anthropic-request", "openai-chat", "openai-responses", "neutral",
-                 "copilot", "cline", "roo-code", "cline-sdk", "kimi"]
+                 "copilot", "cline", "roo-code", "cline-sdk", "kimi", "gemini-cli", "qwen-code", "opencode"]
 FORMATS: tuple[str, ...] = ("claude-code", "codex", "anthropic-request", "openai-chat", "openai-responses", "neutral",
-                            "copilot", "cline", "roo-code", "cline-sdk", "kimi")
+                            "copilot", "cline", "roo-code", "cline-sdk", "kimi", "gemini-cli", "qwen-code", "opencode")
 
 # Block types of the Messages API, plus "unknown" for anything a future format version adds.
 BlockType = Literal[

@@ -222,6 +222,17 @@ class Scenario:
     run: Callable[[Scratch, Path], Capture]
 
 
+def registry(scenarios: dict[str, Scenario]) -> Callable[[str, str], Callable]:
+    """The decorator an agent module registers its scenarios with: `@scenario(name, about)` over a
+    `run(scratch, binary)` puts it in `scenarios`."""
+    def scenario(name: str, about: str) -> Callable[[Callable[[Scratch, Path], Capture]], Callable]:
+        def register(run: Callable[[Scratch, Path], Capture]) -> Callable:
+            scenarios[name] = Scenario(name, about, run)
+            return run
+        return register
+    return scenario
+
+
 def keep_log(scratch: Scratch, log: list[dict]) -> Path:
     """The server's log beside the scratch directories (`<root>/server.jsonl`), to look at when a scenario failed
     (a failed scenario writes no fixture)."""

@@ -35,7 +35,9 @@ def main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     try:
         module = agent_module(args.agent)
-    except ModuleNotFoundError:
+    except ModuleNotFoundError as exc:
+        if exc.name != args.agent.replace("-", "_"):
+            raise  # the agent's module is there but imports something that is not
         print(f"{args.agent}: no scenarios yet (tests/agents/{args.agent.replace('-', '_')}.py)", file=sys.stderr)
         return 2
     scenarios: dict[str, lab.Scenario] = module.SCENARIOS

@@ -253,6 +253,70 @@ def cline_task_bad_ui(d: Path) -> Path:
     return task
 
 
+OPENCODE_FIXTURE = HERE.parent / "fixtures" / "agents" / "opencode-1.18.33" / "parallel-tools" / "home" / ".local" \
+    / "share" / "opencode" / "opencode.db"
+
+
+def _opencode_copy(d: Path, name: str = "opencode.db") -> Path:
+    return Path(shutil.copy(OPENCODE_FIXTURE, d / name))
+
+
+def opencode_corrupt_row(d: Path) -> Path:
+    """A real opencode database with one part row's JSON cut short and one of an unknown type."""
+    import sqlite3
+
+    path = _opencode_copy(d)
+    conn = sqlite3.connect(path)
+    rows = conn.execute("SELECT id, json_extract(data, '$.type') FROM part ORDER BY id").fetchall()
+    step = next(pid for pid, kind in rows if kind == "step-start")
+    text = next(pid for pid, kind in rows if kind == "text")
+    conn.execute("UPDATE part SET data = json_set(data, '$.type', 'hologram') WHERE id = ?", (step,))
+    conn.execute("UPDATE part SET data = '{\"type\": \"text\", \"text\": \"cut sh' WHERE id = ?", (text,))
+    conn.commit()
+    conn.close()
+    return path
+
+
+def opencode_truncated(d: Path) -> Path:
+    """A database cut to its first pages (a copy interrupted half-way)."""
+    path = _opencode_copy(d)
+    with open(path, "r+b") as f:
+        f.truncate(3 * 4096)
+    return path
+
+
+def opencode_foreign(d: Path) -> Path:
+    """An SQLite database of some other program."""
+    import sqlite3
+
+    path = d / "other.db"
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE notes (body TEXT)")
+    conn.commit()
+    conn.close()
+    return path
+
+
+def opencode_no_such_session(d: Path) -> Path:
+    return Path(f"{_opencode_copy(d)}#ses_nosuchsession")
+
+
+def opencode_storage_corrupt(d: Path) -> Path:
+    """An opencode storage/ tree (before the database) whose one message file is cut short."""
+    root = d / "storage"
+    for sub, name, body in (
+            ("session/global", "ses_bad.json", {"id": "ses_bad", "directory": "/tmp/bad", "title": "bad",
+                                                "version": "1.0.0", "time": {"created": 1, "updated": 2}}),
+            ("message/ses_bad", "msg_1.json", {"id": "msg_1", "sessionID": "ses_bad", "role": "user",
+                                               "time": {"created": 1}}),
+            ("part/msg_1", "prt_1.json", {"id": "prt_1", "messageID": "msg_1", "sessionID": "ses_bad",
+                                          "type": "text", "text": "list the files"})):
+        (root / sub).mkdir(parents=True, exist_ok=True)
+        (root / sub / name).write_text(json.dumps(body))
+    (root / "message" / "ses_bad" / "msg_2.json").write_text('{"id": "msg_2", "role": "assist')
+    return root / "session" / "global" / "ses_bad.json"
+
+
 def committed(name: str) -> Callable[[Path], Path]:
     """A small committed file, copied so a test may not change the original."""
 
@@ -322,4 +386,11 @@ CASES: dict[str, Case] = {
     "cline-sdk-bad-message": Case(committed("cline-sdk-bad-message.messages.json"), "load",
                                   "message 2: not a user or assistant message"),
     "cline-task-bad-ui": Case(cline_task_bad_ui, "load", "ui_messages.json: not valid JSON"),
+    "gemini-bad-lines": Case(committed("gemini-bad.jsonl"), "load", "line 4: corrupt line skipped"),
+    "qwen-bad-lines": Case(committed("qwen-bad.jsonl"), "load", "line 4: skipped 1 record of unknown type 'hologram'"),
+    "opencode-corrupt-row": Case(opencode_corrupt_row, "load", ": corrupt JSON in data, skipped"),
+    "opencode-truncated": Case(opencode_truncated, "error", "cannot be read (database disk image is malformed)"),
+    "opencode-foreign": Case(opencode_foreign, "error", "not opencode's"),
+    "opencode-no-such-session": Case(opencode_no_such_session, "error", "no session 'ses_nosuchsession'"),
+    "opencode-storage-corrupt": Case(opencode_storage_corrupt, "load", "msg_2.json: cannot be read"),
 }

@@ -1,4 +1,4 @@
-"""The session picker: bundled samples and recent Claude Code / Codex sessions, newest first.
+"""The session picker: bundled samples and recent sessions of every agent found (`discover.STORES`), newest first.
 
 A DataTable is fine here (at most a few hundred rows). Message counts need a scan of each file, so they fill in from
 a worker after the list has painted.
@@ -17,7 +17,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 from textual.worker import get_current_worker
 
-from inspector.app.discover import Entry, count_messages, discover
+from inspector.app.discover import Entry, discover
 from inspector.app.text import plain
 
 
@@ -65,7 +65,7 @@ class PickerScreen(Screen):
 
     def compose(self) -> ComposeResult:
         where = f"Sessions in {self.directory}" if self.directory else \
-            "Pick a session: recent Claude Code and Codex sessions, then the bundled samples"
+            "Pick a session: recent sessions of every agent found, then the bundled samples"
         yield Static(Text.assemble(("context-inspector", "bold"), "  ", plain(where), "\n",
                                    ("enter opens · F1 help · q quits", "dim")), id="picker-title")
         yield DataTable(cursor_type="row", zebra_stripes=True, id="sessions")
@@ -90,7 +90,7 @@ class PickerScreen(Screen):
             if worker.is_cancelled:
                 return
             try:
-                self.post_message(Counted(n, count_messages(e.path)))
+                self.post_message(Counted(n, e.count_messages()))
             except OSError:
                 continue
 

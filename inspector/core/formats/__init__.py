@@ -14,22 +14,37 @@ from typing import Callable
 from inspector.core.formats.agent_stores import session_file
 from inspector.core.formats.cline_task import load_task, task_folder
 from inspector.core.formats.detect import detect
-from inspector.core.formats.jsonl import Progress, read_jsonl
+from inspector.core.formats.jsonl import Progress, first_object, loads, read_jsonl
 from inspector.core.model import LoadError, Session
 
-__all__ = ["load", "detect", "resolve", "subagent_files", "Progress"]
+__all__ = ["load", "detect", "resolve", "subagent_files", "Progress", "split_address", "stamp"]
 
 BINARY_PROBE = 8192
+# How PATH may name a session, for the commands' --help: the directories and the opencode database address.
+PATH_HELP = ("a session file (any supported format), a directory of sessions (a Claude Code project directory, a "
+             "Gemini CLI or Qwen Code chats directory: its newest session), opencode's data directory or database "
+             "(its newest session; DATABASE#SESSION-ID picks one, e.g. opencode.db#ses_...) or an opencode "
+             "storage/ tree")
+SQLITE_MAGIC = b"SQLite format 3\x00"
 
 
 def load(path: str | os.PathLike[str], progress: Progress | None = None) -> Session:
-    """The session at `path`. `progress(bytes_done, bytes_total)` is called every ~0.1 s while a large file reads."""
-    file = resolve(path)
+    """The session at `path`. `progress(bytes_done, bytes_total)` is called every ~0.1 s while a large file reads.
+    `DATABASE#ID` picks one session of an opencode database (the newest without it)."""
+    file, selector = split_address(path)
+    file = resolve(file)
     folder = task_folder(file)
+    fmt = None if folder is not None else detect(file)
+    if selector is not None and fmt != "opencode":
+        raise LoadError(f"{path}: '#ID' picks a session of an opencode database; {file} is a {fmt or 'task'} "
+                        "session")
     if folder is not None:  # a Cline / Roo Code task: several files, loaded as one
         session = load_task(folder)
+    elif fmt == "opencode":
+        from inspector.core.formats import opencode
+
+        session = opencode.load(file, selector)
     else:
-        fmt = detect(file)
         loader: Callable[[Path, Progress | None], Session] = _LOADERS[fmt]
         session = loader(file, progress)
     from inspector.core.compaction.pairing import pairing_warnings  # the compaction package imports formats
@@ -38,11 +53,33 @@ def load(path: str | os.PathLike[str], progress: Progress | None = None) -> Sess
     return session
 
 
+def split_address(path: str | os.PathLike[str]) -> tuple[Path, str | None]:
+    """`opencode.db#ses_x` as (the database, "ses_x"); any other path as itself and None."""
+    from inspector.core.formats.opencode import split_address as split
+
+    return split(path)
+
+
+def stamp(path: Path) -> tuple:
+    """What changes when a document session changes: its size and modification time, and those of an SQLite
+    write-ahead log beside it (a database's new rows may be only there)."""
+    out: list = []
+    for p in (path, Path(f"{path}-wal")):
+        try:
+            st = p.stat()
+            out += [st.st_size, st.st_mtime_ns]
+        except OSError:
+            out += [None, None]
+    return tuple(out)
+
+
 def resolve(path: str | os.PathLike[str]) -> Path:
     """The session file `path` names: itself, or for a directory (a Claude Code project directory) its newest
     `*.jsonl` session by modification time; a directory of such directories (`~/.claude/projects`) gives the newest
-    session of them all. LoadError for anything that cannot be a readable session."""
-    p = Path(path).expanduser()
+    session of them all; opencode's data directory gives its database, an opencode `storage` tree its newest
+    session file. A `DATABASE#ID` address names the database. LoadError for anything that cannot be a readable
+    session."""
+    p, _ = split_address(path)
     try:
         p.stat()
     except FileNotFoundError:
@@ -54,6 +91,9 @@ def resolve(path: str | os.PathLike[str]) -> Path:
     if p.is_dir() and session_file(p) is not None:  # a Copilot, Cline, Roo Code, Cline SDK or Kimi session folder
         p = session_file(p)  # type: ignore[assignment]
     if p.is_dir():
+        opencode = _opencode_in(p)
+        if opencode is not None:
+            return opencode
         try:
             found = _sessions_in(p)
             if not found:  # `~/.claude/projects` itself: the newest session of any project
@@ -70,7 +110,7 @@ def resolve(path: str | os.PathLike[str]) -> Path:
             head = f.read(BINARY_PROBE)
     except OSError as exc:
         raise LoadError(f"{p}: cannot read ({exc.strerror or exc})") from None
-    if b"\0" in head:
+    if b"\0" in head and not head.startswith(SQLITE_MAGIC):
         if _utf16(head):
             raise LoadError(f"{p}: UTF-16 text, not UTF-8 as sessions are; convert it first "
                             "(iconv -f UTF-16 -t UTF-8 FILE > FILE.jsonl)")
@@ -84,6 +124,26 @@ def _utf16(head: bytes) -> bool:
         return True
     even, odd = head[0::2], head[1::2]
     return len(head) >= 4 and (even.count(0) == len(even) or odd.count(0) == len(odd))
+
+
+def _opencode_in(folder: Path) -> Path | None:
+    """opencode's data directory (its database: `opencode.db`, else the newest `opencode-<channel>.db`; or its
+    storage tree's newest session) or a storage tree."""
+    from inspector.core.formats.opencode import newest_session_file, storage_root
+
+    try:
+        databases = [p for p in folder.glob("opencode*.db") if p.is_file()]  # opencode-<channel>.db beside it
+        if databases:
+            return max(databases, key=lambda p: (p.name == "opencode.db", p.stat().st_mtime))
+        root = storage_root(folder)
+        if root is None:
+            return None
+        newest = newest_session_file(root)
+    except OSError as exc:
+        raise LoadError(f"{folder}: cannot list directory ({exc.strerror or exc})") from None
+    if newest is None:
+        raise LoadError(f"{folder}: an opencode storage tree with no readable session")
+    return newest
 
 
 def _sessions_in(folder: Path) -> list[tuple[float, str, Path]]:
@@ -182,6 +242,14 @@ def _load_copilot(path: Path, progress: Progress | None) -> Session:
     return loader.build()
 
 
+def _load_qwen(path: Path, progress: Progress | None) -> Session:
+    from inspector.core.formats.qwen import QwenLoader
+
+    loader = QwenLoader(str(path))
+    read_jsonl(path, loader.feed, loader.warn, progress)
+    return loader.build()
+
+
 def _load_kimi(path: Path, progress: Progress | None) -> Session:
     from inspector.core.formats.kimi import load_kimi
 
@@ -194,6 +262,28 @@ def _load_cline_sdk(path: Path, progress: Progress | None) -> Session:
     return load_cline_sdk(path)
 
 
+def _load_gemini(path: Path, progress: Progress | None) -> Session:
+    from inspector.core.formats.gemini import GeminiLoader
+
+    loader = GeminiLoader(str(path))
+    if first_object(path) is None:  # a legacy session-*.json, pretty-printed: one document
+        loader.feed_document(_document(path))
+    else:
+        read_jsonl(path, loader.feed, loader.warn, progress)
+    return loader.build()
+
+
+def _document(path: Path) -> dict:
+    try:
+        with open(path, "rb") as f:
+            doc = loads(f.read())
+    except ValueError as exc:
+        raise LoadError(f"{path}: not valid JSON ({exc})") from None
+    if not isinstance(doc, dict):
+        raise LoadError(f"{path}: not a JSON object")
+    return doc
+
+
 _LOADERS: dict[str, Callable[[Path, Progress | None], Session]] = {
     "claude-code": _load_claude_code,
     "codex": _load_codex,
@@ -204,4 +294,6 @@ _LOADERS: dict[str, Callable[[Path, Progress | None], Session]] = {
     "copilot": _load_copilot,
     "kimi": _load_kimi,
     "cline-sdk": _load_cline_sdk,
+    "gemini-cli": _load_gemini,
+    "qwen-code": _load_qwen,
 }

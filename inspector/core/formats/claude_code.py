@@ -26,6 +26,7 @@ from inspector.core.formats.blocks import (as_int, blocks_from_content, edited_m
 from inspector.core.formats.claude_code_records import (
     IGNORED, REQUEST_RECORDS, RequestRecorder, attachment_type, reminder,
 )
+from inspector.core.formats.jsonl import UnknownKinds
 from inspector.core.model import Block, Compaction, LoadWarning, Message, Request, Session
 
 CLEARED = "[Old tool result content cleared]"
@@ -103,7 +104,7 @@ class ClaudeCodeLoader:
         self.version: str | None = None
         self.duplicates = 0
         self.conflicts: set[str] = set()  # uuids repeated with content other than their first copy's
-        self._unknown: dict[str, list[int]] = {}  # type -> [count, first line]
+        self._unknown = UnknownKinds()
         self._branch: _Branch | None = None  # the last build's branch, extended by the next build when it can be
         self.last_build: tuple[str, int] = ("full", 0)  # ("full", entries) or ("extended", steps): a work counter
         self._steps = 0
@@ -130,7 +131,7 @@ class ClaudeCodeLoader:
         uuid = obj.get("uuid")
         if uuid.__class__ is not str:
             if kind not in BOOKKEEPING:
-                self._note_unknown(kind, line_no)
+                self._unknown.note(kind, line_no)
             return
         graph = self.side if obj.get("isSidechain") else self.main
         if uuid in graph.nodes:
@@ -152,7 +153,7 @@ class ClaudeCodeLoader:
             if record.kind in ("user", "assistant", "microcompact"):  # a boundary may end the file (our export)
                 graph.tip = uuid
         elif kind not in BOOKKEEPING:
-            self._note_unknown(kind, line_no)
+            self._unknown.note(kind, line_no)
 
     def _repeated(self, graph: _Graph, uuid: str, kind: Any, line_no: int, offset: int, obj: dict) -> None:
         """A uuid seen before: the first copy stands. A resumed session repeats earlier entries as they were, which
@@ -172,10 +173,6 @@ class ClaudeCodeLoader:
             than = f" than line {first.line}" if first is not None else ""
             self.warn(line_no, f"uuid {uuid[:64]!r} repeated at line {line_no} with different content{than}; "
                                "the first is kept")
-
-    def _note_unknown(self, kind: Any, line_no: int) -> None:
-        seen = self._unknown.setdefault(str(kind), [0, line_no])
-        seen[0] += 1
 
     def _record(self, uuid: str, kind: Any, line_no: int, offset: int, obj: dict) -> _Record | None:
         ts = obj.get("timestamp")
@@ -256,9 +253,7 @@ class ClaudeCodeLoader:
         session = Session(source=self.source, format="claude-code", cwd=self.cwd, session_id=self.session_id,
                           version=self.version, subagents=list(self.subagents))
         session.warnings = list(self.warnings)
-        for kind, (count, first) in self._unknown.items():
-            times = f"{count} entries" if count > 1 else "1 entry"
-            session.warnings.append(LoadWarning(first, f"skipped {times} of unknown type {kind!r}"))
+        session.warnings.extend(self._unknown.warnings())
         more = len(self.conflicts) - MAX_CONFLICT_WARNINGS
         if more > 0:
             session.warnings.append(LoadWarning(None, f"{more} more uuid{'s' if more > 1 else ''} repeated with "

@@ -25,7 +25,7 @@ import json
 from typing import Any
 
 from inspector.core.formats.blocks import as_int, blocks_from_content, image_from_url, opt_int, opt_str
-from inspector.core.formats.jsonl import loads
+from inspector.core.formats.jsonl import UnknownKinds, loads
 from inspector.core.model import Block, Compaction, LoadWarning, Message, Request, Session
 
 # Text Codex injects as user messages (environment, AGENTS.md, instructions): context, but not typed by the user.
@@ -54,7 +54,7 @@ class CodexLoader:
         self.model: str | None = None
         self._last_total: Any = None
         self._open: Message | None = None  # the message consecutive items of the same side are appended to
-        self._unknown: dict[str, list[int]] = {}
+        self._unknown = UnknownKinds()
         self._compacted_pending = False  # a `compacted` item was just seen: its `context_compacted` event repeats it
         self._records = False  # token_usage_record lines (0.171): they, not token_count, give the requests
         self._before: bool | None = None  # token_count layout: a response's usage precedes its items (0.58)
@@ -73,7 +73,7 @@ class CodexLoader:
         if "payload" not in obj:  # the older rollout layout (before `{timestamp, type, payload}` lines)
             kind, payload = _legacy(obj)
         if not isinstance(payload, dict):
-            self._note_unknown(str(kind), line_no)
+            self._unknown.note(str(kind), line_no)
             return
         s = self.session
         ts = opt_str(obj.get("timestamp"))
@@ -98,10 +98,7 @@ class CodexLoader:
         elif kind == "token_usage_record":
             self._record(line_no, ts, payload)
         elif kind not in STATE_RECORDS:
-            self._note_unknown(str(kind), line_no)
-
-    def _note_unknown(self, kind: str, line_no: int) -> None:
-        self._unknown.setdefault(kind, [0, line_no])[0] += 1
+            self._unknown.note(str(kind), line_no)
 
     def _item(self, line_no: int, offset: int, ts: str | None, item: dict) -> None:
         kind = opt_str(item.get("type"))
@@ -109,7 +106,7 @@ class CodexLoader:
             return
         converted = response_item(item)
         if converted is None:
-            self._note_unknown(f"response_item/{kind}", line_no)
+            self._unknown.note(f"response_item/{kind}", line_no)
             return
         role, kind, blocks, joins = converted
         if joins:
@@ -126,7 +123,7 @@ class CodexLoader:
                 self._compaction(line_no, ts)
             self._compacted_pending = False
         elif kind not in UI_EVENTS:
-            self._note_unknown(f"event_msg/{kind}", line_no)
+            self._unknown.note(f"event_msg/{kind}", line_no)
 
     def _token_count(self, line_no: int, ts: str | None, info: Any) -> None:
         if not isinstance(info, dict):
@@ -282,9 +279,7 @@ class CodexLoader:
             pending = self._pending
             self._settle_pending()
             self._pending = pending if pending in s.requests else None
-        warnings = list(s.warnings) + [
-            LoadWarning(first, f"skipped {n} {'entries' if n > 1 else 'entry'} of unknown type {kind!r}")
-            for kind, (n, first) in self._unknown.items()]
+        warnings = list(s.warnings) + self._unknown.warnings()
         return s.copy_with(messages=list(s.messages), requests=list(s.requests), compactions=list(s.compactions),
                            warnings=warnings, models=list(s.models))
 

@@ -27,6 +27,9 @@ NEUTRAL_KEYS = frozenset({"event", "kind", "usage"})
 CODEX_ITEMS = frozenset({"message", "reasoning", "function_call", "function_call_output", "local_shell_call",
                          "custom_tool_call", "custom_tool_call_output"})
 CODEX_PARTS = frozenset({"input_text", "output_text", "input_image"})
+GEMINI_TYPES = frozenset({"user", "gemini", "info", "error", "warning"})
+QWEN_TYPES = frozenset({"user", "assistant", "tool_result", "system"})
+SQLITE_MAGIC = b"SQLite format 3\x00"
 
 
 def classify_line(obj: Any) -> Format | None:
@@ -34,6 +37,10 @@ def classify_line(obj: Any) -> Format | None:
     if not isinstance(obj, dict):
         return None
     kind = opt_str(obj.get("type"))
+    if _gemini(obj, kind):
+        return "gemini-cli"
+    if kind in QWEN_TYPES and "uuid" in obj and _qwen(obj):
+        return "qwen-code"
     if kind in CODEX_TYPES and "payload" in obj:
         return "codex"
     if obj.get("record_type") == "state" or (kind in CODEX_ITEMS and "payload" not in obj and _codex_item(obj)):
@@ -72,6 +79,25 @@ def capture_header(obj: Any) -> bool:
     return isinstance(obj, dict) and isinstance(obj.get("capture"), dict) and "seq" not in obj
 
 
+def _gemini(obj: dict, kind: str | None) -> bool:
+    """A Gemini CLI line: its metadata (`sessionId` with `projectHash`), a `$set` / `$rewindTo`, or a message
+    record `{id, type, content}` (no uuid, role or message envelope)."""
+    if isinstance(obj.get("$set"), dict) or isinstance(obj.get("$rewindTo"), str):
+        return True
+    if isinstance(obj.get("sessionId"), str) and isinstance(obj.get("projectHash"), str):
+        return True
+    return (kind in GEMINI_TYPES and isinstance(obj.get("id"), str) and "content" in obj
+            and not {"uuid", "role", "message", "payload"} & obj.keys())
+
+
+def _qwen(obj: dict) -> bool:
+    """A Qwen Code record: a uuid chain like Claude Code's, but Gemini-shaped `message.parts`, a `systemPayload`,
+    a `provenance` or a `tool_result` record type (none of which Claude Code writes)."""
+    message = obj.get("message")
+    return (isinstance(message, dict) and isinstance(message.get("parts"), list)) or "systemPayload" in obj \
+        or "provenance" in obj or obj.get("type") == "tool_result"
+
+
 def _codex_item(obj: dict) -> bool:
     """A Responses-API item: a message with `input_text`/`output_text` parts, or a reasoning / tool call item."""
     if obj.get("type") != "message":
@@ -85,6 +111,10 @@ def classify_document(doc: Any) -> Format | None:
     if isinstance(doc, dict):
         if is_cline_sdk(doc):
             return "cline-sdk"
+        if isinstance(doc.get("sessionId"), str) and isinstance(doc.get("projectHash"), str):
+            return "gemini-cli"  # a legacy Gemini CLI session-*.json
+        if _opencode_session(doc):
+            return "opencode"
         if isinstance(doc.get("messages"), list):
             return classify_conversation(doc)
         return classify_line(doc)
@@ -96,6 +126,12 @@ def classify_document(doc: Any) -> Format | None:
         if any(classify_line(x) == "claude-code" for x in doc[:PROBE_LINES]):
             return "claude-code"  # a JSON array of Claude Code's lines
     return None
+
+
+def _opencode_session(doc: dict) -> bool:
+    """An opencode session info file (`storage/session/<project>/<id>.json`): `ses_` id and a `time` object."""
+    sid = doc.get("id")
+    return isinstance(sid, str) and sid.startswith("ses_") and isinstance(doc.get("time"), dict)
 
 
 def classify_conversation(obj: dict) -> Format:
@@ -134,6 +170,12 @@ def _neutral_only(messages: list[dict]) -> bool:
 
 def detect(path: str | Path) -> Format:
     """The format of the file at `path`; LoadError naming it when the content is no known format."""
+    with open(path, "rb") as f:
+        if f.read(len(SQLITE_MAGIC)) == SQLITE_MAGIC:
+            from inspector.core.formats.opencode import check_database
+
+            check_database(Path(path))
+            return "opencode"
     index = LineIndex(path, chunk_size=1 << 16)
     first = b""
     tried = 0
@@ -175,5 +217,6 @@ def detect(path: str | Path) -> Format:
             return fmt
     if not first:
         raise LoadError(f"{path}: empty file, no session in it")
-    raise LoadError(f"{path}: not a recognised session format (Claude Code, Codex, Anthropic request, "
-                    "OpenAI chat or Responses, a capture, neutral, Copilot CLI, Cline, Roo Code, Cline SDK or Kimi CLI)")
+    raise LoadError(f"{path}: not a recognised session format (Claude Code, Codex, Gemini CLI, Qwen Code, opencode, "
+                    "Copilot CLI, Cline, Roo Code, Cline SDK, Kimi CLI, an Anthropic request, OpenAI chat or "
+                    "Responses, a capture, or neutral)")

@@ -17,6 +17,7 @@ import orjson
 
 from inspector.core.gc_pause import gc_paused
 from inspector.core.index import LineIndex, Skipped
+from inspector.core.model import LoadWarning
 
 Progress = Callable[[int, int], None]
 Feed = Callable[[int, int, Any], None]
@@ -75,6 +76,22 @@ def _read(index: LineIndex, feed: Feed, warn: Warn, progress: Progress | None, s
             feed(len(index) + 1, index.end, obj)
     if progress is not None:
         progress(total, total)
+
+
+class UnknownKinds:
+    """Lines of a kind a loader does not know, counted by kind with the first line it showed on: one warning a
+    kind, however many lines of it a newer version of the agent writes."""
+
+    def __init__(self, noun: str = "entry", plural: str = "entries") -> None:
+        self.noun, self.plural = noun, plural
+        self.kinds: dict[str, list] = {}  # kind -> [count, first line]
+
+    def note(self, kind: Any, line: int | None) -> None:
+        self.kinds.setdefault(str(kind), [0, line])[0] += 1
+
+    def warnings(self) -> list[LoadWarning]:
+        return [LoadWarning(first, f"skipped {n} {self.plural if n > 1 else self.noun} of unknown type {kind!r}")
+                for kind, (n, first) in self.kinds.items()]
 
 
 def first_object(path: str | os.PathLike[str]) -> Any:

@@ -71,6 +71,8 @@ def session_prompt(session: Session, estimator: str | Estimator = "script",
                                        path=session.source, kind="recorded"))  # tokens as sent: compact JSON
     if session.format == "claude-code":
         _claude_code(session, result, est, accounting)
+    elif session.format in UNRECORDED and not result.sections:
+        _unrecorded_prefix(session, result, UNRECORDED[session.format], accounting)
     elif not result.sections:
         result.notes.append(f"this {session.format} session records no system prompt")
     elif session.format == "codex":
@@ -215,6 +217,28 @@ def _codex_unrecorded(session: Session, result: SessionPrompt, accounting: Accou
         path=session.source, kind="measured",
         note="not in the rollout; measured as the first request's context less the estimates of the instructions "
              "and of the messages it saw"))
+
+
+# What the measured prefix of the agents that record no prompt holds (their docs/*-format.md pages).
+UNRECORDED = {
+    "gemini-cli": "the system instruction and the tool declarations",
+    "qwen-code": "the system prompt, the tool schemas and the system reminders added to the first message",
+    "opencode": "the system prompt (with its environment block and skills list, and instruction files) and the tool "
+                "schemas",
+}
+
+
+def _unrecorded_prefix(session: Session, result: SessionPrompt, holds: str,
+                       accounting: Accounting | None = None) -> None:
+    accounting = accounting or account(session)
+    if not accounting.prefix_measured:
+        result.notes.append(f"this {session.format} session records no system prompt, and no request with usage: "
+                            "its size cannot be measured")
+        return
+    result.sections.append(Section(
+        "Unrecorded prefix", "", "measured", accounting.prefix, path=session.source, kind="measured",
+        note=f"{holds}: not in the session; measured from usage as the context of the model's first request minus "
+             "the estimate of the messages it saw"))
 
 
 def _claude_code(session: Session, result: SessionPrompt, est: Estimator,
