@@ -25,8 +25,8 @@ def test_stores_merge_newest_first_with_the_agent_named(tmp_path, monkeypatch):
     for folder, name, when in ((a, "old.jsonl", 1_000), (b, "mid.jsonl", 2_000), (a, "new.jsonl", 3_000)):
         shutil.copy(CORPUS / "claude-code-short.jsonl", folder / name)
         os.utime(folder / name, (when, when))
-    _only(monkeypatch, d.Store("one", lambda: tmp_path / "a", d.glob_files("*/*.jsonl")),
-          d.Store("two", lambda: tmp_path / "b", d.glob_files("*/*.jsonl")))
+    _only(monkeypatch, d.Store("one", lambda: [tmp_path / "a"], d.glob_files("*/*.jsonl")),
+          d.Store("two", lambda: [tmp_path / "b"], d.glob_files("*/*.jsonl")))
     found = [e for e in d.discover() if e.source != "sample"]
     assert [(e.source, e.path.name) for e in found] == [("one", "new.jsonl"), ("two", "mid.jsonl"),
                                                         ("one", "old.jsonl")]
@@ -39,9 +39,9 @@ def _broken(root: Path, agent: str):
 
 
 @pytest.mark.parametrize("store", [
-    d.Store("missing", lambda: Path("/nonexistent/store"), d.glob_files("*.jsonl")),
-    d.Store("unset", lambda: None, d.glob_files("*.jsonl")),
-    d.Store("unreadable", lambda: Path("/"), _broken),
+    d.Store("missing", lambda: [Path("/nonexistent/store")], d.glob_files("*.jsonl")),
+    d.Store("unset", lambda: [], d.glob_files("*.jsonl")),
+    d.Store("unreadable", lambda: [Path("/")], _broken),
 ])
 def test_a_missing_or_unreadable_store_is_skipped(store, monkeypatch):
     _only(monkeypatch, store)
@@ -146,3 +146,21 @@ async def test_the_picker_opens_an_opencode_session(tmp_path, monkeypatch):
         screen = await ready(app, pilot)
         assert screen.session.format == "opencode" and len(screen.session.messages) == 4
         assert screen.figures.window.policy == "opencode"
+
+
+def test_the_picker_lists_every_agent_store_copilot_cline_roo_and_kimi_included(tmp_path, monkeypatch):
+    """The agents kept in `core.formats.agent_stores` (several roots each, per editor) are stores of the picker's
+    registry too: their sessions are listed with the agent named and counted by a load."""
+    from conftest import FIXTURES
+
+    agents = {s.agent for s in d.STORES}
+    assert {"claude-code", "codex", "gemini-cli", "qwen-code", "opencode", "copilot", "cline", "roo-code",
+            "cline-sdk", "kimi"} <= agents
+    source = next((FIXTURES / "agents").glob("copilot-*/basic/**/events.jsonl"))
+    home = tmp_path / "copilot"
+    (home / "session-state" / "abc").mkdir(parents=True)
+    shutil.copy(source, home / "session-state" / "abc" / "events.jsonl")
+    monkeypatch.setenv("COPILOT_HOME", str(home))
+    copilot = next(s for s in d.STORES if s.agent == "copilot")
+    (entry,) = d.store_entries(copilot)
+    assert entry.source == "copilot" and entry.count_messages() > 0

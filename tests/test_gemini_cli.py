@@ -215,7 +215,7 @@ def test_live(scenario, tmp_path):
 def test_following_a_session_reads_what_is_appended(tmp_path):
     """The CLI appends records, rewrites a model turn by writing it again, and `$set`s the history: the follower
     shows each as it comes."""
-    from inspector.core.live import Follower
+    from inspector.core.follower import Follower
 
     path = tmp_path / "session-2026-01-01T00-00-s1.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in (META, user("u1", "hello"))))

@@ -276,7 +276,7 @@ def test_live(scenario, tmp_path):
 def test_following_a_database_sees_what_opencode_commits(tmp_path):
     """A live session: opencode commits a new message into the WAL; the follower reads the session again (the
     database file itself need not change) and shows it."""
-    from inspector.core.live import Follower
+    from inspector.core.follower import Follower
 
     db = tmp_path / "opencode.db"
     shutil.copy(database(lab.load_fixture("opencode", VERSION, "shell")), db)

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from inspector.core.formats.jsonl import loads
+from inspector.core.formats.agent_stores import STORES as AGENT_STORES, SessionRef
 from inspector.samples import sample_paths
 
 HEAD = 1 << 16
@@ -48,11 +49,12 @@ class Entry:
 
 @dataclass(frozen=True, slots=True)
 class Store:
-    """One agent's session store. `root()` is where it is now (None: not configured); `sessions(root, agent)`
-    yields its sessions as entries (any order, facts read), skipping what it cannot read."""
+    """One agent's session store. `roots()` is where it is now (several for an agent kept per editor);
+    `sessions(root, agent)` yields its sessions as entries (any order, facts read), skipping what it cannot
+    read."""
 
     agent: str
-    root: Callable[[], Path | None]
+    roots: Callable[[], list[Path]]
     sessions: Callable[[Path, str], Iterable[Entry]]
 
 
@@ -219,12 +221,35 @@ def _opencode_sessions(root: Path, agent: str) -> Iterable[Entry]:
             yield e
 
 
+def _referenced(listing: Callable[[Path], Iterable[SessionRef]]) -> Callable[[Path, str], Iterable[Entry]]:
+    """A store's `sessions` from an agent store that lists `SessionRef`s (Copilot, Cline, Roo, the Cline SDK,
+    Kimi: `core.formats.agent_stores`); the message count is a load's, their files being JSON documents or small."""
+    def sessions(root: Path, agent: str) -> Iterable[Entry]:
+        for ref in listing(root):
+            e = file_entry(ref.path, agent, counter=_loaded_count)
+            if e is not None:
+                e.mtime, e.project = ref.mtime, ref.project or e.project
+                yield e
+    return sessions
+
+
+def _loaded_count(path: Path) -> int:
+    from inspector.core.formats import load
+
+    return len(load(path).messages)
+
+
+def _one(root: Callable[[], Path]) -> Callable[[], list[Path]]:
+    return lambda: [root()]
+
+
 STORES: list[Store] = [
-    Store("claude-code", claude_projects, glob_files("*/*.jsonl", _not_subagent)),
-    Store("codex", codex_sessions, glob_files("*/*/*/rollout-*.jsonl")),
-    Store("gemini-cli", gemini_projects, _gemini_sessions),
-    Store("qwen-code", qwen_projects, glob_files("*/chats/*.jsonl")),
-    Store("opencode", opencode_data, _opencode_sessions),
+    Store("claude-code", _one(claude_projects), glob_files("*/*.jsonl", _not_subagent)),
+    Store("codex", _one(codex_sessions), glob_files("*/*/*/rollout-*.jsonl")),
+    Store("gemini-cli", _one(gemini_projects), _gemini_sessions),
+    Store("qwen-code", _one(qwen_projects), glob_files("*/chats/*.jsonl")),
+    Store("opencode", _one(opencode_data), _opencode_sessions),
+    *(Store(s.agent, s.roots, _referenced(s.sessions)) for s in AGENT_STORES),
 ]
 
 
@@ -234,13 +259,18 @@ def _newest(entries: Iterable[Entry]) -> list[Entry]:
 
 def store_entries(store: Store) -> list[Entry]:
     """The newest sessions of one store; none when it is missing or cannot be read."""
+    found: list[Entry] = []
     try:
-        root = store.root()
-        if root is None or not root.is_dir():
-            return []
-        return _newest(store.sessions(root, store.agent))
-    except OSError:  # a store we may not enter, a file gone mid-listing: skipped, as if not there
+        roots = store.roots()
+    except OSError:
         return []
+    for root in roots:
+        try:
+            if root.is_dir():
+                found += store.sessions(root, store.agent)
+        except OSError:  # a store we may not enter, a file gone mid-listing: skipped, as if not there
+            continue
+    return _newest(found)
 
 
 def discover(directory: Path | None = None, *, home: bool = True) -> list[Entry]:
