@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+from inspector.core.accounting import MessageFigures
 from inspector.core.model import Session
 
 if TYPE_CHECKING:
@@ -91,7 +92,7 @@ class PromptInfo:
 
 
 @dataclass(slots=True)
-class Figures:
+class Figures(MessageFigures):
     """Every figure the views draw for one session state under one set of settings.
 
     Per message: `estimated`, `measured` (None where no usage covers it), `derived` (a figure that is neither:
@@ -122,20 +123,6 @@ class Figures:
     provisional: bool = False
     resume: object | None = field(default=None, repr=False, compare=False)  # for `extend`
     work: int = field(default=0, repr=False, compare=False)  # messages + requests walked to make it
-
-    def size(self, index: int) -> int:
-        """A message's figure as the list sorts and bars it: measured, else derived, else estimated."""
-        m = self.measured[index]
-        if m is not None:
-            return m
-        d = self.derived.get(index)
-        return self.estimated[index] if d is None else d
-
-    def basis(self, index: int) -> str:
-        """How message `index`'s figure was made: "measured", "derived" or "estimated"."""
-        if self.measured[index] is not None:
-            return "measured"
-        return "derived" if index in self.derived else "estimated"
 
     @property
     def breakdown(self) -> list[tuple[str, int]]:
