@@ -12,6 +12,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from inspector.core.model import Session
+from inspector.core.stamps import when as _when
 
 if TYPE_CHECKING:
     from inspector.core.accounting import Accounting
@@ -167,11 +168,3 @@ def forecast(points: list[RequestPoint], threshold: int | None, over: int = 10) 
         eta = t1 + (t1 - t0) / (len(recent) - 1) * left
     return Forecast(rate, len(recent) - 1, left, eta)
 
-
-def _when(stamp: str | None) -> datetime | None:
-    if not stamp or not isinstance(stamp, str):  # a file may hold a number there
-        return None
-    try:
-        return datetime.fromisoformat(stamp.replace("Z", "+00:00"))
-    except ValueError:
-        return None
