@@ -25,6 +25,7 @@ SUBCOMMANDS = {
     "prompt": "assemble the agent's system prompt and show its sections",
     "run": "run one agent turn headless",
     "capture": "record an agent's real API requests through a local proxy",
+    "statusline": "one status-bar line for an agent: context used, room to auto-compact, compactions, cost",
 }
 
 
