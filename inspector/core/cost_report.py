@@ -1,6 +1,7 @@
 """The cost and prompt-cache part of `report`: keys added to the JSON report, and the text section that shows them.
 
-Added keys (docs/report-json.md): top level `cost` (`session_cost`), `cache` (`cache_report`); per message
+Added keys (docs/report-json.md): top level `cost` (`session_cost`), `cache` (`cache_report`), `prefix` (the prefix
+by name, `prefix.prefix_sections`); per message
 `cost_share_usd` (its share of the session's cost, see inspector/core/cost.py).
 """
 
@@ -11,6 +12,7 @@ from typing import Any
 from inspector.core.accounting import Accounting
 from inspector.core.cost import PriceTable, SessionCost, session_cost
 from inspector.core.model import Session
+from inspector.core.prefix import prefix_dict
 from inspector.core.prompt_cache import CacheReport, cache_report
 
 
@@ -20,6 +22,7 @@ def add_cost_keys(report: dict[str, Any], session: Session, acc: Accounting,
     cache = cache_report(session, cost.table)
     report["cost"] = cost.to_dict(session)
     report["cache"] = cache.to_dict(session)
+    report["prefix"] = prefix_dict(session, acc)
     for entry in report.get("messages", []):
         entry["cost_share_usd"] = round(cost.messages[entry["index"]], 6)
     return cost, cache
