@@ -25,6 +25,7 @@ SUBCOMMANDS = {
     "run": "run one agent turn headless",
     "capture": "record an agent's real API requests through a local proxy",
     "statusline": "one status-bar line for an agent: context used, room to auto-compact, compactions, cost",
+    "stats": "every session found, per project and per day: compactions, what fills windows, cost, cache",
 }
 
 
