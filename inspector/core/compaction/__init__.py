@@ -6,61 +6,20 @@ pairing.py (orphan checker), diff.py (structural diff, text rendering), replay.p
 steps.py and survival.py serve the app's workbench (step stack; what survives a Claude Code summary).
 """
 
-from __future__ import annotations
-
-import importlib
-from typing import Any
-
-# Each name from the module that holds it, imported when first asked for: `import inspector.core.compaction.pairing`
-# (every loader and the follower need it) then does not import the planners, the diff and the summary machinery.
-_WHERE = {
-    "CircuitBreaker": "inspector.core.compaction.pipeline",
-    "ClearSettings": "inspector.core.compaction.micro",
-    "CompactionOutcome": "inspector.core.compaction.pipeline",
-    "CompactionPolicy": "inspector.core.compaction.pipeline",
-    "Compactor": "inspector.core.compaction.pipeline",
-    "ContextEditSettings": "inspector.core.compaction.micro",
-    "Diff": "inspector.core.compaction.diff",
-    "Estimates": "inspector.core.compaction.estimates",
-    "Orphan": "inspector.core.compaction.pairing",
-    "PendingSummary": "inspector.core.compaction.summary",
-    "Plan": "inspector.core.compaction.plan",
-    "Row": "inspector.core.compaction.plan",
-    "STRATEGIES": "inspector.core.compaction.pipeline",
-    "SnipSettings": "inspector.core.compaction.micro",
-    "SummaryError": "inspector.core.compaction.provider",
-    "SummaryProvider": "inspector.core.compaction.provider",
-    "SummarySettings": "inspector.core.compaction.summary",
-    "WhatIf": "inspector.core.compaction.replay",
-    "apply": "inspector.core.compaction.apply",
-    "complete_summary": "inspector.core.compaction.summary",
-    "diff_sessions": "inspector.core.compaction.diff",
-    "find_orphans": "inspector.core.compaction.pairing",
-    "find_split_point": "inspector.core.compaction.split",
-    "inert": "inspector.core.compaction.diff",
-    "maybe_compact": "inspector.core.compaction.pipeline",
-    "parse_summary_answer": "inspector.core.compaction.summary",
-    "plan_clear": "inspector.core.compaction.micro",
-    "plan_clear_tool_uses": "inspector.core.compaction.micro",
-    "plan_snip": "inspector.core.compaction.micro",
-    "plan_strategy": "inspector.core.compaction.pipeline",
-    "plan_summary": "inspector.core.compaction.summary",
-    "render_diff": "inspector.core.compaction.diff",
-    "render_plan": "inspector.core.compaction.diff",
-    "render_what_if": "inspector.core.compaction.replay",
-    "replay": "inspector.core.compaction.replay",
-    "run_summary": "inspector.core.compaction.summary",
-}
-
-
-def __getattr__(name: str) -> Any:
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
+from inspector.core.compaction.diff import Diff, diff_sessions, inert, render_diff, render_plan
+from inspector.core.compaction.micro import (ClearSettings, ContextEditSettings, SnipSettings, plan_clear,
+                                             plan_clear_tool_uses, plan_snip)
+from inspector.core.compaction.pairing import Orphan, find_orphans
+from inspector.core.compaction.pipeline import (STRATEGIES, CircuitBreaker, CompactionOutcome, CompactionPolicy,
+                                                Compactor, maybe_compact, plan_strategy)
+from inspector.core.compaction.apply import apply
+from inspector.core.compaction.estimates import Estimates
+from inspector.core.compaction.plan import Plan, Row
+from inspector.core.compaction.provider import SummaryError, SummaryProvider
+from inspector.core.compaction.replay import WhatIf, render_what_if, replay
+from inspector.core.compaction.split import find_split_point
+from inspector.core.compaction.summary import (PendingSummary, SummarySettings, complete_summary,
+                                               parse_summary_answer, plan_summary, run_summary)
 
 __all__ = [
     "STRATEGIES", "CircuitBreaker", "ClearSettings", "CompactionOutcome", "CompactionPolicy", "Compactor",

@@ -120,6 +120,8 @@ class Figures:
     micro_saving: int | None = None  # what the previewed microcompaction would free now (None: not computed)
     micro_note: str = ""
     prompt: PromptInfo | None = None
+    prefix_sections: list = field(default_factory=list)  # the prefix by name (core.prefix.PrefixSection)
+    cache_breaks: list = field(default_factory=list)  # the prompt cache's breaks (core.prompt_cache.CacheBreak)
     provisional: bool = False
     resume: object | None = field(default=None, repr=False, compare=False)  # for `extend`
     work: int = field(default=0, repr=False, compare=False)  # messages + requests walked to make it
