@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from inspector.core.accounting import MessageFigures
 from inspector.core.model import Session
+from inspector.core.stamps import when as _when
 
 if TYPE_CHECKING:
     from inspector.core.accounting import Accounting
@@ -120,6 +121,8 @@ class Figures(MessageFigures):
     micro_saving: int | None = None  # what the previewed microcompaction would free now (None: not computed)
     micro_note: str = ""
     prompt: PromptInfo | None = None
+    prefix_sections: list = field(default_factory=list)  # the prefix by name (core.prefix.PrefixSection)
+    cache_breaks: list = field(default_factory=list)  # the prompt cache's breaks (core.prompt_cache.CacheBreak)
     provisional: bool = False
     resume: object | None = field(default=None, repr=False, compare=False)  # for `extend`
     work: int = field(default=0, repr=False, compare=False)  # messages + requests walked to make it
@@ -154,11 +157,3 @@ def forecast(points: list[RequestPoint], threshold: int | None, over: int = 10) 
         eta = t1 + (t1 - t0) / (len(recent) - 1) * left
     return Forecast(rate, len(recent) - 1, left, eta)
 
-
-def _when(stamp: str | None) -> datetime | None:
-    if not stamp or not isinstance(stamp, str):  # a file may hold a number there
-        return None
-    try:
-        return datetime.fromisoformat(stamp.replace("Z", "+00:00"))
-    except ValueError:
-        return None
