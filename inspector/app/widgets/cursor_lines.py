@@ -16,6 +16,8 @@ from textual.strip import Strip
 
 
 class CursorLines(ScrollView, can_focus=True, inherit_bindings=False):
+    # Rows are drawn to the width: never a horizontal scrollbar (it would hide the last row from the cursor).
+    DEFAULT_CSS = "CursorLines { overflow-x: hidden; }"
     cursor: reactive[int] = reactive(0, always_update=True, init=False)
 
     def __init__(self, *, name: str | None = None, id: str | None = None, classes: str | None = None,
@@ -62,12 +64,20 @@ class CursorLines(ScrollView, can_focus=True, inherit_bindings=False):
         self._keep_visible()
 
     def _keep_visible(self) -> None:
+        # force: the scrollbars' state (allow_vertical_scroll) is only refreshed at the next layout, so right after
+        # the rows grow it still says "nothing to scroll" and a plain scroll_to is dropped (the cursor then sits
+        # below the view); the target is clamped to the new virtual size either way.
         height = self.scrollable_content_region.height or self.size.height
         top = round(self.scroll_offset.y)
         if self.cursor < top:
-            self.scroll_to(y=self.cursor, animate=False, immediate=True)
+            self.scroll_to(y=self.cursor, animate=False, force=True)
         elif height and self.cursor >= top + height:
-            self.scroll_to(y=self.cursor - height + 1, animate=False, immediate=True)
+            self.scroll_to(y=self.cursor - height + 1, animate=False, force=True)
+
+    def watch_show_vertical_scrollbar(self, shown: bool) -> None:
+        # A scroll made while the bar was hidden (see _keep_visible) never reached it: put its thumb where we are.
+        if shown:
+            self.vertical_scrollbar.position = self.scroll_y
 
     def _page(self) -> int:
         return max(1, (self.scrollable_content_region.height or self.size.height) - 1)
