@@ -97,6 +97,54 @@ def last_uuid(path: Path) -> str:
     raise SystemExit(f"{path}: no message line near its end")
 
 
+STAGES = r"""
+import gc, json, sys, time
+gc.disable()  # as the command runs
+clock, marks = time.process_time, {}
+t = clock()
+import inspector.cli, inspector.commands.statusline
+from inspector.core import statusline as sl
+marks["imports: the cli and the command (the cached answer's)"] = clock() - t
+t = clock()
+import inspector.core.follower, inspector.core.tokens, inspector.core.figures.compute, inspector.core.cost
+import inspector.core.limits, inspector.core.prompt_cache, pickle
+marks["imports: what a resumed answer adds"] = clock() - t
+from pathlib import Path
+settings = sl.Settings()
+cache = sl.Cache(sl.cache_dir(), Path(sys.argv[1]).resolve(), settings)
+stamp = cache.stamp()
+t = clock()
+state = cache.state()
+marks["resume state: read and unpickled"] = clock() - t
+t = clock()
+follower, accounting, how = sl._resumed(state, settings)
+marks[f"follower update + account_appended ({how})"] = clock() - t
+t = clock()
+figures = sl.figures_of(follower.session, accounting, settings)
+marks["figures (window, cost, cache)"] = clock() - t
+t = clock()
+cache.save(stamp, figures, follower, accounting)
+marks["after the line: the state written"] = clock() - t
+print(json.dumps(marks))
+"""
+
+
+def breakdown(name: str, work: Path, k: int) -> dict[str, float]:
+    """CPU seconds of each stage of a call after one more turn (in a fresh process, from where `measure` left the
+    cache), and the interpreter's own start-up (`python -c pass`)."""
+    live = work / f"{name}.jsonl"
+    lines, _ = turn(k, last_uuid(live))
+    with open(live, "a") as f:
+        f.write("\n".join(lines) + "\n")
+    env = {**bytecode_env(work), "CONTEXT_INSPECTOR_CACHE": str(work / f"cache-{name}")}
+    proc = subprocess.Popen([sys.executable, "-c", "pass"], env=env)
+    _, _, usage = os.wait4(proc.pid, 0)
+    proc.returncode = 0
+    done = subprocess.run([sys.executable, "-c", STAGES, str(live)], env=env, capture_output=True, text=True,
+                          check=True)
+    return {"Python start-up": usage.ru_utime + usage.ru_stime, **json.loads(done.stdout)}
+
+
 def measure(name: str, source: Path, repeat: int, work: Path) -> dict:
     live = work / f"{name}.jsonl"
     shutil.copy(source, live)
@@ -123,17 +171,25 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeat", type=int, default=7)
     parser.add_argument("--big", type=Path, default=BIG)
+    parser.add_argument("--breakdown", action="store_true", help="also the CPU time of each stage of a call "
+                                                                 "after a turn (best of 3)")
     args = parser.parse_args()
     if not args.big.exists():
         raise SystemExit(f"{args.big}: run benchmarks/generate_large_session.py first")
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         rows = [measure("3MB", CORPUS, args.repeat, work), measure("100MB", args.big, args.repeat, work)]
+        stages = {r["session"]: [breakdown(r["session"], work, 100 + k) for k in range(3)] for r in rows} \
+            if args.breakdown else {}
     print(f"{'session':>8} {'MB':>6} {'first':>7} {'cached':>7} {'CPU':>5} {'grown: line':>12} {'exit':>6} {'CPU':>5}"
           f"  (ms, median of {args.repeat}; CPU: the whole process, cache write included)")
     for r in rows:
         print(f"{r['session']:>8} {r['MB']:>6} {r['first_ms']:>7} {r['cached_ms']:>7} {r['cached_cpu_ms']:>5} "
               f"{r['grown_line_ms']:>12} {r['grown_exit_ms']:>6} {r['grown_cpu_ms']:>5}")
+    if stages:
+        print(f"\n{'CPU ms of a call after a turn, best of 3':<58} {'3MB':>6} {'100MB':>6}")
+        for stage in stages["3MB"][0]:
+            print(f"{stage:<58} " + " ".join(f"{min(b[stage] for b in stages[n]) * 1000:>6.1f}" for n in stages))
     print(f"load average {os.getloadavg()[0]:.1f}")
     print("last line:", rows[-1]["line"])
     ok = rows[0]["grown_line_ms"] < 100 and rows[1]["grown_line_ms"] < 200
