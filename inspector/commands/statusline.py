@@ -65,7 +65,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    gc.disable()  # a process of a few hundred ms: collections would only re-walk the resume state as it loads
+    enabled = gc.isenabled()
+    gc.disable()  # a call of a few hundred ms: collections would only re-walk the resume state as it loads
+    try:
+        return _run(args)
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _run(args: argparse.Namespace) -> int:
     if args.install:
         sys.stdout.write(install_snippet(args) + "\n")
         sys.stderr.write("Put this in ~/.claude/settings.json (or a project's .claude/settings.json); "
