@@ -102,7 +102,8 @@ class Cache:
     def __init__(self, directory: Path, path: Path, settings: Settings) -> None:
         self.directory, self.path, self.settings = directory, path, settings
         # a name from two 32-bit checksums (hashlib's import alone costs ~6 ms a call); two sessions of one name
-        # only take each other's place: an entry states its path and settings, and is used only when they match
+        # only take each other's place: an entry states its path (its figures their settings too) and is used only
+        # when they match
         key = f"{path}\0{settings.key()}".encode("utf-8", "surrogatepass")
         name = f"{zlib.crc32(key):08x}{zlib.adler32(key):08x}"
         self.figures_file = directory / f"{name}.json"
