@@ -116,7 +116,7 @@ stamp = cache.stamp()
 gc.enable()
 t = clock()
 cache.state()
-marks["(the same with the cyclic GC on, as before the command turned it off)"] = clock() - t
+marks["(unpickled with the cyclic GC on, as before)"] = clock() - t
 gc.disable()
 t = clock()
 state = cache.state()
