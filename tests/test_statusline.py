@@ -159,6 +159,48 @@ def test_a_resumed_cache_gives_a_fresh_accountings_figures(tmp_path, source):
     assert hows.count("resumed") >= len(hows) // 2, hows
 
 
+def _report(path: Path, capsys) -> dict:
+    capsys.readouterr()
+    assert main(["report", str(path), "--json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+@pytest.mark.parametrize("source", [
+    HERE / "corpus" / "claude-code-manual-compact.jsonl", GROWN[0],
+    *(AGENTS / "codex-0.171.0").glob("auto-compact/home/.codex/sessions/*/*/*/*.jsonl")], ids=lambda p: p.name[:24])
+def test_resumed_figures_are_the_reports_after_appends_and_compactions(tmp_path, capsys, source):
+    """Turn by turn through the cache (each call resuming the last), the figures the line shows equal what `report
+    --json` states of the same file: after each compaction appears and at the end."""
+    lines = source.read_bytes().splitlines(keepends=True)
+    live = tmp_path / source.name
+    directory = tmp_path / "cache"
+    cuts = sorted({*range(len(lines) // 3, len(lines), max(1, len(lines) // 12)), len(lines)})
+    checked, compactions = 0, -1
+    for end in cuts:
+        live.write_bytes(b"".join(lines[:end]))
+        outcome = status(live, directory=directory)
+        outcome.finish()
+        f = outcome.figures
+        if f.compactions == compactions and end != len(lines):
+            continue
+        compactions = f.compactions
+        if checked:
+            assert outcome.how == "resumed", end
+        r = _report(live, capsys)
+        assert (f.used, f.to_autocompact, f.percent) == (r["current"]["used"], r["current"]["free"],
+                                                         r["current"]["percent"])
+        assert (f.window, f.policy, f.model) == (r["window"]["context_window"], r["window"]["policy"],
+                                                 r["window"]["model"])
+        assert (f.autocompact, f.warning) == (r["window"]["thresholds"]["autocompact"],
+                                              r["window"]["thresholds"]["warning"])
+        assert (f.compactions, f.requests, f.messages) == (len(r["compactions"]), len(r["requests"]),
+                                                           len(r["messages"]))
+        assert f.cost_usd == pytest.approx(r["cost"]["total_usd"], abs=1e-6)  # None == None where unpriced
+        assert f.hit_ratio == pytest.approx(r["cache"]["hit_ratio"], abs=1e-6)
+        checked += 1
+    assert checked >= 2 and compactions >= 1
+
+
 def test_a_partial_last_line_then_its_end(tmp_path):
     source = FIXTURE / "session.jsonl"
     data = source.read_bytes()

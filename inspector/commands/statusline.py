@@ -14,6 +14,7 @@ so the status bar says what is wrong; with `--session` it is an error as in ever
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import re
@@ -64,6 +65,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    enabled = gc.isenabled()
+    gc.disable()  # a call of a few hundred ms: collections would only re-walk the resume state as it loads
+    try:
+        return _run(args)
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _run(args: argparse.Namespace) -> int:
     if args.install:
         sys.stdout.write(install_snippet(args) + "\n")
         sys.stderr.write("Put this in ~/.claude/settings.json (or a project's .claude/settings.json); "

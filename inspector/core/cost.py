@@ -67,19 +67,22 @@ class PriceTable:
     source: str
     aliases: dict[str, str] = field(default_factory=dict)  # another id of a model (a dated one) -> its key
     files: tuple[str, ...] = ()
+    _keys: dict[str, str | None] = field(default_factory=dict, repr=False, compare=False)  # key()'s answers
 
     def key(self, model: str | None) -> str | None:
         """The table's key for a model id as transcripts write it (a date suffix, `[1m]`, a provider's prefix or
         region, a Vertex `@version`, a Bedrock `-v1:0` are looked through), or None when it has no price."""
         if not model:
             return None
+        try:
+            return self._keys[model]  # a session names a few models over thousands of requests
+        except KeyError:
+            pass
         name = model.strip().lower()
-        for candidate in _candidates(name):
-            if candidate in self.models:
-                return candidate
-            if candidate in self.aliases:
-                return self.aliases[candidate]
-        return None
+        found = next((self.aliases[c] if c not in self.models else c for c in _candidates(name)
+                      if c in self.models or c in self.aliases), None)
+        self._keys[model] = found
+        return found
 
     def rates(self, model: str | None) -> Rates | None:
         key = self.key(model)
@@ -138,6 +141,7 @@ def _read(path: Path) -> dict:
 
 
 def _merge(table: PriceTable, data: dict, path: Path) -> None:
+    table._keys.clear()
     for key, entry in data["models"].items():
         rates = _rates(entry, f"{path}: model {key!r}")
         key = key.lower()

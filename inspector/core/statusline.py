@@ -19,12 +19,10 @@ ignored (and replaced). The state is a pickle: it is only ever read from a direc
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-import pickle
 import sys
-import tempfile
+import zlib
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -103,7 +101,11 @@ class Cache:
 
     def __init__(self, directory: Path, path: Path, settings: Settings) -> None:
         self.directory, self.path, self.settings = directory, path, settings
-        name = hashlib.sha256(f"{path}\0{settings.key()}".encode("utf-8", "surrogatepass")).hexdigest()[:24]
+        # a name from two 32-bit checksums (hashlib's import alone costs ~6 ms a call); two sessions of one name
+        # only take each other's place: an entry states its path (its figures their settings too) and is used only
+        # when they match
+        key = f"{path}\0{settings.key()}".encode("utf-8", "surrogatepass")
+        name = f"{zlib.crc32(key):08x}{zlib.adler32(key):08x}"
         self.figures_file = directory / f"{name}.json"
         self.state_file = directory / f"{name}.state"
 
@@ -134,6 +136,8 @@ class Cache:
         data = self._read(self.state_file)
         if data is None:
             return None
+        import pickle  # here: the cached figures need neither pickle nor tempfile
+
         try:
             version, path, follower, accounting = pickle.loads(data)
         except Exception:  # a truncated or foreign pickle can raise anything: it is only a cache
@@ -145,6 +149,8 @@ class Cache:
     def save(self, stamp: list[Any] | None, figures: StatusFigures, follower: Follower | None,
              accounting: Accounting | None) -> None:
         """Write the entry (each file replaced atomically; a failure leaves the cache as it was: it is a cache)."""
+        import pickle
+
         try:
             self.directory.mkdir(parents=True, exist_ok=True, mode=0o700)
             if stamp is not None:
@@ -176,6 +182,8 @@ class Cache:
             os.close(fd)
 
     def _write(self, file: Path, data: bytes) -> None:
+        import tempfile
+
         fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=f".{file.name}.", suffix=".tmp")
         try:
             with os.fdopen(fd, "wb") as f:
