@@ -18,6 +18,7 @@ text become messages (`Message.attachment` names their type) in the role they we
 from __future__ import annotations
 
 import re
+import sys
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -57,25 +58,32 @@ MAX_CONFLICT_WARNINGS = 20  # uuids repeated with other content warned one by on
 
 @dataclass(slots=True)
 class _Record:
-    """A user/assistant entry or a compaction marker, parsed when fed; the raw line is dropped."""
+    """A user/assistant entry (with its message, as this line alone makes it) or a compaction marker, parsed when
+    fed; the raw line is dropped. A build puts `message` itself in the session: the assembler copies it before
+    changing it (a later line of the same response), so the record stays as the line made it."""
 
     uuid: str
     kind: str  # "user", "assistant", "compact", "microcompact"
     line: int
     offset: int
     timestamp: str | None = None
-    blocks: list[Block] = field(default_factory=list)
-    msg_kind: str = "prompt"
+    message: Message | None = None  # user/assistant
     response_id: str | None = None
-    model: str | None = None
     usage: tuple[int, int, int, int] | None = None
     logical_parent: str | None = None
     meta: dict | None = None
     ext: dict | None = None
     sent_id: str | None = None  # assistant: the api-request it answers (requestRef)
-    attachment: str | None = None  # a reminder: the type of the attachment it was rendered from
     cleared: tuple[int, int, frozenset[str]] | None = None  # assistant: the API cleared tool results for its
     # request (context editing): (results cleared, input tokens saved, tools it never clears), as reported
+
+    @property
+    def blocks(self) -> list[Block]:
+        return self.message.blocks if self.message is not None else []
+
+    @property
+    def msg_kind(self) -> str:
+        return self.message.kind if self.message is not None else "prompt"
 
 
 class _Graph:
@@ -115,10 +123,12 @@ class ClaudeCodeLoader:
 
     def feed(self, line_no: int, offset: int, obj: Any) -> None:
         """Take one parsed line. Never raises on odd content: odd lines become warnings."""
-        if not isinstance(obj, dict):
+        if obj.__class__ is not dict:
             self.warn(line_no, f"not a JSON object ({type(obj).__name__}), skipped")
             return
-        kind = opt_str(obj.get("type"))
+        kind = obj.get("type")
+        if kind.__class__ is not str:
+            kind = None
         if kind in REQUEST_RECORDS:
             problem = self.recorder.feed(kind, line_no, obj)
             if problem:
@@ -142,11 +152,12 @@ class ClaudeCodeLoader:
         graph.order.append(uuid)
         if kind == "progress":  # the bulk of every file: its id links the chain, nothing else is kept
             return
-        if self.cwd is None and isinstance(obj.get("cwd"), str):
+        if self.cwd is None and obj.get("cwd").__class__ is str:
             self.cwd = obj["cwd"]
             self.session_id = obj.get("sessionId")
-        if isinstance(obj.get("version"), str):
-            self.version = obj["version"]
+        version = obj.get("version")
+        if version.__class__ is str and version != self.version:
+            self.version = version
         record = self._record(uuid, kind, line_no, offset, obj)
         if record is not None:
             graph.records[uuid] = record
@@ -176,28 +187,35 @@ class ClaudeCodeLoader:
 
     def _record(self, uuid: str, kind: Any, line_no: int, offset: int, obj: dict) -> _Record | None:
         ts = obj.get("timestamp")
-        if kind in ("user", "assistant"):
+        if ts.__class__ is not str:
+            ts = self._timestamp(ts, line_no)
+        if kind == "user" or kind == "assistant":
             message = obj.get("message")
-            if not isinstance(message, dict):
+            if message.__class__ is not dict:
                 return None
             blocks = blocks_from_content(message.get("content"))
-            rec = _Record(uuid, kind, line_no, offset, ts, blocks)
             if kind == "user":
-                rec.msg_kind = _user_kind(obj, blocks)
-                return rec
+                msg_kind = _user_kind(obj, blocks)
+                return _Record(uuid, kind, line_no, offset, ts, Message(
+                    "system" if msg_kind == "system" else "user", msg_kind, blocks, uuid, None, (line_no,), offset,
+                    ts))  # type: ignore[arg-type]
             # a summary's acknowledgement we exported says so (Claude Code has no such kind)
             ext = obj.get(EXTENSION)
-            rec.msg_kind = "summary_ack" if isinstance(ext, dict) and ext.get("kind") == "summary_ack" else "assistant"
-            rec.response_id = message.get("id") if isinstance(message.get("id"), str) else None
-            rec.model = message.get("model") if isinstance(message.get("model"), str) else None
+            msg_kind = "summary_ack" if ext.__class__ is dict and ext.get("kind") == "summary_ack" else "assistant"
+            rid, model = message.get("id"), message.get("model")
+            rid = rid if rid.__class__ is str else None
+            model = sys.intern(model) if model.__class__ is str else None  # one string for every line of a model
+            rec = _Record(uuid, kind, line_no, offset, ts, Message("assistant", msg_kind, blocks, uuid, None,  # type: ignore[arg-type]
+                                                                    (line_no,), offset, ts, model, rid), rid)
             ref = obj.get("requestRef")
-            if isinstance(ref, str):
+            if ref.__class__ is str:
                 rec.sent_id = ref
-                if rec.response_id:
-                    self.recorder.respond(ref, rec.response_id)
-            rec.cleared = self._server_cleared(message, rec.sent_id)
+                if rid:
+                    self.recorder.respond(ref, rid)
+            if "context_management" in message:
+                rec.cleared = self._server_cleared(message, rec.sent_id)
             usage = message.get("usage")
-            if isinstance(usage, dict) and rec.model != SYNTHETIC_MODEL:
+            if usage.__class__ is dict and model != SYNTHETIC_MODEL:
                 rec.usage = (as_int(usage.get("input_tokens")), as_int(usage.get("cache_creation_input_tokens")),
                              as_int(usage.get("cache_read_input_tokens")), as_int(usage.get("output_tokens")))
             return rec
@@ -206,8 +224,10 @@ class ClaudeCodeLoader:
             if sent is None:
                 return None
             role, blocks = sent
-            return _Record(uuid, "user", line_no, offset, ts, blocks, msg_kind="system" if role == "system" else "meta",
-                           attachment=attachment_type(obj))
+            msg_kind = "system" if role == "system" else "meta"
+            return _Record(uuid, "user", line_no, offset, ts, Message(
+                role, msg_kind, blocks, uuid, None, (line_no,), offset, ts,  # type: ignore[arg-type]
+                attachment=attachment_type(obj)))
         if kind == "system" and obj.get("subtype") in ("compact_boundary", "microcompact_boundary"):
             compact = obj["subtype"] == "compact_boundary"
             meta = obj.get("compactMetadata" if compact else "microcompactMetadata")
@@ -216,6 +236,12 @@ class ClaudeCodeLoader:
             return _Record(uuid, "compact" if compact else "microcompact", line_no, offset, ts,
                            logical_parent=logical if isinstance(logical, str) else None,
                            meta=meta if isinstance(meta, dict) else {}, ext=ext if isinstance(ext, dict) else None)
+        return None
+
+    def _timestamp(self, value: Any, line_no: int) -> None:
+        """A timestamp that is no string (a number, a list...): dropped, with a warning naming the line."""
+        if value is not None:
+            self.warn(line_no, f"timestamp is not a string ({type(value).__name__}); ignored")
         return None
 
     def _server_cleared(self, message: dict, sent_id: str | None) -> tuple[int, int, frozenset[str]] | None:
@@ -456,7 +482,7 @@ class _Assembler:
         self.request_at: dict[str, int] = {}  # request id -> index in requests
         self.context_start = 0
         self.shared = (0, 0)  # messages and requests below these counts are in a published Session
-        self.owned: set[int] = set()  # shared messages already copied since the last publish
+        self.owned: set[int] = set()  # messages copied since the last publish (the others are records' or shared)
         self.result_at: dict[str, list[int]] = {}  # tool_use id -> messages holding a result for it
         self.at_uuid: dict[str, int] = {}  # message uuid -> index (what our boundaries name)
         self.warnings: list[LoadWarning] = []
@@ -470,22 +496,25 @@ class _Assembler:
         self.owned.clear()
 
     def _own(self, index: int) -> Message:
+        """Message `index`, made the assembler's own to change: a record's message, or one a published Session
+        holds, is copied first."""
         message = self.messages[index]
-        if index < self.shared[0] and index not in self.owned:
+        if index not in self.owned:
             message = self.messages[index] = message.copy_with(blocks=list(message.blocks))
             self.owned.add(index)
         return message
 
     def add(self, rec: _Record) -> None:
         messages = self.messages
-        if rec.kind in ("compact", "microcompact"):
+        if rec.message is None:
             self._compaction(rec)
             return
-        index = self.by_response.get(rec.response_id) if rec.response_id else None
+        rid = rec.response_id
+        index = self.by_response.get(rid) if rid else None
         if index is not None:  # a later line of a response already started: same message, same Request
             message = self._own(index)
-            message.blocks.extend(rec.blocks)
-            self._index_results(rec.blocks, index)
+            message.blocks.extend(rec.message.blocks)
+            self._index_results(rec.message.blocks, index)
             message.lines += (rec.line,)
             if rec.usage is not None:
                 at = self.request_at.get(message.response_id or "")
@@ -500,16 +529,15 @@ class _Assembler:
             return
         if rec.cleared is not None:
             self._cleared_by_api(rec)
-        role = "assistant" if rec.kind == "assistant" else "system" if rec.msg_kind == "system" else "user"
-        if rec.response_id:
-            self.by_response[rec.response_id] = len(messages)
-        self.at_uuid.setdefault(rec.uuid, len(messages))
-        messages.append(Message(role, rec.msg_kind, list(rec.blocks), uuid=rec.uuid, lines=(rec.line,),
-                                offset=rec.offset, timestamp=rec.timestamp, model=rec.model,
-                                response_id=rec.response_id, attachment=rec.attachment))
-        self._index_results(rec.blocks, len(messages) - 1)
+        index = len(messages)
+        if rid:
+            self.by_response[rid] = index
+        if rec.uuid not in self.at_uuid:
+            self.at_uuid[rec.uuid] = index
+        messages.append(rec.message)  # the record's own: `_own` copies it before any change
+        self._index_results(rec.message.blocks, index)
         if rec.usage is not None:
-            self._add_request(rec, len(messages) - 1)
+            self._add_request(rec, index)
 
     def _compaction(self, rec: _Record) -> None:
         """A compact or microcompact boundary. A microcompaction of Claude Code's own lists the results it cleared
@@ -584,30 +612,35 @@ class _Assembler:
 
     def _add_request(self, rec: _Record, index: int) -> None:
         assert rec.usage is not None
-        request = Request(rec.response_id or f"line-{rec.line}", rec.model, *rec.usage, message_index=index,
+        model = rec.message.model if rec.message is not None else None
+        request = Request(rec.response_id or f"line-{rec.line}", model, *rec.usage, message_index=index,
                           seen_start=self.context_start, seen_end=index, line=rec.line, timestamp=rec.timestamp,
                           sent_id=rec.sent_id)
-        self._own(index).response_id = request.id
+        if self.messages[index].response_id != request.id:
+            self._own(index).response_id = request.id
         self.request_at[request.id] = len(self.requests)
         self.requests.append(request)
-        if rec.model and rec.model not in self.models:
-            self.models.append(rec.model)
+        if model and model not in self.models:
+            self.models.append(model)
 
 
 def _same(a: _Record | None, b: _Record | None) -> bool:
     """Whether two copies of an entry hold the same: kind, content and response (not line, offset or timestamp)."""
     if a is None or b is None:
         return a is b
-    return (a.kind, a.msg_kind, a.response_id, a.model, a.usage, a.logical_parent, a.meta, a.blocks, a.attachment,
-            a.cleared) == (b.kind, b.msg_kind, b.response_id, b.model, b.usage, b.logical_parent, b.meta, b.blocks,
-                           b.attachment, b.cleared)
+    ma, mb = a.message, b.message
+    return (a.kind, a.response_id, a.usage, a.logical_parent, a.meta, a.cleared) == (
+        b.kind, b.response_id, b.usage, b.logical_parent, b.meta, b.cleared) and (ma is None) == (mb is None) and (
+        ma is None or (ma.kind, ma.model, ma.blocks, ma.attachment) == (mb.kind, mb.model, mb.blocks,  # type: ignore[union-attr]
+                                                                         mb.attachment))
 
 
 def _user_kind(obj: dict, blocks: list[Block]) -> str:
     if obj.get("isCompactSummary"):
         return "compact_summary"
-    if any(b.type == "tool_result" for b in blocks):
-        return "tool_result"
+    for b in blocks:
+        if b.type == "tool_result":
+            return "tool_result"
     if obj.get("isMeta") or obj.get("isVisibleInTranscriptOnly"):
         return "meta"
     return "meta" if injected(blocks) else "prompt"
