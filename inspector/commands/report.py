@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import argparse
-import json
+import io
 import sys
 
 from inspector.cli import UsageError, add_custom_pct, policy_options
@@ -13,8 +13,8 @@ from inspector.core.estimators import ESTIMATORS
 from inspector.core.formats import PATH_HELP, load
 from inspector.core.gc_pause import gc_paused
 from inspector.core.limits import POLICIES, window_info
-from inspector.core.report import report_dict, report_text, safe_line
-from inspector.core.token_report import add_token_keys, token_text
+from inspector.core.report import message_rows, report_dict, report_text, request_rows, safe_line, write_json
+from inspector.core.token_report import add_token_keys, message_keys, request_keys, token_text
 from inspector.core.model import Session
 from inspector.core.tokens import Accounting, account, estimator_for
 
@@ -56,10 +56,18 @@ def _run(args: argparse.Namespace) -> int:
     # where the policy would have compacted, from the report's own estimates (its prefix and summary sizes)
     what_if = replay(session, info.thresholds.autocompact, estimates=_estimates(session, accounting))
     if args.json:
-        report = add_token_keys(report_dict(session), accounting, info)
+        report = add_token_keys(report_dict(session, rows=False), accounting, info)
         report["what_if"] = what_if.to_dict()
-        # dumps, not dump: dump streams through the pure-Python encoder, one write per token (0.5 s on 100 MB)
-        sys.stdout.write(json.dumps(report, ensure_ascii=True, separators=(",", ":")) + "\n")
+        sys.stdout.flush()
+        binary = getattr(sys.stdout, "buffer", None)  # absent when output is captured into a string
+        out = binary if binary is not None else io.BytesIO()
+        write_json(out, report, {  # the per-message and per-request rows a chunk at a time
+            "messages": (len(session.messages),
+                         lambda lo, hi: message_keys(message_rows(session, lo, hi), accounting)),
+            "requests": (len(session.requests),
+                         lambda lo, hi: request_keys(request_rows(session, lo, hi), accounting, lo))})
+        if binary is None:
+            sys.stdout.write(out.getvalue().decode())  # type: ignore[union-attr]
     else:
         sys.stdout.write(report_text(session))
         sys.stdout.write(token_text(accounting, info, safe_line, getattr(args, "messages", False)))

@@ -421,11 +421,14 @@ class _Branch:
 
     def _lay(self, records: list[_Record]) -> None:
         """Append `records` (root first) to the path."""
-        for rec in records:
-            if rec.kind == "assistant" and rec.response_id:
-                self.response_first.setdefault(rec.response_id, len(self.path))
-            self.path_pos[rec.uuid] = len(self.path)
-            self.path.append(rec.uuid)
+        base, first = len(self.path), self.response_first
+        uuids = [rec.uuid for rec in records]
+        self.path_pos.update(zip(uuids, range(base, base + len(uuids))))
+        self.path.extend(uuids)
+        for pos, rec in enumerate(records, base):
+            rid = rec.response_id  # only assistant records have one
+            if rid and rid not in first:
+                first[rid] = pos
 
     def _select(self, path: dict[str, _Record], others: list[_Record],
                 left: set[str] = frozenset()) -> list[_Record] | None:  # type: ignore[assignment]
@@ -483,10 +486,13 @@ class _Assembler:
         self.context_start = 0
         self.shared = (0, 0)  # messages and requests below these counts are in a published Session
         self.owned: set[int] = set()  # messages copied since the last publish (the others are records' or shared)
+        # Indexes of messages[:indexed], brought up to date when read (`_index`): only microcompactions and our
+        # exports' boundaries read them, so a session without them never builds them.
         self.result_at: dict[str, list[int]] = {}  # tool_use id -> messages holding a result for it
         self.at_uuid: dict[str, int] = {}  # message uuid -> index (what our boundaries name)
-        self.warnings: list[LoadWarning] = []
         self.tool_of: dict[str, str] = {}  # tool_use id -> tool name
+        self.indexed = 0
+        self.warnings: list[LoadWarning] = []
         self.server_cleared = (0, 0)  # results and tokens the API reported cleared so far in this context
 
     def publish(self, session: Session) -> None:
@@ -514,7 +520,8 @@ class _Assembler:
         if index is not None:  # a later line of a response already started: same message, same Request
             message = self._own(index)
             message.blocks.extend(rec.message.blocks)
-            self._index_results(rec.message.blocks, index)
+            if index < self.indexed:
+                self._index_blocks(rec.message.blocks, index)
             message.lines += (rec.line,)
             if rec.usage is not None:
                 at = self.request_at.get(message.response_id or "")
@@ -532,10 +539,7 @@ class _Assembler:
         index = len(messages)
         if rid:
             self.by_response[rid] = index
-        if rec.uuid not in self.at_uuid:
-            self.at_uuid[rec.uuid] = index
         messages.append(rec.message)  # the record's own: `_own` copies it before any change
-        self._index_results(rec.message.blocks, index)
         if rec.usage is not None:
             self._add_request(rec, index)
 
@@ -545,6 +549,7 @@ class _Assembler:
         message it changed held before (their lines hold what they hold now), and a summary we exported says which
         messages it kept verbatim."""
         messages, meta, ext = self.messages, rec.meta or {}, rec.ext or {}
+        self._index()
         compaction = Compaction("microcompact" if rec.kind == "microcompact" else "compact", len(messages),
                                 trigger=opt_str(meta.get("trigger")), pre_tokens=opt_int(meta.get("preTokens")),
                                 line=rec.line, timestamp=rec.timestamp)
@@ -585,7 +590,17 @@ class _Assembler:
                 compaction.replaced[i] = messages[i]
                 messages[i] = new
 
-    def _index_results(self, blocks: list[Block], index: int) -> None:
+    def _index(self) -> None:
+        """Bring the indexes up to the messages added so far."""
+        messages, at_uuid = self.messages, self.at_uuid
+        for index in range(self.indexed, len(messages)):
+            m = messages[index]
+            if m.uuid is not None and m.uuid not in at_uuid:
+                at_uuid[m.uuid] = index
+            self._index_blocks(m.blocks, index)
+        self.indexed = len(messages)
+
+    def _index_blocks(self, blocks: list[Block], index: int) -> None:
         for b in blocks:
             if b.type == "tool_result" and b.tool_id is not None:
                 self.result_at.setdefault(b.tool_id, []).append(index)
@@ -603,6 +618,7 @@ class _Assembler:
         if count <= before:
             return
         start = self.context_start
+        self._index()
         order = [t for t, at in self.result_at.items() if at[-1] >= start and self.tool_of.get(t) not in excluded]
         ids = tuple(order[before:count])
         self.server_cleared = (count, max(tokens, saved))
