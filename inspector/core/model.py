@@ -243,7 +243,7 @@ class ToolSchema:
     input_schema: dict = field(default_factory=dict)
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, weakref_slot=True)
 class Session:
     """A loaded conversation. `messages` holds the whole active branch, history before a compaction included;
     the model's current context is `messages[context_start:]` (see `context_start`).
