@@ -457,6 +457,14 @@ class _Run:
         reqs, calibrator, fitted = self.session.requests, self.calibrator, self.fitted
         session_anchor, estimate, features = self.session_anchor, self._estimate, self._features
         window_anchor, figures, snaps = self.window_anchor, self.figures, self.snaps
+        if self.by_features and not self.deltas:  # the same sums as `_estimate` and `_features`, inline
+            cum, base, N = self.cumulative, self.base_ratios, N_FEATURES
+
+            def estimate(lo: int, hi: int, ratios: Sequence[float] | None) -> float:
+                return sum(map(mul, ratios or base, map(sub, cum[hi * N:hi * N + N], cum[lo * N:lo * N + N])))
+
+            def features(lo: int, hi: int) -> list[float]:
+                return list(map(sub, cum[hi * N:hi * N + N], cum[lo * N:lo * N + N]))
         cleared = [(c.index, c.tokens_saved or 0) for c in self.session.compactions
                    if c.kind == "microcompact" and c.trigger == "api"]
         prefixes: dict[int, tuple[Sequence[float] | None, float]] = {}  # id(anchor) -> (ratios, its prefix)

@@ -549,7 +549,6 @@ class _Assembler:
         message it changed held before (their lines hold what they hold now), and a summary we exported says which
         messages it kept verbatim."""
         messages, meta, ext = self.messages, rec.meta or {}, rec.ext or {}
-        self._index()
         compaction = Compaction("microcompact" if rec.kind == "microcompact" else "compact", len(messages),
                                 trigger=opt_str(meta.get("trigger")), pre_tokens=opt_int(meta.get("preTokens")),
                                 line=rec.line, timestamp=rec.timestamp)
@@ -559,6 +558,7 @@ class _Assembler:
             self.server_cleared = (0, 0)
             kept = ext.get("keptFrom")
             if kept is not None:
+                self._index()
                 at = self.at_uuid.get(kept) if isinstance(kept, str) else None
                 if at is None or at < window:
                     self.warnings.append(LoadWarning(rec.line, f"keptFrom {str(kept)[:64]!r} names no message of "
@@ -572,6 +572,7 @@ class _Assembler:
         compaction.tokens_saved = opt_int(meta.get("tokensSaved"))
         compaction.cleared_tool_ids = ids = tuple(i for i in meta.get("compactedToolIds") or () if isinstance(i, str))
         before = ext.get("before")
+        self._index()
         if isinstance(before, dict):
             for uid, content in before.items():
                 at = self.at_uuid.get(uid)
