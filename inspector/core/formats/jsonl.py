@@ -44,22 +44,23 @@ def _read(index: LineIndex, feed: Feed, warn: Warn, progress: Progress | None, s
     decode = orjson.loads  # 3x the standard library's speed; what it refuses goes to the standard library below
     clock = time.monotonic
     next_report = clock() + PROGRESS_EVERY
-    for line_no, offset, raw in index.read_new():
-        if isinstance(raw, Skipped):
-            warn(line_no, f"line skipped at byte {offset:,}: {raw.length:,} bytes, {raw.why}")
-            continue
-        if not raw or raw.isspace() or (skip is not None and skip(line_no, offset, raw)):
-            continue
-        try:
-            obj = decode(raw)
-        except ValueError:
-            try:  # lone surrogates, huge integers, NaN, deep nesting, another encoding, bytes that are no UTF-8,
-                # or truly corrupt: the standard library reads what it can and says which, and why
-                obj = _parse_odd(raw, line_no, warn)
-            except ValueError as exc:
-                warn(line_no, f"corrupt line skipped ({_reason(exc)})")
+    for first, offsets, lines in index.read_batches():
+        for line_no, offset, raw in zip(range(first, first + len(lines)), offsets, lines):
+            if raw.__class__ is Skipped:
+                warn(line_no, f"line skipped at byte {offset:,}: {raw.length:,} bytes, {raw.why}")  # type: ignore[attr-defined]
                 continue
-        feed(line_no, offset, obj)
+            if not raw or raw.isspace() or (skip is not None and skip(line_no, offset, raw)):
+                continue
+            try:
+                obj = decode(raw)
+            except ValueError:
+                try:  # lone surrogates, huge integers, NaN, deep nesting, another encoding, bytes that are no
+                    # UTF-8, or truly corrupt: the standard library reads what it can and says which, and why
+                    obj = _parse_odd(raw, line_no, warn)
+                except ValueError as exc:
+                    warn(line_no, f"corrupt line skipped ({_reason(exc)})")
+                    continue
+            feed(line_no, offset, obj)
         if progress is not None and clock() >= next_report:
             progress(index.end, total)
             next_report = clock() + PROGRESS_EVERY
