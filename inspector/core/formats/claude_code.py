@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import re
 import sys
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
+from operator import attrgetter
 from typing import Any
 
 from inspector.core.formats.blocks import (as_int, blocks_from_content, edited_message, opt_int, opt_str,
@@ -382,9 +383,8 @@ class _Branch:
             self.warnings.append(LoadWarning(line, f"{gaps} entr{'y points' if gaps == 1 else 'ies point'} to a "
                                                    "parent not in this file (a corrupt line, or a partial copy); "
                                                    "followed file order across the gap"))
-        on_path = {r.uuid for r in walked}
         self._lay(walked[::-1])
-        selected = self._select({r.uuid: r for r in walked}, [r for u, r in graph.records.items() if u not in on_path])
+        selected = self._select({r.uuid: r for r in walked}, [r for u, r in graph.records.items() if u not in visited])
         assert selected is not None  # nothing is old to a first walk
         return selected
 
@@ -436,8 +436,8 @@ class _Branch:
         what belongs to its responses and answers its tool calls. None when a loose record from before would be
         pulled in too (it belongs earlier in the branch: only a full walk places it), or when a new record answers
         a call that `left` (results the path left behind) or an earlier pull already answered."""
-        selected = dict(path)
-        responses = {r.response_id for r in path.values() if r.kind == "assistant" and r.response_id}
+        selected = path  # the caller's own dict
+        responses = {r.response_id for r in path.values() if r.response_id}  # only assistant records have one
         if responses & self.loose_responses - self.responses:
             return None
         self.responses |= responses
@@ -445,9 +445,9 @@ class _Branch:
         for rec in others:
             if rec.kind == "assistant" and rec.response_id in self.responses:
                 selected[rec.uuid] = rec
-        used = {b.tool_id for r in selected.values() if r.kind == "assistant" for b in r.blocks
+        used = {b.tool_id for r in selected.values() if r.kind == "assistant" for b in r.message.blocks  # type: ignore[union-attr]
                 if b.type == "tool_use"}
-        answered = {b.tool_id for r in selected.values() if r.kind == "user" for b in r.blocks
+        answered = {b.tool_id for r in selected.values() if r.kind == "user" for b in r.message.blocks  # type: ignore[union-attr]
                     if b.type == "tool_result"}
         if used & self.loose_results or answered & (self.pulled | left):
             return None
@@ -468,7 +468,7 @@ class _Branch:
                 self.loose_results.update(b.tool_id for b in rec.blocks if b.type == "tool_result")
         self.open_ids = open_ids
         self.selected.update(selected)
-        return sorted(selected.values(), key=lambda r: r.line)
+        return sorted(selected.values(), key=attrgetter("line"))
 
 
 class _Assembler:

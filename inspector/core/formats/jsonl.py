@@ -61,9 +61,9 @@ def _read(index: LineIndex, feed: Feed, warn: Warn, progress: Progress | None, s
                     warn(line_no, f"corrupt line skipped ({_reason(exc)})")
                     continue
             feed(line_no, offset, obj)
-        if progress is not None and clock() >= next_report:
-            progress(index.end, total)
-            next_report = clock() + PROGRESS_EVERY
+            if progress is not None and clock() >= next_report:
+                progress(offset + len(raw) + 1, total)
+                next_report = clock() + PROGRESS_EVERY
     tail = index.tail()
     if isinstance(tail, Skipped):
         warn(len(index) + 1, f"unterminated last line at byte {index.end:,} not read: {tail.length:,} bytes, "
