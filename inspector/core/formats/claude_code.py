@@ -118,6 +118,7 @@ class ClaudeCodeLoader:
         self.last_build: tuple[str, int] = ("full", 0)  # ("full", entries) or ("extended", steps): a work counter
         self._steps = 0
         self.recorder = RequestRecorder(source)
+        self._transcript = self.recorder.transcript.add
 
     def warn(self, line: int | None, message: str) -> None:
         self.warnings.append(LoadWarning(line, message))
@@ -128,17 +129,17 @@ class ClaudeCodeLoader:
             self.warn(line_no, f"not a JSON object ({type(obj).__name__}), skipped")
             return
         kind = obj.get("type")
-        if kind.__class__ is not str:
+        if kind == "user" or kind == "assistant":  # every such line, as Claude Code hashes them (repeats too)
+            self._transcript(offset)
+        elif kind.__class__ is not str:
             kind = None
-        if kind in REQUEST_RECORDS:
+        elif kind in REQUEST_RECORDS:
             problem = self.recorder.feed(kind, line_no, obj)
             if problem:
                 self.warn(line_no, problem)
             return
-        if kind in IGNORED:
+        elif kind in IGNORED:
             return
-        if kind == "user" or kind == "assistant":  # every such line, as Claude Code hashes them (repeats too)
-            self.recorder.transcript.add(offset)
         uuid = obj.get("uuid")
         if uuid.__class__ is not str:
             if kind not in BOOKKEEPING:
@@ -630,9 +631,8 @@ class _Assembler:
     def _add_request(self, rec: _Record, index: int) -> None:
         assert rec.usage is not None
         model = rec.message.model if rec.message is not None else None
-        request = Request(rec.response_id or f"line-{rec.line}", model, *rec.usage, message_index=index,
-                          seen_start=self.context_start, seen_end=index, line=rec.line, timestamp=rec.timestamp,
-                          sent_id=rec.sent_id)
+        request = Request(rec.response_id or f"line-{rec.line}", model, *rec.usage, index, self.context_start, index,
+                          rec.line, rec.timestamp, "turn", rec.sent_id)
         if self.messages[index].response_id != request.id:
             self._own(index).response_id = request.id
         self.request_at[request.id] = len(self.requests)
