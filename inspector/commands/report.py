@@ -80,8 +80,7 @@ def _run(args: argparse.Namespace) -> int:
 def _estimates(session: Session, accounting: Accounting) -> Estimates:
     """Estimates holding the accounting's figure for every message (`exact` ones included: one call was made)."""
     est = Estimates(estimator_for(session, None if accounting.estimator == "exact" else accounting.estimator))
-    for m, tokens in zip(session.messages, accounting.estimated):
-        est.remember(m, tokens)
+    est.remember_all(session.messages, accounting.estimated)
     return est
 
 

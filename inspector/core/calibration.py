@@ -44,10 +44,16 @@ SETTLE_GROWTH = 1.25    # ... then again when its observations grew by this fact
 _MEMBERS = tuple(tuple(i for i in range(N_FEATURES) if _GROUP_OF.get(i) == g) for g in range(N_GROUPS))
 
 
+# `group_tokens` spells the groups out (a call per observation: 50,000 in a long session); it must match them.
+assert _MEMBERS == ((PROSE,), (CODE,), (JSON_,), (CJK, OTHER, SYMBOL), (MEDIA,), (TOOL_USE, TOOL_RESULT, MESSAGE),
+                    (TOKENS,))
+
+
 def group_tokens(features: Sequence[float], base: Sequence[float] = SCRIPT_RATIOS) -> list[float]:
     """The `base` tokens of each group in a feature vector (each group summed from 0.0 in feature order)."""
-    get = list(map(mul, base, features)).__getitem__
-    return [sum(map(get, members)) for members in _MEMBERS]  # every group has a member: float sums from 0.0
+    t = list(map(mul, base, features))
+    return [0.0 + t[PROSE], 0.0 + t[CODE], 0.0 + t[JSON_], 0.0 + t[CJK] + t[OTHER] + t[SYMBOL], 0.0 + t[MEDIA],
+            0.0 + t[TOOL_USE] + t[TOOL_RESULT] + t[MESSAGE], 0.0 + t[TOKENS]]
 
 
 class _ModelFit:
