@@ -457,14 +457,6 @@ class _Run:
         reqs, calibrator, fitted = self.session.requests, self.calibrator, self.fitted
         session_anchor, estimate, features = self.session_anchor, self._estimate, self._features
         window_anchor, figures, snaps = self.window_anchor, self.figures, self.snaps
-        if self.by_features and not self.deltas:  # the same sums as `_estimate` and `_features`, inline
-            cum, base, N = self.cumulative, self.base_ratios, N_FEATURES
-
-            def estimate(lo: int, hi: int, ratios: Sequence[float] | None) -> float:
-                return sum(map(mul, ratios or base, map(sub, cum[hi * N:hi * N + N], cum[lo * N:lo * N + N])))
-
-            def features(lo: int, hi: int) -> list[float]:
-                return list(map(sub, cum[hi * N:hi * N + N], cum[lo * N:lo * N + N]))
         cleared = [(c.index, c.tokens_saved or 0) for c in self.session.compactions
                    if c.kind == "microcompact" and c.trigger == "api"]
         prefixes: dict[int, tuple[Sequence[float] | None, float]] = {}  # id(anchor) -> (ratios, its prefix)
@@ -478,6 +470,10 @@ class _Run:
 
         w = figures[-1].window if figures else 0
         prev = reqs[self.k - 1] if self.k else None
+        prev_measured = prev.measured_context if prev is not None else 0
+        plain, N, base = self.by_features and not self.deltas, N_FEATURES, self.base_ratios
+        cum = self.cumulative
+        ratio_of: dict[str, Sequence[float]] = {}  # a model's ratios until its next observation (the fit moves then)
         for ri in range(self.k, self.R):
             if ri in snaps:
                 snaps[ri]["calibrator"] = calibrator.copy()
@@ -490,8 +486,17 @@ class _Run:
             if figures:
                 w += first
             model = r.model or ""
-            ratios = calibrator.ratios(model) if fitted else None
-            seen = estimate(r.seen_start, r.seen_end, ratios)
+            ratios: Sequence[float] | None = None
+            if fitted:
+                ratios = ratio_of.get(model)
+                if ratios is None:
+                    ratios = ratio_of[model] = calibrator.ratios(model)
+            hi = r.seen_end
+            if plain:  # `estimate`, inline: the same sums
+                rs, at_hi = ratios or base, cum[hi * N:hi * N + N]
+                seen = sum(map(mul, rs, map(sub, at_hi, cum[r.seen_start * N:r.seen_start * N + N])))
+            else:
+                seen = estimate(r.seen_start, hi, ratios)
             if prev is None:
                 predicted, estimated = None, measured
             elif first:  # the first request after a compaction: a new sum from the prefix
@@ -502,23 +507,28 @@ class _Run:
                 anchor = window_anchor.get(model) or session_anchor.get(model)
                 known = before if anchor is None else prefix(anchor, ratios)
                 estimated = int(known + seen)
-                lo, hi = prev.seen_end, r.seen_end
-                f = features(lo, hi)
-                added = dot(ratios or self.base_ratios, f) if self.by_features else estimate(lo, hi, ratios)
-                predicted = prev.measured_context + known - before + added
+                lo = prev.seen_end
+                if plain:
+                    f = list(map(sub, at_hi, cum[lo * N:lo * N + N]))
+                    added = sum(map(mul, rs, f))
+                else:
+                    f = features(lo, hi)
+                    added = dot(ratios or base, f) if self.by_features else estimate(lo, hi, ratios)
+                predicted = prev_measured + known - before + added
                 if cleared:
                     predicted -= sum(tokens for index, tokens in cleared if lo < index <= hi)
                 predicted = int(predicted)
-                growth = measured - prev.measured_context
+                growth = measured - prev_measured
                 if r.kind == "turn" and model == (prev.model or "") and (
                         0 <= growth <= UNEXPLAINED_FACTOR * added + UNEXPLAINED_SLACK):
                     calibrator.observe(model, f, growth)
+                    ratio_of.pop(model, None)
             if model not in window_anchor:
                 window_anchor[model] = r
             if model not in session_anchor:
                 session_anchor[model] = r
             figures.append(RequestFigures(r, w, measured, predicted, estimated))
-            prev = r
+            prev, prev_measured = r, measured
 
     def _pass2(self) -> Estimator:
         """The final estimates (every observation used) and the attribution of measured figures to messages."""
