@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from inspector.app import discover as d
+from inspector.core import discover as d
 
 CORPUS = Path(__file__).parent / "corpus"
 

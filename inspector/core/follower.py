@@ -255,7 +255,9 @@ class Follower:
         self._add_pairing(session, start, changed)
         change.new_warnings = max(0, len(session.warnings) - len(old.warnings))
         change.lines, change.bytes = len(index) - before_lines, index.end - before_end
-        if change.empty:  # lines that change nothing shown (progress, bookkeeping): the session stays the same object
+        if change.empty and (session.window, session.agent_cost) == (old.window, old.agent_cost):
+            # lines that change nothing shown (progress, bookkeeping): the session stays the same object (a window
+            # a Codex token_count states, or a new figure of the agent's own cost, is taken: the header shows them)
             change.session = session = old
         self.session = session
         self.covered = index.end

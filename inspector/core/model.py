@@ -154,6 +154,8 @@ class Request:
     `kind` is "turn" for the agent's own requests, "compaction" for the request that wrote a compaction's summary
     (Codex sends it with the history, without tools, plus a summary prompt the rollout does not record).
     `sent_id` names the request as the session recorded sending it (`Session.sent`), when it did.
+    `cache_write_1h`: the part of `cache_creation` written with the one-hour TTL (Claude Code's usage says so in
+    `cache_creation.ephemeral_1h_input_tokens`; 0 where the source does not split it: the 5-minute TTL).
     """
 
     id: str
@@ -169,6 +171,7 @@ class Request:
     timestamp: str | None = None
     kind: Literal["turn", "compaction"] = "turn"
     sent_id: str | None = None
+    cache_write_1h: int = 0
 
     @property
     def measured_context(self) -> int:
@@ -229,6 +232,16 @@ CONVERSATION = "conversation"
 
 
 @dataclass(slots=True)
+class AgentCost:
+    """The cost the agent itself recorded for the session (Claude Code's `cost-state`, opencode's and Cline's per
+    request `cost`), in USD, shown beside ours (`inspector.core.cost`): `by_model` where it splits it."""
+
+    total_usd: float
+    source: str
+    by_model: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
 class LoadWarning:
     """Something the loader skipped or doubted, with the source line it concerns (None: the file as a whole)."""
 
@@ -252,7 +265,8 @@ class Session:
     where the format does not record it (Claude Code). `window` is a context window the source states itself (Codex;
     Copilot's token limit; Kimi's max context), else None. `sent` holds the requests exactly as sent where the source
     records them (Claude Code 2.1.332+), else None. `breakdowns` are the agent's own counts of the context by part,
-    where it records them (Copilot).
+    where it records them (Copilot). `agent_cost` is the agent's own figure of what the session cost, where it
+    records one.
     """
 
     source: str
@@ -271,6 +285,7 @@ class Session:
     window: int | None = None
     sent: SentLog | None = None
     breakdowns: list[Breakdown] = field(default_factory=list)
+    agent_cost: AgentCost | None = None
 
     @property
     def context_start(self) -> int:

@@ -1,4 +1,4 @@
-"""The session picker: bundled samples and recent sessions of every agent found (`discover.STORES`), newest first.
+"""The session picker: bundled samples and recent sessions of every agent found (`core.discover.STORES`), newest first.
 
 A DataTable is fine here (at most a few hundred rows). Message counts need a scan of each file, so they fill in from
 a worker after the list has painted.
@@ -17,7 +17,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 from textual.worker import get_current_worker
 
-from inspector.app.discover import Entry, discover
+from inspector.core.discover import Entry, discover
 from inspector.app.text import plain
 
 

@@ -125,8 +125,8 @@ class ContextBar(Widget):
     def _legend(self, f: Figures, width: int) -> Text:
         # names hold tool names: session text. A negative category (usage measured below the prefix plus the
         # estimates: the estimate runs high) has no room in the bar, but stays in the legend so the figures add up.
-        parts = [(colour(key, n), f"{visible(cat.label(key))} {human(t)}") for n, (key, t) in enumerate(f.categories)
-                 if t]
+        parts = [(colour(key, n), f"{visible(cat.label(key))} {human(t)}{_prefix_parts(f, key)}")
+                 for n, (key, t) in enumerate(f.categories) if t]
         parts.append(("#3a3a3a", f"free {human(f.window.free)}"))
         if f.window.reserve:
             parts.append(("#875f5f", f"reserved {human(f.window.reserved)}"))
@@ -140,3 +140,12 @@ class ContextBar(Widget):
             text.append(label + " ", style="dim" if not f.categories_measured else "")
             line += piece
         return text
+
+
+def _prefix_parts(f: Figures, key: str) -> str:
+    """The prefix by name after its category, its three largest parts (core: `Figures.prefix_sections`)."""
+    if key != cat.SYSTEM_TOOLS or len(f.prefix_sections) < 2:
+        return ""
+    top = sorted(f.prefix_sections, key=lambda s: -s.tokens)[:3]
+    rest = len(f.prefix_sections) - len(top)
+    return " (" + ", ".join(f"{visible(s.name)} {human(s.tokens)}" for s in top) + (f", +{rest}" if rest else "") + ")"
