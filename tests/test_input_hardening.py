@@ -116,6 +116,28 @@ def test_pairing_400k_parallel_calls_is_linear():
     assert result.stdout.strip() == "ok", result.stderr
 
 
+def test_one_response_over_100k_lines_is_assembled_in_linear_time():
+    """A hang guard, not a timing: joining each later line of a response to its message's lines a tuple at a time
+    took 70 s for 100,000 lines; linear, the loader takes a few seconds. Fed as parsed lines (no JSON to read)."""
+    code = ("from inspector.core.formats.claude_code import ClaudeCodeLoader\n"
+            "n = 100_000\n"
+            "loader = ClaudeCodeLoader('x.jsonl')\n"
+            "loader.feed(1, 0, {'type': 'user', 'uuid': 'u0', 'parentUuid': None, 'message': {'role': 'user', "
+            "'content': 'go'}})\n"
+            "for i in range(n):\n"
+            "    loader.feed(i + 2, i + 1, {'type': 'assistant', 'uuid': f'a{i}', 'parentUuid': f'a{i - 1}' if i "
+            "else 'u0', 'message': {'role': 'assistant', 'id': 'msg_1', 'model': 'claude-sonnet-4-5', 'content': "
+            "[{'type': 'tool_use', 'id': f't{i}', 'name': 'Bash', 'input': {}}], 'usage': {'input_tokens': 100, "
+            "'output_tokens': 10}}})\n"
+            "s = loader.build()\n"
+            "assert len(s.messages) == 2 and s.messages[1].lines == tuple(range(2, n + 2)), s.messages[1].lines[:5]\n"
+            "assert len(s.messages[1].blocks) == n and len(s.requests) == 1\n"
+            "print('ok')\n")
+    result = run([sys.executable, "-c", code], timeout=40)
+    assert not result.timed_out, "assembling one response's 100,000 lines ran past 40 s"
+    assert result.stdout.strip() == "ok", result.stderr
+
+
 # --- item 11: what one line may take ---------------------------------------------------------------------------
 
 def _with_tail(tmp_path: Path, tail_bytes: int, nul: bool) -> Path:

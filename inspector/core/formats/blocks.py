@@ -13,8 +13,17 @@ from typing import Any
 from inspector.core.model import Block, Message
 
 
-def blocks_from_content(content: Any) -> list[Block]:
-    """Typed blocks for a message's `content`; anything unrecognised becomes an `unknown` block keeping its dict."""
+MAX_NESTING = 16  # tool results inside tool results (the API allows none): deeper is a hostile file
+
+
+class NestedTooDeep(ValueError):
+    """Content nesting tool results more than MAX_NESTING deep (a 19 KB line can nest 330: every walk over the
+    blocks would recurse that deep). The loader says so for the line, and keeps the rest of the file."""
+
+
+def blocks_from_content(content: Any, depth: int = 0) -> list[Block]:
+    """Typed blocks for a message's `content`; anything unrecognised becomes an `unknown` block keeping its dict.
+    `depth`: how many tool results hold this content (NestedTooDeep past MAX_NESTING)."""
     if content is None:
         return []
     cls = content.__class__
@@ -24,10 +33,14 @@ def blocks_from_content(content: Any) -> list[Block]:
         content = [content]
     elif cls is not list:
         return [Block("text", str(content))]
+    if depth:
+        if depth > MAX_NESTING:
+            raise NestedTooDeep(f"tool results nested more than {MAX_NESTING} deep")
+        return [block_from_dict(b, depth) if b.__class__ is dict else Block("text", str(b)) for b in content]
     return [block_from_dict(b) if b.__class__ is dict else Block("text", str(b)) for b in content]
 
 
-def block_from_dict(b: dict) -> Block:
+def block_from_dict(b: dict, depth: int = 0) -> Block:
     # Positional arguments (type, text, tool_id, tool_name, input, is_error, content): every message of a session
     # comes through here. Tool names are interned: a session repeats a handful thousands of times.
     kind = b.get("type")
@@ -42,7 +55,8 @@ def block_from_dict(b: dict) -> Block:
         inner, tool_id = b.get("content"), b.get("tool_use_id")
         tool_id = tool_id if tool_id.__class__ is str else None
         if inner.__class__ is list:
-            return Block("tool_result", "", tool_id, None, None, bool(b.get("is_error")), blocks_from_content(inner))
+            return Block("tool_result", "", tool_id, None, None, bool(b.get("is_error")),
+                         blocks_from_content(inner, depth + 1))
         return Block("tool_result", inner if inner.__class__ is str else _str(inner), tool_id, None, None,
                      bool(b.get("is_error")))
     if kind == "thinking":  # an empty signature (a file that recorded none) is no signature

@@ -23,8 +23,8 @@ from dataclasses import dataclass, replace
 from operator import attrgetter
 from typing import Any
 
-from inspector.core.formats.blocks import (as_int, blocks_from_content, edited_message, opt_int, opt_str,
-                                           replaced_message)
+from inspector.core.formats.blocks import (NestedTooDeep, as_int, blocks_from_content, edited_message, opt_int,
+                                           opt_str, replaced_message)
 from inspector.core.formats.claude_code_records import (
     COST_STATE, IGNORED, REQUEST_RECORDS, RequestRecorder, agent_cost, attachment_type, reminder,
 )
@@ -200,7 +200,11 @@ class ClaudeCodeLoader:
             message = obj.get("message")
             if message.__class__ is not dict:
                 return None
-            blocks = blocks_from_content(message.get("content"))
+            try:
+                blocks = blocks_from_content(message.get("content"))
+            except NestedTooDeep as exc:  # the entry stays (a link of the chain), its content unread
+                self.warn(line_no, f"content not read: {exc}")
+                blocks = [Block("text", f"[content not read: {exc}]")]
             if kind == "user":
                 msg_kind = _user_kind(obj, blocks)
                 return _Record(uuid, kind, line_no, offset, ts, Message(
@@ -504,8 +508,15 @@ class _Assembler:
         self.indexed = 0
         self.warnings: list[LoadWarning] = []
         self.server_cleared = (0, 0)  # results and tokens the API reported cleared so far in this context
+        # the later lines of a response, by message index, joined to its `lines` at publish: a tuple grown a line at
+        # a time is quadratic (one response spread over 100,000 lines)
+        self.more_lines: dict[int, list[int]] = {}
 
     def publish(self, session: Session) -> None:
+        for index, lines in self.more_lines.items():
+            message = self._own(index)
+            message.lines += tuple(lines)
+        self.more_lines.clear()
         session.messages, session.requests = list(self.messages), list(self.requests)
         session.compactions, session.models = list(self.compactions), list(self.models)
         self.shared = (len(self.messages), len(self.requests))
@@ -532,7 +543,10 @@ class _Assembler:
             message.blocks.extend(rec.message.blocks)
             if index < self.indexed:
                 self._index_blocks(rec.message.blocks, index)
-            message.lines += (rec.line,)
+            more = self.more_lines.get(index)
+            if more is None:
+                more = self.more_lines[index] = []
+            more.append(rec.line)
             if rec.usage is not None:
                 at = self.request_at.get(message.response_id or "")
                 if at is None:
@@ -581,7 +595,12 @@ class _Assembler:
                 compaction.added = added
             return
         compaction.tokens_saved = opt_int(meta.get("tokensSaved"))
-        compaction.cleared_tool_ids = ids = tuple(i for i in meta.get("compactedToolIds") or () if isinstance(i, str))
+        listed = meta.get("compactedToolIds")
+        if listed is not None and listed.__class__ is not list:
+            self.warnings.append(LoadWarning(rec.line, f"compactedToolIds is {type(listed).__name__}, not a list of "
+                                                       "tool ids: no result counted as cleared by it"))
+            listed = None
+        compaction.cleared_tool_ids = ids = tuple(i for i in listed or () if isinstance(i, str))
         before = ext.get("before")
         self._index()
         if isinstance(before, dict):

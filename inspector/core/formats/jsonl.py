@@ -15,6 +15,7 @@ from typing import Any, Callable
 
 import orjson
 
+from inspector.core.formats.blocks import NestedTooDeep
 from inspector.core.gc_pause import gc_paused
 from inspector.core.index import LineIndex, Skipped
 from inspector.core.model import LoadWarning
@@ -60,7 +61,10 @@ def _read(index: LineIndex, feed: Feed, warn: Warn, progress: Progress | None, s
                 except ValueError as exc:
                     warn(line_no, f"corrupt line skipped ({_reason(exc)})")
                     continue
-            feed(line_no, offset, obj)
+            try:
+                feed(line_no, offset, obj)
+            except NestedTooDeep as exc:  # a loader that cannot keep the line's place says so here, once for all
+                warn(line_no, f"line skipped: {exc}")
             if progress is not None and clock() >= next_report:
                 progress(offset + len(raw) + 1, total)
                 next_report = clock() + PROGRESS_EVERY
