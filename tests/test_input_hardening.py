@@ -138,6 +138,29 @@ def test_one_response_over_100k_lines_is_assembled_in_linear_time():
     assert result.stdout.strip() == "ok", result.stderr
 
 
+# --- item 9: figures out of range, from a file and from what a live file appends ---------------------------------
+
+def test_an_appended_figure_out_of_range_is_zeroed_and_warned_once(tmp_path):
+    from inspector.core.follower import Follower
+
+    path = _session(tmp_path)
+    follower = Follower(path)
+    assert follower.open().warnings == []
+    bad = entry("assistant", "a2", "u2", [{"type": "text", "text": "ok"}], id="msg_2", model="claude-sonnet-4-5",
+                usage={"input_tokens": -5, "output_tokens": 10**400})
+    with open(path, "a") as f:
+        f.write(json.dumps(bad) + "\n")
+    session = follower.update().session
+    said = [w for w in session.warnings if "out of range" in w.message]
+    assert [(w.line, w.message.split(" is ")[0]) for w in said] == [(4, "usage input tokens"),
+                                                                     (4, "usage output tokens")], said
+    assert session.requests[-1].measured_context == 0 and session.requests[-1].output_tokens == 0
+    with open(path, "a") as f:
+        f.write(json.dumps(entry("user", "u3", "a2", "more")) + "\n")
+    session = follower.update().session
+    assert len(session.messages) == 5 and [w for w in session.warnings if "out of range" in w.message] == said
+
+
 # --- item 11: what one line may take ---------------------------------------------------------------------------
 
 def _with_tail(tmp_path: Path, tail_bytes: int, nul: bool) -> Path:
