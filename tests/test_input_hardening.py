@@ -109,10 +109,14 @@ def test_pairing_400k_parallel_calls_is_linear():
             "assert pairing_warnings(s) == []\n"
             "check = PairingCheck(undo=2)\n"
             "check.check(s.messages)\n"
-            "assert check.rollback(1) and len(check.open) == n and check.orphans()[0].tool_id == 't0'\n"
-            "print('ok')\n")
-    result = run([sys.executable, "-c", code], timeout=25)
-    assert not result.timed_out, "the pairing check ran past 25 s"
+            "assert check.rollback(1) and len(check.open) == n and check.orphans()[0].tool_id == 't0'\n")
+    _finishes(code, 25, "the pairing check")
+
+
+def _finishes(code: str, seconds: float, what: str) -> None:
+    """`code` runs to its end (its asserts hold) in a subprocess within `seconds`."""
+    result = run([sys.executable, "-c", code + "print('ok')\n"], timeout=seconds)
+    assert not result.timed_out, f"{what} ran past {seconds} s"
     assert result.stdout.strip() == "ok", result.stderr
 
 
@@ -131,11 +135,8 @@ def test_one_response_over_100k_lines_is_assembled_in_linear_time():
             "'output_tokens': 10}}})\n"
             "s = loader.build()\n"
             "assert len(s.messages) == 2 and s.messages[1].lines == tuple(range(2, n + 2)), s.messages[1].lines[:5]\n"
-            "assert len(s.messages[1].blocks) == n and len(s.requests) == 1\n"
-            "print('ok')\n")
-    result = run([sys.executable, "-c", code], timeout=40)
-    assert not result.timed_out, "assembling one response's 100,000 lines ran past 40 s"
-    assert result.stdout.strip() == "ok", result.stderr
+            "assert len(s.messages[1].blocks) == n and len(s.requests) == 1\n")
+    _finishes(code, 40, "assembling one response's 100,000 lines")
 
 
 # --- item 9: figures out of range, from a file and from what a live file appends ---------------------------------
