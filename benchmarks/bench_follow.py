@@ -233,10 +233,10 @@ def main() -> None:
         gen = _generator()
         with open(small, "wb") as f:
             f.write(b"".join(gen.fresh_ids(x, 0x6fff) + b"\n" for x in CORPUS.read_bytes().splitlines()))
-        if DATA.exists():
+        if not args.skip_core:
             shutil.copyfile(DATA, large)
-        print(f"sessions: small {small.stat().st_size / 1e6:.1f} MB, large {large.stat().st_size / 1e6:.1f} MB; "
-              "appends of one turn each")
+            print(f"sessions: small {small.stat().st_size / 1e6:.1f} MB, large {large.stat().st_size / 1e6:.1f} MB; "
+                  "appends of one turn each")
         others = []
         for k, extra in enumerate(args.also):
             others.append((extra.name, Path(tmp) / f"also{k}.jsonl"))
