@@ -1,7 +1,7 @@
 """Follow-mode benchmark: what one append costs, and how long until it is on screen, with a 100 MB session open.
 
     python benchmarks/bench_follow.py [--core-appends 600] [--appends 60] [--interval 0.3] [--skip-app]
-                                      [--skip-core] [--also PATH]
+                                      [--skip-core] [--also PATH] [--app-session PATH]
 
 Works on a copy of benchmarks/data/large-session.jsonl (made by generate_large_session.py on first use; the copy
 lives in a temp directory, so the data file is never written to). The appended lines are the next tiles of the
@@ -25,7 +25,8 @@ also a compaction (at the 431st).
    latency is from the write to the first frame painted after the list holds the state the write made (a new row, or
    a grown response's row redrawn: the row is on screen), and to the first frame after the exact figures of that
    state (context bar, thresholds, timeline; measured usage attributed to the new messages) reached the widgets; the
-   next append waits for them. Target: p95 of the row latency under 250 ms.
+   next append waits for them. Target: p95 of the row latency under 250 ms. `--app-session PATH` follows a copy of
+   another session instead (issue 19 item 4: the 100,000-message messages-100k.jsonl, target p95 100 ms).
 """
 
 from __future__ import annotations
@@ -220,8 +221,11 @@ def main() -> None:
     parser.add_argument("--skip-core", action="store_true")
     parser.add_argument("--also", type=Path, action="append", default=[],
                         help="a further Claude Code session for the core run (e.g. bench_app.py's app-100k.jsonl)")
+    parser.add_argument("--app-session", type=Path, default=None,
+                        help="the session the app run follows (a copy), instead of the 100 MB one (issue 19: "
+                             "benchmarks/data/messages-100k.jsonl, 100,000 messages)")
     args = parser.parse_args()
-    if not DATA.exists():
+    if not DATA.exists() and not (args.skip_core and args.app_session):
         gen = _generator()
         gen.generate(DATA, 100, 100_000)
     with tempfile.TemporaryDirectory() as tmp:
@@ -229,9 +233,10 @@ def main() -> None:
         gen = _generator()
         with open(small, "wb") as f:
             f.write(b"".join(gen.fresh_ids(x, 0x6fff) + b"\n" for x in CORPUS.read_bytes().splitlines()))
-        shutil.copyfile(DATA, large)
-        print(f"sessions: small {small.stat().st_size / 1e6:.1f} MB, large {large.stat().st_size / 1e6:.1f} MB; "
-              "appends of one turn each")
+        if not args.skip_core:
+            shutil.copyfile(DATA, large)
+            print(f"sessions: small {small.stat().st_size / 1e6:.1f} MB, large {large.stat().st_size / 1e6:.1f} MB; "
+                  "appends of one turn each")
         others = []
         for k, extra in enumerate(args.also):
             others.append((extra.name, Path(tmp) / f"also{k}.jsonl"))
@@ -248,11 +253,13 @@ def main() -> None:
             print(summary(f"  the microcompaction note alone, {name}", accounting["micro"]), flush=True)
         if args.skip_app:
             return
-        shutil.copyfile(DATA, large)
+        followed = args.app_session or DATA
+        shutil.copyfile(followed, large)
         appends = turns(last_uuid(large), 0x7000, args.appends)
         rows, exact, opened, invisible = asyncio.run(app_latency(large, appends, args.interval))
         from inspector.app.shown import EXACT_DELAY
-        print(f"app: 100 MB session open with figures in {opened:.1f} s", flush=True)
+        print(f"app: {followed.name} ({large.stat().st_size / 1e6:.0f} MB) open with figures in {opened:.1f} s",
+              flush=True)
         print(summary("app: append -> row on screen", rows), f"  (target p95 250 ms; {invisible} appends "
               "changed nothing shown)", flush=True)
         print(summary("app: append -> exact figures on screen", exact),

@@ -32,10 +32,10 @@ LOAD = "import sys\nfrom inspector.core.formats import load\nload(sys.argv[1])\n
 TIME_RATIO, RSS_RATIO = 1.5, 2.0
 
 
-def measure(argv: list[str]) -> tuple[float, float, int]:
+def measure(argv: list[str], env: dict[str, str] | None = None) -> tuple[float, float, int]:
     """(wall s, CPU s, peak RSS bytes) of one run of `argv`, output discarded; exits loudly if the command fails."""
     start = time.perf_counter()
-    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
     _, status, usage = os.wait4(proc.pid, 0)
     elapsed = time.perf_counter() - start
     code = os.waitstatus_to_exitcode(status)

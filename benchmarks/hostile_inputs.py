@@ -8,8 +8,9 @@ tests/bad_inputs/build.py; each is run as a subprocess, its peak RSS taken from 
 Prints one row per input and command: the median wall time and the largest peak RSS over the runs, next to the
 baseline of the same command on a three-line session (the interpreter and imports alone). `--part shapes` times
 the hostile shapes of issue 15 instead, in this process: one response of N parallel tool calls through the
-pairing check, a catastrophic grep pattern and a `**/**/...` glob through the agent's tools, and the bad inputs
-the big files part does not hold (a 2 GB NUL tail is one of those: `report` on it is in the files part).
+pairing check, a catastrophic grep pattern and a `**/**/...` glob through the agent's tools, `report --json` on one
+response spread over 100,000 lines and on 100,000 / 200,000 parallel calls with their results (a line each), and the
+bad inputs the big files part does not hold (a 2 GB NUL tail is one of those: `report` on it is in the files part).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
-from bad_inputs.build import CASES, truncated_last_line  # noqa: E402
+from bad_inputs.build import CASES, parallel_calls, truncated_last_line  # noqa: E402
 from bad_inputs.proc import run  # noqa: E402
 
 COMMANDS = {
@@ -83,6 +84,11 @@ def shapes(runs: int) -> None:
         tree = ToolContext(base / "tree")
         glob = lambda: run_tool(TOOLS_BY_NAME["glob"], {"pattern": "**/" * 12 + "*.py"}, tree)  # noqa: E731
         print(f"{'glob **/ x12 *.py over 5,461 directories':<48} {timed(glob):>8.3f}")
+        for calls, results in ((100_000, False), (100_000, True), (200_000, True)):
+            path = parallel_calls(base, calls, results)  # one response id over `calls` lines, then the results
+            seconds, peak, _ = measure(COMMANDS["report --json"](path), runs)
+            label = f"report --json, {calls:,} parallel calls" + (" + results" if results else "")
+            print(f"{label:<48} {seconds:>8.2f}  ({path.stat().st_size / 1e6:.0f} MB, peak {peak:.0f} MB)")
 
 
 def main() -> None:

@@ -156,3 +156,30 @@ def test_append_work_is_the_same_after_1_or_5_tiles_of_history(tmp_path, flat):
     assert sizes[5][0] > 4 * sizes[1][0] and (sizes[5][1] > 4 * sizes[1][1]) == flat
     assert work[1] == work[5] and sum(w or 0 for w in work[1]) > 0
     assert moved[1] == moved[5] and sum(moved[1]) <= 1
+
+
+def test_cache_breaks_extended_equal_fresh(tmp_path):
+    """The cache breaks before the first request an append changed are kept, the later ones read again: a break
+    appended shows, the earlier one stays, and they equal a fresh compute's."""
+    import json
+
+    from bad_inputs.build import entry
+
+    def answer(n: int, parent: str, read: int, written: int) -> bytes:
+        usage = {"input_tokens": 10, "cache_read_input_tokens": read, "cache_creation_input_tokens": written,
+                 "output_tokens": 5}
+        line = entry("assistant", f"a{n}", parent, [{"type": "text", "text": f"answer {n}"}], id=f"msg_{n}",
+                     model="claude-sonnet-4-5", usage=usage)
+        return json.dumps(line).encode() + b"\n"
+
+    def prompt(n: int, parent: str | None) -> bytes:
+        return json.dumps(entry("user", f"u{n}", parent, f"prompt {n}")).encode() + b"\n"
+
+    data = (prompt(1, None) + answer(1, "u1", 0, 9000) + prompt(2, "a1") + answer(2, "u2", 0, 9100)
+            + prompt(3, "a2") + answer(3, "u3", 9100, 50))
+    rest = data[data.index(b"\n") + 1:]
+    got = list(follow(tmp_path / "s.jsonl", data, [rest, prompt(4, "a3") + answer(4, "u4", 0, 9300)], Settings()))
+    figures, _, extended = got[-1]
+    assert extended and [b.request for b in got[0][0].cache_breaks] == [1]
+    assert [b.request for b in figures.cache_breaks] == [1, 3]
+    assert figures.cache_breaks == compute(figures.session, Settings()).cache_breaks

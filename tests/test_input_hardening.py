@@ -109,11 +109,57 @@ def test_pairing_400k_parallel_calls_is_linear():
             "assert pairing_warnings(s) == []\n"
             "check = PairingCheck(undo=2)\n"
             "check.check(s.messages)\n"
-            "assert check.rollback(1) and len(check.open) == n and check.orphans()[0].tool_id == 't0'\n"
-            "print('ok')\n")
-    result = run([sys.executable, "-c", code], timeout=25)
-    assert not result.timed_out, "the pairing check ran past 25 s"
+            "assert check.rollback(1) and len(check.open) == n and check.orphans()[0].tool_id == 't0'\n")
+    _finishes(code, 25, "the pairing check")
+
+
+def _finishes(code: str, seconds: float, what: str) -> None:
+    """`code` runs to its end (its asserts hold) in a subprocess within `seconds`."""
+    result = run([sys.executable, "-c", code + "print('ok')\n"], timeout=seconds)
+    assert not result.timed_out, f"{what} ran past {seconds} s"
     assert result.stdout.strip() == "ok", result.stderr
+
+
+def test_one_response_over_100k_lines_is_assembled_in_linear_time():
+    """A hang guard, not a timing: joining each later line of a response to its message's lines a tuple at a time
+    took 70 s for 100,000 lines; linear, the loader takes a few seconds. Fed as parsed lines (no JSON to read)."""
+    code = ("from inspector.core.formats.claude_code import ClaudeCodeLoader\n"
+            "n = 100_000\n"
+            "loader = ClaudeCodeLoader('x.jsonl')\n"
+            "loader.feed(1, 0, {'type': 'user', 'uuid': 'u0', 'parentUuid': None, 'message': {'role': 'user', "
+            "'content': 'go'}})\n"
+            "for i in range(n):\n"
+            "    loader.feed(i + 2, i + 1, {'type': 'assistant', 'uuid': f'a{i}', 'parentUuid': f'a{i - 1}' if i "
+            "else 'u0', 'message': {'role': 'assistant', 'id': 'msg_1', 'model': 'claude-sonnet-4-5', 'content': "
+            "[{'type': 'tool_use', 'id': f't{i}', 'name': 'Bash', 'input': {}}], 'usage': {'input_tokens': 100, "
+            "'output_tokens': 10}}})\n"
+            "s = loader.build()\n"
+            "assert len(s.messages) == 2 and s.messages[1].lines == tuple(range(2, n + 2)), s.messages[1].lines[:5]\n"
+            "assert len(s.messages[1].blocks) == n and len(s.requests) == 1\n")
+    _finishes(code, 40, "assembling one response's 100,000 lines")
+
+
+# --- item 9: figures out of range, from a file and from what a live file appends ---------------------------------
+
+def test_an_appended_figure_out_of_range_is_zeroed_and_warned_once(tmp_path):
+    from inspector.core.follower import Follower
+
+    path = _session(tmp_path)
+    follower = Follower(path)
+    assert follower.open().warnings == []
+    bad = entry("assistant", "a2", "u2", [{"type": "text", "text": "ok"}], id="msg_2", model="claude-sonnet-4-5",
+                usage={"input_tokens": -5, "output_tokens": 10**400})
+    with open(path, "a") as f:
+        f.write(json.dumps(bad) + "\n")
+    session = follower.update().session
+    said = [w for w in session.warnings if "out of range" in w.message]
+    assert [(w.line, w.message.split(" is ")[0]) for w in said] == [(4, "usage input tokens"),
+                                                                     (4, "usage output tokens")], said
+    assert session.requests[-1].measured_context == 0 and session.requests[-1].output_tokens == 0
+    with open(path, "a") as f:
+        f.write(json.dumps(entry("user", "u3", "a2", "more")) + "\n")
+    session = follower.update().session
+    assert len(session.messages) == 5 and [w for w in session.warnings if "out of range" in w.message] == said
 
 
 # --- item 11: what one line may take ---------------------------------------------------------------------------

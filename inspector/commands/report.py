@@ -3,20 +3,20 @@
 from __future__ import annotations
 
 import argparse
-import json
+import io
 import sys
 
 from inspector.cli import UsageError, add_custom_pct, policy_options
 from inspector.core.compaction.estimates import Estimates
 from inspector.core.cost import PriceError, prices
-from inspector.core.cost_report import add_cost_keys, cost_text
+from inspector.core.cost_report import add_cost_keys, cost_shares, cost_text
 from inspector.core.compaction.replay import render_what_if, replay
 from inspector.core.estimators import ESTIMATORS
 from inspector.core.formats import PATH_HELP, load
 from inspector.core.gc_pause import gc_paused
 from inspector.core.limits import POLICIES, window_info
-from inspector.core.report import report_dict, report_text, safe_line
-from inspector.core.token_report import add_token_keys, token_text
+from inspector.core.report import message_rows, report_dict, report_text, request_rows, safe_line, write_json
+from inspector.core.token_report import add_token_keys, message_keys, request_keys, token_text
 from inspector.core.model import Session
 from inspector.core.tokens import Accounting, account, estimator_for
 
@@ -74,11 +74,19 @@ def _run(args: argparse.Namespace) -> int:
     # where the policy would have compacted, from the report's own estimates (its prefix and summary sizes)
     what_if = replay(session, info.thresholds.autocompact, estimates=_estimates(session, accounting))
     if args.json:
-        report = add_token_keys(report_dict(session), accounting, info)
+        report = add_token_keys(report_dict(session, rows=False), accounting, info)
         report["what_if"] = what_if.to_dict()
-        add_cost_keys(report, session, accounting, table)
-        # dumps, not dump: dump streams through the pure-Python encoder, one write per token (0.5 s on 100 MB)
-        sys.stdout.write(json.dumps(report, ensure_ascii=True, separators=(",", ":")) + "\n")
+        cost, _ = add_cost_keys(report, session, accounting, table)
+        sys.stdout.flush()
+        binary = getattr(sys.stdout, "buffer", None)  # absent when output is captured into a string
+        out = binary if binary is not None else io.BytesIO()
+        write_json(out, report, {  # the per-message and per-request rows a chunk at a time
+            "messages": (len(session.messages), lambda lo, hi: cost_shares(
+                message_keys(message_rows(session, lo, hi), accounting), cost)),
+            "requests": (len(session.requests),
+                         lambda lo, hi: request_keys(request_rows(session, lo, hi), accounting, lo))})
+        if binary is None:
+            sys.stdout.write(out.getvalue().decode())  # type: ignore[union-attr]
     else:
         sys.stdout.write(report_text(session))
         sys.stdout.write(token_text(accounting, info, safe_line, getattr(args, "messages", False)))
@@ -92,8 +100,7 @@ def _run(args: argparse.Namespace) -> int:
 def _estimates(session: Session, accounting: Accounting) -> Estimates:
     """Estimates holding the accounting's figure for every message (`exact` ones included: one call was made)."""
     est = Estimates(estimator_for(session, None if accounting.estimator == "exact" else accounting.estimator))
-    for m, tokens in zip(session.messages, accounting.estimated):
-        est.remember(m, tokens)
+    est.remember_all(session.messages, accounting.estimated)
     return est
 
 

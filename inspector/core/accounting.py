@@ -77,6 +77,15 @@ class MessageFigures:
         d = self.derived.get(i)
         return self.estimated[i] if d is None else d
 
+    def sizes(self) -> list[int]:
+        """Every message's `size`, in one pass."""
+        out = [e if m is None else m for m, e in zip(self.measured, self.estimated)]
+        measured = self.measured
+        for i, d in self.derived.items():
+            if measured[i] is None:
+                out[i] = d
+        return out
+
     def basis(self, i: int) -> str:
         """How message i's figure was made: "measured" (a share of usage), "derived", else "estimated"."""
         if self.measured[i] is not None:

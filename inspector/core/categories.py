@@ -75,6 +75,9 @@ def tool_names(messages: list[Message]) -> dict[str, str]:
             if b.type == "tool_use" and b.tool_id}
 
 
+_RESULT_KEYS: dict[str, str] = {}
+
+
 def block_category(message: Message, block: Block, names: dict[str, str]) -> str:
     if block.type in ("image", "document"):
         return MEDIA
@@ -83,7 +86,13 @@ def block_category(message: Message, block: Block, names: dict[str, str]) -> str
     if block.type == "tool_use":
         return TOOL_CALLS
     if block.type == "tool_result":
-        return f"{TOOL_RESULTS}:{names.get(block.tool_id or '', '?')}"
+        name = names.get(block.tool_id or "", "?")
+        key = _RESULT_KEYS.get(name)
+        if key is None:
+            key = f"{TOOL_RESULTS}:{name}"
+            if len(_RESULT_KEYS) < 4096:  # one string per tool name, not one per result (names come from files)
+                _RESULT_KEYS[name] = key
+        return key
     if block.type in ("thinking", "redacted_thinking"):
         return THINKING
     if message.role == "assistant":

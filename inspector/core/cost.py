@@ -17,12 +17,13 @@ requests that saw the message. The shares of a window's messages and prefix add 
 
 from __future__ import annotations
 
-import bisect
 import json
 import os
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
+from itertools import accumulate, repeat
+from operator import add, mul
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -85,6 +86,7 @@ class PriceTable:
         return found
 
     def rates(self, model: str | None) -> Rates | None:
+        """A model's rates (None: no price); `key` remembers its answers, so every request can ask."""
         key = self.key(model)
         return self.models[key] if key is not None else None
 
@@ -254,9 +256,8 @@ def _shares(session: Session, acc: Accounting, table: PriceTable) -> tuple[list[
     n = len(session.messages)
     shares = [0.0] * n
     prefix = 0.0
-    held = [0]  # held[i]: the figures of messages[:i]
-    for i in range(n):
-        held.append(held[-1] + acc.size(i))
+    sizes = acc.sizes()
+    held = list(accumulate(sizes, initial=0))  # held[i]: the figures of messages[:i]
     windows: dict[int, list[tuple[int, float]]] = {}
     for r in session.requests:
         rates = table.rates(r.model)
@@ -270,12 +271,15 @@ def _shares(session: Session, acc: Accounting, table: PriceTable) -> tuple[list[
             shares[r.message_index] += r.output_tokens * rates.tier(r.measured_context).output / MILLION
     for start in sorted(windows):
         points = sorted(windows[start])
-        ends = [e for e, _ in points]
         suffix = [0.0] * (len(points) + 1)
         for k in range(len(points) - 1, -1, -1):
             suffix[k] = suffix[k + 1] + points[k][1]
-        hi = min(n, ends[-1])
-        for i in range(start, hi):
-            shares[i] += acc.size(i) * suffix[bisect.bisect_right(ends, i)]
+        hi = min(n, points[-1][0])
+        lo = start
+        for k, (end, _) in enumerate(points):  # messages[lo:end] were seen by the requests from the k-th on
+            end = min(end, hi)
+            if end > lo:  # (C loops: the same products and sums, in the same order, as one message at a time)
+                shares[lo:end] = map(add, shares[lo:end], map(mul, sizes[lo:end], repeat(suffix[k], end - lo)))
+                lo = end
     return shares, prefix
 

@@ -23,9 +23,16 @@ def add_cost_keys(report: dict[str, Any], session: Session, acc: Accounting,
     report["cost"] = cost.to_dict(session)
     report["cache"] = cache.to_dict(session)
     report["prefix"] = prefix_dict(session, acc)
-    for entry in report.get("messages", []):
-        entry["cost_share_usd"] = round(cost.messages[entry["index"]], 6)
+    cost_shares(report.get("messages", []), cost)
     return cost, cache
+
+
+def cost_shares(entries: list[dict[str, Any]], cost: SessionCost) -> list[dict[str, Any]]:
+    """Each message row's `cost_share_usd` (report --json writes its rows a chunk at a time, after the totals)."""
+    messages = cost.messages
+    for entry in entries:
+        entry["cost_share_usd"] = round(messages[entry["index"]], 6)
+    return entries
 
 
 def usd(x: float | None) -> str:

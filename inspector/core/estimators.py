@@ -278,6 +278,9 @@ def text_features(text: str, out: list[float], as_json: bool = False, counter: T
         out[OTHER] += other
         out[SYMBOL] += sym + 2 * emoji
         latin = n - cjk - other - sym - emoji
+    elif as_json:
+        out[JSON_] += latin
+        return
     else:
         raw = text.encode("ascii")
     if as_json:
@@ -293,7 +296,7 @@ def text_features(text: str, out: list[float], as_json: bool = False, counter: T
 def block_features(block: Block, out: list[float], counter: Tokenizer | None = None) -> None:
     """Add one block's features to `out`: its text by kind (or its tokens), plus the structure it carries."""
     kind = block.type
-    if isinstance(block.tokens, int) and kind != "tool_use" and kind != "tool_result":
+    if block.tokens is not None and isinstance(block.tokens, int) and kind != "tool_use" and kind != "tool_result":
         out[STATED] += max(0, block.tokens)
     elif kind == "tool_use":
         out[TOOL_USE] += 1

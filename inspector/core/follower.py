@@ -14,14 +14,17 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from itertools import compress, count
+from operator import is_not
 from pathlib import Path
 from typing import Any, Protocol
 
 from inspector.core.compaction.pairing import PairingCheck
 from inspector.core.formats import detect, resolve, split_address, stamp, subagent_files
 from inspector.core.formats.jsonl import Progress, first_object, read_jsonl
+from inspector.core.formats.values import check_figures
 from inspector.core.index import FileShrunk, LineIndex
-from inspector.core.model import Compaction, Format, LoadError, Message, Session
+from inspector.core.model import Compaction, Format, LoadError, LoadWarning, Message, Session
 
 HEAD = 4096  # bytes of the first line remembered to notice a file rewritten in place
 TAIL_CHECK = 256  # how many of the last messages are checked for in-place growth (a response's later lines)
@@ -148,6 +151,7 @@ class Follower:
         self.reads = 0  # bytes read by the last update (a work counter for tests and the benchmark)
         self._fed = 0  # lines fed to the loader so far
         self._pairs = PairingCheck(undo=TAIL_CHECK)  # the context's tool pairing, re-checked from what changed
+        self._figure_warnings: dict[tuple[int | None, str], LoadWarning] = {}  # `_check_figures`' so far
 
     def pending(self) -> int:
         """Bytes of an unfinished last line, held back until its newline arrives."""
@@ -181,6 +185,8 @@ class Follower:
             self._index = LineIndex(path)
             read_jsonl(path, self._feed, loader.warn, progress, self._index, self._skip_fed_tail)
             session = loader.build()
+            self._figure_warnings = {}
+            self._check_figures(session, None)
             self._pairs.reset(session.context_start)
             self._add_pairing(session, session.context_start, 0)
             self.reads = self._index.end
@@ -188,6 +194,20 @@ class Follower:
         self.covered = self._index.end if self._index is not None else st.st_size
         self._remember_tail(session)
         return session
+
+    def _check_figures(self, session: Session, old: Session | None) -> None:
+        """`values.check_figures` (what `load` does) on the requests and compactions this build made or changed (a
+        loader keeps those it made before, or makes them all again: checked again then, warned of once)."""
+        start = cstart = 0
+        if old is not None:
+            start = next(compress(count(), map(is_not, old.requests, session.requests)),
+                         min(len(old.requests), len(session.requests)))
+            cstart = next(compress(count(), map(is_not, old.compactions, session.compactions)),
+                          min(len(old.compactions), len(session.compactions)))
+        seen = self._figure_warnings
+        check_figures(session, lambda line, message: seen.setdefault((line, message), LoadWarning(line, message)),
+                      start, cstart)
+        session.warnings.extend(seen.values())
 
     def _read_head(self) -> bytes:
         with open(self.path, "rb") as f:
@@ -249,6 +269,7 @@ class Follower:
         if self._fed == before_fed and index.end == before_end:
             return Change(old, first_new=len(old.messages))  # a spurious event, or half a line: nothing to build
         session = self._loader.build()
+        self._check_figures(session, old)
         change, changed = self._diff(old, session)
         compacts = [c.index for c in change.compactions if c.kind == "compact"]
         start = session.context_start if change.rebuilt else max([self._pairs.start, *compacts])

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import os
 from array import array
+from itertools import accumulate, repeat
+from operator import add
 from typing import Iterator
 
 CHUNK = 4 * 1024 * 1024
@@ -75,8 +77,13 @@ class LineIndex:
         (a `Skipped` for a line not read). Reads up to the size the file has now, no further.
 
         Raises FileShrunk if the file became shorter than what was already indexed. Stop iterating at any time: the
-        index then covers exactly the lines yielded so far.
-        """
+        index then covers the lines of the chunks read so far (`read_batches`)."""
+        for first, offsets, lines in self.read_batches():
+            yield from zip(range(first, first + len(lines)), offsets, lines)
+
+    def read_batches(self) -> Iterator[tuple[int, list[int], list[bytes]]]:
+        """`read_new` a chunk at a time: `(first line_no, offsets, raw lines)`, every line of the batch indexed
+        when it is yielded (a large file's lines are split and their offsets summed in C, not one by one)."""
         with open(self.path, "rb") as f:
             size = os.fstat(f.fileno()).st_size
             if size < self.end:
@@ -110,11 +117,18 @@ class LineIndex:
                     continue
                 last = chunk.rfind(b"\n")
                 if last >= start:
-                    for line in chunk[start:last].split(b"\n"):
-                        if len(line) > self.max_line:
-                            line = Skipped(len(line), self._too_much(len(line), b""))
-                        yield self._line(pos, len(line) if not isinstance(line, Skipped) else line.length, line)
-                        pos = self.end
+                    lines = chunk[start:last].split(b"\n")
+                    offsets = list(accumulate(map(add, map(len, lines), repeat(1)), initial=pos))
+                    pos = offsets.pop()
+                    if max(map(len, lines)) > self.max_line:
+                        for i, line in enumerate(lines):
+                            if len(line) > self.max_line:
+                                lines[i] = Skipped(len(line), self._too_much(len(line), b""))
+                                self.skipped.append((len(self.starts) + i + 1, offsets[i], len(line), lines[i].why))
+                    first = len(self.starts) + 1
+                    self.starts.extend(offsets)
+                    self.end = pos
+                    yield first, offsets, lines
                     start = last + 1
                 if start < len(chunk):
                     carry.append(chunk[start:])
@@ -123,12 +137,13 @@ class LineIndex:
                     if skipping:
                         carry.clear()
 
-    def _line(self, pos: int, length: int, line: bytes) -> tuple[int, int, bytes]:
+    def _line(self, pos: int, length: int, line: bytes) -> tuple[int, list[int], list[bytes]]:
+        """One line carried over chunks, indexed: a batch of its own."""
         self.starts.append(pos)
         self.end = pos + length + 1
         if isinstance(line, Skipped):
             self.skipped.append((len(self.starts), pos, length, line.why))
-        return len(self.starts), pos, line
+        return len(self.starts), [pos], [line]
 
     def _too_much(self, carried: int, piece: bytes) -> str:
         """Why a line of `carried` bytes so far, `piece` its latest part, is not kept ("" when it is)."""

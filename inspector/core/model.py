@@ -17,8 +17,18 @@ if TYPE_CHECKING:
     from inspector.core.sent_requests import SentLog
 
 # json.dumps(..., ensure_ascii=False, default=str) without building an encoder per call (accounting calls it for
-# every tool call of a session).
-_input_json = json.JSONEncoder(ensure_ascii=False, default=str).encode
+# every tool call of a session): the standard library's C encoder made once, as JSONEncoder.encode makes it on
+# every call (without its check for circular structures, which JSON from a file cannot hold: one would end in
+# RecursionError, which every caller of `all_text` on untrusted blocks catches).
+try:
+    from json.encoder import c_make_encoder, encode_basestring
+
+    _encode = c_make_encoder(None, str, encode_basestring, None, ": ", ", ", False, False, True)
+
+    def _input_json(value: Any) -> str:
+        return "".join(_encode(value, 0))
+except (ImportError, TypeError):  # no C accelerator (another Python implementation)
+    _input_json = json.JSONEncoder(ensure_ascii=False, default=str).encode
 
 Format = Literal["claude-code", "codex", "anthropic-request", "openai-chat", "openai-responses", "neutral",
                  "copilot", "cline", "roo-code", "cline-sdk", "kimi", "gemini-cli", "qwen-code", "opencode"]
@@ -246,7 +256,7 @@ class ToolSchema:
     input_schema: dict = field(default_factory=dict)
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, weakref_slot=True)
 class Session:
     """A loaded conversation. `messages` holds the whole active branch, history before a compaction included;
     the model's current context is `messages[context_start:]` (see `context_start`).

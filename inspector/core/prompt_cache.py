@@ -112,8 +112,16 @@ def cache_report(session: Session, table: PriceTable | None = None) -> CacheRepo
     reqs = session.requests
     uses = [CacheUse(r.cache_read, r.cache_creation, r.input_tokens, min(r.cache_write_1h, r.cache_creation))
             for r in reqs]
+    return CacheReport(uses, cache_breaks(session, table))
+
+
+def cache_breaks(session: Session, table: PriceTable | None = None, start: int = 1) -> list[CacheBreak]:
+    """The breaks at requests[start:] (each is read from its request and the one before: follow mode finds those of
+    the requests an append added, and keeps the others)."""
+    table = table or prices()
+    reqs = session.requests
     breaks: list[CacheBreak] = []
-    for k in range(1, len(reqs)):
+    for k in range(max(1, start), len(reqs)):
         prev, cur = reqs[k - 1], reqs[k]
         cached = prev.cache_read + prev.cache_creation
         short = cached - cur.cache_read
@@ -130,7 +138,7 @@ def cache_report(session: Session, table: PriceTable | None = None) -> CacheRepo
             write = rt.cache_write_1h if cur.cache_write_1h else rt.cache_write_5m
             cost = rewritten * (write - rt.cache_read) / MILLION
         breaks.append(CacheBreak(k, cause, rewritten, cost, detail, cur.message_index))
-    return CacheReport(uses, breaks)
+    return breaks
 
 
 def _cause(session: Session, k: int) -> tuple[str, str]:

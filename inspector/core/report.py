@@ -5,8 +5,11 @@ The dict's keys are a contract (docs/report-json.md): later versions add keys, n
 
 from __future__ import annotations
 
+import json
 import re
-from typing import Any
+from typing import Any, BinaryIO, Callable
+
+import orjson
 
 from inspector.core.model import Session
 from inspector.core.secrets import redact
@@ -19,21 +22,77 @@ INVISIBLE = re.compile("[\u00a0\u00ad\u061c\u180e\u2000-\u200f\u2028-\u202f\u205
                        "\u3000\ufeff]")
 
 
-def report_dict(session: Session) -> dict[str, Any]:
-    """The JSON report: exactly the schema in docs/report-json.md."""
+def report_dict(session: Session, rows: bool = True) -> dict[str, Any]:
+    """The JSON report: exactly the schema in docs/report-json.md. Without `rows`, `messages` and `requests` are
+    left empty, for `write_json` to stream (`message_rows`, `request_rows`)."""
     return {
         "path": session.source,
         "format": session.format,
         "models": list(session.models),
-        "messages": [{"index": i, "role": m.role, "kind": m.kind, "line": m.lines[0] if m.lines else None}
-                     for i, m in enumerate(session.messages)],
-        "requests": [{"id": r.id, "model": r.model, "measured_context": r.measured_context,
-                      "output_tokens": r.output_tokens} for r in session.requests],
+        "messages": message_rows(session, 0, len(session.messages)) if rows else [],
+        "requests": request_rows(session, 0, len(session.requests)) if rows else [],
         "compactions": [{"trigger": c.trigger, "pre_tokens": c.pre_tokens, "index": c.index}
                         for c in session.compactions if c.kind == "compact"],
         "warnings": [{"line": w.line, "message": w.message} for w in session.warnings],
         "subagents": list(session.subagents),
     }
+
+
+def message_rows(session: Session, lo: int, hi: int) -> list[dict[str, Any]]:
+    """`messages[lo:hi]` of the report."""
+    return [{"index": i, "role": m.role, "kind": m.kind, "line": m.lines[0] if m.lines else None}
+            for i, m in zip(range(lo, hi), session.messages[lo:hi])]
+
+
+def request_rows(session: Session, lo: int, hi: int) -> list[dict[str, Any]]:
+    """`requests[lo:hi]` of the report."""
+    return [{"id": r.id, "model": r.model, "measured_context": r.measured_context, "output_tokens": r.output_tokens}
+            for r in session.requests[lo:hi]]
+
+
+ROWS_CHUNK = 5000  # rows encoded at a time by `write_json`: the whole list of a 100,000-message report is ~60 MB
+
+
+def write_json(out: BinaryIO, report: dict[str, Any], streamed: dict[str, tuple[int, Callable[[int, int], list]]]
+               ) -> None:
+    """Write `report` as one line of ASCII JSON (no session text can reach a terminal as an escape sequence), the
+    lists named in `streamed` (key: (length, rows(lo, hi))) made and written a chunk at a time."""
+    out.write(b"{")
+    for n, (key, value) in enumerate(report.items()):
+        out.write(b"," + dumps(key) + b":" if n else dumps(key) + b":")
+        if key not in streamed:
+            out.write(dumps(value))
+            continue
+        length, rows = streamed[key]
+        out.write(b"[")
+        for lo in range(0, length, ROWS_CHUNK):
+            chunk = dumps(rows(lo, min(length, lo + ROWS_CHUNK)))
+            out.write(chunk[1:-1] if not lo else b"," + chunk[1:-1])
+        out.write(b"]")
+    out.write(b"}\n")
+
+
+_NON_ASCII = re.compile(r"[^\x00-\x7f]")
+
+
+def dumps(value: Any) -> bytes:
+    """Compact ASCII JSON: what json.dumps(ensure_ascii=True) writes, by orjson (10x faster; UTF-8 escaped after)
+    where it can (not: lone surrogates, integers beyond 64 bits, keys that are no strings)."""
+    try:
+        out = orjson.dumps(value)
+    except TypeError:
+        return json.dumps(value, ensure_ascii=True, separators=(",", ":")).encode()
+    if out.isascii():
+        return out
+    return _NON_ASCII.sub(_escape, out.decode()).encode()
+
+
+def _escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    if code < 0x10000:
+        return f"\\u{code:04x}"
+    code -= 0x10000
+    return f"\\u{0xd800 + (code >> 10):04x}\\u{0xdc00 + (code & 0x3ff):04x}"
 
 
 LABEL_CAP = 300  # characters of one label (a model, a path, a tool name) in a table or an error line

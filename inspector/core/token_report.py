@@ -16,17 +16,8 @@ from inspector.core.accounting import Accounting
 
 def add_token_keys(report: dict[str, Any], acc: Accounting, info: WindowInfo) -> dict[str, Any]:
     """Add the accounting keys to a report dict (the issue-2 keys are left as they are)."""
-    for entry in report.get("messages", []):
-        i = entry["index"]
-        entry["estimated_tokens"] = acc.estimated[i]
-        entry["measured_tokens"] = acc.measured[i]
-        entry["category"] = acc.category[i]
-    for entry, fig in zip(report.get("requests", []), acc.requests):
-        entry["predicted_context"] = fig.predicted
-        entry["estimated_context"] = fig.estimated
-        entry["unrecorded"] = fig.unrecorded
-        if fig.cause:
-            entry["unrecorded_cause"] = fig.cause
+    message_keys(report.get("messages", []), acc)
+    request_keys(report.get("requests", []), acc, 0)
     report["estimator"] = acc.estimator
     report["window"] = info.to_dict()
     report["totals"] = {
@@ -40,6 +31,28 @@ def add_token_keys(report: dict[str, Any], acc: Accounting, info: WindowInfo) ->
     report["current"] = info.state(acc.current_context).to_dict()
     report["accuracy"] = {"prediction": acc.prediction.to_dict(), "estimation": acc.estimation.to_dict()}
     return report
+
+
+def message_keys(rows: list[dict[str, Any]], acc: Accounting) -> list[dict[str, Any]]:
+    """The accounting keys added to rows of the report's `messages`."""
+    estimated, measured, category = acc.estimated, acc.measured, acc.category
+    for entry in rows:
+        i = entry["index"]
+        entry["estimated_tokens"] = estimated[i]
+        entry["measured_tokens"] = measured[i]
+        entry["category"] = category[i]
+    return rows
+
+
+def request_keys(rows: list[dict[str, Any]], acc: Accounting, lo: int) -> list[dict[str, Any]]:
+    """The accounting keys added to rows of the report's `requests`, from request `lo` on."""
+    for entry, fig in zip(rows, acc.requests[lo:lo + len(rows)]):
+        entry["predicted_context"] = fig.predicted
+        entry["estimated_context"] = fig.estimated
+        entry["unrecorded"] = fig.unrecorded
+        if fig.cause:
+            entry["unrecorded_cause"] = fig.cause
+    return rows
 
 
 def by_category(acc: Accounting, info: WindowInfo) -> dict[str, int]:

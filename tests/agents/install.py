@@ -1,6 +1,7 @@
 """Install the pinned versions of the real agents the lab drives, from npm, into a cache outside the repository.
 
     python tests/agents/install.py [AGENT ...]     # all agents when none is named; prints each binary's path
+    python tests/agents/install.py ccusage         # a peer the benchmarks compare with (PEERS), only when named
 
 Each agent goes to its own prefix, `<cache>/<package>@<version>/`, so versions sit side by side and a second call
 is a no-op. The cache is `$CONTEXT_INSPECTOR_LAB_CACHE`, else `$XDG_CACHE_HOME/context-inspector/lab`, else
@@ -44,6 +45,12 @@ PINS: dict[str, Pin] = {
     "qwen": Pin("@qwen-code/qwen-code", "0.24.4", "qwen"),
 }
 
+# Peers the benchmarks compare with (not agents the lab drives): installed the same way, by name, never by default.
+PEERS: dict[str, Pin] = {
+    "ccusage": Pin("ccusage", "17.2.1", "ccusage"),  # benchmarks/bench_messages.py: Claude Code usage, summed
+}
+_ALL = {**PINS, **PEERS}
+
 READY = ".installed"  # written in the prefix once npm and the postinstall script have both succeeded
 last_error: dict[str, str] = {}
 
@@ -56,16 +63,16 @@ def cache_dir() -> Path:
 
 
 def prefix(agent: str) -> Path:
-    pin = PINS[agent]
+    pin = _ALL[agent]
     return cache_dir() / pin.spec.lstrip("@").replace("/", "+")
 
 
 def binary(agent: str) -> Path | None:
     """The installed binary of `agent`'s pinned version, or None (also when an install stopped half-way)."""
-    path = prefix(agent) / "node_modules" / ".bin" / PINS[agent].command
+    path = prefix(agent) / "node_modules" / ".bin" / _ALL[agent].command
     ready = prefix(agent) / READY
     try:
-        done = ready.read_text() == PINS[agent].stamp
+        done = ready.read_text() == _ALL[agent].stamp
     except OSError:
         done = False
     return path if done and path.exists() else None
@@ -80,20 +87,20 @@ def ensure(agent: str, timeout: float = 600) -> Path | None:
     if npm is None:
         last_error[agent] = "npm is not installed"
         return None
+    pin = _ALL[agent]
     target = prefix(agent)
     target.mkdir(parents=True, exist_ok=True)
     try:
         done = subprocess.run([npm, "install", "--prefix", str(target), "--no-audit", "--no-fund",
-                               "--ignore-scripts", PINS[agent].spec],
+                               "--ignore-scripts", pin.spec],
                               capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
-        last_error[agent] = f"npm install {PINS[agent].spec} took more than {timeout:.0f} s"
+        last_error[agent] = f"npm install {pin.spec} took more than {timeout:.0f} s"
         return None
     if done.returncode != 0:
         tail = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["(no output)"]
-        last_error[agent] = f"npm install {PINS[agent].spec} failed: {tail[0]}"
+        last_error[agent] = f"npm install {pin.spec} failed: {tail[0]}"
         return None
-    pin = PINS[agent]
     if pin.postinstall:
         package_dir = target / "node_modules" / pin.package
         done = subprocess.run(["node", pin.postinstall], cwd=package_dir, capture_output=True, text=True,
@@ -107,9 +114,9 @@ def ensure(agent: str, timeout: float = 600) -> Path | None:
 
 def main(argv: list[str]) -> int:
     agents = argv or list(PINS)
-    unknown = [a for a in agents if a not in PINS]
+    unknown = [a for a in agents if a not in _ALL]
     if unknown:
-        print(f"unknown agent(s): {', '.join(unknown)}; known: {', '.join(PINS)}", file=sys.stderr)
+        print(f"unknown agent(s): {', '.join(unknown)}; known: {', '.join(_ALL)}", file=sys.stderr)
         return 2
     status = 0
     for agent in agents:
@@ -118,7 +125,7 @@ def main(argv: list[str]) -> int:
             print(f"{agent}: {last_error.get(agent)}", file=sys.stderr)
             status = 1
         else:
-            print(f"{agent} {PINS[agent].version}: {path}")
+            print(f"{agent} {_ALL[agent].version}: {path}")
     return status
 
 

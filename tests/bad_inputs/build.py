@@ -187,6 +187,80 @@ def numeric_timestamp(d: Path) -> Path:
     return _write(d / "numeric-timestamp.jsonl", "\n".join(json.dumps(x) for x in lines).encode() + b"\n")
 
 
+def _good_with(d: Path, name: str, change: Callable[[list[dict]], object]) -> Path:
+    """The three good lines, parsed, changed in place by `change`, written as `name`."""
+    lines = [json.loads(x) for x in good_lines()]
+    change(lines)
+    return _write(d / name, "\n".join(json.dumps(x) for x in lines).encode() + b"\n")
+
+
+def _usage(key: str, value: int) -> Callable[[Path], Path]:
+    def build(d: Path) -> Path:
+        return _good_with(d, f"usage-{key}.jsonl", lambda lines: lines[1]["message"]["usage"].update({key: value}))
+
+    return build
+
+
+def _compacted_ids(value: object) -> Callable[[Path], Path]:
+    """A microcompact boundary between the answer and the second prompt whose compactedToolIds is `value`."""
+    def change(lines: list[dict]) -> None:
+        lines.insert(2, {**entry("system", "mc1", "a1", None), "subtype": "microcompact_boundary",
+                         "content": "Context microcompacted",
+                         "microcompactMetadata": {"trigger": "auto", "preTokens": 100, "tokensSaved": 50,
+                                                  "compactedToolIds": value}})
+        del lines[2]["message"]
+        lines[3]["parentUuid"] = "mc1"
+
+    return lambda d: _good_with(d, f"compacted-ids-{type(value).__name__}.jsonl", change)
+
+
+def deep_tool_result(d: Path) -> Path:
+    """A tool result holding a tool result ... 480 deep: a 30 KB line of 960 nested containers, which JSON parsers
+    take (orjson's limit is 1,024) and every recursive walk of blocks did not (issue 15 found 330 enough)."""
+    depth = 480
+    nested = '{"type": "tool_result", "tool_use_id": "t1", "content": [' * depth + '{"type": "text", "text": "x"}' \
+        + "]}" * depth
+    path = _good_with(d, "deep-tool-result.jsonl", lambda lines: lines[2]["message"].update(content=["DEEP"]))
+    return _write(path, path.read_bytes().replace(b'["DEEP"]', f"[{nested}]".encode()))
+
+
+def parallel_calls(d: Path, calls: int, results: bool = True) -> Path:
+    """One response of `calls` parallel tool calls, a line each as Claude Code writes them (one message id, the
+    usage on every line), then (`results`) a line per result: issue 15's quadratic shapes (the pairing check, the
+    response's lines joined a line at a time)."""
+    usage = {"input_tokens": 100, "output_tokens": 10}
+    path = d / f"parallel-{calls}{'' if results else '-no-results'}.jsonl"
+    with open(path, "w") as f:
+        f.write(json.dumps(entry("user", "u0", None, "go")) + "\n")
+        parent = "u0"
+        for i in range(calls):
+            f.write(json.dumps(entry("assistant", f"a{i}", parent, [{"type": "tool_use", "id": f"t{i}", "name": "Bash",
+                                                                    "input": {"command": "ls"}}],
+                                     id="msg_1", model="claude-sonnet-4-5", usage=usage)) + "\n")
+            parent = f"a{i}"
+        for i in range(calls if results else 0):
+            f.write(json.dumps(entry("user", f"r{i}", parent, [{"type": "tool_result", "tool_use_id": f"t{i}",
+                                                                "content": "ok"}])) + "\n")
+            parent = f"r{i}"
+    return path
+
+
+CODEX = HERE.parent / "fixtures" / "agents" / "codex-0.171.0" / "long-session" / "home" / ".codex" / "sessions"
+
+
+def _codex(item_type: str, key: str, value: object) -> Callable[[Path], Path]:
+    """A real Codex 0.171 rollout whose first `item_type` response item has `key` set to `value`."""
+    def build(d: Path) -> Path:
+        (source,) = CODEX.rglob("rollout-*.jsonl")
+        lines = [json.loads(x) for x in source.read_text().splitlines()]
+        item = next(x["payload"] for x in lines if x.get("type") == "response_item"
+                    and x["payload"].get("type") == item_type)
+        item[key] = value
+        return _write(d / f"codex-{item_type}-{key}.jsonl", "\n".join(json.dumps(x) for x in lines).encode() + b"\n")
+
+    return build
+
+
 def utf16(d: Path) -> Path:
     return _write(d / "utf16.jsonl", b"\n".join(good_lines()).decode().encode("utf-16") + "\n".encode("utf-16-le"))
 
@@ -361,7 +435,18 @@ CASES: dict[str, Case] = {
     "deep-document": Case(deep_document, "error", "nested too deeply", big=True),
     "nul-tail": Case(nul_tail, "load", "line 5: unterminated last line at byte 9,962 not read: 2,147,483,648 "
                                        "bytes, NUL bytes", big=True),
-    "numeric-timestamp": Case(numeric_timestamp, "load"),
+    "numeric-timestamp": Case(numeric_timestamp, "load", "line 1: timestamp is not a string (int); ignored"),
+    "usage-400-digits": Case(_usage("input_tokens", 10**400), "load",
+                             "line 2: usage input tokens is a 401-digit number, out of range"),
+    "usage-negative": Case(_usage("cache_read_input_tokens", -999_999_997), "load",
+                           "line 2: usage cache read is -999,999,997, out of range"),
+    "compacted-ids-number": Case(_compacted_ids(7), "load", "line 3: compactedToolIds is int, not a list"),
+    "compacted-ids-true": Case(_compacted_ids(True), "load", "line 3: compactedToolIds is bool, not a list"),
+    "deep-tool-result": Case(deep_tool_result, "load", "line 3: content not read: tool results nested more than"),
+    "codex-content-true": Case(_codex("message", "content", True), "load",
+                               "message content is bool, not str or list: not read"),
+    "codex-summary-true": Case(_codex("reasoning", "summary", True), "load",
+                               "reasoning summary is bool, not list: not read"),
     "utf16": Case(utf16, "error", "UTF-16 text"),
     "json-array": Case(json_array, "load"),
     "bidi-and-huge-labels": Case(bidi_and_huge_labels, "load", "more characters)"),

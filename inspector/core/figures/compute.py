@@ -228,7 +228,8 @@ def extend(previous: Figures, session: Session, settings: Settings, accounting: 
     cumulative = _cumulative(acc, previous.cumulative, d, starts, lo_request)
     state.session, state.prefix = session, acc.prefix
     work = len(session.messages) - changed + check.steps + len(acc.requests) - k + len(cumulative) - d
-    return _figures(session, settings, acc, lk, check, points, cumulative, state, work)
+    kept = [b for b in previous.cache_breaks if b.request < k]  # a break is read from its request and the one before
+    return _figures(session, settings, acc, lk, check, points, cumulative, state, work, (kept, k))
 
 
 def _accounting(session: Session, settings: Settings, accounting: Accounting | None) -> Accounting:
@@ -240,9 +241,10 @@ def _accounting(session: Session, settings: Settings, accounting: Accounting | N
 
 
 def _figures(session: Session, settings: Settings, acc: Accounting, lk: Links, check: PairingCheck,
-             points: list[RequestPoint], cumulative: list[int], trail: _Trail | None, work: int) -> Figures:
+             points: list[RequestPoint], cumulative: list[int], trail: _Trail | None, work: int,
+             breaks: tuple[list, int] | None = None) -> Figures:
     """The figures from their parts; the window, the categories, the microcompaction preview and the prompt view
-    are made here."""
+    are made here. `breaks`: the cache breaks before a request index that are kept (`extend`), and that index."""
     window = window_figures(settings_window(session, settings), acc.current_context, acc.current_measured is not None)
     figures = Figures(
         session=session, settings=settings, accounting=acc, estimated=acc.estimated, measured=acc.measured,
@@ -251,16 +253,17 @@ def _figures(session: Session, settings: Settings, acc: Accounting, lk: Links, c
         requests=points, tool_names=lk.tool_names, call_at=lk.call_at, result_at=lk.result_at,
         orphans={o.index for o in check.orphans()}, prompt=_prompt(session, settings, acc), resume=trail, work=work)
     figures.micro_saving, figures.micro_note = micro_saving(figures)
-    figures.prefix_sections, figures.cache_breaks = _prefix_and_cache(session, acc)
+    figures.prefix_sections, figures.cache_breaks = _prefix_and_cache(session, acc, breaks)
     return figures
 
 
-def _prefix_and_cache(session: Session, accounting: Accounting) -> tuple[list, list]:
+def _prefix_and_cache(session: Session, accounting: Accounting, breaks: tuple[list, int] | None) -> tuple[list, list]:
     """The prefix by name and the cache breaks: what the bar's legend, the prompt view and the timeline show."""
     from inspector.core.prefix import prefix_sections
-    from inspector.core.prompt_cache import cache_report
+    from inspector.core.prompt_cache import cache_breaks
 
-    return prefix_sections(session, accounting), cache_report(session).breaks
+    kept, start = breaks if breaks is not None else ([], 1)
+    return prefix_sections(session, accounting), kept + cache_breaks(session, start=start)
 
 
 def _prompt(session: Session, settings: Settings, accounting: Accounting) -> PromptInfo:

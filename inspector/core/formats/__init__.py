@@ -13,7 +13,8 @@ from typing import Callable
 
 from inspector.core.formats.detect import detect
 from inspector.core.formats.jsonl import Progress, first_object, loads, read_jsonl
-from inspector.core.model import LoadError, Session
+from inspector.core.formats.values import check_figures
+from inspector.core.model import LoadError, LoadWarning, Session
 
 __all__ = ["load", "detect", "resolve", "subagent_files", "Progress", "split_address", "stamp"]
 
@@ -49,6 +50,7 @@ def load(path: str | os.PathLike[str], progress: Progress | None = None) -> Sess
         session = loader(file, progress)
     from inspector.core.compaction.pairing import pairing_warnings  # the compaction package imports formats
 
+    check_figures(session, lambda line, message: session.warnings.append(LoadWarning(line, message)))
     session.warnings.extend(pairing_warnings(session))
     return session
 

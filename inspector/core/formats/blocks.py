@@ -6,43 +6,63 @@ Image and document data is base64 the views never show: only its media type and 
 
 from __future__ import annotations
 
+import sys
 from datetime import datetime, timezone
 from typing import Any
 
 from inspector.core.model import Block, Message
 
 
-def blocks_from_content(content: Any) -> list[Block]:
-    """Typed blocks for a message's `content`; anything unrecognised becomes an `unknown` block keeping its dict."""
+MAX_NESTING = 16  # tool results inside tool results (the API allows none): deeper is a hostile file
+
+
+class NestedTooDeep(ValueError):
+    """Content nesting tool results more than MAX_NESTING deep (a 19 KB line can nest 330: every walk over the
+    blocks would recurse that deep). The loader says so for the line, and keeps the rest of the file."""
+
+
+def blocks_from_content(content: Any, depth: int = 0) -> list[Block]:
+    """Typed blocks for a message's `content`; anything unrecognised becomes an `unknown` block keeping its dict.
+    `depth`: how many tool results hold this content (NestedTooDeep past MAX_NESTING)."""
     if content is None:
         return []
-    if isinstance(content, str):
+    cls = content.__class__
+    if cls is str:
         return [Block("text", content)]
-    if isinstance(content, dict):
+    if cls is dict:
         content = [content]
-    if not isinstance(content, list):
+    elif cls is not list:
         return [Block("text", str(content))]
-    return [block_from_dict(b) if isinstance(b, dict) else Block("text", str(b)) for b in content]
+    if depth:
+        if depth > MAX_NESTING:
+            raise NestedTooDeep(f"tool results nested more than {MAX_NESTING} deep")
+        return [block_from_dict(b, depth) if b.__class__ is dict else Block("text", str(b)) for b in content]
+    return [block_from_dict(b) if b.__class__ is dict else Block("text", str(b)) for b in content]
 
 
-def block_from_dict(b: dict) -> Block:
+def block_from_dict(b: dict, depth: int = 0) -> Block:
+    # Positional arguments (type, text, tool_id, tool_name, input, is_error, content): every message of a session
+    # comes through here. Tool names are interned: a session repeats a handful thousands of times.
     kind = b.get("type")
     if kind == "text":
-        return Block("text", _str(b.get("text")))
+        text = b.get("text")
+        return Block("text", text if text.__class__ is str else _str(text))
+    if kind == "tool_use":
+        tool_id, name = b.get("id"), b.get("name")
+        return Block("tool_use", "", tool_id if tool_id.__class__ is str else None,
+                     sys.intern(name) if name.__class__ is str else None, b.get("input", {}))
+    if kind == "tool_result":
+        inner, tool_id = b.get("content"), b.get("tool_use_id")
+        tool_id = tool_id if tool_id.__class__ is str else None
+        if inner.__class__ is list:
+            return Block("tool_result", "", tool_id, None, None, bool(b.get("is_error")),
+                         blocks_from_content(inner, depth + 1))
+        return Block("tool_result", inner if inner.__class__ is str else _str(inner), tool_id, None, None,
+                     bool(b.get("is_error")))
     if kind == "thinking":  # an empty signature (a file that recorded none) is no signature
         return Block("thinking", _str(b.get("thinking")), signature=opt_str(b.get("signature")) or None)
     if kind == "redacted_thinking":
         return Block("redacted_thinking", _str(b.get("data")))
-    if kind == "tool_use":
-        return Block("tool_use", tool_id=opt_str(b.get("id")), tool_name=opt_str(b.get("name")),
-                     input=b.get("input", {}))
-    if kind == "tool_result":
-        inner = b.get("content")
-        if isinstance(inner, list):
-            return Block("tool_result", tool_id=opt_str(b.get("tool_use_id")), content=blocks_from_content(inner),
-                         is_error=bool(b.get("is_error")))
-        return Block("tool_result", _str(inner), tool_id=opt_str(b.get("tool_use_id")),
-                     is_error=bool(b.get("is_error")))
     if kind in ("image", "document"):
         source = b.get("source") if isinstance(b.get("source"), dict) else {}
         data = source.get("data")
@@ -60,11 +80,11 @@ def _str(value: Any) -> str:
 
 def as_int(value: Any) -> int:
     """A token count from a file: ints only (a bool or a string is no count), else 0."""
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+    return value if value.__class__ is int else 0
 
 
 def opt_int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
+    return value if value.__class__ is int else None
 
 
 def opt_str(value: Any) -> str | None:

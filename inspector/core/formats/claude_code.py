@@ -18,11 +18,13 @@ text become messages (`Message.attachment` names their type) in the role they we
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field, replace
+import sys
+from dataclasses import dataclass, replace
+from operator import attrgetter
 from typing import Any
 
-from inspector.core.formats.blocks import (as_int, blocks_from_content, edited_message, opt_int, opt_str,
-                                           replaced_message)
+from inspector.core.formats.blocks import (NestedTooDeep, as_int, blocks_from_content, edited_message, opt_int,
+                                           opt_str, replaced_message)
 from inspector.core.formats.claude_code_records import (
     COST_STATE, IGNORED, REQUEST_RECORDS, RequestRecorder, agent_cost, attachment_type, reminder,
 )
@@ -57,26 +59,33 @@ MAX_CONFLICT_WARNINGS = 20  # uuids repeated with other content warned one by on
 
 @dataclass(slots=True)
 class _Record:
-    """A user/assistant entry or a compaction marker, parsed when fed; the raw line is dropped."""
+    """A user/assistant entry (with its message, as this line alone makes it) or a compaction marker, parsed when
+    fed; the raw line is dropped. A build puts `message` itself in the session: the assembler copies it before
+    changing it (a later line of the same response), so the record stays as the line made it."""
 
     uuid: str
     kind: str  # "user", "assistant", "compact", "microcompact"
     line: int
     offset: int
     timestamp: str | None = None
-    blocks: list[Block] = field(default_factory=list)
-    msg_kind: str = "prompt"
+    message: Message | None = None  # user/assistant
     response_id: str | None = None
-    model: str | None = None
     usage: tuple[int, int, int, int] | None = None
     write_1h: int = 0  # of the usage's cache creation, what was written with the one-hour TTL
     logical_parent: str | None = None
     meta: dict | None = None
     ext: dict | None = None
     sent_id: str | None = None  # assistant: the api-request it answers (requestRef)
-    attachment: str | None = None  # a reminder: the type of the attachment it was rendered from
     cleared: tuple[int, int, frozenset[str]] | None = None  # assistant: the API cleared tool results for its
     # request (context editing): (results cleared, input tokens saved, tools it never clears), as reported
+
+    @property
+    def blocks(self) -> list[Block]:
+        return self.message.blocks if self.message is not None else []
+
+    @property
+    def msg_kind(self) -> str:
+        return self.message.kind if self.message is not None else "prompt"
 
 
 class _Graph:
@@ -110,6 +119,7 @@ class ClaudeCodeLoader:
         self.last_build: tuple[str, int] = ("full", 0)  # ("full", entries) or ("extended", steps): a work counter
         self._steps = 0
         self.recorder = RequestRecorder(source)
+        self._transcript = self.recorder.transcript.add
         self.cost: AgentCost | None = None  # the last `cost-state`: Claude Code's own figure of the session's cost
 
     def warn(self, line: int | None, message: str) -> None:
@@ -117,22 +127,24 @@ class ClaudeCodeLoader:
 
     def feed(self, line_no: int, offset: int, obj: Any) -> None:
         """Take one parsed line. Never raises on odd content: odd lines become warnings."""
-        if not isinstance(obj, dict):
+        if obj.__class__ is not dict:
             self.warn(line_no, f"not a JSON object ({type(obj).__name__}), skipped")
             return
-        kind = opt_str(obj.get("type"))
-        if kind in REQUEST_RECORDS:
+        kind = obj.get("type")
+        if kind == "user" or kind == "assistant":  # every such line, as Claude Code hashes them (repeats too)
+            self._transcript(offset)
+        elif kind.__class__ is not str:
+            kind = None
+        elif kind in REQUEST_RECORDS:
             problem = self.recorder.feed(kind, line_no, obj)
             if problem:
                 self.warn(line_no, problem)
             return
-        if kind == COST_STATE:
+        elif kind == COST_STATE:
             self.cost = agent_cost(obj) or self.cost
             return
-        if kind in IGNORED:
+        elif kind in IGNORED:
             return
-        if kind == "user" or kind == "assistant":  # every such line, as Claude Code hashes them (repeats too)
-            self.recorder.transcript.add(offset)
         uuid = obj.get("uuid")
         if uuid.__class__ is not str:
             if kind not in BOOKKEEPING:
@@ -147,11 +159,12 @@ class ClaudeCodeLoader:
         graph.order.append(uuid)
         if kind == "progress":  # the bulk of every file: its id links the chain, nothing else is kept
             return
-        if self.cwd is None and isinstance(obj.get("cwd"), str):
+        if self.cwd is None and obj.get("cwd").__class__ is str:
             self.cwd = obj["cwd"]
             self.session_id = obj.get("sessionId")
-        if isinstance(obj.get("version"), str):
-            self.version = obj["version"]
+        version = obj.get("version")
+        if version.__class__ is str and version != self.version:
+            self.version = version
         record = self._record(uuid, kind, line_no, offset, obj)
         if record is not None:
             graph.records[uuid] = record
@@ -181,28 +194,39 @@ class ClaudeCodeLoader:
 
     def _record(self, uuid: str, kind: Any, line_no: int, offset: int, obj: dict) -> _Record | None:
         ts = obj.get("timestamp")
-        if kind in ("user", "assistant"):
+        if ts.__class__ is not str:
+            ts = self._timestamp(ts, line_no)
+        if kind == "user" or kind == "assistant":
             message = obj.get("message")
-            if not isinstance(message, dict):
+            if message.__class__ is not dict:
                 return None
-            blocks = blocks_from_content(message.get("content"))
-            rec = _Record(uuid, kind, line_no, offset, ts, blocks)
+            try:
+                blocks = blocks_from_content(message.get("content"))
+            except NestedTooDeep as exc:  # the entry stays (a link of the chain), its content unread
+                self.warn(line_no, f"content not read: {exc}")
+                blocks = [Block("text", f"[content not read: {exc}]")]
             if kind == "user":
-                rec.msg_kind = _user_kind(obj, blocks)
-                return rec
+                msg_kind = _user_kind(obj, blocks)
+                return _Record(uuid, kind, line_no, offset, ts, Message(
+                    "system" if msg_kind == "system" else "user", msg_kind, blocks, uuid, None, (line_no,), offset,
+                    ts))  # type: ignore[arg-type]
             # a summary's acknowledgement we exported says so (Claude Code has no such kind)
             ext = obj.get(EXTENSION)
-            rec.msg_kind = "summary_ack" if isinstance(ext, dict) and ext.get("kind") == "summary_ack" else "assistant"
-            rec.response_id = message.get("id") if isinstance(message.get("id"), str) else None
-            rec.model = message.get("model") if isinstance(message.get("model"), str) else None
+            msg_kind = "summary_ack" if ext.__class__ is dict and ext.get("kind") == "summary_ack" else "assistant"
+            rid, model = message.get("id"), message.get("model")
+            rid = rid if rid.__class__ is str else None
+            model = sys.intern(model) if model.__class__ is str else None  # one string for every line of a model
+            rec = _Record(uuid, kind, line_no, offset, ts, Message("assistant", msg_kind, blocks, uuid, None,  # type: ignore[arg-type]
+                                                                    (line_no,), offset, ts, model, rid), rid)
             ref = obj.get("requestRef")
-            if isinstance(ref, str):
+            if ref.__class__ is str:
                 rec.sent_id = ref
-                if rec.response_id:
-                    self.recorder.respond(ref, rec.response_id)
-            rec.cleared = self._server_cleared(message, rec.sent_id)
+                if rid:
+                    self.recorder.respond(ref, rid)
+            if "context_management" in message:
+                rec.cleared = self._server_cleared(message, rec.sent_id)
             usage = message.get("usage")
-            if isinstance(usage, dict) and rec.model != SYNTHETIC_MODEL:
+            if usage.__class__ is dict and model != SYNTHETIC_MODEL:
                 rec.usage = (as_int(usage.get("input_tokens")), as_int(usage.get("cache_creation_input_tokens")),
                              as_int(usage.get("cache_read_input_tokens")), as_int(usage.get("output_tokens")))
                 split = usage.get("cache_creation")
@@ -214,8 +238,10 @@ class ClaudeCodeLoader:
             if sent is None:
                 return None
             role, blocks = sent
-            return _Record(uuid, "user", line_no, offset, ts, blocks, msg_kind="system" if role == "system" else "meta",
-                           attachment=attachment_type(obj))
+            msg_kind = "system" if role == "system" else "meta"
+            return _Record(uuid, "user", line_no, offset, ts, Message(
+                role, msg_kind, blocks, uuid, None, (line_no,), offset, ts,  # type: ignore[arg-type]
+                attachment=attachment_type(obj)))
         if kind == "system" and obj.get("subtype") in ("compact_boundary", "microcompact_boundary"):
             compact = obj["subtype"] == "compact_boundary"
             meta = obj.get("compactMetadata" if compact else "microcompactMetadata")
@@ -224,6 +250,12 @@ class ClaudeCodeLoader:
             return _Record(uuid, "compact" if compact else "microcompact", line_no, offset, ts,
                            logical_parent=logical if isinstance(logical, str) else None,
                            meta=meta if isinstance(meta, dict) else {}, ext=ext if isinstance(ext, dict) else None)
+        return None
+
+    def _timestamp(self, value: Any, line_no: int) -> None:
+        """A timestamp that is no string (a number, a list...): dropped, with a warning naming the line."""
+        if value is not None:
+            self.warn(line_no, f"timestamp is not a string ({type(value).__name__}); ignored")
         return None
 
     def _server_cleared(self, message: dict, sent_id: str | None) -> tuple[int, int, frozenset[str]] | None:
@@ -365,9 +397,8 @@ class _Branch:
             self.warnings.append(LoadWarning(line, f"{gaps} entr{'y points' if gaps == 1 else 'ies point'} to a "
                                                    "parent not in this file (a corrupt line, or a partial copy); "
                                                    "followed file order across the gap"))
-        on_path = {r.uuid for r in walked}
         self._lay(walked[::-1])
-        selected = self._select({r.uuid: r for r in walked}, [r for u, r in graph.records.items() if u not in on_path])
+        selected = self._select({r.uuid: r for r in walked}, [r for u, r in graph.records.items() if u not in visited])
         assert selected is not None  # nothing is old to a first walk
         return selected
 
@@ -404,11 +435,14 @@ class _Branch:
 
     def _lay(self, records: list[_Record]) -> None:
         """Append `records` (root first) to the path."""
-        for rec in records:
-            if rec.kind == "assistant" and rec.response_id:
-                self.response_first.setdefault(rec.response_id, len(self.path))
-            self.path_pos[rec.uuid] = len(self.path)
-            self.path.append(rec.uuid)
+        base, first = len(self.path), self.response_first
+        uuids = [rec.uuid for rec in records]
+        self.path_pos.update(zip(uuids, range(base, base + len(uuids))))
+        self.path.extend(uuids)
+        for pos, rec in enumerate(records, base):
+            rid = rec.response_id  # only assistant records have one
+            if rid and rid not in first:
+                first[rid] = pos
 
     def _select(self, path: dict[str, _Record], others: list[_Record],
                 left: set[str] = frozenset()) -> list[_Record] | None:  # type: ignore[assignment]
@@ -416,8 +450,8 @@ class _Branch:
         what belongs to its responses and answers its tool calls. None when a loose record from before would be
         pulled in too (it belongs earlier in the branch: only a full walk places it), or when a new record answers
         a call that `left` (results the path left behind) or an earlier pull already answered."""
-        selected = dict(path)
-        responses = {r.response_id for r in path.values() if r.kind == "assistant" and r.response_id}
+        selected = path  # the caller's own dict
+        responses = {r.response_id for r in path.values() if r.response_id}  # only assistant records have one
         if responses & self.loose_responses - self.responses:
             return None
         self.responses |= responses
@@ -425,9 +459,9 @@ class _Branch:
         for rec in others:
             if rec.kind == "assistant" and rec.response_id in self.responses:
                 selected[rec.uuid] = rec
-        used = {b.tool_id for r in selected.values() if r.kind == "assistant" for b in r.blocks
+        used = {b.tool_id for r in selected.values() if r.kind == "assistant" for b in r.message.blocks  # type: ignore[union-attr]
                 if b.type == "tool_use"}
-        answered = {b.tool_id for r in selected.values() if r.kind == "user" for b in r.blocks
+        answered = {b.tool_id for r in selected.values() if r.kind == "user" for b in r.message.blocks  # type: ignore[union-attr]
                     if b.type == "tool_result"}
         if used & self.loose_results or answered & (self.pulled | left):
             return None
@@ -448,7 +482,7 @@ class _Branch:
                 self.loose_results.update(b.tool_id for b in rec.blocks if b.type == "tool_result")
         self.open_ids = open_ids
         self.selected.update(selected)
-        return sorted(selected.values(), key=lambda r: r.line)
+        return sorted(selected.values(), key=attrgetter("line"))
 
 
 class _Assembler:
@@ -465,37 +499,54 @@ class _Assembler:
         self.request_at: dict[str, int] = {}  # request id -> index in requests
         self.context_start = 0
         self.shared = (0, 0)  # messages and requests below these counts are in a published Session
-        self.owned: set[int] = set()  # shared messages already copied since the last publish
+        self.owned: set[int] = set()  # messages copied since the last publish (the others are records' or shared)
+        # Indexes of messages[:indexed], brought up to date when read (`_index`): only microcompactions and our
+        # exports' boundaries read them, so a session without them never builds them.
         self.result_at: dict[str, list[int]] = {}  # tool_use id -> messages holding a result for it
         self.at_uuid: dict[str, int] = {}  # message uuid -> index (what our boundaries name)
-        self.warnings: list[LoadWarning] = []
         self.tool_of: dict[str, str] = {}  # tool_use id -> tool name
+        self.indexed = 0
+        self.warnings: list[LoadWarning] = []
         self.server_cleared = (0, 0)  # results and tokens the API reported cleared so far in this context
+        # the later lines of a response, by message index, joined to its `lines` at publish: a tuple grown a line at
+        # a time is quadratic (one response spread over 100,000 lines)
+        self.more_lines: dict[int, list[int]] = {}
 
     def publish(self, session: Session) -> None:
+        for index, lines in self.more_lines.items():
+            message = self._own(index)
+            message.lines += tuple(lines)
+        self.more_lines.clear()
         session.messages, session.requests = list(self.messages), list(self.requests)
         session.compactions, session.models = list(self.compactions), list(self.models)
         self.shared = (len(self.messages), len(self.requests))
         self.owned.clear()
 
     def _own(self, index: int) -> Message:
+        """Message `index`, made the assembler's own to change: a record's message, or one a published Session
+        holds, is copied first."""
         message = self.messages[index]
-        if index < self.shared[0] and index not in self.owned:
+        if index not in self.owned:
             message = self.messages[index] = message.copy_with(blocks=list(message.blocks))
             self.owned.add(index)
         return message
 
     def add(self, rec: _Record) -> None:
         messages = self.messages
-        if rec.kind in ("compact", "microcompact"):
+        if rec.message is None:
             self._compaction(rec)
             return
-        index = self.by_response.get(rec.response_id) if rec.response_id else None
+        rid = rec.response_id
+        index = self.by_response.get(rid) if rid else None
         if index is not None:  # a later line of a response already started: same message, same Request
             message = self._own(index)
-            message.blocks.extend(rec.blocks)
-            self._index_results(rec.blocks, index)
-            message.lines += (rec.line,)
+            message.blocks.extend(rec.message.blocks)
+            if index < self.indexed:
+                self._index_blocks(rec.message.blocks, index)
+            more = self.more_lines.get(index)
+            if more is None:
+                more = self.more_lines[index] = []
+            more.append(rec.line)
             if rec.usage is not None:
                 at = self.request_at.get(message.response_id or "")
                 if at is None:
@@ -510,16 +561,12 @@ class _Assembler:
             return
         if rec.cleared is not None:
             self._cleared_by_api(rec)
-        role = "assistant" if rec.kind == "assistant" else "system" if rec.msg_kind == "system" else "user"
-        if rec.response_id:
-            self.by_response[rec.response_id] = len(messages)
-        self.at_uuid.setdefault(rec.uuid, len(messages))
-        messages.append(Message(role, rec.msg_kind, list(rec.blocks), uuid=rec.uuid, lines=(rec.line,),
-                                offset=rec.offset, timestamp=rec.timestamp, model=rec.model,
-                                response_id=rec.response_id, attachment=rec.attachment))
-        self._index_results(rec.blocks, len(messages) - 1)
+        index = len(messages)
+        if rid:
+            self.by_response[rid] = index
+        messages.append(rec.message)  # the record's own: `_own` copies it before any change
         if rec.usage is not None:
-            self._add_request(rec, len(messages) - 1)
+            self._add_request(rec, index)
 
     def _compaction(self, rec: _Record) -> None:
         """A compact or microcompact boundary. A microcompaction of Claude Code's own lists the results it cleared
@@ -536,6 +583,7 @@ class _Assembler:
             self.server_cleared = (0, 0)
             kept = ext.get("keptFrom")
             if kept is not None:
+                self._index()
                 at = self.at_uuid.get(kept) if isinstance(kept, str) else None
                 if at is None or at < window:
                     self.warnings.append(LoadWarning(rec.line, f"keptFrom {str(kept)[:64]!r} names no message of "
@@ -547,8 +595,14 @@ class _Assembler:
                 compaction.added = added
             return
         compaction.tokens_saved = opt_int(meta.get("tokensSaved"))
-        compaction.cleared_tool_ids = ids = tuple(i for i in meta.get("compactedToolIds") or () if isinstance(i, str))
+        listed = meta.get("compactedToolIds")
+        if listed is not None and listed.__class__ is not list:
+            self.warnings.append(LoadWarning(rec.line, f"compactedToolIds is {type(listed).__name__}, not a list of "
+                                                       "tool ids: no result counted as cleared by it"))
+            listed = None
+        compaction.cleared_tool_ids = ids = tuple(i for i in listed or () if isinstance(i, str))
         before = ext.get("before")
+        self._index()
         if isinstance(before, dict):
             for uid, content in before.items():
                 at = self.at_uuid.get(uid)
@@ -567,7 +621,17 @@ class _Assembler:
                 compaction.replaced[i] = messages[i]
                 messages[i] = new
 
-    def _index_results(self, blocks: list[Block], index: int) -> None:
+    def _index(self) -> None:
+        """Bring the indexes up to the messages added so far."""
+        messages, at_uuid = self.messages, self.at_uuid
+        for index in range(self.indexed, len(messages)):
+            m = messages[index]
+            if m.uuid is not None and m.uuid not in at_uuid:
+                at_uuid[m.uuid] = index
+            self._index_blocks(m.blocks, index)
+        self.indexed = len(messages)
+
+    def _index_blocks(self, blocks: list[Block], index: int) -> None:
         for b in blocks:
             if b.type == "tool_result" and b.tool_id is not None:
                 self.result_at.setdefault(b.tool_id, []).append(index)
@@ -585,6 +649,7 @@ class _Assembler:
         if count <= before:
             return
         start = self.context_start
+        self._index()
         order = [t for t, at in self.result_at.items() if at[-1] >= start and self.tool_of.get(t) not in excluded]
         ids = tuple(order[before:count])
         self.server_cleared = (count, max(tokens, saved))
@@ -594,30 +659,34 @@ class _Assembler:
 
     def _add_request(self, rec: _Record, index: int) -> None:
         assert rec.usage is not None
-        request = Request(rec.response_id or f"line-{rec.line}", rec.model, *rec.usage, message_index=index,
-                          seen_start=self.context_start, seen_end=index, line=rec.line, timestamp=rec.timestamp,
-                          sent_id=rec.sent_id, cache_write_1h=rec.write_1h)
-        self._own(index).response_id = request.id
+        model = rec.message.model if rec.message is not None else None
+        request = Request(rec.response_id or f"line-{rec.line}", model, *rec.usage, index, self.context_start, index,
+                          rec.line, rec.timestamp, "turn", rec.sent_id, rec.write_1h)
+        if self.messages[index].response_id != request.id:
+            self._own(index).response_id = request.id
         self.request_at[request.id] = len(self.requests)
         self.requests.append(request)
-        if rec.model and rec.model not in self.models:
-            self.models.append(rec.model)
+        if model and model not in self.models:
+            self.models.append(model)
 
 
 def _same(a: _Record | None, b: _Record | None) -> bool:
     """Whether two copies of an entry hold the same: kind, content and response (not line, offset or timestamp)."""
     if a is None or b is None:
         return a is b
-    return (a.kind, a.msg_kind, a.response_id, a.model, a.usage, a.logical_parent, a.meta, a.blocks, a.attachment,
-            a.cleared) == (b.kind, b.msg_kind, b.response_id, b.model, b.usage, b.logical_parent, b.meta, b.blocks,
-                           b.attachment, b.cleared)
+    ma, mb = a.message, b.message
+    return (a.kind, a.response_id, a.usage, a.logical_parent, a.meta, a.cleared) == (
+        b.kind, b.response_id, b.usage, b.logical_parent, b.meta, b.cleared) and (ma is None) == (mb is None) and (
+        ma is None or (ma.kind, ma.model, ma.blocks, ma.attachment) == (mb.kind, mb.model, mb.blocks,  # type: ignore[union-attr]
+                                                                         mb.attachment))
 
 
 def _user_kind(obj: dict, blocks: list[Block]) -> str:
     if obj.get("isCompactSummary"):
         return "compact_summary"
-    if any(b.type == "tool_result" for b in blocks):
-        return "tool_result"
+    for b in blocks:
+        if b.type == "tool_result":
+            return "tool_result"
     if obj.get("isMeta") or obj.get("isVisibleInTranscriptOnly"):
         return "meta"
     return "meta" if injected(blocks) else "prompt"

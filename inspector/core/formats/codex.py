@@ -26,6 +26,7 @@ from typing import Any
 
 from inspector.core.formats.blocks import as_int, blocks_from_content, image_from_url, opt_int, opt_str
 from inspector.core.formats.jsonl import UnknownKinds, loads
+from inspector.core.formats.values import counted
 from inspector.core.model import Block, Compaction, LoadWarning, Message, Request, Session
 
 # Text Codex injects as user messages (environment, AGENTS.md, instructions): context, but not typed by the user.
@@ -108,6 +109,9 @@ class CodexLoader:
         if converted is None:
             self._unknown.note(f"response_item/{kind}", line_no)
             return
+        problem = item_problem(item)
+        if problem:
+            self.warn(line_no, problem)
         role, kind, blocks, joins = converted
         if joins:
             self._append(role, kind, blocks, line_no, offset, ts)
@@ -166,7 +170,8 @@ class CodexLoader:
         request = Request(rid, self.model, fresh, written, cached, as_int(usage.get("output_tokens")),
                           message_index=index, seen_start=self.session.context_start, seen_end=index, line=line_no,
                           timestamp=ts)
-        self._reasoning = as_int(usage.get("reasoning_output_tokens"))
+        self._reasoning = counted(as_int(usage.get("reasoning_output_tokens")), "usage reasoning output tokens",
+                                  line_no, self.warn)
         self.session.requests.append(request)
         if self.model and self.model not in self.session.models:
             self.session.models.append(self.model)
@@ -319,7 +324,9 @@ def response_item(item: dict) -> tuple[str, str, list[Block], bool] | None:
         text = blocks[0].text.lstrip() if blocks and blocks[0].type == "text" else ""
         return "user", "meta" if text.startswith(META_PREFIXES) else "prompt", blocks, False
     if kind == "reasoning":
-        summary = "\n\n".join(p.get("text", "") for p in item.get("summary") or () if isinstance(p, dict))
+        listed = item.get("summary")
+        summary = "\n\n".join(opt_str(p.get("text")) or "" for p in (listed if listed.__class__ is list else ())
+                               if p.__class__ is dict)
         blocks = [Block("thinking", summary)] if summary else []
         encrypted = item.get("encrypted_content")
         if isinstance(encrypted, str) and encrypted:  # opaque: its size in tokens is unknown, so no text
@@ -330,6 +337,19 @@ def response_item(item: dict) -> tuple[str, str, list[Block], bool] | None:
     if kind in OUTPUT_ITEMS:
         return "user", "tool_result", [_output_block(item)], True
     return None
+
+
+_TYPED = {"message": ("content", (str, list)), "reasoning": ("summary", (list,))}  # what `response_item` reads
+
+
+def item_problem(item: dict) -> str | None:
+    """What `response_item` had to leave out of `item` because of a value of the wrong type (None: nothing)."""
+    kind = opt_str(item.get("type")) or ("message" if "role" in item else None)
+    field, allowed = _TYPED.get(kind or "", ("", ()))
+    value = item.get(field) if field else None
+    if value is None or value.__class__ in allowed:
+        return None
+    return f"{kind} {field} is {type(value).__name__}, not {' or '.join(t.__name__ for t in allowed)}: not read"
 
 
 def _legacy(obj: dict) -> tuple[str | None, Any]:

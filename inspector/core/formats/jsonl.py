@@ -15,6 +15,7 @@ from typing import Any, Callable
 
 import orjson
 
+from inspector.core.formats.blocks import NestedTooDeep
 from inspector.core.gc_pause import gc_paused
 from inspector.core.index import LineIndex, Skipped
 from inspector.core.model import LoadWarning
@@ -44,25 +45,29 @@ def _read(index: LineIndex, feed: Feed, warn: Warn, progress: Progress | None, s
     decode = orjson.loads  # 3x the standard library's speed; what it refuses goes to the standard library below
     clock = time.monotonic
     next_report = clock() + PROGRESS_EVERY
-    for line_no, offset, raw in index.read_new():
-        if isinstance(raw, Skipped):
-            warn(line_no, f"line skipped at byte {offset:,}: {raw.length:,} bytes, {raw.why}")
-            continue
-        if not raw or raw.isspace() or (skip is not None and skip(line_no, offset, raw)):
-            continue
-        try:
-            obj = decode(raw)
-        except ValueError:
-            try:  # lone surrogates, huge integers, NaN, deep nesting, another encoding, bytes that are no UTF-8,
-                # or truly corrupt: the standard library reads what it can and says which, and why
-                obj = _parse_odd(raw, line_no, warn)
-            except ValueError as exc:
-                warn(line_no, f"corrupt line skipped ({_reason(exc)})")
+    for first, offsets, lines in index.read_batches():
+        for line_no, offset, raw in zip(range(first, first + len(lines)), offsets, lines):
+            if raw.__class__ is Skipped:
+                warn(line_no, f"line skipped at byte {offset:,}: {raw.length:,} bytes, {raw.why}")  # type: ignore[attr-defined]
                 continue
-        feed(line_no, offset, obj)
-        if progress is not None and clock() >= next_report:
-            progress(index.end, total)
-            next_report = clock() + PROGRESS_EVERY
+            if not raw or raw.isspace() or (skip is not None and skip(line_no, offset, raw)):
+                continue
+            try:
+                obj = decode(raw)
+            except ValueError:
+                try:  # lone surrogates, huge integers, NaN, deep nesting, another encoding, bytes that are no
+                    # UTF-8, or truly corrupt: the standard library reads what it can and says which, and why
+                    obj = _parse_odd(raw, line_no, warn)
+                except ValueError as exc:
+                    warn(line_no, f"corrupt line skipped ({_reason(exc)})")
+                    continue
+            try:
+                feed(line_no, offset, obj)
+            except NestedTooDeep as exc:  # a loader that cannot keep the line's place says so here, once for all
+                warn(line_no, f"line skipped: {exc}")
+            if progress is not None and clock() >= next_report:
+                progress(offset + len(raw) + 1, total)
+                next_report = clock() + PROGRESS_EVERY
     tail = index.tail()
     if isinstance(tail, Skipped):
         warn(len(index) + 1, f"unterminated last line at byte {index.end:,} not read: {tail.length:,} bytes, "
