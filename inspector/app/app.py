@@ -43,6 +43,7 @@ class InspectorApp(App[None]):
         self.home = home
         self.agent_options = agent or AgentOptions()  # how every session screen's Agent view runs the agent
         self.capture = None  # the capture the "Capture" command started (inspector.capture.background)
+        self.told: set[str] = set()  # what the app says once per run (an estimator skipped, and why)
 
     def on_mount(self) -> None:
         if self.agent_options.open_view and (self.path is None or not self.path.exists()):

@@ -10,6 +10,7 @@ from typing import Any
 
 from inspector.core.model import Session
 from inspector.core.secrets import redact
+from inspector.core.usage_terms import usage_terms
 
 # C0/C1 controls but tab and newline, and lone surrogates (valid JSON escapes no terminal encoding can write).
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
@@ -96,7 +97,7 @@ def report_text(session: Session) -> str:
     out += [f"{k:<9} {safe_line(v)}" for k, v in head]
 
     if session.requests:
-        out += ["", "Requests (measured context = input + cache creation + cache read)",
+        out += ["", f"Requests (measured context = {usage_terms(session.format).context})",
                 f"{'#':>5} {'line':>7} {'msg':>6}  {'context':>9} {'output':>7}  model"]
         for i, r in enumerate(session.requests):
             out.append(f"{i + 1:>5} {r.line or '-':>7} {r.message_index:>6}  {r.measured_context:>9,} "

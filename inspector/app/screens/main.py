@@ -14,6 +14,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
+from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -25,8 +26,8 @@ from textual.worker import get_current_worker
 from inspector.app.follow_mode import FollowMode, LiveStatus
 from inspector.app.messages import (ApplyStep, FiguresReady, GoToStep, LoadFailed, Loaded, LoadProgress, SessionGrew,
                                     StepsChanged)
-from inspector.app.shown import Shown, step_label
-from inspector.app.text import human, plain, visible
+from inspector.app.shown import Shown, short_step_label, step_label
+from inspector.app.text import Part, human, plain, visible
 from inspector.app.widgets.agent_panel import AgentPanel
 from inspector.app.widgets.context_bar import ContextBar
 from inspector.app.widgets.detail import DetailView
@@ -34,6 +35,7 @@ from inspector.app.widgets.message_list import Filter, MessageList
 from inspector.app.widgets.prompt_view import PromptView
 from inspector.app.widgets.settings import SettingsPanel, estimator_names, policy_names
 from inspector.app.widgets.timeline import Timeline
+from inspector.app.widgets.title import TitleBar
 from inspector.core.figures import Figures, Links, Settings, links
 from inspector.core.model import Session
 
@@ -86,7 +88,7 @@ class MainScreen(Screen):
 
     def compose(self) -> ComposeResult:
         name = self.path.name if self.path else (self.session.source if self.session else "")
-        yield Static(plain(name), id="title")
+        yield TitleBar(visible(name), id="title")
         yield ContextBar(id="bar")
         with Vertical(id="loading"):
             yield Label("Reading…", id="loading-label")
@@ -235,18 +237,20 @@ class MainScreen(Screen):
         s = self.session
         if s is None:
             return
-        parts = [visible(Path(s.source).name), s.format, f"{len(s.messages):,} messages",
-                 f"{len(s.requests):,} requests"]
-        if s.compactions:
-            parts.append(f"{len(s.compactions)} compaction(s)")
-        if s.cwd:
-            parts.append(visible(s.cwd))
+        n = len(s.compactions)
+        name = visible(Path(s.source).name)
+        parts: list[Part] = [((name, _middle(name, 36)), 4, True), (s.format, 3),
+                             ((f"{len(s.messages):,} messages", f"{len(s.messages):,} msgs"), 1),
+                             (f"{len(s.requests):,} request{'s' if len(s.requests) != 1 else ''}", 5),
+                             (f"{n} compaction{'s' if n != 1 else ''}" if n else "", 6),
+                             ((visible(s.cwd or ""), visible(_tail(s.cwd or ""))), 7)]
         if self.load_seconds is not None:
-            parts.append(f"read in {self.load_seconds:.2f} s")
+            parts.append(((f"read in {self.load_seconds:.2f} s", f"read {self.load_seconds:.2f} s"), 8))
         label = step_label(self.shown)
         if label:
-            parts.append(visible(label))
-        self.query_one("#title", Static).update(plain("  ·  ".join(parts)))
+            forms = (label, label.removeprefix("workbench "), short_step_label(self.shown))
+            parts.insert(1, (tuple(Text(visible(f), style="reverse") for f in forms), 0))
+        self.query_one(TitleBar).show(parts)
 
     def set_settings(self, settings: Settings) -> None:
         """Adopt new settings (from the panel, a key or the palette) and re-compute at once."""
@@ -350,9 +354,23 @@ class MainScreen(Screen):
         self.notify(f"policy: {self.settings.policy}", timeout=2)
 
     def action_cycle_estimator(self) -> None:
+        """The next estimator that can run here; one that cannot (exact without a key) is skipped, saying why the
+        first time."""
+        from inspector.core.estimators import unavailable
+
         names = estimator_names()
         i = names.index(self.settings.estimator) if self.settings.estimator in names else -1
-        self.set_settings(replace(self.settings, estimator=names[(i + 1) % len(names)]))
+        for name in names[i + 1:] + names[:i + 1]:
+            reason = unavailable(name)
+            if reason is None:
+                break
+            told: set[str] = self.app.told  # type: ignore[attr-defined]
+            if name not in told:
+                told.add(name)
+                self.notify(f"skipping {name}: {reason}", title="Estimator", timeout=8, markup=False)
+        if name == self.settings.estimator:
+            return
+        self.set_settings(replace(self.settings, estimator=name))
         self.notify(f"estimator: {self.settings.estimator}", timeout=2)
 
     def action_warnings(self) -> None:
@@ -462,6 +480,20 @@ class MainScreen(Screen):
             return ""
         w = self.figures.window
         return f"{human(w.used)} of {human(w.window)} used ({w.percent:.0f}%)"
+
+
+def _middle(text: str, width: int) -> str:
+    """`text` within `width` characters, cut in the middle (a file name keeps its start and its end)."""
+    if len(text) <= width:
+        return text
+    head = (width - 1) // 2
+    return text[:head] + "…" + text[len(text) - (width - 1 - head):]
+
+
+def _tail(path: str, keep: int = 2) -> str:
+    """The last `keep` components of a path, "…/" before them when it has more (the part that names a project)."""
+    parts = path.rstrip("/").split("/")
+    return path if len(parts) <= keep + 1 else "…/" + "/".join(parts[-keep:])
 
 
 def _at_bottom(lst: MessageList) -> bool:

@@ -36,7 +36,7 @@ from inspector.app.widgets.diff_view import DiffView
 from inspector.app.workbench_model import Preview, after_label, make_preview
 from inspector.core.compaction.diff import Diff, render_totals
 from inspector.core.compaction.estimates import Estimates
-from inspector.core.compaction.micro import CLEARABLE_TOOLS, ClearSettings, ContextEditSettings, SnipSettings
+from inspector.core.compaction.micro import ClearSettings, ContextEditSettings, SnipSettings, clearable_tools
 from inspector.core.compaction.pipeline import STRATEGIES, CompactionPolicy, plan_strategy
 from inspector.core.compaction.plan import Plan
 from inspector.core.compaction.provider import SummaryError
@@ -153,7 +153,7 @@ class WorkbenchScreen(Screen):
         style = "two-phase" if session.format == "claude-code" else "reference"
         self.params: dict[str, object] = {
             "snip": SnipSettings(s.preserve_last_n, s.max_chars),
-            "clear": ClearSettings(CLEARABLE_TOOLS, s.keep_recent),
+            "clear": ClearSettings(clearable_tools(session.format), s.keep_recent),
             "clear_tool_uses": ContextEditSettings(),
             "summary": SummarySettings(prompt=style),  # type: ignore[arg-type]
         }
@@ -428,7 +428,8 @@ class WorkbenchScreen(Screen):
         v = self._value
         p = dict(self.params)
         p["snip"] = SnipSettings(_int(v("snip-preserve"), 6), _int(v("snip-maxchars"), 2000))
-        p["clear"] = ClearSettings(_names(v("clear-tools")) or CLEARABLE_TOOLS, _int(v("clear-keep"), 5))
+        p["clear"] = ClearSettings(_names(v("clear-tools")) or clearable_tools(self.original_format),
+                                   _int(v("clear-keep"), 5))
         p["clear_tool_uses"] = ContextEditSettings(
             _int(v("ctu-trigger"), 100_000), _int(v("ctu-keep"), 3), _int(v("ctu-atleast"), 0),
             _names(v("ctu-exclude")), bool(self.query_one("#ctu-inputs", Select).value))

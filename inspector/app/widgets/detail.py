@@ -21,6 +21,7 @@ from textual.widget import Widget
 from inspector.core.figures import Figures, Links
 from inspector.app.text import human, visible
 from inspector.core.model import Block, Message, Request, Session
+from inspector.core.usage_terms import usage_parts
 
 CAP = 20_000
 MAX_BLOCKS = 200  # blocks drawn per message (and per result): one can hold 100,000 parallel calls or parts
@@ -158,9 +159,8 @@ class DetailView(ScrollView, can_focus=True, inherit_bindings=False):
             out.append((f"source line {lines}", DIM))
         req = self._request_of(f.session, m)
         if req is not None:
-            out.append((f"request {req.id}: input {req.input_tokens:,} · cache creation {req.cache_creation:,} · "
-                        f"cache read {req.cache_read:,} · output {req.output_tokens:,} · context "
-                        f"{req.measured_context:,}", Style(color="#5fd75f")))
+            usage = " · ".join(f"{label} {tokens:,}" for label, tokens in usage_parts(req, f.session.format))
+            out.append((f"request {req.id}: {usage}", Style(color="#5fd75f")))
         for n, b in enumerate(m.blocks[:MAX_BLOCKS], 1):
             out.append(("", None))
             out.extend(self._block_lines(f, b, n))
