@@ -19,7 +19,7 @@ from textual.screen import Screen
 from textual.widgets import Static
 
 from inspector.app.messages import LoadFailed, SessionGrew
-from inspector.app.text import visible
+from inspector.app.text import counted, visible
 from inspector.core.follower import Change, Follower
 
 DEBOUNCE_MS = 30  # awatch: wait this long for a burst of file events to settle
@@ -144,11 +144,12 @@ class FollowMode:
         text.append(visible(f.path.name))
         if self.last_change is not None:
             c = self.last_change
-            text.append(f"  ·  last update: +{c.new_messages} message(s), +{c.new_requests} request(s)")
+            text.append(f"  ·  last update: +{counted(c.new_messages, 'message')}, "
+                        f"+{counted(c.new_requests, 'request')}")
             if c.compactions:
-                text.append(f", {len(c.compactions)} compaction(s)", style="magenta")
+                text.append(f", {counted(len(c.compactions), 'compaction')}", style="magenta")
             if c.new_warnings:
-                text.append(f", {c.new_warnings} warning(s) (W)", style="yellow")
+                text.append(f", {counted(c.new_warnings, 'warning')} (W)", style="yellow")
             if not exact:
                 text.append("  ·  figures provisional", style="dim")
         if f.error:

@@ -54,6 +54,11 @@ def human(n: int | float | None) -> str:
     return f"{n / 1_000_000:.2f}M"
 
 
+def counted(n: int, word: str, many: str | None = None) -> str:
+    """"1 request", "2 requests" (`many`: the plural when it is not `word` + "s")."""
+    return f"{n:,} {word if n == 1 else many or word + 's'}"
+
+
 def plain(text: str, style: str = "") -> Text:
     """Session-derived text as a renderable that is never parsed as markup, controls made visible."""
     return Text(visible(text), style=style)

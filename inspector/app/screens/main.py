@@ -20,14 +20,16 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
-from textual.widgets import Footer, Input, Label, ProgressBar, Static, TabbedContent, TabPane
+from textual.widgets import Input, Label, ProgressBar, Static, TabbedContent, TabPane
 from textual.worker import get_current_worker
 
 from inspector.app.follow_mode import FollowMode, LiveStatus
 from inspector.app.messages import (ApplyStep, FiguresReady, GoToStep, LoadFailed, Loaded, LoadProgress, SessionGrew,
                                     StepsChanged)
+from inspector.app.screens.help import ABOUT
 from inspector.app.shown import Shown, short_step_label, step_label
-from inspector.app.text import Part, human, plain, visible
+from inspector.app.widgets.footer import FittedFooter
+from inspector.app.text import Part, counted, human, plain, visible
 from inspector.app.widgets.agent_panel import AgentPanel
 from inspector.app.widgets.context_bar import ContextBar
 from inspector.app.widgets.detail import DetailView
@@ -49,10 +51,13 @@ class Cancelled(Exception):
 
 class MainScreen(Screen):
     CSS_PATH = "main.tcss"
+    KEYS_ABOUT = ABOUT  # what F1 help says under the keys
+    # the footer's keys left out first when it is narrow (the views' keys are on their tabs)
+    FOOTER_DROP = ("app.pick", "list.sort", "main.follow", "main.estimator", "main.policy", "list.largest")
     BINDINGS = [
-        Binding("1", "view('messages')", "Messages", id="view.messages"),
-        Binding("2", "view('prompt')", "Prompt", id="view.prompt"),
-        Binding("3", "view('timeline')", "Timeline", id="view.timeline"),
+        Binding("1", "view('messages')", "Messages", show=False, id="view.messages"),
+        Binding("2", "view('prompt')", "Prompt", show=False, id="view.prompt"),
+        Binding("3", "view('timeline')", "Timeline", show=False, id="view.timeline"),
         Binding("4", "view('agent')", "Agent", show=False, id="view.agent"),
         Binding("slash", "search", "Filter", id="list.search"),
         Binding("escape", "escape", "Clear", show=False, id="main.escape"),
@@ -99,7 +104,7 @@ class MainScreen(Screen):
                     with Vertical(id="list-pane"):
                         yield Static("", id="list-header")
                         yield MessageList(id="list")
-                        yield Input(placeholder="filter: words, kind:user|assistant|tool|meta, tool:Bash  "
+                        yield Input(placeholder="filter: words, kind:user|assistant|tool|meta|summary, tool:Bash  "
                                                 "(enter applies, esc clears)", id="filter")
                     yield DetailView(id="detail")
             with TabPane("2 Prompt", id="prompt"):
@@ -111,7 +116,7 @@ class MainScreen(Screen):
         yield SettingsPanel(self.settings, id="settings")
         yield LiveStatus("", id="live")
         yield Static("", id="status")
-        yield Footer()
+        yield FittedFooter()
 
     def on_mount(self) -> None:
         self.query_one("#filter").display = False
@@ -176,8 +181,8 @@ class MainScreen(Screen):
             self._show_detail()
         if event.session.warnings:
             w = event.session.warnings
-            self.notify(f"{len(w)} warning(s) while loading; first: line {w[0].line}: {visible(w[0].message)[:200]}"
-                        " (W lists them)", severity="warning", timeout=8, markup=False)
+            self.notify(f"{counted(len(w), 'warning')} while loading; first: line {w[0].line}: "
+                        f"{visible(w[0].message)[:200]} (W lists them)", severity="warning", timeout=8, markup=False)
 
     @on(FiguresReady)
     def _figures(self, event: FiguresReady) -> None:
@@ -240,9 +245,8 @@ class MainScreen(Screen):
         n = len(s.compactions)
         name = visible(Path(s.source).name)
         parts: list[Part] = [((name, _middle(name, 36)), 4, True), (s.format, 3),
-                             ((f"{len(s.messages):,} messages", f"{len(s.messages):,} msgs"), 1),
-                             (f"{len(s.requests):,} request{'s' if len(s.requests) != 1 else ''}", 5),
-                             (f"{n} compaction{'s' if n != 1 else ''}" if n else "", 6),
+                             ((counted(len(s.messages), "message"), counted(len(s.messages), "msg")), 1),
+                             (counted(len(s.requests), "request"), 5), (counted(n, "compaction") if n else "", 6),
                              ((visible(s.cwd or ""), visible(_tail(s.cwd or ""))), 7)]
         if self.load_seconds is not None:
             parts.append(((f"read in {self.load_seconds:.2f} s", f"read {self.load_seconds:.2f} s"), 8))
@@ -294,7 +298,7 @@ class MainScreen(Screen):
         if event.description:
             status += f"  ·  {visible(event.description)}"
         if self.session and self.session.warnings:
-            status += f"  ·  {len(self.session.warnings)} load warning(s) (W)"
+            status += f"  ·  {counted(len(self.session.warnings), 'load warning')} (W)"
         self.query_one("#status", Static).update(plain(status))
 
     def action_search(self) -> None:
@@ -381,7 +385,7 @@ class MainScreen(Screen):
         lines = [f"line {w.line}: {visible(w.message)[:300]}" if w.line else visible(w.message)[:300]
                  for w in s.warnings[:20]]
         more = f"\n… and {len(s.warnings) - 20} more" if len(s.warnings) > 20 else ""
-        self.notify("\n".join(lines) + more, title=f"{len(s.warnings)} load warning(s)", timeout=20, markup=False)
+        self.notify("\n".join(lines) + more, title=counted(len(s.warnings), "load warning"), timeout=20, markup=False)
 
     # -- the session's new states: follow mode, the agent, the workbench -------------------------------------------
 

@@ -14,10 +14,11 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Static
+from textual.widgets import DataTable, Static
 from textual.worker import get_current_worker
 
 from inspector.app.discover import Entry, discover
+from inspector.app.widgets.footer import FittedFooter
 from inspector.app.text import plain
 
 
@@ -51,6 +52,7 @@ class PickerScreen(Screen):
     PickerScreen #picker-title { height: auto; padding: 1 2 0 2; }
     PickerScreen DataTable { height: 1fr; margin: 1 2; }
     """
+    FOOTER_DROP = ("app.pick",)  # the footer's keys left out first when it is narrow
     BINDINGS = [
         Binding("enter", "open", "Open", id="picker.open", priority=False),
         Binding("j", "down", "Down", show=False, id="picker.down"),
@@ -69,7 +71,7 @@ class PickerScreen(Screen):
         yield Static(Text.assemble(("context-inspector", "bold"), "  ", plain(where), "\n",
                                    ("enter opens · F1 help · q quits", "dim")), id="picker-title")
         yield DataTable(cursor_type="row", zebra_stripes=True, id="sessions")
-        yield Footer()
+        yield FittedFooter()
 
     def on_mount(self) -> None:
         self.entries = discover(self.directory, home=self.home)

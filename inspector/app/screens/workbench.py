@@ -24,11 +24,12 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message as TMessage
 from textual.screen import Screen
 from textual.timer import Timer
-from textual.widgets import Button, ContentSwitcher, Footer, Input, Label, Select, Static, TextArea
+from textual.widgets import Button, ContentSwitcher, Input, Label, Select, Static, TextArea
 from textual.worker import get_current_worker
 
 from inspector.app.messages import ApplyStep, FiguresReady, GoToStep, StepsChanged
 from inspector.app.shown import Shown, follow_steps
+from inspector.app.widgets.footer import FittedFooter
 from inspector.app.text import human, plain, visible
 from inspector.app.widgets.before_after import BeforeAfter
 from inspector.app.widgets.context_bar import ContextBar
@@ -120,6 +121,8 @@ def _names(text: str) -> tuple[str, ...]:
 
 class WorkbenchScreen(Screen):
     CSS_PATH = "workbench.tcss"
+    FOOTER_DROP = ("app.pick", "workbench.redo", "workbench.survival", "workbench.compare", "workbench.run_summary",
+                   "workbench.next_strategy")  # the footer's keys left out first when it is narrow
     BINDINGS = [
         Binding("left_square_bracket", "strategy(-1)", "Prev strategy", show=False, id="workbench.prev_strategy"),
         Binding("right_square_bracket", "strategy(1)", "Strategy", id="workbench.next_strategy"),
@@ -238,7 +241,7 @@ class WorkbenchScreen(Screen):
             yield Input("", id="wb-ask-input")
             yield Select([("neutral", "neutral"), ("Claude Code", "claude-code")], value="neutral",
                          allow_blank=False, id="wb-export-format")
-        yield Footer()
+        yield FittedFooter()
 
     def _p(self, strategy: str):  # the settings object of a strategy, typed loosely for compose
         return self.params[strategy]

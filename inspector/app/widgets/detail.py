@@ -20,6 +20,7 @@ from textual.widget import Widget
 
 from inspector.core.figures import Figures, Links
 from inspector.app.text import human, visible
+from inspector.core.compaction.diff import freed
 from inspector.core.model import Block, Message, Request, Session
 from inspector.core.usage_terms import usage_parts
 
@@ -127,7 +128,7 @@ class DetailView(ScrollView, can_focus=True, inherit_bindings=False):
         if c.pre_tokens is not None:
             out.append((f"context before: {c.pre_tokens:,} tokens", None))
         if c.tokens_saved is not None:
-            out.append((f"tokens saved: {c.tokens_saved:,}", None))
+            out.append((f"tokens: {freed(c.tokens_saved, word='saved')}", None))
         if c.cleared_tool_ids:
             out.append((f"tool results cleared: {len(c.cleared_tool_ids)}", None))
         out += [(f"source line {c.line}", DIM)] if c.line else []

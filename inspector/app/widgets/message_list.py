@@ -23,6 +23,7 @@ from textual.timer import Timer
 from inspector.core.figures import Figures
 from inspector.app.text import human, one_line, visible
 from inspector.app.widgets.cursor_lines import CursorLines
+from inspector.core.compaction.diff import freed
 from inspector.core.model import Message, Session
 
 KIND_LABEL = {"prompt": "user", "assistant": "assistant", "tool_result": "tool result", "meta": "meta",
@@ -364,7 +365,7 @@ class MessageList(CursorLines):
             if c.pre_tokens:
                 label += f" · {c.pre_tokens:,} tokens before"
             if c.tokens_saved:
-                label += f" · {c.tokens_saved:,} saved"
+                label += f" · {freed(c.tokens_saved, word='saved')}"
             text = ("──" + label + " ").ljust(width, "─")[:width]
             style = self._style("cursor" if is_cursor else "separator")
             return Strip([Segment(text, style)], width)

@@ -20,7 +20,7 @@ from textual.message import Message
 from textual.widgets import DataTable, Static
 
 from inspector.core.figures import Figures, PromptInfo
-from inspector.app.text import human, one_line, plain, visible
+from inspector.app.text import counted, human, one_line, plain, visible
 from inspector.app.widgets.detail import DetailView
 from inspector.app.widgets.request_changes import RequestChangesView
 from inspector.core.prompt.session_view import group_title
@@ -170,8 +170,9 @@ class PromptView(Vertical, can_focus=False):
             lint.add_row(plain(finding.rule), plain(finding.location()[:50]), plain(one_line(finding.message, 200)))
         self._lint_display()
         total = sum(s.tokens for s in prompt.sections)
-        summary = f"{which} · {len(prompt.sections)} sections, {human(total)} tokens ({f.settings.estimator})" \
-            f" · {len(prompt.findings) or 'no'} lint finding(s)"
+        findings = counted(len(prompt.findings), "lint finding") if prompt.findings else "no lint findings"
+        summary = f"{which} · {counted(len(prompt.sections), 'section')}, {human(total)} tokens " \
+            f"({f.settings.estimator}) · {findings}"
         if prompt.note:
             summary += f"\n{prompt.note}"
         self.query_one("#prompt-summary", Static).update(plain(summary))

@@ -11,7 +11,7 @@ from textual.reactive import reactive
 from textual.widget import Widget
 
 from inspector.core.figures import Figures, forecast
-from inspector.app.text import human, visible
+from inspector.app.text import counted, human, visible
 
 EIGHTHS = " ▁▂▃▄▅▆▇█"
 LINES = (("blocking", "red"), ("autocompact", "#ff8700"), ("warning", "yellow"))
@@ -120,7 +120,7 @@ class Timeline(Widget, can_focus=True):
         if not errors:
             return text.append("no request to check against", style="dim")
         return text.append(f"last usage + estimates since: median error {statistics.median(errors):.2f}%, worst "
-                           f"{errors[-1]:.1f}%, {len(errors)} requests ({f.settings.estimator})")
+                           f"{errors[-1]:.1f}%, {counted(len(errors), 'request')} ({f.settings.estimator})")
 
     def _forecast(self, f: Figures) -> Text:
         auto = f.window.thresholds.get("autocompact")
@@ -128,14 +128,14 @@ class Timeline(Widget, can_focus=True):
         text = Text("  forecast: ", style="bold")
         if fc.over < 2:
             return text.append("too few requests since the last compaction to estimate a growth rate")
-        text.append(f"+{human(fc.rate)} tokens/request over the last {fc.over} requests; ")
+        text.append(f"+{human(fc.rate)} tokens/request over the last {counted(fc.over, 'request')}; ")
         if auto is None:
             return text.append(f"the {f.window.policy} policy sets no auto-compact threshold")
         if fc.requests_left is None:
             return text.append("not growing, so no auto-compact is due")
         if fc.requests_left == 0:
             return text.append("already past the auto-compact threshold", style="bold red")
-        text.append(f"auto-compact in about {fc.requests_left} requests", style="bold #ff8700")
+        text.append(f"auto-compact in about {counted(fc.requests_left, 'request')}", style="bold #ff8700")
         if fc.eta:
             text.append(f", around {fc.eta:%H:%M}")
         return text
