@@ -116,3 +116,33 @@ async def test_a_separator_of_a_growing_compaction_says_so():
         lst._cache.clear()
         text = row_text(lst, lst.rows.index(-1))
         assert "grew by 28" in text and "-28" not in text
+
+
+def test_quitting_does_not_wait_for_the_figures_being_computed(monkeypatch):
+    """`q` while the load worker computes the figures (seconds on a 100,000-message session: bench_quit.py) ends
+    the app before the computation does: the worker runs on a daemon thread (app/threads.py)."""
+    import threading
+
+    from inspector.app.shown import Shown
+
+    computing, release, finished = threading.Event(), threading.Event(), threading.Event()
+
+    def slow(self, session, links):
+        computing.set()
+        release.wait(30)
+        finished.set()
+        raise RuntimeError("never shown")
+
+    monkeypatch.setattr(Shown, "compute_now", slow)
+    app = make_app(SAMPLE_DIR / "agent-short.jsonl", home=False)
+
+    def quit_while_computing() -> None:
+        if computing.wait(30):
+            app.call_from_thread(app.exit)
+
+    threading.Thread(target=quit_while_computing, daemon=True).start()
+    try:
+        app.run(headless=True, size=(80, 24))
+        assert computing.is_set() and not finished.is_set()  # the app ended first
+    finally:
+        release.set()
