@@ -25,7 +25,7 @@ from textual.worker import get_current_worker
 
 from inspector.app.follow_mode import FollowMode, LiveStatus
 from inspector.app.messages import (ApplyStep, FiguresReady, GoToStep, LoadFailed, Loaded, LoadProgress, SessionGrew,
-                                    StepsChanged)
+                                    StepsChanged, Waiting)
 from inspector.app.screens.help import ABOUT
 from inspector.app.shown import Shown, short_step_label, step_label
 from inspector.app.widgets.footer import FittedFooter
@@ -39,6 +39,7 @@ from inspector.app.widgets.settings import SettingsPanel, estimator_names, polic
 from inspector.app.widgets.timeline import Timeline
 from inspector.app.widgets.title import TitleBar
 from inspector.core.figures import Figures, Links, Settings, links
+from inspector.core.follower import NotYet
 from inspector.core.model import Session
 
 FREEZE_ABOVE = 60_000  # objects in the GC's oldest generation: above it, long-lived ones are frozen once shown
@@ -153,6 +154,8 @@ class MainScreen(Screen):
                 self.post_message(FiguresReady(self.shown.compute_now(session, known)))
         except Cancelled:
             return
+        except NotYet as exc:  # nothing written yet: follow mode shows the session as it arrives
+            self.post_message(Waiting(str(exc)))
         except Exception as exc:  # LoadError is the expected case; anything else must not kill the app either
             self.post_message(LoadFailed(str(exc) if exc.args else type(exc).__name__))
 
@@ -162,6 +165,19 @@ class MainScreen(Screen):
         bar.update(total=max(1, event.total), progress=event.done)
         self.query_one("#loading-label", Label).update(plain(
             f"Reading {self.path.name if self.path else ''}: {event.done / 1e6:,.1f} of {event.total / 1e6:,.1f} MB"))
+
+    @on(Waiting)
+    def _waiting(self, event: Waiting) -> None:
+        self.follow.wait(event.reason)
+        name = self.path.name if self.path else ""
+        what = "It shows here as it is written." if self.follow.following else \
+            "f follows it, to show the session as it is written."
+        self.query_one("#loading-label", Label).update(plain(f"Waiting for {name}: {event.reason}. {what}"))
+        self.query_one(ProgressBar).display = False
+        bar = self.query_one(ContextBar)
+        bar.placeholder = "no session yet: nothing to count"
+        bar.refresh()
+        self._show_live()
 
     @on(Loaded)
     def _loaded(self, event: Loaded) -> None:
@@ -398,7 +414,12 @@ class MainScreen(Screen):
         if event.source == "agent" and self.follow.following:  # the agent writes what is shown: its snapshots win
             self.notify(self.follow.toggle() + ": the agent is writing this session", timeout=3)
         figures, change = self.shown.grew(event.session, event.change)
-        if change.reloaded or change.switched:
+        if change.started:
+            self.query_one(ContextBar).placeholder = "token figures: computing…"
+            self.query_one("#loading-label", Label).update(plain(
+                f"{Path(event.session.source).name}: {len(event.session.messages):,} messages so far; computing "
+                "figures…"))
+        elif change.reloaded or change.switched:
             what = f"now following {Path(change.switched).name}" if change.switched else change.reloaded
             self.notify(visible(f"{what}: reloaded {len(event.session.messages):,} messages"), title="Follow",
                         timeout=5, markup=False)

@@ -77,6 +77,7 @@ class ContextBar(Widget):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.figures: Figures | None = None
+        self.placeholder = "token figures: computing…"  # what it says before it has figures
 
     def show(self, figures: Figures) -> None:
         self.figures = figures
@@ -89,7 +90,7 @@ class ContextBar(Widget):
     def render(self) -> Text:
         f = self.figures
         if f is None:
-            return Text("token figures: computing…", style="dim")
+            return Text(self.placeholder, style="dim")
         width = max(20, self.content_region.width or self.size.width or 100)
         head = fit(self._head(f), width, seps=(" · ",))
         out = Text("\n").join([head, self._bar(f, width), self._marks(f, width), self._legend(f, width)])
