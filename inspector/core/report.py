@@ -10,6 +10,7 @@ from typing import Any
 
 from inspector.core.model import Session
 from inspector.core.secrets import redact
+from inspector.core.subagents import subagents
 from inspector.core.usage_terms import usage_terms
 
 # C0/C1 controls but tab and newline, and lone surrogates (valid JSON escapes no terminal encoding can write).
@@ -115,7 +116,10 @@ def report_text(session: Session) -> str:
         out += ["", f"Warnings ({len(session.warnings)})"]
         out += [f"  line {w.line}: {safe_line(w.message)}" if w.line else f"  {safe_line(w.message)}"
                 for w in session.warnings]
-    if session.subagents:
-        out += ["", f"Subagent windows ({len(session.subagents)})"]
-        out += [f"  {safe_line(p)}" for p in session.subagents]
+    agents = subagents(session, look=False)
+    if agents:
+        out += ["", f"Subagents ({len(agents)})"]
+        out += [f"  {a.number}" + (f" started at message {a.index}" if a.index is not None else "")
+                + f" ({safe_line(a.what)}): " + (safe_line(a.path) if a.path else "its window's file is not here")
+                for a in agents]
     return "\n".join(out) + "\n"

@@ -37,13 +37,15 @@ from inspector.app.widgets.message_list import Filter, MessageList
 from inspector.app.widgets.prompt_view import PromptView
 from inspector.app.widgets.settings import SettingsPanel, estimator_names, policy_names
 from inspector.app.widgets.timeline import Timeline
+from inspector.app.widgets.subagents import MARK, SubagentsView
 from inspector.app.widgets.title import TitleBar
 from inspector.core.figures import Figures, Links, Settings, links
 from inspector.core.follower import NotYet
 from inspector.core.model import Session
+from inspector.core.subagents import Subagent, spawned_at, subagents
 
 FREEZE_ABOVE = 60_000  # objects in the GC's oldest generation: above it, long-lived ones are frozen once shown
-VIEWS = ("messages", "prompt", "timeline", "agent")
+VIEWS = ("messages", "prompt", "timeline", "agent", "subagents")
 
 
 class Cancelled(Exception):
@@ -60,6 +62,7 @@ class MainScreen(Screen):
         Binding("2", "view('prompt')", "Prompt", show=False, id="view.prompt"),
         Binding("3", "view('timeline')", "Timeline", show=False, id="view.timeline"),
         Binding("4", "view('agent')", "Agent", show=False, id="view.agent"),
+        Binding("5", "view('subagents')", "Subagents", show=False, id="view.subagents"),
         Binding("slash", "search", "Filter", id="list.search"),
         Binding("escape", "escape", "Clear", show=False, id="main.escape"),
         Binding("s", "settings", "Settings", id="main.settings"),
@@ -73,8 +76,11 @@ class MainScreen(Screen):
     ]
 
     def __init__(self, path: str | os.PathLike[str] | None = None, *, session: Session | None = None,
-                 follow: bool = False) -> None:
+                 follow: bool = False, opener: tuple[MainScreen, Subagent] | None = None) -> None:
+        """`opener`: the session screen this one was opened from to show its subagent (esc goes back to it)."""
         super().__init__()
+        self.opener = opener
+        self.subagents: list[Subagent] = []
         self.follow = FollowMode(self, follow)
         self.path = Path(path) if path is not None else None
         self.shown = Shown(self, session=session)
@@ -114,6 +120,8 @@ class MainScreen(Screen):
                 yield Timeline(id="timeline-view")
             with TabPane("4 Agent", id="agent"):
                 yield AgentPanel(self.shown, id="agent-panel")
+            with TabPane("5 Subagents", id="subagents"):
+                yield SubagentsView(id="subagents-view")
         yield SettingsPanel(self.settings, id="settings")
         yield LiveStatus("", id="live")
         yield Static("", id="status")
@@ -125,6 +133,7 @@ class MainScreen(Screen):
         self.query_one(LiveStatus).display = False
         lst = self.query_one(MessageList)
         lst.focus()
+        self.query_one(TabbedContent).hide_tab("subagents")  # shown once the session has any
         self.watch(lst, "cursor", lambda _: self._list_moved(), init=False)
         self.watch(lst, "scroll_y", lambda _: self._list_moved(), init=False)
         if self.session is not None:
@@ -228,6 +237,7 @@ class MainScreen(Screen):
         self.query_one("#list-header", Static).update(plain(lst.header(10_000)))
         self.query_one(Timeline).show(f)
         self.query_one(PromptView).show(f)
+        self._show_subagents(f.session)
         self._update_title()
         self._show_detail()
         self.refresh_bindings()  # keys that wait for figures (policy, estimator, compaction) are live now
@@ -266,6 +276,11 @@ class MainScreen(Screen):
                              ((visible(s.cwd or ""), visible(_tail(s.cwd or ""))), 7)]
         if self.load_seconds is not None:
             parts.append(((f"read in {self.load_seconds:.2f} s", f"read {self.load_seconds:.2f} s"), 8))
+        if self.opener is not None:
+            screen, agent = self.opener
+            parent = Path(screen.session.source).name if screen.session else ""
+            parts.insert(1, ((f"subagent {agent.number} of {visible(parent)} (esc: back)",
+                              f"subagent {agent.number} (esc: back)"), 0))
         label = step_label(self.shown)
         if label:
             forms = (label, label.removeprefix("workbench "), short_step_label(self.shown))
@@ -346,12 +361,15 @@ class MainScreen(Screen):
         elif self.query_one(MessageList).filter.active or self.query_one("#filter").display:
             self.apply_filter(Filter())
             self.query_one(MessageList).focus()
+        elif self.opener is not None and self.app.screen is self:  # a subagent's window: back to its session
+            self.app.pop_screen()
 
     def action_view(self, name: str) -> None:
         self.query_one(TabbedContent).active = name
-        target = {"messages": MessageList, "prompt": PromptView, "timeline": Timeline, "agent": AgentPanel}[name]
+        target = {"messages": MessageList, "prompt": PromptView, "timeline": Timeline, "agent": AgentPanel,
+                  "subagents": SubagentsView}[name]
         widget = self.query_one(target)
-        if widget.focusable:
+        if widget.focusable or isinstance(widget, SubagentsView):
             widget.focus()
 
     def action_settings(self) -> None:
@@ -434,6 +452,7 @@ class MainScreen(Screen):
             lst.messages_appended(change.first_new, figures)
             self.query_one(ContextBar).show(figures)
             self.query_one(Timeline).show(figures)
+            self._show_subagents(figures.session)
             self._update_title()
         jump = self.follow.grew(change, len(lst.rows) - before, at_bottom) if event.source == "follow" else at_bottom
         if jump:
@@ -482,6 +501,45 @@ class MainScreen(Screen):
             self.follow.back_at_bottom()
         self._show_live()
         self.notify(note, timeout=2)
+
+    # -- subagents ---------------------------------------------------------------------------------------------------
+
+    def _show_subagents(self, session: Session) -> None:
+        """The subagents tab (shown when there are any), the list's and the detail's marks where each started."""
+        found = subagents(session)
+        if found == self.subagents and self.query_one(SubagentsView).session is session:
+            return
+        self.subagents = found
+        tabs = self.query_one(TabbedContent)
+        if found:
+            tabs.get_tab("subagents").label = f"5 Subagents ({len(found)})"
+            tabs.show_tab("subagents")
+        else:
+            tabs.hide_tab("subagents")
+        self.query_one(SubagentsView).show(session, found)
+        at = spawned_at(found)
+        self.query_one(MessageList).mark_spawns(at)
+        self.query_one(DetailView).spawned = at
+
+    @on(SubagentsView.Open)
+    def _open_subagent_row(self, event: SubagentsView.Open) -> None:
+        self.open_subagent(event.agent)
+
+    @on(MessageList.Opened)
+    def _open_from_list(self, event: MessageList.Opened) -> None:
+        started = spawned_at(self.subagents).get(event.index)
+        if started:
+            self.open_subagent(started[0])
+        else:
+            self.notify(f"enter opens a subagent from a message marked {MARK}", timeout=3)
+
+    def open_subagent(self, agent: Subagent) -> None:
+        """The subagent's window as a session screen of its own, over this one (esc comes back)."""
+        if agent.path is None:
+            self.notify(f"subagent {agent.number} ({visible(agent.what)}): its window's file is not beside the "
+                        "session (a copied session keeps only the main file)", severity="warning", markup=False)
+            return
+        self.app.push_screen(MainScreen(agent.path, follow=self.follow.following, opener=(self, agent)))
 
     def action_open_other(self) -> None:
         self.app.action_pick()  # type: ignore[attr-defined]

@@ -8,6 +8,7 @@ for more); text is data, so it goes through `visible()` and plain Segments, neve
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from rich.cells import cell_len, chop_cells
 from rich.segment import Segment
@@ -30,6 +31,7 @@ HEAD = Style(bold=True, color="#5fd7d7")
 RULE = Style(color="#5f87af", bold=True)
 DIM = Style(dim=True)
 ERROR = Style(color="#ff5f5f", bold=True)
+SPAWN = Style(color="#d787ff", bold=True)
 Line = tuple[str, Style | None]
 
 
@@ -85,6 +87,7 @@ class DetailView(ScrollView, can_focus=True, inherit_bindings=False):
         self._what: tuple[Figures | Links, int | None, int | None] | None = None
         self._requests: tuple[Session | None, dict[str, Request]] = (None, {})
         self._base: Style | None = None  # the widget's rich_style, looked up once per style change
+        self.spawned: dict[int, list] = {}  # message index -> the subagents it started (`core.subagents`)
 
     # -- content ----------------------------------------------------------------------------------------------------
 
@@ -162,6 +165,10 @@ class DetailView(ScrollView, can_focus=True, inherit_bindings=False):
         if req is not None:
             usage = " · ".join(f"{label} {tokens:,}" for label, tokens in usage_parts(req, f.session.format))
             out.append((f"request {req.id}: {usage}", Style(color="#5fd75f")))
+        for a in self.spawned.get(i, ()):
+            window = Path(a.path).name if a.path else "its window's file is not beside the session"
+            out.append((f"⇢ started subagent {a.number} ({a.what}): {window}" + (" · enter opens it" if a.path
+                                                                               else ""), SPAWN))
         for n, b in enumerate(m.blocks[:MAX_BLOCKS], 1):
             out.append(("", None))
             out.extend(self._block_lines(f, b, n))

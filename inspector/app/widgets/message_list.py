@@ -124,9 +124,10 @@ class MessageList(CursorLines):
     MessageList > .message-list--orphan { color: $error; text-style: bold; }
     MessageList > .message-list--dim { color: $text-muted; }
     MessageList > .message-list--bar { color: $primary; }
+    MessageList > .message-list--spawn { color: $secondary; text-style: bold; }
     """
     COMPONENT_CLASSES = {"message-list--cursor", "message-list--separator", "message-list--orphan",
-                         "message-list--dim", "message-list--bar"}
+                         "message-list--dim", "message-list--bar", "message-list--spawn"}
     BINDINGS = [
         Binding("up,k", "cursor_up", "Up", show=False, id="list.up"),
         Binding("down,j", "cursor_down", "Down", show=False, id="list.down"),
@@ -135,6 +136,7 @@ class MessageList(CursorLines):
         Binding("home,g", "first", "First", show=False, id="list.first"),
         Binding("end,G", "last", "Last", show=False, id="list.last"),
         Binding("L", "largest", "Largest", id="list.largest"),
+        Binding("enter", "open", "Open subagent", show=False, id="list.open"),
         Binding("o", "toggle_sort", "Sort", id="list.sort"),
     ]
 
@@ -144,6 +146,13 @@ class MessageList(CursorLines):
         def __init__(self, index: int | None, compaction: int | None) -> None:
             super().__init__()
             self.index, self.compaction = index, compaction
+
+    class Opened(TMessage):
+        """Enter on message `index` (the screen opens the subagent it started, if any)."""
+
+        def __init__(self, index: int) -> None:
+            super().__init__()
+            self.index = index
 
     class RowsChanged(TMessage):
         """The set or order of rows changed (filter or sort): `shown` rows of `total` messages."""
@@ -164,6 +173,7 @@ class MessageList(CursorLines):
         self._styles: dict[str, Style] = {}
         self._highlighted_at = 0.0
         self._trailing: Timer | None = None
+        self.spawns: dict[int, list] = {}  # message index -> the subagents its tool calls started
 
     # -- data -------------------------------------------------------------------------------------------------------
 
@@ -308,6 +318,17 @@ class MessageList(CursorLines):
         else:
             self.post_message(self.Highlighted(None, None))
 
+    def mark_spawns(self, spawns: dict[int, list]) -> None:
+        """Mark the messages whose tool calls started subagents (`core.subagents.spawned_at`)."""
+        if spawns != self.spawns:
+            self.spawns = spawns
+            self._cache.clear()
+            self.refresh()
+
+    def action_open(self) -> None:
+        if self.current_index is not None:
+            self.post_message(self.Opened(self.current_index))
+
     def action_largest(self) -> None:
         f = self.figures
         shown = [r for r in self.rows if r >= 0]
@@ -395,6 +416,9 @@ class MessageList(CursorLines):
                 Segment(f"{tool:<12} ", base), *numbers]
         if orphan:
             segs.append(Segment("orphan ", self._style("orphan")))
+        started = self.spawns.get(r)
+        if started:
+            segs.append(Segment(f"⇢ subagent {', '.join(str(a.number) for a in started)} ", self._style("spawn")))
         used = sum(len(seg.text) for seg in segs)
         if width > used:
             segs.append(Segment(preview(m, width)[: width - used], base))

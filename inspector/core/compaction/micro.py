@@ -156,7 +156,8 @@ def _nothing_cleared(tools: list[tuple[int, Block]], wanted: set[str], eligible:
                 "kept")
     if not ran:
         return "no tool calls in the context"
-    return f"no results of the tools it clears; this session's {_names(ran)} are not among them"
+    return (f"no results of the tools it clears; this session's {_names(ran)} "
+            f"{'is not one of them' if len(ran) == 1 else 'are not among them'}")
 
 
 def _names(names: set[str], shown: int = 3) -> str:
