@@ -151,9 +151,10 @@ class FollowMode:
         return False
 
     def status(self, exact: bool) -> Text | None:
-        """The status line (None: not a followed file). `exact`: the figures shown are the exact ones."""
+        """The status line (None: nothing to say: not a file, or one never followed that nothing has changed).
+        `exact`: the figures shown are the exact ones."""
         f = self.follower
-        if f is None:
+        if f is None or not (self.following or self.last_change or self.new_rows or f.error or self.waiting):
             return None
         text = Text()
         if self.following:

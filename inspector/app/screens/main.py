@@ -45,6 +45,8 @@ from inspector.core.model import Session
 from inspector.core.subagents import Subagent, spawned_at, subagents
 
 FREEZE_ABOVE = 60_000  # objects in the GC's oldest generation: above it, long-lived ones are frozen once shown
+SHORT, MEDIUM = 30, 40  # terminal heights up to which the legend takes one line (and the tabs no underline), two
+NARROW = 90  # terminal widths below which the detail pane starts hidden (d shows it)
 VIEWS = ("messages", "prompt", "timeline", "agent", "subagents")
 
 
@@ -81,6 +83,8 @@ class MainScreen(Screen):
         super().__init__()
         self.opener = opener
         self.subagents: list[Subagent] = []
+        self._detail_chosen: bool | None = None  # the detail pane shown or hidden with d (else by the width)
+        self._rows: MessageList.RowsChanged | None = None  # what the status line says of the list
         self.follow = FollowMode(self, follow)
         self.path = Path(path) if path is not None else None
         self.shown = Shown(self, session=session)
@@ -134,6 +138,7 @@ class MainScreen(Screen):
         lst = self.query_one(MessageList)
         lst.focus()
         self.query_one(TabbedContent).hide_tab("subagents")  # shown once the session has any
+        self._fit(self.app.size.width, self.app.size.height)
         self.watch(lst, "cursor", lambda _: self._list_moved(), init=False)
         self.watch(lst, "scroll_y", lambda _: self._list_moved(), init=False)
         if self.session is not None:
@@ -141,6 +146,22 @@ class MainScreen(Screen):
             self.shown.want_exact(now=True)
         elif self.path is not None:
             self.call_after_refresh(self.load)  # paint first: the reading thread competes for the GIL
+
+    def on_resize(self, event) -> None:
+        self._fit(event.size.width, event.size.height)
+
+    def _fit(self, width: int, height: int) -> None:
+        """A small terminal keeps the rows for the messages: the legend folds to one line (two when medium), the
+        tabs lose their underline; a narrow one starts without the detail pane (unless d was pressed)."""
+        bar = self.query_one(ContextBar)
+        lines = 1 if height <= SHORT else 2 if height <= MEDIUM else None
+        if lines != bar.legend_lines:
+            bar.legend_lines = lines
+            bar.refresh(layout=True)
+        self.set_class(height <= SHORT, "-short")
+        if self._detail_chosen is None:
+            self.query_one(DetailView).display = width >= NARROW
+            self._update_status()
 
     # -- loading and computing (workers post; handlers below change widgets) ---------------------------------------
 
@@ -323,13 +344,26 @@ class MainScreen(Screen):
                 compaction = -1 - lst.rows[lst.cursor]
         self.query_one(DetailView).show_message(source, index, compaction)
 
+    @on(MessageList.ColumnsChanged)
+    def _columns_changed(self) -> None:
+        self.query_one("#list-header", Static).update(plain(self.query_one(MessageList).header(10_000)))
+
     @on(MessageList.RowsChanged)
     def _rows_changed(self, event: MessageList.RowsChanged) -> None:
+        self._rows = event
+        self._update_status()
+
+    def _update_status(self) -> None:
+        event = self._rows
+        if event is None:
+            return
         status = f"{event.shown:,} of {event.total:,} messages shown"
         if event.description:
             status += f"  ·  {visible(event.description)}"
         if self.session and self.session.warnings:
             status += f"  ·  {counted(len(self.session.warnings), 'load warning')} (W)"
+        if not self.query_one(DetailView).display:
+            status += "  ·  d shows the detail"
         self.query_one("#status", Static).update(plain(status))
 
     def action_search(self) -> None:
@@ -382,7 +416,8 @@ class MainScreen(Screen):
 
     def action_toggle_detail(self) -> None:
         detail = self.query_one(DetailView)
-        detail.display = not detail.display
+        detail.display = self._detail_chosen = not detail.display
+        self._update_status()
 
     def action_cycle_policy(self) -> None:
         names = policy_names()
@@ -580,5 +615,5 @@ def _tail(path: str, keep: int = 2) -> str:
 
 
 def _at_bottom(lst: MessageList) -> bool:
-    """The cursor is on the last row and the view shows the end of the list (or the list is empty)."""
-    return not lst.rows or (lst.cursor >= len(lst.rows) - 1 and lst.max_scroll_y - lst.scroll_y <= 1)
+    """The cursor is on the last row and the view was left at the end of the list (or the list is empty)."""
+    return not lst.rows or (lst.cursor >= len(lst.rows) - 1 and lst.at_end)

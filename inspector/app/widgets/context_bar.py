@@ -78,6 +78,7 @@ class ContextBar(Widget):
         super().__init__(id=id)
         self.figures: Figures | None = None
         self.placeholder = "token figures: computing…"  # what it says before it has figures
+        self.legend_lines: int | None = None  # the most lines the legend takes (None: as many as it needs)
 
     def show(self, figures: Figures) -> None:
         self.figures = figures
@@ -177,18 +178,59 @@ class ContextBar(Widget):
     def _legend(self, f: Figures, width: int) -> Text:
         # names hold tool names: session text. A negative category (usage measured below the prefix plus the
         # estimates: the estimate runs high) has no room in the bar, but stays in the legend so the figures add up.
-        parts = [(colour(key, n), f"{visible(cat.label(key))} {human(t)}") for n, (key, t) in enumerate(f.categories)
-                 if t]
-        parts.append(("#3a3a3a", f"free {human(f.window.free)}"))
-        if f.window.reserve:
-            parts.append(("#875f5f", f"reserved {human(f.window.reserved)}"))
-        text, line = Text(), 0
-        for c, label in parts:
-            piece = len(label) + 3
-            if line and line + piece > width:
+        parts = [(colour(key, n), key, t) for n, (key, t) in enumerate(f.categories) if t]
+        folded = self.legend_lines is not None
+        if not folded:  # free and reserved are on the figures line: the first to go when the legend must fold
+            parts.append(("#3a3a3a", cat.FREE, f.window.free))
+            if f.window.reserve:
+                parts.append(("#875f5f", cat.RESERVED, f.window.reserved))
+        lines = legend_layout([(c, _legend_label(key, folded), t) for c, key, t in parts], width,
+                              self.legend_lines)
+        text = Text()
+        for n, line in enumerate(lines):
+            if n:
                 text.append("\n")
-                line = 0
-            text.append("■ ", style=c)
-            text.append(label + " ", style="dim" if not f.categories_measured else "")
-            line += piece
+            for c, label in line:
+                if c is None:
+                    text.append(label, style="dim")
+                    continue
+                text.append("■ ", style=c)
+                text.append(label + " ", style="dim" if not f.categories_measured else "")
         return text
+
+
+def _legend_label(key: str, short: bool) -> str:
+    """A category's legend label; `short`: without its parenthesis, "tool results: Read" as "Read results"."""
+    label = visible(cat.label(key))
+    if not short:
+        return label
+    label = label.split(" (")[0]
+    return f"{label.removeprefix('tool results: ')} results" if label.startswith("tool results: ") else label
+
+
+def legend_layout(parts: list[tuple[str, str, int]], width: int, lines: int | None) -> list[list[tuple]]:
+    """The legend's entries ((colour, label, tokens), in drawing order) on lines of `width` cells: all of them,
+    or within `lines` lines the largest that fit, still in drawing order, and "+N more" for the rest."""
+    entries = [(c, f"{label} {human(t)}") for c, label, t in parts]
+
+    def laid(shown: list[tuple[str | None, str]]) -> list[list[tuple]]:
+        out: list[list[tuple]] = [[]]
+        used = 0
+        for c, label in shown:
+            piece = len(label) + (3 if c is not None else 0)
+            if out[-1] and used + piece > width:
+                out.append([])
+                used = 0
+            out[-1].append((c, label))
+            used += piece
+        return out
+
+    if lines is None or len(laid(entries)) <= lines:
+        return laid(entries)
+    by_size = sorted(range(len(parts)), key=lambda i: -abs(parts[i][2]))
+    for keep in range(len(entries) - 1, -1, -1):
+        chosen = sorted(by_size[:keep])
+        shown = [entries[i] for i in chosen] + [(None, f"+{len(entries) - keep} more")]
+        if len(laid(shown)) <= lines:
+            return laid(shown)
+    return laid([(None, f"+{len(entries)} more")])

@@ -3,6 +3,10 @@
 Only visible lines are rendered, each once per (line, width, cursor, focus, generation) thanks to an LRU cache of
 Strips. A subclass says how many lines it has (`line_count`), draws one (`render_row`), calls `reset()` when its
 lines change, and declares its own key bindings (with its own ids) for the actions here.
+
+`at_end` says whether the view was last scrolled to show the end (kept from the last scroll, so lines not yet laid
+out and a resize whose event is still queued leave it as it was: follow mode decides from it, never from a
+geometry that a pending layout is changing).
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ class CursorLines(ScrollView, can_focus=True, inherit_bindings=False):
         super().__init__(name=name, id=id, classes=classes)
         self._cache: LRUCache[tuple, Strip] = LRUCache(cache_size)
         self._generation = 0
+        self.at_end = True  # the last scroll left the end in view (see the module's docstring)
 
     @property
     def line_count(self) -> int:
@@ -35,7 +40,7 @@ class CursorLines(ScrollView, can_focus=True, inherit_bindings=False):
         """The lines changed: forget every cached strip and size the scroll area again."""
         self._generation += 1
         self._cache.clear()
-        self.virtual_size = Size(self.size.width, self.line_count)
+        self.virtual_size = Size(0, self.line_count)  # (rows fit the width: no horizontal scrolling)
         self.refresh()
 
     def render_line(self, y: int) -> Strip:
@@ -55,6 +60,7 @@ class CursorLines(ScrollView, can_focus=True, inherit_bindings=False):
         n = self.line_count
         line = max(0, min(line, n - 1)) if n else 0
         if line == self.cursor and not force:
+            self._keep_visible()  # (the view may have been scrolled away from it)
             return
         old, self.cursor = self.cursor, line
         self.refresh_line(old)
@@ -62,12 +68,18 @@ class CursorLines(ScrollView, can_focus=True, inherit_bindings=False):
         self._keep_visible()
 
     def _keep_visible(self) -> None:
+        # force: lines added in this tick have no scrollbar until the next layout, and Textual drops a scroll it
+        # does not allow (the cursor then sits out of view, and follow mode sees the list scrolled away)
         height = self.scrollable_content_region.height or self.size.height
         top = round(self.scroll_offset.y)
         if self.cursor < top:
-            self.scroll_to(y=self.cursor, animate=False, immediate=True)
+            self.scroll_to(y=self.cursor, animate=False, immediate=True, force=True)
         elif height and self.cursor >= top + height:
-            self.scroll_to(y=self.cursor - height + 1, animate=False, immediate=True)
+            self.scroll_to(y=self.cursor - height + 1, animate=False, immediate=True, force=True)
+
+    def watch_scroll_y(self, old: float, new: float) -> None:
+        super().watch_scroll_y(old, new)
+        self.at_end = new >= self.max_scroll_y - 1
 
     def _page(self) -> int:
         return max(1, (self.scrollable_content_region.height or self.size.height) - 1)
@@ -98,7 +110,7 @@ class CursorLines(ScrollView, can_focus=True, inherit_bindings=False):
 
     def on_resize(self) -> None:
         self._cache.clear()
-        self.virtual_size = Size(self.size.width, self.line_count)
+        self.virtual_size = Size(0, self.line_count)  # (rows fit the width: no horizontal scrolling)
         self._keep_visible()
 
     def notify_style_update(self) -> None:
