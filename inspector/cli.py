@@ -15,7 +15,6 @@ import sys
 from typing import Any
 
 from inspector import __version__
-from inspector.core.atomic import reason
 from inspector.core.model import LoadError
 from inspector.core.report import safe_line
 
@@ -25,6 +24,8 @@ SUBCOMMANDS = {
     "prompt": "assemble the agent's system prompt and show its sections",
     "run": "run one agent turn headless",
     "capture": "record an agent's real API requests through a local proxy",
+    "statusline": "one status-bar line for an agent: context used, room to auto-compact, compactions, cost",
+    "stats": "every session found, per project and per day: compactions, what fills windows, cost, cache",
 }
 
 
@@ -115,6 +116,8 @@ def _main(argv: list[str] | None) -> int:
     except OSError as exc:  # the system refused (a full disk, a permission): the user's to fix, not a bug
         if os.environ.get("CONTEXT_INSPECTOR_DEBUG"):
             raise
+        from inspector.core.atomic import reason  # (its imports cost every command's start-up 20 ms)
+
         where = f"{exc.filename}: " if exc.filename else ""
         print(f"context-inspector: {safe_line(where)}{reason(exc)}", file=sys.stderr)
         return 2

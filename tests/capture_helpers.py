@@ -31,7 +31,9 @@ class RunningProxy(BackgroundCapture):
         be `wait_for` of them (a client can read an answer's last byte before the proxy has written its record)."""
         deadline = time.monotonic() + 10
         while True:
-            lines = [json.loads(x) for x in self.path.read_text().splitlines() if x.strip()]
+            text = self.path.read_text()
+            complete = text[:text.rfind("\n") + 1]  # a line still being written is read next time round
+            lines = [json.loads(x) for x in complete.splitlines() if x.strip()]
             found = [x for x in lines if "seq" in x]
             if len(found) >= wait_for or time.monotonic() > deadline:
                 return found

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from inspector.app import discover as d
+from inspector.core import discover as d
 from inspector.core.formats import load
 
 CORPUS = Path(__file__).parent / "corpus"

@@ -65,9 +65,14 @@ def test_the_follower_waits_for_a_project_directory_and_its_first_session(tmp_pa
     assert len(change.session.messages) == len(load(session).messages)
 
 
-def test_a_file_in_no_format_is_still_an_error(tmp_path):
-    path = tmp_path / "notes.txt"
-    path.write_text("hello\nworld\n")
+@pytest.mark.parametrize("name,data", [
+    ("notes.txt", b"hello\nworld\n"),
+    ("other.db", b"SQLite format 3\x00\x10\x00\x01\x01\x00@  \x00\x00\x00\x02"),  # no newline, not JSON
+    ("notes.jsonl", b"just a sentence, no newline yet"),
+])
+def test_a_file_in_no_format_is_still_an_error(tmp_path, name, data):
+    path = tmp_path / name
+    path.write_bytes(data)
     with pytest.raises(Exception) as info:
         Follower(path).open()
     assert not isinstance(info.value, NotYet)
@@ -121,10 +126,13 @@ async def test_without_follow_an_empty_file_says_f_follows_it(tmp_path):
     path.write_bytes(b"")
     app = make_app(path, home=False)
     async with app.run_test(size=(100, 30)) as pilot:
-        await until(pilot, lambda: isinstance(app.screen, MainScreen) and app.screen.follow.waiting is not None)
+        await until(pilot, lambda: isinstance(app.screen, MainScreen)
+                    and "Cannot open" in str(app.screen.query_one("#loading-label").render()))
         screen = app.screen
-        assert "f follows it" in str(screen.query_one("#loading-label").render())
+        assert "is empty: nothing is written yet; f follows it" in str(screen.query_one("#loading-label").render())
         await pilot.press("f")
+        await until(pilot, lambda: screen.follow.waiting is not None)  # following: it waits for the first lines
+        assert str(screen.query_one("#loading-label").render()).startswith("Waiting for live.jsonl")
         path.write_bytes(b"".join(LINES))
         await until(pilot, lambda: screen.figures is not None and screen.shown.settled)
         assert len(screen.session.messages) == len(load(path).messages)

@@ -268,3 +268,18 @@ def test_sessions_the_real_claude_code_wrote_export_and_reload_with_their_figure
             back = load(export_session(session, tmp_path / f"{path.parent.name}.{fmt}.jsonl", fmt))
             assert_same_figures(account(session), account(back))
     walk(compute(load(paths[0]), Settings()), [("clear", ClearSettings(keep_recent=0))], tmp_path, ("claude-code",))
+
+
+def test_prompt_session_states_reports_prefix_with_reports_estimator(capsys):
+    """Seen: `prompt --session` on a Codex rollout totalled 0 while report showed a 10,201-token prefix, and it
+    defaulted to another estimator than report."""
+    from conftest import FIXTURES
+
+    for path in [FIXTURES / "formats" / "codex-rollout.jsonl",
+                 *sorted((FIXTURES / "agents").glob("codex-*/read-file/**/rollout-*.jsonl"))]:
+        report = _report(capsys, path)
+        assert cli.main(["prompt", "--session", str(path), "--json"]) == 0
+        prompt = json.loads(capsys.readouterr().out)
+        assert prompt["estimator"] == report["estimator"]
+        prefix = sum(s["tokens"] for s in prompt["sections"] if not s.get("line"))
+        assert prefix == report["totals"]["prefix"] > 0, path

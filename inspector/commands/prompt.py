@@ -12,6 +12,7 @@ from pathlib import Path
 
 from inspector.cli import UsageError
 from inspector.core.estimators import ESTIMATORS, EstimatorUnavailable
+from inspector.core.tokens import account
 from inspector.core.formats import load
 from inspector.core.prompt.builder import Section, assemble
 from inspector.core.prompt.claude_md import short_path
@@ -45,7 +46,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="with --session: what changed from each recorded request to the next (messages added, "
                              "results cleared, reminders injected, tools added or removed, system prompt changed)")
     parser.add_argument("--estimator", choices=sorted(ESTIMATORS), default=None,
-                        help="token estimator (default: script; o200k for a session of OpenAI models; exact asks "
+                        help="token estimator (default: as report: calibrated on a session's usage, else script; o200k for "
+                             "a session of OpenAI models; exact asks "
                              "the API, with ANTHROPIC_API_KEY)")
     parser.add_argument("--lint", action="store_true",
                         help="check the prompt; exit status 1 when there are findings")
@@ -94,7 +96,8 @@ def run(args: argparse.Namespace) -> int:
 
 def _run_session(args: argparse.Namespace) -> int:
     session = load(args.session)
-    args.estimator = args.estimator or session_default(session)
+    # report's default: fitted on the session's usage when it has some, so the prefix is the one report states
+    args.estimator = args.estimator or ("calibrated" if session.requests else session_default(session))
     sent = session.sent.requests if session.sent is not None else []
     if (args.request is not None or args.changes) and not sent:
         raise UsageError(f"{session.source}: this {session.format} session records no requests (Claude Code "
@@ -107,9 +110,15 @@ def _run_session(args: argparse.Namespace) -> int:
             raise UsageError(f"--request {args.request}: the session records requests 1 to {len(sent)}")
         request = sent[args.request - 1]
     try:
-        view = session_prompt(session, args.estimator, request=request)
+        accounting = account(session, args.estimator)
+        view = session_prompt(session, args.estimator, accounting, request=request)
     except EstimatorUnavailable as exc:
         raise UsageError(str(exc)) from None
+    from_messages = sum(s.tokens for s in view.sections if s.lines and s.kind == "recorded")
+    if from_messages and accounting.prefix_measured and request is None:
+        view.notes.append(f"report states the prefix as {accounting.prefix:,}: the sections here less the "
+                          f"{from_messages:,} of messages the harness sent before the conversation, which report "
+                          "counts as messages")
     findings = lint(view.sections, recommended=False)
     if args.text:
         sys.stdout.write(safe("\n\n".join(s.text for s in view.sections if s.kind == "recorded")) + "\n")

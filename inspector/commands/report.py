@@ -8,6 +8,8 @@ import sys
 
 from inspector.cli import UsageError, add_custom_pct, policy_options
 from inspector.core.compaction.estimates import Estimates
+from inspector.core.cost import PriceError, prices
+from inspector.core.cost_report import add_cost_keys, cost_text
 from inspector.core.compaction.replay import render_what_if, replay
 from inspector.core.estimators import ESTIMATORS
 from inspector.core.formats import PATH_HELP, load
@@ -35,7 +37,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--window", type=int, default=None, metavar="N",
                         help="context window in tokens (default: the model's, or the one the session states)")
     add_custom_pct(parser)
+    add_prices(parser)
     parser.add_argument("--messages", action="store_true", help="table form: list every message's tokens too")
+
+
+def add_prices(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--prices", metavar="FILE", default=None,
+                        help="a JSON price file (the shape of inspector/core/data/prices.json) whose models replace "
+                             "or add to the shipped prices (default: $CONTEXT_INSPECTOR_PRICES)")
+
+
+def price_table(args: argparse.Namespace):
+    """The price table the arguments ask for; UsageError for a file that cannot be used."""
+    try:
+        return prices(getattr(args, "prices", None))
+    except PriceError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def run(args: argparse.Namespace) -> int:
@@ -45,6 +62,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     options = policy_options(args)
+    table = price_table(args)
     session = load(args.path, progress=_progress if sys.stderr.isatty() else None)
     if sys.stderr.isatty():
         sys.stderr.write("\r\x1b[K")
@@ -58,6 +76,7 @@ def _run(args: argparse.Namespace) -> int:
     if args.json:
         report = add_token_keys(report_dict(session), accounting, info)
         report["what_if"] = what_if.to_dict()
+        add_cost_keys(report, session, accounting, table)
         # dumps, not dump: dump streams through the pure-Python encoder, one write per token (0.5 s on 100 MB)
         sys.stdout.write(json.dumps(report, ensure_ascii=True, separators=(",", ":")) + "\n")
     else:
@@ -65,6 +84,7 @@ def _run(args: argparse.Namespace) -> int:
         sys.stdout.write(token_text(accounting, info, safe_line, getattr(args, "messages", False)))
         if session.requests:
             sys.stdout.write("\n" + "\n".join(render_what_if(what_if)) + "\n")
+            sys.stdout.write(cost_text(session, *add_cost_keys({}, session, accounting, table), safe_line))
     sys.stdout.flush()
     return 0
 

@@ -60,8 +60,36 @@ class Accuracy:
                 "p90_abs_error_pct": self.p90_abs_error_pct, "max_abs_error_pct": self.max_abs_error_pct}
 
 
+class MessageFigures:
+    """Per-message figures chosen one way everywhere: measured share, else derived, else estimate. A mixin for
+    classes with `measured`, `derived` and `estimated`, so the accounting and the figures drawn cannot disagree."""
+
+    __slots__ = ()
+    measured: list[int | None]
+    derived: dict[int, int]
+    estimated: list[int]
+
+    def size(self, i: int) -> int:
+        """Message i's figure: its measured share, else a derived figure, else its estimate."""
+        m = self.measured[i]
+        if m is not None:
+            return m
+        d = self.derived.get(i)
+        return self.estimated[i] if d is None else d
+
+    def basis(self, i: int) -> str:
+        """How message i's figure was made: "measured" (a share of usage), "derived", else "estimated"."""
+        if self.measured[i] is not None:
+            return "measured"
+        return "derived" if i in self.derived else "estimated"
+
+    def figure(self, i: int) -> tuple[int, str]:
+        """Message i's figure and its basis."""
+        return self.size(i), self.basis(i)
+
+
 @dataclass
-class Accounting:
+class Accounting(MessageFigures):
     """Token figures of a session. Per message: `estimated[i]` (its content as it is now, estimated), `measured[i]`
     (its share of measured usage; None where no usage covers it), `derived[i]` (a figure that is neither: a measured
     share after an edit no request has measured yet, or a copy's share that a summary's cut split), `category[i]`.
@@ -97,23 +125,6 @@ class Accounting:
         """The estimate of the current context without the last usage: prefix, the window's unrecorded growth and
         the estimates of every message in it."""
         return self.prefix + self.unrecorded + sum(self.estimated[self.start:])
-
-    def size(self, i: int) -> int:
-        """Message i's figure: its measured share, else a derived figure, else its estimate."""
-        m = self.measured[i]
-        if m is not None:
-            return m
-        d = self.derived.get(i)
-        return self.estimated[i] if d is None else d
-
-    def figure(self, i: int) -> tuple[int, str]:
-        """Message i's figure and its label: "measured" (a share of usage), "derived" (see the class), else
-        "estimated"."""
-        m = self.measured[i]
-        if m is not None:
-            return m, "measured"
-        d = self.derived.get(i)
-        return (self.estimated[i], "estimated") if d is None else (d, "derived")
 
     def worst_predictions(self, n: int = 5) -> list[RequestFigures]:
         scored = [r for r in self.requests if r.predicted is not None and r.request.kind == "turn"]

@@ -213,8 +213,16 @@ class Tokenizer:
             self._count = lambda t: toktok.batch_count([t], encoding, threads=1)[0]
         return self._count(text)
 
+    def __reduce__(self):  # pickled by name (the status line's cache keeps an accounting): the shared instance back
+        return shared_tokenizer, (self.encoding,)
+
 
 O200K = Tokenizer("o200k_base")
+
+
+def shared_tokenizer(encoding: str) -> Tokenizer:
+    """The module's tokenizer of `encoding` (a new one for an encoding it does not hold)."""
+    return O200K if encoding == O200K.encoding else Tokenizer(encoding)
 
 # Model ids that use o200k_base: GPT-4o and later, the o-series and the Codex models.
 _O200K_PREFIXES = ("gpt-4o", "gpt-4.1", "gpt-4.5", "gpt-5", "gpt-6", "chatgpt-4o", "o1", "o3", "o4", "codex-")

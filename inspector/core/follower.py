@@ -34,6 +34,25 @@ class NotYet(LoadError):
     complete): following waits for it; the message says what it waits for."""
 
 
+def _json_start(head: bytes) -> bool:
+    """`head` (a file's whole content, without a newline) is JSON cut short: a line still being written. A file
+    that is no JSON (a database, an image, prose) or is JSON that fails for another reason (nested too deeply) is
+    not one: it fails at once for what it is. (A multi-byte character may be cut at its end.)"""
+    import orjson
+
+    try:
+        head.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if exc.start < len(head) - 3:
+            return False
+        head = head[:exc.start]
+    try:
+        orjson.loads(head)
+    except orjson.JSONDecodeError as exc:
+        return str(exc).startswith("unexpected end of data")
+    return False
+
+
 class Loader(Protocol):
     def feed(self, line_no: int, offset: int, obj: Any) -> None: ...
     def warn(self, line: int | None, message: str) -> None: ...
@@ -192,7 +211,7 @@ class Follower:
             return None  # said by the read that follows
         if not head:
             return f"{self.path.name} is empty: nothing is written yet"
-        if b"\n" not in head and len(head) < FIRST_LINE:
+        if b"\n" not in head and len(head) < FIRST_LINE and _json_start(head):
             try:
                 detect(self.path)
             except LoadError:
@@ -301,7 +320,9 @@ class Follower:
         self._add_pairing(session, start, changed)
         change.new_warnings = max(0, len(session.warnings) - len(old.warnings))
         change.lines, change.bytes = len(index) - before_lines, index.end - before_end
-        if change.empty:  # lines that change nothing shown (progress, bookkeeping): the session stays the same object
+        if change.empty and (session.window, session.agent_cost) == (old.window, old.agent_cost):
+            # lines that change nothing shown (progress, bookkeeping): the session stays the same object (a window
+            # a Codex token_count states, or a new figure of the agent's own cost, is taken: the header shows them)
             change.session = session = old
         self.session = session
         self.covered = index.end

@@ -67,8 +67,10 @@ _MAX_OUTPUT: tuple[tuple[str, int], ...] = (
 )
 DEFAULT_MAX_OUTPUT = 32_000
 # Models whose window is 1M without a `[1m]` id: Claude Code 2.1.332's default claude-opus-5-5 compacts on its own at
-# 977,000 tokens (tests/agents/claude_code.py, scenario auto-compact), past any 200k window.
-LONG_MODELS = ("claude-opus-5-5",)
+# 977,000 tokens (tests/agents/claude_code.py, scenario auto-compact), past any 200k window; the others are those
+# whose `context.window` is 1e6 in 2.1.332's model catalog (its status line states 1,000,000 for them).
+LONG_MODELS = ("claude-opus-5", "claude-opus-4-7", "claude-opus-4-8", "claude-sonnet-5", "claude-haiku-5-5",
+               "claude-fable-5", "claude-mythos-5")
 
 # Gemini CLI's tokenLimit(model) (core/tokenLimits.ts, 0.61.0): every model 1,048,576 but Gemma 4.
 GEMINI_WINDOW = 1_048_576

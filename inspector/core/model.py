@@ -144,6 +144,8 @@ class Request:
     `kind` is "turn" for the agent's own requests, "compaction" for the request that wrote a compaction's summary
     (Codex sends it with the history, without tools, plus a summary prompt the rollout does not record).
     `sent_id` names the request as the session recorded sending it (`Session.sent`), when it did.
+    `cache_write_1h`: the part of `cache_creation` written with the one-hour TTL (Claude Code's usage says so in
+    `cache_creation.ephemeral_1h_input_tokens`; 0 where the source does not split it: the 5-minute TTL).
     """
 
     id: str
@@ -159,6 +161,7 @@ class Request:
     timestamp: str | None = None
     kind: Literal["turn", "compaction"] = "turn"
     sent_id: str | None = None
+    cache_write_1h: int = 0
 
     @property
     def measured_context(self) -> int:
@@ -219,6 +222,16 @@ CONVERSATION = "conversation"
 
 
 @dataclass(slots=True)
+class AgentCost:
+    """The cost the agent itself recorded for the session (Claude Code's `cost-state`, opencode's and Cline's per
+    request `cost`), in USD, shown beside ours (`inspector.core.cost`): `by_model` where it splits it."""
+
+    total_usd: float
+    source: str
+    by_model: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
 class LoadWarning:
     """Something the loader skipped or doubted, with the source line it concerns (None: the file as a whole)."""
 
@@ -244,7 +257,8 @@ class Session:
     records them (Claude Code 2.1.332+), else None. `breakdowns` are the agent's own counts of the context by part,
     where it records them (Copilot). `subagents` are the files (or addresses) of the subagents' own windows;
     `spawns` links the tool calls that started subagents to them, where the format records it (Claude Code's
-    `toolUseResult.agentId`): tool_use id -> agent id.
+    `toolUseResult.agentId`): tool_use id -> agent id. `agent_cost` is the agent's own figure of what the session
+    cost, where it records one.
     """
 
     source: str
@@ -264,6 +278,7 @@ class Session:
     sent: SentLog | None = None
     breakdowns: list[Breakdown] = field(default_factory=list)
     spawns: dict[str, str] = field(default_factory=dict)
+    agent_cost: AgentCost | None = None
 
     @property
     def context_start(self) -> int:

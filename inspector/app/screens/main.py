@@ -45,7 +45,7 @@ from inspector.core.model import Session
 from inspector.core.subagents import Subagent, spawned_at, subagents
 
 FREEZE_ABOVE = 60_000  # objects in the GC's oldest generation: above it, long-lived ones are frozen once shown
-SHORT, MEDIUM = 30, 40  # terminal heights up to which the legend takes one line (and the tabs no underline), two
+SHORT = 30  # terminal heights up to which the legend takes one line and the tabs no underline
 NARROW = 90  # terminal widths below which the detail pane starts hidden (d shows it)
 VIEWS = ("messages", "prompt", "timeline", "agent", "subagents")
 
@@ -151,10 +151,10 @@ class MainScreen(Screen):
         self._fit(event.size.width, event.size.height)
 
     def _fit(self, width: int, height: int) -> None:
-        """A small terminal keeps the rows for the messages: the legend folds to one line (two when medium), the
-        tabs lose their underline; a narrow one starts without the detail pane (unless d was pressed)."""
+        """A short terminal keeps the rows for the messages: the legend folds to one line, the tabs lose their
+        underline; a narrow one starts without the detail pane (unless d was pressed)."""
         bar = self.query_one(ContextBar)
-        lines = 1 if height <= SHORT else 2 if height <= MEDIUM else None
+        lines = 1 if height <= SHORT else None
         if lines != bar.legend_lines:
             bar.legend_lines = lines
             bar.refresh(layout=True)
@@ -185,7 +185,10 @@ class MainScreen(Screen):
         except Cancelled:
             return
         except NotYet as exc:  # nothing written yet: follow mode shows the session as it arrives
-            self.post_message(Waiting(str(exc)))
+            if self.follow.following:
+                self.post_message(Waiting(str(exc)))
+            else:  # (f starts following: it waits for the session)
+                self.post_message(LoadFailed(f"{exc}; f follows it, to show the session as it is written"))
         except Exception as exc:  # LoadError is the expected case; anything else must not kill the app either
             self.post_message(LoadFailed(str(exc) if exc.args else type(exc).__name__))
 

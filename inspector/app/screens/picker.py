@@ -1,4 +1,4 @@
-"""The session picker: bundled samples and recent sessions of every agent found (`discover.STORES`), newest first.
+"""The session picker: bundled samples and recent sessions of every agent found (`core.discover.STORES`), newest first.
 
 A DataTable is fine here (at most a few hundred rows). Message counts need each session loaded (or, past a time
 budget, scanned for an estimate, marked "~"), so they fill in from a worker after the list has painted.
@@ -17,8 +17,8 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Static
 from textual.worker import get_current_worker
 
-from inspector.app.discover import Entry, count_all, discover
 from inspector.app.widgets.footer import FittedFooter
+from inspector.core.discover import Entry, count_all, discover
 from inspector.app.text import plain
 
 

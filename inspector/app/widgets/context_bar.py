@@ -184,10 +184,10 @@ class ContextBar(Widget):
             parts.append(("#3a3a3a", cat.FREE, f.window.free))
             if f.window.reserve:
                 parts.append(("#875f5f", cat.RESERVED, f.window.reserved))
-        lines = legend_layout([(c, _legend_label(key, folded), t) for c, key, t in parts], width,
-                              self.legend_lines)
+        entries = [(c, f"{_legend_label(key, folded)} {human(t)}{'' if folded else _prefix_parts(f, key)}", t)
+                   for c, key, t in parts]
         text = Text()
-        for n, line in enumerate(lines):
+        for n, line in enumerate(legend_layout(entries, width, self.legend_lines)):
             if n:
                 text.append("\n")
             for c, label in line:
@@ -201,6 +201,8 @@ class ContextBar(Widget):
 
 def _legend_label(key: str, short: bool) -> str:
     """A category's legend label; `short`: without its parenthesis, "tool results: Read" as "Read results"."""
+    if key in (cat.FREE, cat.RESERVED):
+        return "free" if key == cat.FREE else "reserved"  # (the figures line says what is reserved)
     label = visible(cat.label(key))
     if not short:
         return label
@@ -209,9 +211,9 @@ def _legend_label(key: str, short: bool) -> str:
 
 
 def legend_layout(parts: list[tuple[str, str, int]], width: int, lines: int | None) -> list[list[tuple]]:
-    """The legend's entries ((colour, label, tokens), in drawing order) on lines of `width` cells: all of them,
+    """The legend's entries ((colour, text, tokens), in drawing order) on lines of `width` cells: all of them,
     or within `lines` lines the largest that fit, still in drawing order, and "+N more" for the rest."""
-    entries = [(c, f"{label} {human(t)}") for c, label, t in parts]
+    entries = [(c, text) for c, text, _ in parts]
 
     def laid(shown: list[tuple[str | None, str]]) -> list[list[tuple]]:
         out: list[list[tuple]] = [[]]
@@ -234,3 +236,12 @@ def legend_layout(parts: list[tuple[str, str, int]], width: int, lines: int | No
         if len(laid(shown)) <= lines:
             return laid(shown)
     return laid([(None, f"+{len(entries)} more")])
+
+
+def _prefix_parts(f: Figures, key: str) -> str:
+    """The prefix by name after its category, its three largest parts (core: `Figures.prefix_sections`)."""
+    if key != cat.SYSTEM_TOOLS or len(f.prefix_sections) < 2:
+        return ""
+    top = sorted(f.prefix_sections, key=lambda s: -s.tokens)[:3]
+    rest = len(f.prefix_sections) - len(top)
+    return " (" + ", ".join(f"{visible(s.name)} {human(s.tokens)}" for s in top) + (f", +{rest}" if rest else "") + ")"

@@ -175,6 +175,11 @@ class PromptView(Vertical, can_focus=False):
             f"({f.settings.estimator}) · {findings}"
         if prompt.note:
             summary += f"\n{prompt.note}"
+        if f.prefix_sections and not self.agent:  # the measured prefix by name (core.prefix)
+            summary += "\nprefix in context: " + ", ".join(
+                f"{s.name} {human(s.tokens)}{'' if s.source == 'measured' else '~'}" for s in f.prefix_sections[:8]) \
+                + (f", +{len(f.prefix_sections) - 8} more" if len(f.prefix_sections) > 8 else "") + \
+                ("  (~: a share estimated" + ("" if f.prefix_sections[0].recorded else " from published sizes") + ")")
         self.query_one("#prompt-summary", Static).update(plain(summary))
         if prompt.sections:
             table.move_cursor(row=min(row, len(self._rows) - 1))

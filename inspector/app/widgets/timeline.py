@@ -68,7 +68,10 @@ class Timeline(Widget, can_focus=True):
                 else:
                     line.append(self._threshold(f, lo, hi))
             grid.append(line)
-        axis = Text("       └" + "─" * width, style="dim")
+        axis = Text("       └", style="dim")
+        breaks = self._break_columns(f, width)
+        for x in range(width):
+            axis.append("▲", style="yellow") if x in breaks else axis.append("─", style="dim")
         first, last = (visible(p.timestamp if isinstance(p.timestamp, str) else "")  # session text, maybe no str
                        for p in (points[0], points[-1]))
         span = Text(f"        request 1 {first[:16].replace('T', ' ')}".ljust(width - 10) +
@@ -92,6 +95,14 @@ class Timeline(Widget, can_focus=True):
             out.add(min(width - 1, k * width // n))
         return out
 
+    def _break_columns(self, f: Figures, width: int) -> set[int]:
+        """The columns of the requests that broke the prompt cache (core: `Figures.cache_breaks`)."""
+        pts, n, out = f.requests, len(f.requests), set()
+        for b in f.cache_breaks:
+            k = next((k for k, p in enumerate(pts) if p.message_index >= b.message_index), n - 1)
+            out.add(min(width - 1, k * width // n))
+        return out
+
     def _threshold(self, f: Figures, lo: float, hi: float) -> Text | str:
         for key, style in LINES:
             t = f.window.thresholds.get(key)
@@ -108,6 +119,9 @@ class Timeline(Widget, can_focus=True):
             if t is not None:
                 text.append(f"╌ {key} {human(t)}  ", style=style)
         text.append(f"┃ compaction ({len(f.session.compactions)})  ", style="magenta")
+        if f.cache_breaks:
+            causes = sorted({b.cause for b in f.cache_breaks})
+            text.append(f"▲ cache break ({len(f.cache_breaks)}: {', '.join(causes)})  ", style="yellow")
         text.append("z: window" if self.zoomed else "z: zoom", style="dim")
         return text
 

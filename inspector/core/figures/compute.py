@@ -251,7 +251,16 @@ def _figures(session: Session, settings: Settings, acc: Accounting, lk: Links, c
         requests=points, tool_names=lk.tool_names, call_at=lk.call_at, result_at=lk.result_at,
         orphans={o.index for o in check.orphans()}, prompt=_prompt(session, settings, acc), resume=trail, work=work)
     figures.micro_saving, figures.micro_note = micro_saving(figures)
+    figures.prefix_sections, figures.cache_breaks = _prefix_and_cache(session, acc)
     return figures
+
+
+def _prefix_and_cache(session: Session, accounting: Accounting) -> tuple[list, list]:
+    """The prefix by name and the cache breaks: what the bar's legend, the prompt view and the timeline show."""
+    from inspector.core.prefix import prefix_sections
+    from inspector.core.prompt_cache import cache_report
+
+    return prefix_sections(session, accounting), cache_report(session).breaks
 
 
 def _prompt(session: Session, settings: Settings, accounting: Accounting) -> PromptInfo:

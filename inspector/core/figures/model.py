@@ -11,7 +11,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+from inspector.core.accounting import MessageFigures
 from inspector.core.model import Session
+from inspector.core.stamps import when as _when
 
 if TYPE_CHECKING:
     from inspector.core.accounting import Accounting
@@ -91,7 +93,7 @@ class PromptInfo:
 
 
 @dataclass(slots=True)
-class Figures:
+class Figures(MessageFigures):
     """Every figure the views draw for one session state under one set of settings.
 
     Per message: `estimated`, `measured` (None where no usage covers it), `derived` (a figure that is neither:
@@ -119,23 +121,11 @@ class Figures:
     micro_saving: int | None = None  # what the previewed microcompaction would free now (None: not computed)
     micro_note: str = ""
     prompt: PromptInfo | None = None
+    prefix_sections: list = field(default_factory=list)  # the prefix by name (core.prefix.PrefixSection)
+    cache_breaks: list = field(default_factory=list)  # the prompt cache's breaks (core.prompt_cache.CacheBreak)
     provisional: bool = False
     resume: object | None = field(default=None, repr=False, compare=False)  # for `extend`
     work: int = field(default=0, repr=False, compare=False)  # messages + requests walked to make it
-
-    def size(self, index: int) -> int:
-        """A message's figure as the list sorts and bars it: measured, else derived, else estimated."""
-        m = self.measured[index]
-        if m is not None:
-            return m
-        d = self.derived.get(index)
-        return self.estimated[index] if d is None else d
-
-    def basis(self, index: int) -> str:
-        """How message `index`'s figure was made: "measured", "derived" or "estimated"."""
-        if self.measured[index] is not None:
-            return "measured"
-        return "derived" if index in self.derived else "estimated"
 
     @property
     def breakdown(self) -> list[tuple[str, int]]:
@@ -167,11 +157,3 @@ def forecast(points: list[RequestPoint], threshold: int | None, over: int = 10) 
         eta = t1 + (t1 - t0) / (len(recent) - 1) * left
     return Forecast(rate, len(recent) - 1, left, eta)
 
-
-def _when(stamp: str | None) -> datetime | None:
-    if not stamp or not isinstance(stamp, str):  # a file may hold a number there
-        return None
-    try:
-        return datetime.fromisoformat(stamp.replace("Z", "+00:00"))
-    except ValueError:
-        return None

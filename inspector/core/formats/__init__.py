@@ -11,8 +11,6 @@ import os
 from pathlib import Path
 from typing import Callable
 
-from inspector.core.formats.agent_stores import session_file
-from inspector.core.formats.cline_task import load_task, task_folder
 from inspector.core.formats.detect import detect
 from inspector.core.formats.jsonl import Progress, first_object, loads, read_jsonl
 from inspector.core.model import LoadError, Session
@@ -31,6 +29,8 @@ SQLITE_MAGIC = b"SQLite format 3\x00"
 def load(path: str | os.PathLike[str], progress: Progress | None = None) -> Session:
     """The session at `path`. `progress(bytes_done, bytes_total)` is called every ~0.1 s while a large file reads.
     `DATABASE#ID` picks one session of an opencode database (the newest without it)."""
+    from inspector.core.formats.cline_task import load_task, task_folder
+
     file, selector = split_address(path)
     file = resolve(file)
     folder = task_folder(file)
@@ -88,8 +88,11 @@ def resolve(path: str | os.PathLike[str]) -> Path:
         raise LoadError(f"{p}: no such file or directory") from None
     except OSError as exc:  # a symlink loop, a directory we may not enter, a name too long
         raise LoadError(f"{p}: cannot open ({exc.strerror or exc})") from None
-    if p.is_dir() and session_file(p) is not None:  # a Copilot, Cline, Roo Code, Cline SDK or Kimi session folder
-        p = session_file(p)  # type: ignore[assignment]
+    if p.is_dir():
+        from inspector.core.formats.agent_stores import session_file
+
+        if session_file(p) is not None:  # a Copilot, Cline, Roo Code, Cline SDK or Kimi session folder
+            p = session_file(p)  # type: ignore[assignment]
     if p.is_dir():
         opencode = _opencode_in(p)
         if opencode is not None:

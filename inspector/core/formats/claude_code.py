@@ -24,10 +24,10 @@ from typing import Any
 from inspector.core.formats.blocks import (as_int, blocks_from_content, edited_message, opt_int, opt_str,
                                            replaced_message)
 from inspector.core.formats.claude_code_records import (
-    IGNORED, REQUEST_RECORDS, RequestRecorder, attachment_type, reminder,
+    COST_STATE, IGNORED, REQUEST_RECORDS, RequestRecorder, agent_cost, attachment_type, reminder,
 )
 from inspector.core.formats.jsonl import UnknownKinds
-from inspector.core.model import Block, Compaction, LoadWarning, Message, Request, Session
+from inspector.core.model import AgentCost, Block, Compaction, LoadWarning, Message, Request, Session
 
 CLEARED = "[Old tool result content cleared]"
 CLEAR_TOOL_USES = "clear_tool_uses_20250919"  # the API's context edit that clears old tool results
@@ -69,6 +69,7 @@ class _Record:
     response_id: str | None = None
     model: str | None = None
     usage: tuple[int, int, int, int] | None = None
+    write_1h: int = 0  # of the usage's cache creation, what was written with the one-hour TTL
     logical_parent: str | None = None
     meta: dict | None = None
     ext: dict | None = None
@@ -110,6 +111,7 @@ class ClaudeCodeLoader:
         self._steps = 0
         self.recorder = RequestRecorder(source)
         self.spawns: dict[str, str] = {}  # tool_use id -> the agent id of the subagent it started
+        self.cost: AgentCost | None = None  # the last `cost-state`: Claude Code's own figure of the session's cost
 
     def warn(self, line: int | None, message: str) -> None:
         self.warnings.append(LoadWarning(line, message))
@@ -124,6 +126,9 @@ class ClaudeCodeLoader:
             problem = self.recorder.feed(kind, line_no, obj)
             if problem:
                 self.warn(line_no, problem)
+            return
+        if kind == COST_STATE:
+            self.cost = agent_cost(obj) or self.cost
             return
         if kind in IGNORED:
             return
@@ -213,6 +218,9 @@ class ClaudeCodeLoader:
             if isinstance(usage, dict) and rec.model != SYNTHETIC_MODEL:
                 rec.usage = (as_int(usage.get("input_tokens")), as_int(usage.get("cache_creation_input_tokens")),
                              as_int(usage.get("cache_read_input_tokens")), as_int(usage.get("output_tokens")))
+                split = usage.get("cache_creation")
+                if isinstance(split, dict):
+                    rec.write_1h = min(rec.usage[1], as_int(split.get("ephemeral_1h_input_tokens")))
             return rec
         if kind == "attachment":
             sent = reminder(obj)
@@ -277,6 +285,7 @@ class ClaudeCodeLoader:
         session.warnings.extend(branch.assembler.warnings)
         branch.assembler.publish(session)
         session.sent = self.recorder.log()
+        session.agent_cost = self.cost
         return session
 
     def _extension(self, branch: _Branch) -> list[_Record] | None:
@@ -510,6 +519,7 @@ class _Assembler:
                         request = self.requests[at] = replace(request)
                     request.input_tokens, request.cache_creation, request.cache_read, request.output_tokens = \
                         rec.usage
+                    request.cache_write_1h = rec.write_1h
             return
         if rec.cleared is not None:
             self._cleared_by_api(rec)
@@ -599,7 +609,7 @@ class _Assembler:
         assert rec.usage is not None
         request = Request(rec.response_id or f"line-{rec.line}", rec.model, *rec.usage, message_index=index,
                           seen_start=self.context_start, seen_end=index, line=rec.line, timestamp=rec.timestamp,
-                          sent_id=rec.sent_id)
+                          sent_id=rec.sent_id, cache_write_1h=rec.write_1h)
         self._own(index).response_id = request.id
         self.request_at[request.id] = len(self.requests)
         self.requests.append(request)

@@ -13,18 +13,20 @@ from typing import Any
 
 import orjson
 
-from inspector.core.model import Block
+from inspector.core.model import AgentCost, Block
 from inspector.core.sent_requests import SentLog, SentRequest, Shape, TranscriptMessages
 
 REQUEST_RECORDS = frozenset({"api-request-shape", "api-request-blob", "api-request"})
 
 # Entries of 2.1.332 that carry nothing the model saw (or nothing the usage does not already say), skipped without a
-# warning: `atis-latch` (an internal latch), `tools-used` (names of the tools called so far), `cost-state` (the
-# session's cost and per-model usage totals: the figures come from each response's own usage), `mode` (the
+# warning: `atis-latch` (an internal latch), `tools-used` (names of the tools called so far), `mode` (the
 # permission mode), `api-request-resumed` (a paused request picked up again: its response is an ordinary assistant
 # line), `fork-context-ref` (a forked session's pointer to its parent), `deferred_tools_record` rides on an
 # attachment (below).
-IGNORED = frozenset({"atis-latch", "tools-used", "cost-state", "mode", "api-request-resumed", "fork-context-ref"})
+IGNORED = frozenset({"atis-latch", "tools-used", "mode", "api-request-resumed", "fork-context-ref"})
+# The session's cost and per-model usage totals as Claude Code counts them (`totalCostUSD`, `modelUsage{model:
+# {costUSD, ...}}`), rewritten as the session goes: the last one is its own figure of the cost (`agent_cost`).
+COST_STATE = "cost-state"
 
 WRAP_OPEN, WRAP_CLOSE = "<system-reminder>\n", "\n</system-reminder>"
 
@@ -116,6 +118,17 @@ def reminder(obj: dict) -> tuple[str, list[Block]] | None:
         texts = [t[len(WRAP_OPEN):-len(WRAP_CLOSE)] if t.startswith(WRAP_OPEN) and t.endswith(WRAP_CLOSE) else t
                  for t in texts]
     return role, [Block("text", t) for t in texts]
+
+
+def agent_cost(obj: dict) -> AgentCost | None:
+    """Claude Code's own cost figure from a `cost-state` entry (None when it holds no total)."""
+    total = obj.get("totalCostUSD")
+    if not isinstance(total, (int, float)) or isinstance(total, bool):
+        return None
+    usage = obj.get("modelUsage")
+    by_model = {m: float(u["costUSD"]) for m, u in usage.items()
+                if isinstance(u, dict) and isinstance(u.get("costUSD"), (int, float))} if isinstance(usage, dict) else {}
+    return AgentCost(float(total), "cost-state", by_model)
 
 
 def attachment_type(obj: dict) -> str:

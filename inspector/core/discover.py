@@ -1,4 +1,4 @@
-"""Find sessions for the picker: the bundled samples and recent sessions of every agent whose store is found.
+"""Find sessions: the bundled samples and recent sessions of every agent whose store is found (the picker, `stats`).
 
 Each agent's store is one `Store` in `STORES`: where it is (honouring the agent's own environment overrides), how
 its sessions are listed, and how a listed session's cheap facts (start, project) and message count are read. A
@@ -285,8 +285,9 @@ def _newest(entries: Iterable[Entry]) -> list[Entry]:
     return sorted(entries, key=lambda e: -e.mtime)[:LIMIT]
 
 
-def store_entries(store: Store) -> list[Entry]:
-    """The newest sessions of one store; none when it is missing or cannot be read."""
+def store_entries(store: Store, limit: int | None = LIMIT) -> list[Entry]:
+    """The newest sessions of one store (all of them with `limit` None); none when it is missing or cannot be
+    read."""
     found: list[Entry] = []
     try:
         roots = store.roots()
@@ -298,7 +299,7 @@ def store_entries(store: Store) -> list[Entry]:
                 found += store.sessions(root, store.agent)
         except OSError:  # a store we may not enter, a file gone mid-listing: skipped, as if not there
             continue
-    return _newest(found)
+    return _newest(found) if limit is not None else sorted(found, key=lambda e: -e.mtime)
 
 
 def discover(directory: Path | None = None, *, home: bool = True) -> list[Entry]:

@@ -1,0 +1,195 @@
+"""The prompt cache of a session: what each request read from it, wrote to it and sent uncached, the hit ratio, and
+the cache breaks with their likely cause and what each cost.
+
+A request's usage splits its prompt into cache reads, cache writes (creation) and uncached input. After a request
+the cache holds its prompt up to its last breakpoint, read + written. A **break** is a request that read less than
+that (by more than `BREAK_SLACK` tokens and `BREAK_SHARE` of it) and wrote the difference again. Its cause,
+checked in this order:
+
+- `compaction` / `microcompaction`: one lies between the two requests (the history was replaced or edited, so
+  the prefix after it changed: an expected rebuild);
+- `model switch`: each model has its own cache;
+- `system prompt changed` / `tools changed`: the request went with another system or tool list (known exactly
+  where the session records each request's shape, Claude Code 2.1.332+);
+- `idle gap`: more time passed since the previous request than the cache's TTL (5 minutes, or 1 hour when the
+  previous request wrote with the 1-hour TTL);
+- `edit before a breakpoint`: the request re-sent fewer of the previous request's messages than it had (a message
+  before the cache breakpoint was rewritten; recorded requests only);
+- `unknown`: none of these is visible in the transcript (a server-side eviction, or an edit it does not record).
+
+A break's `tokens_rewritten` is what it wrote of the prefix the previous request had cached; it cost that at the
+cache-write rate instead of the read rate (`cost_usd`, None without a price). The hit ratio is cache reads over
+everything sent (reads + writes + uncached), as Claude Code's status line defines it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from inspector.core.cost import MILLION, PriceTable, prices
+from inspector.core.model import Request, Session
+from inspector.core.stamps import when
+
+BREAK_SLACK = 1024  # tokens a read may fall short of the cached prefix without counting as a break (the minimum
+# cacheable prefix of most models: the last breakpoint may move by less)
+BREAK_SHARE = 0.05  # ... and the share of that prefix
+TTL_5M, TTL_1H = 300.0, 3600.0
+
+CAUSES = ("compaction", "microcompaction", "model switch", "system prompt changed", "tools changed", "idle gap",
+          "edit before a breakpoint", "unknown")
+
+
+@dataclass(slots=True)
+class CacheUse:
+    """One request's prompt as the cache saw it: `read`, `written` (of which `written_1h` with the 1-hour TTL),
+    `uncached`."""
+
+    read: int
+    written: int
+    uncached: int
+    written_1h: int = 0
+
+    @property
+    def prompt(self) -> int:
+        return self.read + self.written + self.uncached
+
+    def to_dict(self) -> dict[str, int]:
+        return {"cache_read": self.read, "cache_write": self.written, "cache_write_1h": self.written_1h,
+                "uncached": self.uncached}
+
+
+@dataclass(slots=True)
+class CacheBreak:
+    """Request `request` (its index in `Session.requests`) rewrote `tokens_rewritten` tokens of the prefix the
+    request before it had cached; `cause` is one of CAUSES, `detail` says what was seen."""
+
+    request: int
+    cause: str
+    tokens_rewritten: int
+    cost_usd: float | None
+    detail: str = ""
+    message_index: int = -1  # the message the request produced (where the timeline marks it)
+
+    def to_dict(self, session: Session) -> dict[str, Any]:
+        return {"request": self.request, "id": session.requests[self.request].id, "cause": self.cause,
+                "detail": self.detail, "tokens_rewritten": self.tokens_rewritten,
+                "cost_usd": None if self.cost_usd is None else round(self.cost_usd, 6)}
+
+
+@dataclass(slots=True)
+class CacheReport:
+    uses: list[CacheUse]
+    breaks: list[CacheBreak]
+
+    @property
+    def hit_ratio(self) -> float | None:
+        """Cache reads over all prompt tokens sent (None: no request, or none with a prompt)."""
+        total = sum(u.prompt for u in self.uses)
+        return sum(u.read for u in self.uses) / total if total else None
+
+    @property
+    def caching_observed(self) -> bool:
+        return any(u.read or u.written for u in self.uses)
+
+    def to_dict(self, session: Session) -> dict[str, Any]:
+        """The report's `cache` key (docs/report-json.md)."""
+        ratio = self.hit_ratio
+        return {
+            "hit_ratio": None if ratio is None else round(ratio, 6),
+            "caching_observed": self.caching_observed,
+            "read": sum(u.read for u in self.uses), "written": sum(u.written for u in self.uses),
+            "uncached": sum(u.uncached for u in self.uses),
+            "by_request": [{"id": r.id, **u.to_dict()} for r, u in zip(session.requests, self.uses)],
+            "breaks": [b.to_dict(session) for b in self.breaks],
+            "breaks_cost_usd": round(sum(b.cost_usd or 0.0 for b in self.breaks), 6),
+        }
+
+
+def cache_report(session: Session, table: PriceTable | None = None) -> CacheReport:
+    """Every request's cache use and every break, with its cause and cost."""
+    table = table or prices()
+    reqs = session.requests
+    uses = [CacheUse(r.cache_read, r.cache_creation, r.input_tokens, min(r.cache_write_1h, r.cache_creation))
+            for r in reqs]
+    breaks: list[CacheBreak] = []
+    for k in range(1, len(reqs)):
+        prev, cur = reqs[k - 1], reqs[k]
+        cached = prev.cache_read + prev.cache_creation
+        short = cached - cur.cache_read
+        if cached <= 0 or short <= max(BREAK_SLACK, BREAK_SHARE * cached):
+            continue
+        rewritten = min(short, cur.cache_creation + cur.input_tokens)
+        if rewritten <= 0:
+            continue  # the prompt itself shrank (a compaction that wrote nothing yet): nothing paid again
+        cause, detail = _cause(session, k)
+        rates = table.rates(cur.model)
+        cost = None
+        if rates is not None:
+            rt = rates.tier(cur.measured_context)
+            write = rt.cache_write_1h if cur.cache_write_1h else rt.cache_write_5m
+            cost = rewritten * (write - rt.cache_read) / MILLION
+        breaks.append(CacheBreak(k, cause, rewritten, cost, detail, cur.message_index))
+    return CacheReport(uses, breaks)
+
+
+def _cause(session: Session, k: int) -> tuple[str, str]:
+    reqs = session.requests
+    prev, cur = reqs[k - 1], reqs[k]
+    if cur.seen_start != prev.seen_start or cur.kind == "compaction" or prev.kind == "compaction":
+        return "compaction", "the history before the request was replaced by a summary"
+    micro = [c for c in session.compactions
+             if c.kind == "microcompact" and prev.seen_end < c.index <= cur.seen_end]
+    if micro:
+        return "microcompaction", f"{sum(len(c.cleared_tool_ids) for c in micro)} tool results cleared"
+    if (cur.model or "") != (prev.model or ""):
+        return "model switch", f"{prev.model} -> {cur.model}"
+    shaped = _shape_change(session, prev, cur)
+    if shaped is not None:
+        return shaped
+    gap = _seconds(prev.timestamp, cur.timestamp)
+    ttl = TTL_1H if prev.cache_write_1h else TTL_5M
+    if gap is not None and gap > ttl:
+        return "idle gap", f"{gap / 60:.1f} min since the previous request (TTL {ttl / 60:.0f} min)"
+    edit = _rewritten(session, prev, cur)
+    if edit is not None:
+        return "edit before a breakpoint", edit
+    return "unknown", "nothing in the transcript explains it (a server-side eviction, or an unrecorded edit)"
+
+
+def _shape_change(session: Session, prev: Request, cur: Request) -> tuple[str, str] | None:
+    log = session.sent
+    if log is None:
+        return None
+    a, b = log.get(prev.sent_id), log.get(cur.sent_id)
+    if a is None or b is None or a.shape == b.shape:
+        return None
+    sa, sb = log.shape(a), log.shape(b)
+    if sa is None or sb is None:
+        return "system prompt changed", "another request shape (system or tools)"
+    if sa.system != sb.system:
+        delta = len(str(sb.system)) - len(str(sa.system))
+        return "system prompt changed", f"system blocks changed ({delta:+,} characters)"
+    names_a = {t.get("name") for t in sa.tools if isinstance(t, dict)}
+    names_b = {t.get("name") for t in sb.tools if isinstance(t, dict)}
+    added, removed = len(names_b - names_a), len(names_a - names_b)
+    return "tools changed", f"{added} tools added, {removed} removed" if added or removed else "tool schemas changed"
+
+
+def _rewritten(session: Session, prev: Request, cur: Request) -> str | None:
+    log = session.sent
+    if log is None:
+        return None
+    a, b = log.get(prev.sent_id), log.get(cur.sent_id)
+    if a is None or b is None or b.base != a.id:
+        return None
+    sent = log.length(a)
+    if b.keep < sent:
+        return f"message {b.keep} of {sent} re-sent changed"
+    return None
+
+
+def _seconds(a: str | None, b: str | None) -> float | None:
+    ta, tb = when(a), when(b)
+    return (tb - ta).total_seconds() if ta is not None and tb is not None else None
+

@@ -1,0 +1,303 @@
+"""The figures of a status line, kept quick for a command an agent runs after every turn.
+
+`status(path, ...)` gives what `report` states of a session (the same core calls: `tokens.account` /
+`account_appended`, `limits.window_info`, `figures.window_figures`, `cost.session_cost`), with a small cache under
+the user's cache directory (`$XDG_CACHE_HOME/context-inspector/statusline/`, one entry per session path, the
+eight most recently used kept):
+
+- `<key>.json`: the figures of the file as it last was, keyed by its path, size, modification time and inode, the
+  settings and this module's version: when all match, they are printed with no session read at all;
+- `<key>.state`: where the last call stopped (the follower that read the file up to its end, and its accounting
+  with the state `account_appended` resumes from). When the file only grew, the next call reads only the bytes
+  appended and accounts only what they added: the same figures a fresh accounting gives (tests/test_statusline.py
+  checks it line by line on real transcripts). A file that shrank, was replaced or rewritten is read afresh.
+
+A cache entry that is corrupt, from another version of this module, not owned by the user or writable by others is
+ignored (and replaced). The state is a pickle: it is only ever read from a directory of the user's own, created
+0700, files 0600.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import pickle
+import sys
+import tempfile
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from inspector.core.accounting import Accounting
+    from inspector.core.cost import PriceTable
+    from inspector.core.follower import Follower
+    from inspector.core.model import Session
+
+VERSION = 1  # of the cache's format and of what it holds; another one is ignored
+KEEP = 8  # cache entries (sessions) kept; the least recently used go first
+CACHE_ENV = "CONTEXT_INSPECTOR_CACHE"
+
+
+@dataclass(slots=True)
+class StatusFigures:
+    """What a status line shows. `used` is the current context (measured at the last request + estimated since
+    when `measured`), `to_autocompact` the room before the policy's auto-compact threshold (0 once past it),
+    `cost_usd` our figure (None: no priced request), `agent_cost_usd` the agent's own where it records one."""
+
+    path: str
+    format: str
+    model: str | None
+    policy: str
+    window: int
+    used: int
+    percent: float
+    autocompact: int
+    warning: int
+    to_autocompact: int
+    measured: bool
+    compactions: int
+    microcompactions: int
+    requests: int
+    messages: int
+    cost_usd: float | None
+    agent_cost_usd: float | None
+    hit_ratio: float | None
+    state: str  # "ok", "warning" (past the warning threshold), "compact" (past auto-compact)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """What the figures depend on besides the file: the policy, the window, the estimator and the price file."""
+
+    policy: str | None = None
+    window: int | None = None
+    estimator: str | None = None
+    prices: str | None = None
+    autocompact_override: str | None = None  # CLAUDE_AUTOCOMPACT_PCT_OVERRIDE as the policy reads it
+
+    def key(self) -> str:
+        return json.dumps([self.policy, self.window, self.estimator, self.prices, self.autocompact_override])
+
+
+def cache_dir(environ: dict[str, str] | None = None) -> Path:
+    """Where the cache lives: $CONTEXT_INSPECTOR_CACHE, else the user's cache directory's context-inspector/."""
+    env = os.environ if environ is None else environ
+    if env.get(CACHE_ENV):
+        return Path(env[CACHE_ENV]).expanduser()
+    if sys.platform == "darwin":
+        base = Path.home() / "Library" / "Caches"
+    elif os.name == "nt":
+        base = Path(env.get("LOCALAPPDATA") or Path.home() / "AppData" / "Local")
+    else:
+        base = Path(env.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return base / "context-inspector" / "statusline"
+
+
+class Cache:
+    """One session path's cache entry (see the module docstring)."""
+
+    def __init__(self, directory: Path, path: Path, settings: Settings) -> None:
+        self.directory, self.path, self.settings = directory, path, settings
+        name = hashlib.sha256(f"{path}\0{settings.key()}".encode("utf-8", "surrogatepass")).hexdigest()[:24]
+        self.figures_file = directory / f"{name}.json"
+        self.state_file = directory / f"{name}.state"
+
+    def stamp(self) -> list[Any] | None:
+        """What tells the file changed: size, modification time, inode and device (None: it cannot be read)."""
+        try:
+            st = os.stat(self.path)
+        except OSError:
+            return None
+        return [st.st_size, st.st_mtime_ns, st.st_ino, st.st_dev]
+
+    def figures(self, stamp: list[Any]) -> StatusFigures | None:
+        """The figures saved for the file as it is now, or None."""
+        data = self._read(self.figures_file)
+        if data is None:
+            return None
+        try:
+            entry = json.loads(data)
+            if entry.get("version") != VERSION or entry.get("path") != str(self.path) or entry.get("stamp") != stamp \
+                    or entry.get("settings") != self.settings.key():
+                return None
+            return StatusFigures(**entry["figures"])
+        except (ValueError, TypeError, KeyError, AttributeError):
+            return None  # corrupt, or figures of another shape: computed again
+
+    def state(self) -> tuple[Follower, Accounting] | None:
+        """Where the last call stopped, or None (no entry, another version, corrupt, not ours)."""
+        data = self._read(self.state_file)
+        if data is None:
+            return None
+        try:
+            version, path, follower, accounting = pickle.loads(data)
+        except Exception:  # a truncated or foreign pickle can raise anything: it is only a cache
+            return None
+        if version != VERSION or path != str(self.path):
+            return None
+        return follower, accounting
+
+    def save(self, stamp: list[Any] | None, figures: StatusFigures, follower: Follower | None,
+             accounting: Accounting | None) -> None:
+        """Write the entry (each file replaced atomically; a failure leaves the cache as it was: it is a cache)."""
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+            if stamp is not None:
+                self._write(self.figures_file, json.dumps({
+                    "version": VERSION, "path": str(self.path), "stamp": stamp, "settings": self.settings.key(),
+                    "figures": figures.to_dict()}).encode())
+            if follower is not None and accounting is not None:
+                self._write(self.state_file, pickle.dumps((VERSION, str(self.path), follower, accounting),
+                                                          protocol=pickle.HIGHEST_PROTOCOL))
+            self._prune()
+        except (OSError, pickle.PicklingError, RecursionError, TypeError, AttributeError):
+            pass
+
+    def _read(self, file: Path) -> bytes | None:
+        """The file's bytes when the directory and the file are the user's own and nobody else can write them."""
+        try:
+            fd = os.open(file, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        except OSError:
+            return None
+        try:
+            st = os.fstat(fd)
+            if hasattr(os, "getuid") and (st.st_uid != os.getuid() or st.st_mode & 0o022 or not _own(file.parent)):
+                return None
+            with os.fdopen(fd, "rb", closefd=False) as f:
+                return f.read()
+        except OSError:
+            return None
+        finally:
+            os.close(fd)
+
+    def _write(self, file: Path, data: bytes) -> None:
+        fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=f".{file.name}.", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+            os.replace(tmp, file)
+        except BaseException:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+            raise
+
+    def _prune(self) -> None:
+        """Keep the KEEP most recently written entries."""
+        entries = sorted(self.directory.glob("*.json"), key=lambda p: p.stat().st_mtime, reverse=True)
+        for old in entries[KEEP:]:
+            for file in (old, old.with_suffix(".state")):
+                try:
+                    file.unlink()
+                except OSError:
+                    pass
+
+
+def _own(directory: Path) -> bool:
+    try:
+        st = os.stat(directory)
+    except OSError:
+        return False
+    return st.st_uid == os.getuid() and not st.st_mode & 0o022
+
+
+@dataclass(slots=True)
+class Outcome:
+    """`status`'s answer: the figures, and how they were made ("cached": the file had not changed; "resumed": only
+    what was appended since the last call was read; "fresh": read whole), for tests and the benchmark."""
+
+    figures: StatusFigures
+    how: str
+    finish: Any = None  # call it to save the cache (after the line is printed: the agent need not wait for it)
+
+
+def status(path: str | os.PathLike[str], settings: Settings = Settings(), directory: Path | None = None,
+           use_cache: bool = True) -> Outcome:
+    """The status-line figures of the session at `path` (LoadError when it cannot be read). Call the outcome's
+    `finish` afterwards to save the cache."""
+    # a path is resolved for the key (the same file however it is named); `DATABASE#ID` names one session of a
+    # database and is kept as it is (importing the formats to split it would slow the cached answer down)
+    key = Path(path) if "#" in str(path) else Path(path).resolve()
+    cache = Cache(directory or cache_dir(), key, settings) if use_cache else None
+    before = cache.stamp() if cache is not None else None
+    if cache is not None and before is not None:
+        found = cache.figures(before)
+        if found is not None:
+            return Outcome(found, "cached")
+    state = cache.state() if cache is not None else None
+    follower, accounting, how = _resumed(state, settings) if state is not None else (None, None, "fresh")
+    if follower is None:
+        from inspector.core.follower import Follower, NotYet
+        from inspector.core.tokens import account
+
+        follower = Follower(path)
+        try:
+            follower.open()
+        except NotYet:  # nothing is waited for here: the loader says what is wrong with the file as it is
+            from inspector.core.formats import load
+
+            load(path)
+            raise
+        assert follower.session is not None
+        accounting = account(follower.session, settings.estimator)
+    assert follower.session is not None
+    figures = figures_of(follower.session, accounting, settings)
+    if cache is None:
+        return Outcome(figures, how)
+    after = cache.stamp()
+
+    def finish() -> None:  # the figures are keyed to the file only when it did not change while it was read
+        cache.save(before if after == before else None, figures, follower, accounting)
+
+    return Outcome(figures, how, finish)
+
+
+def _resumed(state: tuple[Follower, Accounting], settings: Settings) -> tuple[Any, Any, str]:
+    """The follower and accounting of the last call brought up to the file as it is now (the accounting resumed
+    from where it stopped: `account_appended` gives a fresh accounting's figures), or (None, None, "fresh") when
+    the follower cannot go on."""
+    from inspector.core.tokens import account_appended
+
+    follower, previous = state
+    try:
+        change = follower.update()
+    except Exception:  # a follower that cannot go on (the file vanished, an unreadable state): start again
+        return None, None, "fresh"
+    if follower.error is not None or follower.session is None:
+        return None, None, "fresh"
+    if change.session is previous.session:
+        return follower, previous, "resumed"
+    # (`account_appended` itself accounts afresh when resuming cannot give the same figures: a young model's fit
+    # that moved, a rewind; the figures are a fresh accounting's either way)
+    accounting = account_appended(previous, follower.session, change, settings.estimator)
+    return follower, accounting, "fresh" if change.reloaded else "resumed"
+
+
+def figures_of(session: Session, acc: Accounting, settings: Settings, table: PriceTable | None = None) -> StatusFigures:
+    """The status line's figures from the core's: the window as `report` states it, the cost, the cache ratio."""
+    from inspector.core.cost import prices, session_cost
+    from inspector.core.figures.compute import window_figures
+    from inspector.core.limits import window_info
+    from inspector.core.prompt_cache import cache_report
+
+    info = window_info(session, settings.policy, settings.window)
+    window = window_figures(info, acc.current_context, acc.current_measured is not None)
+    table = table or prices(settings.prices)
+    cost = session_cost(session, table)
+    t = info.thresholds
+    used = window.used
+    state = "compact" if used >= t.autocompact else "warning" if used >= t.warning else "ok"
+    return StatusFigures(
+        path=session.source, format=session.format, model=window.model, policy=window.policy, window=window.window,
+        used=used, percent=window.percent, autocompact=t.autocompact, warning=t.warning, to_autocompact=window.free,
+        measured=window.used_measured, compactions=sum(c.kind == "compact" for c in session.compactions),
+        microcompactions=sum(c.kind == "microcompact" for c in session.compactions),
+        requests=len(session.requests), messages=len(session.messages), cost_usd=cost.total_usd,
+        agent_cost_usd=session.agent_cost.total_usd if session.agent_cost else None,
+        hit_ratio=cache_report(session, table).hit_ratio, state=state)

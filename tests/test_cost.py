@@ -1,0 +1,150 @@
+"""Cost: the price table, each request priced, the agent's own figure beside ours, the messages' shares, and the
+prompt cache's hit ratio and breaks with their causes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from inspector.cli import main
+from inspector.core.cost import PriceError, Rates, prices, request_cost, session_cost
+from inspector.core.formats import load
+from inspector.core.model import Compaction, Message, Block, Request, Session
+from inspector.core.prompt_cache import cache_report
+from inspector.core.tokens import account
+
+HERE = Path(__file__).parent
+LIVE = HERE / "fixtures" / "statusline" / "claude-code-2.1.332" / "session.jsonl"  # a real interactive session
+CORPUS = HERE / "corpus" / "claude-code-manual-compact.jsonl"
+
+
+def test_claude_codes_own_cost_matches_ours_per_model():
+    """Claude Code 2.1.332 wrote `cost-state` with its cost per model; for the model whose every request is in the
+    transcript (Opus 5.5: the summary request of the /compact went to Sonnet, in a side file) ours is the same."""
+    session = load(LIVE)
+    assert session.agent_cost is not None and session.agent_cost.source == "cost-state"
+    cost = session_cost(session)
+    assert cost.by_model["claude-opus-5-5"] == pytest.approx(session.agent_cost.by_model["claude-opus-5-5"], abs=1e-9)
+    # Sonnet's requests include the compaction's summary request, which the main transcript does not hold
+    assert cost.by_model["claude-sonnet-5-5"] < session.agent_cost.by_model["claude-sonnet-5-5"]
+    assert cost.total_usd == pytest.approx(sum(cost.by_model.values()))
+
+
+def test_model_ids_as_transcripts_write_them():
+    table = prices()
+    for model in ("claude-sonnet-4-5-20250929", "claude-opus-4-6", "claude-opus-4-6[1m]", "anthropic/claude-opus-4-6",
+                  "us.anthropic.claude-sonnet-4-5-20250929-v1:0", "claude-opus-4-5@20251101"):
+        assert table.rates(model) is not None, model
+    assert table.rates("gpt-5.5") is None and table.rates(None) is None
+
+
+def test_a_request_priced_with_ttl_and_long_prompt_rates():
+    rates = Rates(1.0, 2.0, 3.0, 4.0, 0.5, long_prompt=Rates(10.0, 20.0, 30.0, 40.0, 5.0), above=1000)
+    r = Request("r", "m", 100, 200, 300, 50, 0, cache_write_1h=50)
+    assert request_cost(r, rates) == pytest.approx((100 * 1 + 150 * 3 + 50 * 4 + 300 * 0.5 + 50 * 2) / 1e6)
+    big = Request("r", "m", 1000, 0, 1, 10, 0)  # a prompt of 1,001 tokens: above the bound
+    assert request_cost(big, rates) == pytest.approx((1000 * 10 + 1 * 5 + 10 * 20) / 1e6)
+
+
+def test_a_price_file_of_the_users_overrides_and_adds(tmp_path):
+    own = tmp_path / "prices.json"
+    own.write_text(json.dumps({"date": "2027-01-01", "models": {
+        "gpt-5.5": {"input": 1.25, "output": 10, "cache_write_5m": 1.25, "cache_read": 0.125},
+        "claude-opus-4-6": {"input": 1, "output": 1, "cache_write_5m": 1, "cache_write_1h": 1, "cache_read": 1}}}))
+    table = prices(own)
+    assert table.rates("gpt-5.5").cache_write_1h == 1.25  # absent: the 5-minute rate
+    assert table.rates("claude-opus-4-6").input == 1
+    assert table.date == "2027-01-01" and str(own) in table.files
+    assert prices(environ={"CONTEXT_INSPECTOR_PRICES": str(own)}).rates("gpt-5.5") is not None
+
+
+@pytest.mark.parametrize("text, says", [("{", "not JSON"), ("[]", "no \"models\""),
+                                        ('{"models": {"m": {"input": 1}}}', "no 'output' rate"),
+                                        ('{"models": {"m": {"input": "x", "output": 1, "cache_write_5m": 1, '
+                                         '"cache_read": 1}}}', "not a number")])
+def test_a_bad_price_file_is_named_with_what_is_wrong(tmp_path, text, says):
+    bad = tmp_path / "bad.json"
+    bad.write_text(text)
+    with pytest.raises(PriceError, match=says):
+        prices(bad)
+    with pytest.raises(PriceError, match="cannot read"):
+        prices(tmp_path / "missing.json")
+
+
+def test_report_states_cost_cache_and_shares_that_add_up(capsys):
+    assert main(["report", str(CORPUS), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    cost = report["cost"]
+    assert cost["total_usd"] == pytest.approx(sum(r["usd"] for r in cost["by_request"]), abs=1e-5)
+    assert cost["total_usd"] == pytest.approx(sum(cost["by_model"].values()), abs=1e-5)
+    shares = sum(m["cost_share_usd"] for m in report["messages"]) + cost["prefix_share_usd"]
+    assert shares == pytest.approx(cost["total_usd"], abs=1e-3)
+    cache = report["cache"]
+    assert 0 < cache["hit_ratio"] < 1
+    assert cache["hit_ratio"] == pytest.approx(cache["read"] / (cache["read"] + cache["written"] + cache["uncached"]),
+                                               abs=1e-6)
+    assert {b["cause"] for b in cache["breaks"]} <= {"compaction", "model switch"}
+    assert any(b["cause"] == "compaction" for b in cache["breaks"])
+
+
+def test_report_refuses_a_bad_price_file_in_one_line(tmp_path, capsys):
+    bad = tmp_path / "bad.json"
+    bad.write_text("{")
+    assert main(["report", str(CORPUS), "--prices", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert "not JSON" in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+def test_report_text_shows_both_costs(capsys):
+    assert main(["report", str(LIVE)]) == 0
+    out = capsys.readouterr().out
+    assert "the agent's own figure (cost-state) $0.1168" in out and "hit ratio" in out
+
+
+def _session(*reqs: Request, compactions=()) -> Session:
+    messages = [Message("user" if i % 2 == 0 else "assistant", "prompt" if i % 2 == 0 else "assistant",
+                        [Block("text", "x" * 40)]) for i in range(2 * len(reqs) + 2)]
+    return Session("mem", "claude-code", messages=messages, requests=list(reqs), compactions=list(compactions))
+
+
+def _req(k: int, read: int, write: int, model="claude-opus-4-6", stamp="2026-01-01T10:00:00Z", start=0, **kw):
+    return Request(f"r{k}", model, 3, write, read, 10, 2 * k + 1, seen_start=start, seen_end=2 * k + 1,
+                   timestamp=stamp, **kw)
+
+
+@pytest.mark.parametrize("second, compactions, cause", [
+    (_req(1, 0, 40_000, stamp="2026-01-01T10:06:00Z"), (), "idle gap"),
+    (_req(1, 0, 40_000, stamp="2026-01-01T10:04:00Z"), (), "unknown"),
+    (_req(1, 0, 40_000, model="claude-sonnet-4-5"), (), "model switch"),
+    (_req(1, 0, 40_000, start=2), (Compaction("compact", 2),), "compaction"),
+    (_req(1, 1_000, 39_000), (Compaction("microcompact", 2, cleared_tool_ids=("a", "b")),), "microcompaction"),
+    (_req(1, 39_500, 600), (), None),  # read nearly all of it: no break
+])
+def test_cache_break_causes(second, compactions, cause):
+    session = _session(_req(0, 30_000, 10_000), second, compactions=compactions)
+    report = cache_report(session)
+    if cause is None:
+        assert report.breaks == []
+        return
+    (b,) = report.breaks
+    assert b.request == 1 and b.cause == cause
+    rewritten = 40_000 - second.cache_read
+    assert b.tokens_rewritten == rewritten
+    rates = prices().rates(second.model)
+    assert b.cost_usd == pytest.approx(rewritten * (rates.cache_write_5m - rates.cache_read) / 1e6)
+
+
+def test_one_hour_writes_are_given_an_hours_ttl():
+    first = _req(0, 0, 40_000, cache_write_1h=40_000)
+    later = _req(1, 0, 40_000, stamp="2026-01-01T10:30:00Z")
+    assert cache_report(_session(first, later)).breaks[0].cause == "unknown"  # 30 min: inside an hour's TTL
+    first.cache_write_1h = 0
+    assert cache_report(_session(first, later)).breaks[0].cause == "idle gap"
+
+
+def test_shares_without_usage_are_zero_and_nothing_is_priced():
+    session = _session()
+    cost = session_cost(session, accounting=account(session))
+    assert cost.total_usd is None and cost.messages == [0.0] * len(session.messages)
