@@ -64,6 +64,14 @@ def plain(text: str, style: str = "") -> Text:
     return Text(visible(text), style=style)
 
 
+def middle(text: str, width: int) -> str:
+    """`text` within `width` characters, cut in the middle (a file name keeps its start and its end)."""
+    if len(text) <= width:
+        return text
+    head = (width - 1) // 2
+    return text[:head] + "…" + text[len(text) - (width - 1 - head):]
+
+
 Part = tuple  # (text, rank) or (text, rank, kept): text a str or Text, or a tuple of its forms, longest first;
 # rank an int, or one per form
 

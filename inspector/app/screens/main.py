@@ -28,8 +28,9 @@ from inspector.app.messages import (ApplyStep, FiguresReady, GoToStep, LoadFaile
                                     StepsChanged, Waiting)
 from inspector.app.screens.help import ABOUT
 from inspector.app.shown import Shown, short_step_label, step_label
+from inspector.app.sizes import DETAIL_FROM, SHORT
 from inspector.app.widgets.footer import FittedFooter
-from inspector.app.text import Part, counted, human, plain, visible
+from inspector.app.text import Part, counted, human, middle, plain, visible
 from inspector.app.widgets.agent_panel import AgentPanel
 from inspector.app.widgets.context_bar import ContextBar
 from inspector.app.widgets.detail import DetailView
@@ -45,8 +46,6 @@ from inspector.core.model import Session
 from inspector.core.subagents import Subagent, spawned_at, subagents
 
 FREEZE_ABOVE = 60_000  # objects in the GC's oldest generation: above it, long-lived ones are frozen once shown
-SHORT = 30  # terminal heights up to which the legend takes one line and the tabs no underline
-NARROW = 90  # terminal widths below which the detail pane starts hidden (d shows it)
 VIEWS = ("messages", "prompt", "timeline", "agent", "subagents")
 
 
@@ -160,7 +159,7 @@ class MainScreen(Screen):
             bar.refresh(layout=True)
         self.set_class(height <= SHORT, "-short")
         if self._detail_chosen is None:
-            self.query_one(DetailView).display = width >= NARROW
+            self.query_one(DetailView).display = width >= DETAIL_FROM
             self._update_status()
 
     # -- loading and computing (workers post; handlers below change widgets) ---------------------------------------
@@ -294,7 +293,7 @@ class MainScreen(Screen):
             return
         n = len(s.compactions)
         name = visible(Path(s.source).name)
-        parts: list[Part] = [((name, _middle(name, 36)), 4, True), (s.format, 3),
+        parts: list[Part] = [((name, middle(name, 36)), 4, True), (s.format, 3),
                              ((counted(len(s.messages), "message"), counted(len(s.messages), "msg")), 1),
                              (counted(len(s.requests), "request"), 5), (counted(n, "compaction") if n else "", 6),
                              ((visible(s.cwd or ""), visible(_tail(s.cwd or ""))), 7)]
@@ -347,7 +346,7 @@ class MainScreen(Screen):
                 compaction = -1 - lst.rows[lst.cursor]
         self.query_one(DetailView).show_message(source, index, compaction)
 
-    @on(MessageList.ColumnsChanged)
+    @on(MessageList.ColumnsChanged, "#list")
     def _columns_changed(self) -> None:
         self.query_one("#list-header", Static).update(plain(self.query_one(MessageList).header(10_000)))
 
@@ -601,14 +600,6 @@ class MainScreen(Screen):
             return ""
         w = self.figures.window
         return f"{human(w.used)} of {human(w.window)} used ({w.percent:.0f}%)"
-
-
-def _middle(text: str, width: int) -> str:
-    """`text` within `width` characters, cut in the middle (a file name keeps its start and its end)."""
-    if len(text) <= width:
-        return text
-    head = (width - 1) // 2
-    return text[:head] + "…" + text[len(text) - (width - 1 - head):]
 
 
 def _tail(path: str, keep: int = 2) -> str:

@@ -30,10 +30,12 @@ from textual.worker import get_current_worker
 from inspector.app.messages import ApplyStep, FiguresReady, GoToStep, StepsChanged
 from inspector.app.shown import Shown, follow_steps
 from inspector.app.widgets.footer import FittedFooter
-from inspector.app.text import human, plain, visible
+from inspector.app.sizes import NARROW, SHORT
+from inspector.app.text import human, middle, plain, visible
 from inspector.app.widgets.before_after import BeforeAfter
 from inspector.app.widgets.context_bar import ContextBar
 from inspector.app.widgets.diff_view import DiffView
+from inspector.app.widgets.title import TitleBar
 from inspector.app.workbench_model import Preview, after_label, make_preview
 from inspector.core.compaction.diff import Diff, render_totals
 from inspector.core.compaction.estimates import Estimates
@@ -174,13 +176,14 @@ class WorkbenchScreen(Screen):
         self._previews: dict[tuple[int, str, object], Preview] = {}  # oldest first
         self._applying = False
         self.last_export: Path | None = None
+        self._diff_note = ""
 
     # -- layout -----------------------------------------------------------------------------------------------------
 
     def compose(self) -> ComposeResult:
-        yield Static("", id="wb-title")
+        yield TitleBar(id="wb-title")
         yield Static("", id="wb-steps")
-        yield Label("now", classes="wb-bar-label")
+        yield Label("now", classes="wb-bar-label", id="wb-now-label")
         yield ContextBar(id="wb-bar-before")
         yield Label("after the previewed step", classes="wb-bar-label", id="wb-after-label")
         yield ContextBar(id="wb-bar-after")
@@ -248,10 +251,22 @@ class WorkbenchScreen(Screen):
 
     def on_mount(self) -> None:
         self.query_one("#wb-ask").display = False
+        self._fit(self.app.size.width, self.app.size.height)
         self._show_groups()
         self.query_one(DiffView).focus()
         self._update_header()
         self.call_after_refresh(self.replan)  # the screen drawn first, without a worker competing for the GIL
+
+    def on_resize(self, event) -> None:
+        self._fit(event.size.width, event.size.height)
+
+    def _fit(self, width: int, height: int) -> None:
+        """A short terminal keeps the rows for the diff (no "now" label, the steps line only with steps to show,
+        a smaller bottom panel); a narrow one a narrower settings column."""
+        self.set_class(height <= SHORT, "-short")
+        self.set_class(width < NARROW, "-narrow")
+        if self.is_mounted:
+            self._update_header()
 
     # -- planning (the worker posts; handlers change widgets) --------------------------------------------------------
 
@@ -355,12 +370,22 @@ class WorkbenchScreen(Screen):
         survives = p.survival.reinjected_messages if p.survival else set()
         self.query_one(DiffView).show(p.rows, survives)
         self.query_one("#wb-totals", Static).update(plain(p.totals))
-        self.query_one("#wb-diff-header", Static).update(
-            plain(f"{DiffView.header()}   [{plan.strategy} on step {self.stack.position}, estimator "
-                  f"{plan.estimator}]"))
+        self._diff_header(f"{plan.strategy} on step {self.stack.position}, estimator {plan.estimator}")
         self._show_summary_panel()
         self._show_survival()
         self._update_header()
+
+    def _diff_header(self, note: str | None = None) -> None:
+        """The diff's column titles for the columns it shows, then what it shows (`note`; None: as before)."""
+        if note is not None:
+            self._diff_note = note
+        columns = self.query_one(DiffView).columns
+        self.query_one("#wb-diff-header", Static).update(plain(f"{DiffView.header(columns)}   [{self._diff_note}]"
+                                                               if self._diff_note else DiffView.header(columns)))
+
+    @on(DiffView.ColumnsChanged, "#wb-diff")
+    def _diff_columns(self) -> None:
+        self._diff_header()
 
     def _policy_name(self) -> str:
         figures = self._figures.get(0) or self.shown.figures
@@ -371,9 +396,14 @@ class WorkbenchScreen(Screen):
         name = Path(stack.original.session.source).name
         step = stack.current
         threshold = self.policy().threshold
-        self.query_one("#wb-title", Static).update(plain(
-            f"Workbench · {name} · step {stack.position}/{len(stack.steps) - 1} {step.label} · "
-            f"figure {step.figure:,}, auto-compact at {threshold:,} ({self._policy_name()})"))
+        self.query_one(TitleBar).show([
+            ("Workbench", 0), ((visible(name), middle(visible(name), 30)), 1),
+            (f"step {stack.position}/{len(stack.steps) - 1} {visible(step.label)}", 0),
+            ((f"figure {step.figure:,}", f"{human(step.figure)}"), 2),  # (the bar below states both too)
+            ((f"auto-compact at {threshold:,} ({self._policy_name()})", f"auto-compact at {human(threshold)}"), 3)])
+        # a short terminal shows the steps line only when there is more than one step (the title names the step)
+        self.query_one("#wb-steps").display = not self.has_class("-short") or len(stack.steps) > 1 or \
+            self.compared is not None
         parts = Text("steps: ")
         for i, s in enumerate(stack.steps):
             if i:
@@ -764,6 +794,7 @@ class WorkbenchScreen(Screen):
     def _ask(self, label: str, value: str, kind: str) -> None:
         ask = self.query_one("#wb-ask")
         ask.display = True
+        self.add_class("-asking")  # (a short terminal gives it the bottom panel's rows)
         ask.set_class(kind == "export", "exporting")
         self.query_one("#wb-export-format").display = kind == "export"
         self.query_one("#wb-ask-label", Label).update(plain(label))
@@ -771,6 +802,10 @@ class WorkbenchScreen(Screen):
         box.value = value
         self._asking = kind
         box.focus()
+
+    def _hide_ask(self) -> None:
+        self.query_one("#wb-ask").display = False
+        self.remove_class("-asking")
 
     def action_compare(self) -> None:
         n = len(self.stack.steps)
@@ -788,7 +823,7 @@ class WorkbenchScreen(Screen):
 
     @on(Input.Submitted, "#wb-ask-input")
     def _asked(self, event: Input.Submitted) -> None:
-        self.query_one("#wb-ask").display = False
+        self._hide_ask()
         self.query_one(DiffView).focus()
         if self._asking == "compare":
             self._compare(event.value)
@@ -808,7 +843,7 @@ class WorkbenchScreen(Screen):
         self.query_one(DiffView).show(diff.rows)
         self.query_one("#wb-totals", Static).update(plain(
             f"step {a} → step {b}: " + render_totals(diff.before, diff.after, diff.counts) + " (estimated)"))
-        self.query_one("#wb-diff-header", Static).update(plain(f"{DiffView.header()}   [step {a} → step {b}]"))
+        self._diff_header(f"step {a} → step {b}")
         for side, step in (("before", a), ("after", b)):
             figures = self._figures.get(step)
             if figures is not None and figures.session is self.stack.steps[step].session:
@@ -858,7 +893,7 @@ class WorkbenchScreen(Screen):
             self.query_one(DiffView).focus()
             return
         if self.query_one("#wb-ask").display:
-            self.query_one("#wb-ask").display = False
+            self._hide_ask()
             self.query_one(DiffView).focus()
             return
         if self.compared is not None:

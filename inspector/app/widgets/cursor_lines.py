@@ -7,6 +7,10 @@ lines change, and declares its own key bindings (with its own ids) for the actio
 `at_end` says whether the view was last scrolled to show the end (kept from the last scroll, so lines not yet laid
 out and a resize whose event is still queued leave it as it was: follow mode decides from it, never from a
 geometry that a pending layout is changing).
+
+A subclass with columns that come and go with the width lists its `LAYOUTS` (the optional columns, widest
+first), their `WIDTHS` and the cells every layout takes (`fixed_cells`): `columns` is the first layout that leaves
+the content `PREVIEW_MIN` cells, and `ColumnsChanged` says when it changes (for the header above the list).
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from __future__ import annotations
 from textual import events
 from textual.cache import LRUCache
 from textual.geometry import Size
+from textual.message import Message
 from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
@@ -21,12 +26,27 @@ from textual.strip import Strip
 
 class CursorLines(ScrollView, can_focus=True, inherit_bindings=False):
     cursor: reactive[int] = reactive(0, always_update=True, init=False)
+    LAYOUTS: tuple[tuple[str, ...], ...] = ((),)
+    WIDTHS: dict[str, int] = {}
+    PREVIEW_MIN = 16
+
+    class ColumnsChanged(Message):
+        """The width now shows other columns (`columns`): the header above the lines follows."""
+
+        def __init__(self, lines: CursorLines) -> None:
+            super().__init__()
+            self.lines = lines
+
+        @property
+        def control(self) -> CursorLines:
+            return self.lines
 
     def __init__(self, *, name: str | None = None, id: str | None = None, classes: str | None = None,
                  cache_size: int = 1024) -> None:
         super().__init__(name=name, id=id, classes=classes)
         self._cache: LRUCache[tuple, Strip] = LRUCache(cache_size)
         self._generation = 0
+        self.columns: tuple[str, ...] = self.LAYOUTS[0]
         self.at_end = True  # the last scroll left the end in view (see the module's docstring)
 
     @property
@@ -112,6 +132,17 @@ class CursorLines(ScrollView, can_focus=True, inherit_bindings=False):
         self._cache.clear()
         self.virtual_size = Size(0, self.line_count)  # (rows fit the width: no horizontal scrolling)
         self._keep_visible()
+        width = self.scrollable_content_region.width or self.size.width
+        columns = next((c for c in self.LAYOUTS if self.fixed_cells() + sum(self.WIDTHS[k] for k in c)
+                        + self.PREVIEW_MIN <= width), self.LAYOUTS[-1])
+        if columns != self.columns:  # (lines drawn for the new width before this event are drawn again)
+            self.columns = columns
+            self.refresh()
+            self.post_message(self.ColumnsChanged(self))
+
+    def fixed_cells(self) -> int:
+        """The cells of the columns every layout shows."""
+        return 0
 
     def notify_style_update(self) -> None:
         super().notify_style_update()

@@ -35,7 +35,7 @@ KIND_STYLE = {"prompt": Style(color="#5fd75f", bold=True), "assistant": Style(co
               "system": Style(color="#5f87ff")}
 BAR = " ▏▎▍▌▋▊▉█"
 BAR_WIDTH = 8
-# The columns a row shows, widest first: the first whose columns leave the preview PREVIEW_MIN cells is used.
+# The columns a row shows, widest first: the first that leaves the preview its cells is used (CursorLines).
 # The least useful go first (the size bar, the time), then the measured and estimated figures become one, the
 # figure the context counts (`tokens`: measured, ~derived, or estimated and dim), then the tool; the index, the
 # kind and the context through each message always stay.
@@ -47,7 +47,6 @@ LAYOUTS = (
     ("tokens",),
 )
 WIDTHS = {"time": 9, "tool": 13, "meas": 8, "est": 8, "tokens": 8, "size": BAR_WIDTH + 1}
-PREVIEW_MIN = 16
 HIGHLIGHT_EVERY = 0.05  # seconds between Highlighted messages while the cursor moves faster than that
 THREADED_FILTER = 20_000  # messages: above this a text filter runs in a worker so the list never freezes
 
@@ -139,6 +138,7 @@ class MessageList(CursorLines):
     MessageList > .message-list--bar { color: $primary; }
     MessageList > .message-list--spawn { color: $secondary; text-style: bold; }
     """
+    LAYOUTS, WIDTHS = LAYOUTS, WIDTHS
     COMPONENT_CLASSES = {"message-list--cursor", "message-list--separator", "message-list--orphan",
                          "message-list--dim", "message-list--bar", "message-list--spawn"}
     BINDINGS = [
@@ -167,9 +167,6 @@ class MessageList(CursorLines):
             super().__init__()
             self.index = index
 
-    class ColumnsChanged(TMessage):
-        """The list's width now shows other columns: the header above it follows (`header`)."""
-
     class RowsChanged(TMessage):
         """The set or order of rows changed (filter or sort): `shown` rows of `total` messages."""
 
@@ -190,7 +187,6 @@ class MessageList(CursorLines):
         self._highlighted_at = 0.0
         self._trailing: Timer | None = None
         self.spawns: dict[int, list] = {}  # message index -> the subagents its tool calls started
-        self.columns: tuple[str, ...] = LAYOUTS[0]
 
     # -- data -------------------------------------------------------------------------------------------------------
 
@@ -375,15 +371,8 @@ class MessageList(CursorLines):
         text += f"{'context':>8} " + (f"{'size':<{BAR_WIDTH}} " if "size" in cols else "") + "preview"
         return text[:width]
 
-    def on_resize(self) -> None:  # (CursorLines' own runs too: Textual calls each class's handler)
-        width = self.scrollable_content_region.width or self.size.width
-        fixed = self._index_width() + 1 + 12 + 9  # the index, the kind and the context always show
-        cols = next((c for c in LAYOUTS if fixed + sum(WIDTHS[k] for k in c) + PREVIEW_MIN <= width), LAYOUTS[-1])
-        if cols != self.columns:  # (rows drawn for the new width before this event are drawn again)
-            self.columns = cols
-            self._cache.clear()
-            self.refresh()
-            self.post_message(self.ColumnsChanged())
+    def fixed_cells(self) -> int:
+        return self._index_width() + 1 + 12 + 9  # the index, the kind and the context always show
 
     def _index_width(self) -> int:
         return len(str(len(self.session.messages))) if self.session else 3

@@ -45,8 +45,12 @@ class Timeline(Widget, can_focus=True):
         if not points:
             return Text("This session records no usage, so there is no measured context to draw.\n"
                         "The list and the context bar show estimates.", style="dim")
-        width = max(20, (self.content_region.width or 100) - 8)
-        height = max(4, (self.content_region.height or 24) - 6)
+        room = self.content_region.width or 100
+        width = max(20, room - 8)
+        # the lines under the chart wrap where they do not fit (a narrow terminal): the chart gives up the rows
+        tail = [line for text in (self._legend(f), self._forecast(f), self._check(f))
+                for line in text.wrap(self.app.console, room, overflow="fold", no_wrap=False)]
+        height = max(4, (self.content_region.height or 24) - 3 - len(tail))
         peak = max(p.measured for p in points)
         top = max(1, int(peak * 1.1)) if self.zoomed else max(f.window.window, peak)
         cols = self._columns(f, width)
@@ -76,7 +80,7 @@ class Timeline(Widget, can_focus=True):
                        for p in (points[0], points[-1]))
         span = Text(f"        request 1 {first[:16].replace('T', ' ')}".ljust(width - 10) +
                     f"request {len(points)} {last[11:16]}".rjust(10), style="dim")
-        return Text("\n").join([*grid, axis, span, self._legend(f), self._forecast(f), self._check(f)])
+        return Text("\n").join([*grid, axis, span, *tail])
 
     def _columns(self, f: Figures, width: int) -> list[int | None]:
         """Each column's value: the largest measured context among the requests it covers."""
