@@ -319,7 +319,8 @@ async def test_without_a_key_the_view_says_how_to_set_one_and_the_rest_works(mon
 SNAP_DIR = Path("/tmp/context-inspector-agent-snapshot")  # fixed: the view shows the working directory and file
 
 
-def test_agent_view_snapshot(snap_compare, mock_api, monkeypatch):
+@pytest.mark.parametrize("size", [SIZE, (80, 24)], ids=lambda size: "x".join(map(str, size)))
+def test_agent_view_snapshot(snap_compare, mock_api, monkeypatch, size):
     """The Agent view after a turn with a tool call, a denied write and compaction settings in the status line."""
     import shutil
 
@@ -355,7 +356,7 @@ def test_agent_view_snapshot(snap_compare, mock_api, monkeypatch):
         await until(pilot, lambda: screen.focused is box, "the prompt box's focus")
 
     app = make_app(SNAP_DIR / "agent.jsonl", home=False, settings=FIXED, agent=options)
-    assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+    assert snap_compare(app, terminal_size=size, run_before=run_before)
 
 
 async def test_esc_while_a_question_waits_cancels_the_turn_and_runs_nothing(mock_api, work):

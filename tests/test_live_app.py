@@ -11,7 +11,7 @@ from pathlib import Path
 from inspector.app import make_app
 from inspector.core.figures import compute
 from inspector.app.follow_mode import LiveStatus
-from inspector.app.screens.main import MainScreen
+from inspector.app.screens.main import MainScreen, _at_bottom
 from inspector.app.widgets.context_bar import ContextBar
 from inspector.app.widgets.message_list import MessageList
 from inspector.app.widgets.timeline import Timeline
@@ -86,6 +86,7 @@ async def test_chunks_split_mid_line_a_compaction_and_a_burst_show_every_message
         def read_up_to(n: int) -> bool:
             return follower.covered == sum(map(len, LINES[:n])) and settled(screen)
 
+        assert _at_bottom(lst)  # where follow mode keeps it
         # 1. a burst of 1,000 lines in one write
         write(path, b"".join(LINES[300:1300]))
         await until(pilot, lambda: read_up_to(1300), "the burst")
@@ -111,6 +112,25 @@ async def test_chunks_split_mid_line_a_compaction_and_a_burst_show_every_message
         assert screen.query_one(ContextBar).figures is screen.figures
         assert screen.query_one(Timeline).figures is screen.figures
         assert lst.cursor == len(lst.rows) - 1
+
+
+async def test_rows_that_arrive_and_the_move_to_the_last_in_one_tick_leave_the_list_at_the_bottom(tmp_path):
+    """The cause of a burst once left behind (cursor 62 of 247 rows): rows that outgrow the list have no scrollbar
+    until the next layout, Textual dropped the scroll to the cursor, and follow mode saw the list scrolled away.
+    Here rows arrive and the cursor moves to the last one in the same tick: the list is at the bottom at once."""
+    from inspector.app.widgets.message_list import Filter
+
+    async with live_app(tmp_path, 300, follow=False) as (app, pilot, screen, path):
+        lst = screen.query_one(MessageList)
+        screen.apply_filter(Filter.parse("kind:summary"))  # no rows: no scrollbar
+        await pilot.pause()
+        assert not lst.show_vertical_scrollbar
+        screen.apply_filter(Filter())
+        lst.action_last()
+        assert lst.cursor == len(lst.rows) - 1 > lst.size.height
+        assert lst.scroll_y == lst.max_scroll_y > 0 and _at_bottom(lst)
+        await pilot.press("home")
+        assert not _at_bottom(lst)
 
 
 async def test_scrolled_away_the_list_stays_and_counts_new_rows_until_end(tmp_path):

@@ -17,6 +17,7 @@ from inspector.core.figures import Settings
 from inspector.app.screens.help import HelpScreen
 from inspector.app.screens.main import MainScreen
 from inspector.app.screens.picker import PickerScreen
+from inspector.app.threads import use_daemon_threads
 from inspector.core.formats.agent_stores import session_file
 from inspector.core.model import Session
 
@@ -43,8 +44,10 @@ class InspectorApp(App[None]):
         self.home = home
         self.agent_options = agent or AgentOptions()  # how every session screen's Agent view runs the agent
         self.capture = None  # the capture the "Capture" command started (inspector.capture.background)
+        self.told: set[str] = set()  # what the app says once per run (an estimator skipped, and why)
 
     def on_mount(self) -> None:
+        use_daemon_threads()  # quitting never waits for a worker's computation
         if self.agent_options.open_view and (self.path is None or not self.path.exists()):
             self.push_screen(MainScreen(session=fresh_session(self.agent_options, self.path)))
         elif self.initial_session is not None:

@@ -4,7 +4,9 @@
 following only reads what is appended. An exclusive async worker waits on `watchfiles.awatch` over the file's
 *directory* (atomic saves rename files; a project directory gets new session files), runs `Follower.update` in a
 thread and posts each change to the screen as `SessionGrew`; a burst of file events arrives as one batch, and a
-message not yet handled absorbs the next one. The screen's owner of the session (`shown.Shown`) shows it with
+message not yet handled absorbs the next one. A file (or a project directory) with nothing written yet is waited
+for (`Waiting`, then the session as its first lines arrive), the watcher on the nearest directory that exists. The
+screen's owner of the session (`shown.Shown`) shows it with
 provisional figures and schedules the exact ones. Follow mode keeps the list's cursor on the last row while it is
 there; once the user moves or scrolls away, new rows are counted as "N new" until they come back (end / G).
 """
@@ -18,9 +20,9 @@ from rich.text import Text
 from textual.screen import Screen
 from textual.widgets import Static
 
-from inspector.app.messages import LoadFailed, SessionGrew
-from inspector.app.text import visible
-from inspector.core.follower import Change, Follower
+from inspector.app.messages import LoadFailed, SessionGrew, Waiting
+from inspector.app.text import counted, visible
+from inspector.core.follower import Change, Follower, NotYet
 
 DEBOUNCE_MS = 30  # awatch: wait this long for a burst of file events to settle
 POLL_MS = 1000  # and look at the file at least this often (events can be missed on network filesystems)
@@ -47,6 +49,7 @@ class FollowMode:
         self.last_change: Change | None = None
         self._stop: asyncio.Event | None = None
         self.watching = False  # the watcher has caught up and waits for file events
+        self.waiting: str | None = None  # what is waited for before there is a session to show (NotYet)
 
     # -- loading (called from the screen's load worker thread) ------------------------------------------------------
 
@@ -56,9 +59,17 @@ class FollowMode:
         return self.follower.open(progress)
 
     def loaded(self, ready: bool) -> None:
-        """The screen has its session (`ready`: and its first figures): start watching if follow mode is on."""
-        if self.following and ready and not self.watching and self._stop is None:
+        """The screen has its session (`ready`: and its first figures), or is waiting for one to be written:
+        start watching if follow mode is on."""
+        if ready:
+            self.waiting = None
+        if self.following and (ready or self.waiting) and not self.watching and self._stop is None:
             self.start()
+
+    def wait(self, reason: str) -> None:
+        """There is nothing to show yet (`reason`: what is waited for): watch for it if follow mode is on."""
+        self.waiting = reason
+        self.loaded(ready=False)
 
     # -- the watcher ------------------------------------------------------------------------------------------------
 
@@ -93,9 +104,13 @@ class FollowMode:
         await self._update(follower)  # catch up with what was written before watching began
         self.watching = True
         try:
-            async for _changes in awatch(follower.watch_dir(), stop_event=stop, debounce=DEBOUNCE_MS, step=10,
-                                         rust_timeout=POLL_MS, yield_on_timeout=True, recursive=False):
-                await self._update(follower)
+            while not stop.is_set():
+                where = follower.watch_dir()
+                async for _changes in awatch(where, stop_event=stop, debounce=DEBOUNCE_MS, step=10,
+                                             rust_timeout=POLL_MS, yield_on_timeout=True, recursive=False):
+                    await self._update(follower)
+                    if follower.watch_dir() != where:
+                        break  # what was waited for appeared (a project directory): watch inside it
         except Exception as exc:  # a watcher that cannot start (no inotify, the directory is gone): say so
             self.screen.post_message(LoadFailed(f"follow: cannot watch {follower.watch_dir()}: {exc}"))
         finally:
@@ -104,6 +119,10 @@ class FollowMode:
     async def _update(self, follower: Follower) -> None:
         try:
             change = await asyncio.to_thread(follower.update)
+        except NotYet as exc:  # still nothing written: keep waiting, saying what for
+            if str(exc) != self.waiting:
+                self.screen.post_message(Waiting(str(exc)))
+            return
         except Exception as exc:
             self.screen.post_message(LoadFailed(f"follow: {str(exc) or type(exc).__name__}"))
             return
@@ -132,23 +151,28 @@ class FollowMode:
         return False
 
     def status(self, exact: bool) -> Text | None:
-        """The status line (None: not a followed file). `exact`: the figures shown are the exact ones."""
+        """The status line (None: nothing to say: not a file, or one never followed that nothing has changed).
+        `exact`: the figures shown are the exact ones."""
         f = self.follower
-        if f is None:
+        if f is None or not (self.following or self.last_change or self.new_rows or f.error or self.waiting):
             return None
         text = Text()
         if self.following:
-            text.append("● following ", style="bold green")
+            text.append("● following " if self.waiting is None else "● waiting for ", style="bold green")
         else:
             text.append("‖ paused ", style="bold yellow")
-        text.append(visible(f.path.name))
+        text.append(visible(f.path.name if f.path.name else str(f.path)))
+        if self.waiting is not None:
+            text.append(f"  ·  {visible(self.waiting)}" + ("; it shows as it is written" if self.following else
+                                                          "; f follows it, to show it as it is written"))
         if self.last_change is not None:
             c = self.last_change
-            text.append(f"  ·  last update: +{c.new_messages} message(s), +{c.new_requests} request(s)")
+            text.append(f"  ·  last update: +{counted(c.new_messages, 'message')}, "
+                        f"+{counted(c.new_requests, 'request')}")
             if c.compactions:
-                text.append(f", {len(c.compactions)} compaction(s)", style="magenta")
+                text.append(f", {counted(len(c.compactions), 'compaction')}", style="magenta")
             if c.new_warnings:
-                text.append(f", {c.new_warnings} warning(s) (W)", style="yellow")
+                text.append(f", {counted(c.new_warnings, 'warning')} (W)", style="yellow")
             if not exact:
                 text.append("  ·  figures provisional", style="dim")
         if f.error:

@@ -54,6 +54,14 @@ class LoadFailed(Message):
         self.error = error
 
 
+class Waiting(Message):
+    """Nothing to show yet (a followed file not written yet): `reason` says what is waited for."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__()
+        self.reason = reason
+
+
 class SessionGrew(Message):
     """The session has a new state: a followed file was appended to (`change` from its Follower), or the agent
     changed it (`change` None: the owner works out what changed from the state it shows). An unhandled one absorbs

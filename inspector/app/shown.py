@@ -223,6 +223,14 @@ def step_label(shown: Shown) -> str:
     return f"workbench step {steps.position} of {len(steps.steps) - 1}: {steps.current.label} (not saved)"
 
 
+def short_step_label(shown: Shown) -> str:
+    """`step_label` for a narrow title: "step 1 of 2 (not saved)"."""
+    steps = shown.steps
+    if steps is None or steps.position == 0:
+        return ""
+    return f"step {steps.position} of {len(steps.steps) - 1} (not saved)"
+
+
 def follow_steps(steps: StepStack, index: int, settings: Settings, known: dict[int, Figures],
                  original: Figures | None) -> Figures:
     """The figures of step `index` under `settings`: known ones (by step index, in `known`, which gets the ones

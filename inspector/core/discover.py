@@ -3,7 +3,9 @@
 Each agent's store is one `Store` in `STORES`: where it is (honouring the agent's own environment overrides), how
 its sessions are listed, and how a listed session's cheap facts (start, project) and message count are read. A
 missing or unreadable store lists nothing. Only cheap facts are read here (size, modification time, the first 64 KB
-for date and project); the message count is a scan that the picker runs in a worker after it has painted.
+for date and project); the message counts come later, from a worker of the picker: each session's loader counts it
+(the number the app then shows), newest first, while a time budget lasts and the file is small enough; the rest get
+a quick scan's estimate, which the picker marks "~".
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import os
 import re
 import stat
+import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -18,10 +21,13 @@ from typing import Callable, Iterable
 
 from inspector.core.formats.jsonl import loads
 from inspector.core.formats.agent_stores import STORES as AGENT_STORES, SessionRef
+from inspector.core.model import LoadError
 from inspector.samples import sample_paths
 
 HEAD = 1 << 16
 LIMIT = 200  # newest sessions listed per store
+EXACT_BYTES = 16 << 20  # sessions up to this size are counted by their loader (about half a second at most)
+COUNT_BUDGET = 5.0  # seconds the picker spends loading sessions to count them; the rest are estimated
 
 
 @dataclass(slots=True)
@@ -33,7 +39,8 @@ class Entry:
     started: str = ""  # the first timestamp the file states (UTC, as sessions record it)
     project: str = ""
     messages: int | None = None
-    counter: Callable[[Path], int] | None = None  # how its messages are counted (None: `count_messages`)
+    exact: bool = False  # `messages` is the loader's count (else an estimate)
+    counter: Callable[[Path], int] | None = None  # how its messages are estimated (None: `count_messages`)
 
     @property
     def modified(self) -> str:
@@ -42,9 +49,35 @@ class Entry:
             return "-"
         return datetime.fromtimestamp(self.mtime).strftime("%Y-%m-%d %H:%M")
 
-    def count_messages(self) -> int:
-        """A quick count of its messages for the picker (OSError when the file went away)."""
+    def estimate(self) -> int:
+        """A quick estimate of its messages, without loading it (OSError when the file went away)."""
         return (self.counter or count_messages)(self.path)
+
+    def count(self, deadline: float) -> tuple[int, bool]:
+        """Its messages as the app will show them (its loader's count) while `deadline` (time.monotonic) has not
+        passed and the file is small enough, else the estimate; and whether the count is the loader's."""
+        if self.size <= EXACT_BYTES and time.monotonic() < deadline:
+            from inspector.core.formats import load
+
+            try:
+                return len(load(self.path).messages), True
+            except LoadError:
+                pass  # the app will say why when it is opened; an estimate meanwhile
+        return self.estimate(), False
+
+
+def count_all(entries: list[Entry], cancelled: Callable[[], bool] = lambda: False,
+              budget: float = COUNT_BUDGET) -> Iterable[tuple[int, int, bool]]:
+    """(row, messages, exact) for each entry, in order, loading them within `budget` seconds; an entry whose file
+    went away is skipped."""
+    deadline = time.monotonic() + budget
+    for n, e in enumerate(entries):
+        if cancelled():
+            return
+        try:
+            yield (n, *e.count(deadline))
+        except OSError:
+            continue
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,8 +177,8 @@ _MESSAGE_ID = re.compile(rb'"id"\s*:\s*"(msg_[^"]+)"')
 
 
 def count_messages(path: Path) -> int:
-    """A quick count for the picker without parsing: lines that carry a message role, an assistant response split
-    over several lines (Claude Code) counted once by its message id."""
+    """A quick estimate without parsing: lines that carry a message role, an assistant response split over several
+    lines (Claude Code) counted once by its message id."""
     n = 0
     seen: set[bytes] = set()
     with open(path, "rb") as f:
@@ -185,7 +218,8 @@ def _gemini_sessions(root: Path, agent: str) -> Iterable[Entry]:
 
 
 def count_gemini_messages(path: Path) -> int:
-    """Distinct user and model records (a record written again counts once; `$set` copies are not scanned)."""
+    """An estimate: distinct user and model records (a record written again counts once; `$set` copies are not
+    scanned)."""
     ids: set[bytes] = set()
     with open(path, "rb") as f:
         for line in f:
@@ -223,20 +257,14 @@ def _opencode_sessions(root: Path, agent: str) -> Iterable[Entry]:
 
 def _referenced(listing: Callable[[Path], Iterable[SessionRef]]) -> Callable[[Path, str], Iterable[Entry]]:
     """A store's `sessions` from an agent store that lists `SessionRef`s (Copilot, Cline, Roo, the Cline SDK,
-    Kimi: `core.formats.agent_stores`); the message count is a load's, their files being JSON documents or small."""
+    Kimi: `core.formats.agent_stores`)."""
     def sessions(root: Path, agent: str) -> Iterable[Entry]:
         for ref in listing(root):
-            e = file_entry(ref.path, agent, counter=_loaded_count)
+            e = file_entry(ref.path, agent)
             if e is not None:
                 e.mtime, e.project = ref.mtime, ref.project or e.project
                 yield e
     return sessions
-
-
-def _loaded_count(path: Path) -> int:
-    from inspector.core.formats import load
-
-    return len(load(path).messages)
 
 
 def _one(root: Callable[[], Path]) -> Callable[[], list[Path]]:

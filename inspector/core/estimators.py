@@ -44,6 +44,11 @@ class Estimator:
 
     name = "base"
 
+    @classmethod
+    def unavailable(cls) -> str | None:
+        """Why this estimator cannot run here (what to do about it), or None when it can."""
+        return None
+
     def text(self, text: str) -> int:
         raise NotImplementedError
 
@@ -428,12 +433,18 @@ class Exact(Estimator):
 
     name = "exact"
 
+    @classmethod
+    def unavailable(cls) -> str | None:
+        if os.environ.get("ANTHROPIC_API_KEY"):
+            return None
+        return ("the exact estimator asks the API (messages.count_tokens) and needs ANTHROPIC_API_KEY in the "
+                "environment; set it, or choose --estimator calibrated/script")
+
     def __init__(self, fallback: Estimator | None = None, model: str | None = None, client: Any = None) -> None:
         if client is None:
-            if not os.environ.get("ANTHROPIC_API_KEY"):
-                raise EstimatorUnavailable(
-                    "the exact estimator asks the API (messages.count_tokens) and needs ANTHROPIC_API_KEY in the "
-                    "environment; set it, or choose --estimator calibrated/script")
+            reason = self.unavailable()
+            if reason is not None:
+                raise EstimatorUnavailable(reason)
             import anthropic  # the official SDK reads ANTHROPIC_API_KEY and ANTHROPIC_BASE_URL itself
 
             client = anthropic.Anthropic()
@@ -533,6 +544,12 @@ def _flatten_tools(messages: list[dict]) -> list[dict]:
 ESTIMATORS: dict[str, type[Estimator]] = {
     "chars35": Chars35, "blocks": BlockAware, "script": Script, "o200k": O200k, "calibrated": Calibrated,
     "exact": Exact}
+
+
+def unavailable(name: str) -> str | None:
+    """Why estimator `name` cannot run here (the `exact` one without an API key), or None when it can."""
+    cls = ESTIMATORS.get(name)
+    return cls.unavailable() if cls is not None else f"unknown estimator {name!r}"
 
 
 def get_estimator(name: str = "chars35") -> Estimator:

@@ -21,13 +21,39 @@ from typing import Any, Protocol
 
 from inspector.core.compaction.pairing import PairingCheck
 from inspector.core.formats import detect, resolve, split_address, stamp, subagent_files
+from inspector.core.formats.agent_stores import session_file
 from inspector.core.formats.jsonl import Progress, first_object, read_jsonl
 from inspector.core.formats.values import check_figures
 from inspector.core.index import FileShrunk, LineIndex
 from inspector.core.model import Compaction, Format, LoadError, LoadWarning, Message, Session
 
 HEAD = 4096  # bytes of the first line remembered to notice a file rewritten in place
+FIRST_LINE = 1 << 20  # a file this short without a newline may be its first line being written
 TAIL_CHECK = 256  # how many of the last messages are checked for in-place growth (a response's later lines)
+
+
+class NotYet(LoadError):
+    """Nothing to read yet (the file or directory does not exist yet, holds no session, or its first line is not
+    complete): following waits for it; the message says what it waits for."""
+
+
+def _json_start(head: bytes) -> bool:
+    """`head` (a file's whole content, without a newline) is JSON cut short: a line still being written. A file
+    that is no JSON (a database, an image, prose) or is JSON that fails for another reason (nested too deeply) is
+    not one: it fails at once for what it is. (A multi-byte character may be cut at its end.)"""
+    import orjson
+
+    try:
+        head.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if exc.start < len(head) - 3:
+            return False
+        head = head[:exc.start]
+    try:
+        orjson.loads(head)
+    except orjson.JSONDecodeError as exc:
+        return str(exc).startswith("unexpected end of data")
+    return False
 
 
 class Loader(Protocol):
@@ -49,6 +75,7 @@ class Change:
     compactions: list[Compaction] = field(default_factory=list)  # compactions that appeared in this update
     reloaded: str | None = None  # a notice: why everything was read again (truncated, replaced, a rewind)
     switched: str | None = None  # the newer session file a followed directory moved to
+    started: bool = False  # the first session read by a follower that waited for one to be written
     lines: int = 0  # complete lines read by this update
     bytes: int = 0  # bytes of the file consumed by this update
 
@@ -70,8 +97,8 @@ def merge(older: Change, newer: Change) -> Change:
                   rebuilt=older.rebuilt or newer.rebuilt, new_requests=older.new_requests + newer.new_requests,
                   new_warnings=older.new_warnings + newer.new_warnings,
                   compactions=older.compactions + newer.compactions, reloaded=newer.reloaded or older.reloaded,
-                  switched=newer.switched or older.switched, lines=older.lines + newer.lines,
-                  bytes=older.bytes + newer.bytes)
+                  switched=newer.switched or older.switched, started=older.started or newer.started,
+                  lines=older.lines + newer.lines, bytes=older.bytes + newer.bytes)
 
 
 def diff(old: Session, new: Session) -> Change:
@@ -160,11 +187,40 @@ class Follower:
     # -- opening and re-reading -------------------------------------------------------------------------------------
 
     def open(self, progress: Progress | None = None) -> Session:
-        """Read the session as it is now (LoadError when there is none yet or it cannot be read)."""
-        self.path = resolve(self.target)
+        """Read the session as it is now: NotYet when nothing is written yet (`update` reads it once it is),
+        LoadError when it cannot be read."""
+        reason = self._not_yet()
+        if reason is not None:
+            raise NotYet(reason)
         if self.directory is not None:
             self._known = {str(p) for p in self._candidates()}
         return self._read_all(progress)
+
+    def _not_yet(self) -> str | None:
+        """What there is to wait for before a session can be read (None: it can be read, or fails for a reason
+        waiting will not cure): a file or directory that does not exist yet, a directory with no session yet, an
+        empty file, a first line still being written. Sets `path` to the session file it finds."""
+        target = self.target
+        if not os.path.lexists(target):
+            return f"{target} does not exist yet"
+        if target.is_dir():
+            self.directory = target  # it may have appeared since we started
+            if not _holds_session(target):
+                return f"{target} holds no session yet"
+        self.path = resolve(target)
+        try:
+            with open(self.path, "rb") as f:
+                head = f.read(FIRST_LINE)
+        except OSError:
+            return None  # said by the read that follows
+        if not head:
+            return f"{self.path.name} is empty: nothing is written yet"
+        if b"\n" not in head and len(head) < FIRST_LINE and _json_start(head):
+            try:
+                detect(self.path)
+            except LoadError:
+                return f"the first line of {self.path.name} is still being written"
+        return None
 
     def _read_all(self, progress: Progress | None = None) -> Session:
         path = self.path
@@ -237,9 +293,18 @@ class Follower:
     # -- updating ---------------------------------------------------------------------------------------------------
 
     def update(self) -> Change:
-        """Read what was appended since the last call; re-read from the start when the file was replaced."""
+        """Read what was appended since the last call; re-read from the start when the file was replaced. Before
+        anything was read: NotYet while there is still nothing to read, else the whole session (a change that
+        rebuilds from 0, `started` set)."""
         if self.session is None:
-            return self._reopen("opened")
+            reason = self._not_yet()
+            if reason is not None:
+                raise NotYet(reason)
+            if self.directory is not None:
+                self._known = {str(p) for p in self._candidates()}
+            change = self._reopen(None)
+            change.started = True
+            return change
         if self.directory is not None:
             newer = self._newer_session()
             if newer is not None:
@@ -287,8 +352,6 @@ class Follower:
 
     def _reopen(self, reason: str | None) -> Change:
         try:
-            if self.session is None and self.directory is not None:
-                self.path = resolve(self.directory)
             session = self._read_all()
         except (LoadError, OSError) as exc:
             self.error = str(exc) if isinstance(exc, LoadError) else f"{self.path}: {exc.strerror or exc}"
@@ -401,8 +464,24 @@ class Follower:
         return max(fresh, key=lambda p: (p.stat().st_mtime, p.name))
 
     def watch_dir(self) -> Path:
-        """The directory to watch for changes: the followed directory, or the file's own (atomic saves rename)."""
-        return self.directory if self.directory is not None else self.path.parent
+        """The directory to watch for changes: the followed directory, or the file's own (atomic saves rename);
+        while the one waited for does not exist, the nearest that does (where it will appear)."""
+        where = self.directory if self.directory is not None else self.path.parent
+        while not where.is_dir() and where.parent != where:
+            where = where.parent
+        return where
+
+
+def _holds_session(folder: Path) -> bool:
+    """A directory with something `resolve` can read (a session file in it or a subdirectory, a task folder, an
+    opencode database); unreadable counts as holding one, so the read says why."""
+    try:
+        if session_file(folder) is not None or any(folder.glob("opencode*.db")):
+            return True
+        return any(p.stat().st_size > 0 for d in (folder, *(c for c in folder.iterdir() if c.is_dir()))
+                   for p in d.glob("*.jsonl") if not p.name.startswith("agent-") and p.is_file())
+    except OSError:
+        return True
 
 
 def _key(m: Message) -> tuple:

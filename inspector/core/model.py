@@ -265,8 +265,10 @@ class Session:
     where the format does not record it (Claude Code). `window` is a context window the source states itself (Codex;
     Copilot's token limit; Kimi's max context), else None. `sent` holds the requests exactly as sent where the source
     records them (Claude Code 2.1.332+), else None. `breakdowns` are the agent's own counts of the context by part,
-    where it records them (Copilot). `agent_cost` is the agent's own figure of what the session cost, where it
-    records one.
+    where it records them (Copilot). `subagents` are the files (or addresses) of the subagents' own windows;
+    `spawns` links the tool calls that started subagents to them, where the format records it (Claude Code's
+    `toolUseResult.agentId`): tool_use id -> agent id. `agent_cost` is the agent's own figure of what the session
+    cost, where it records one.
     """
 
     source: str
@@ -285,6 +287,7 @@ class Session:
     window: int | None = None
     sent: SentLog | None = None
     breakdowns: list[Breakdown] = field(default_factory=list)
+    spawns: dict[str, str] = field(default_factory=dict)
     agent_cost: AgentCost | None = None
 
     @property

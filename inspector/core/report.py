@@ -13,6 +13,8 @@ import orjson
 
 from inspector.core.model import Session
 from inspector.core.secrets import redact
+from inspector.core.subagents import subagents
+from inspector.core.usage_terms import usage_terms
 
 # C0/C1 controls but tab and newline, and lone surrogates (valid JSON escapes no terminal encoding can write).
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
@@ -155,7 +157,7 @@ def report_text(session: Session) -> str:
     out += [f"{k:<9} {safe_line(v)}" for k, v in head]
 
     if session.requests:
-        out += ["", "Requests (measured context = input + cache creation + cache read)",
+        out += ["", f"Requests (measured context = {usage_terms(session.format).context})",
                 f"{'#':>5} {'line':>7} {'msg':>6}  {'context':>9} {'output':>7}  model"]
         for i, r in enumerate(session.requests):
             out.append(f"{i + 1:>5} {r.line or '-':>7} {r.message_index:>6}  {r.measured_context:>9,} "
@@ -173,7 +175,10 @@ def report_text(session: Session) -> str:
         out += ["", f"Warnings ({len(session.warnings)})"]
         out += [f"  line {w.line}: {safe_line(w.message)}" if w.line else f"  {safe_line(w.message)}"
                 for w in session.warnings]
-    if session.subagents:
-        out += ["", f"Subagent windows ({len(session.subagents)})"]
-        out += [f"  {safe_line(p)}" for p in session.subagents]
+    agents = subagents(session, look=False)
+    if agents:
+        out += ["", f"Subagents ({len(agents)})"]
+        out += [f"  {a.number}" + (f" started at message {a.index}" if a.index is not None else "")
+                + f" ({safe_line(a.what)}): " + (safe_line(a.path) if a.path else "its window's file is not here")
+                for a in agents]
     return "\n".join(out) + "\n"

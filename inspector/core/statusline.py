@@ -241,11 +241,17 @@ def status(path: str | os.PathLike[str], settings: Settings = Settings(), direct
     state = cache.state() if cache is not None else None
     follower, accounting, how = _resumed(state, settings) if state is not None else (None, None, "fresh")
     if follower is None:
-        from inspector.core.follower import Follower
+        from inspector.core.follower import Follower, NotYet
         from inspector.core.tokens import account
 
         follower = Follower(path)
-        follower.open()
+        try:
+            follower.open()
+        except NotYet:  # nothing is waited for here: the loader says what is wrong with the file as it is
+            from inspector.core.formats import load
+
+            load(path)
+            raise
         assert follower.session is not None
         accounting = account(follower.session, settings.estimator)
     assert follower.session is not None

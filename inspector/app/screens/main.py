@@ -14,19 +14,23 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
+from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
-from textual.widgets import Footer, Input, Label, ProgressBar, Static, TabbedContent, TabPane
+from textual.widgets import Input, Label, ProgressBar, Static, TabbedContent, TabPane
 from textual.worker import get_current_worker
 
 from inspector.app.follow_mode import FollowMode, LiveStatus
 from inspector.app.messages import (ApplyStep, FiguresReady, GoToStep, LoadFailed, Loaded, LoadProgress, SessionGrew,
-                                    StepsChanged)
-from inspector.app.shown import Shown, step_label
-from inspector.app.text import human, plain, visible
+                                    StepsChanged, Waiting)
+from inspector.app.screens.help import ABOUT
+from inspector.app.shown import Shown, short_step_label, step_label
+from inspector.app.sizes import DETAIL_FROM, SHORT
+from inspector.app.widgets.footer import FittedFooter
+from inspector.app.text import Part, counted, human, middle, plain, visible
 from inspector.app.widgets.agent_panel import AgentPanel
 from inspector.app.widgets.context_bar import ContextBar
 from inspector.app.widgets.detail import DetailView
@@ -34,11 +38,15 @@ from inspector.app.widgets.message_list import Filter, MessageList
 from inspector.app.widgets.prompt_view import PromptView
 from inspector.app.widgets.settings import SettingsPanel, estimator_names, policy_names
 from inspector.app.widgets.timeline import Timeline
+from inspector.app.widgets.subagents import MARK, SubagentsView
+from inspector.app.widgets.title import TitleBar
 from inspector.core.figures import Figures, Links, Settings, links
+from inspector.core.follower import NotYet
 from inspector.core.model import Session
+from inspector.core.subagents import Subagent, spawned_at, subagents
 
 FREEZE_ABOVE = 60_000  # objects in the GC's oldest generation: above it, long-lived ones are frozen once shown
-VIEWS = ("messages", "prompt", "timeline", "agent")
+VIEWS = ("messages", "prompt", "timeline", "agent", "subagents")
 
 
 class Cancelled(Exception):
@@ -47,11 +55,15 @@ class Cancelled(Exception):
 
 class MainScreen(Screen):
     CSS_PATH = "main.tcss"
+    KEYS_ABOUT = ABOUT  # what F1 help says under the keys
+    # the footer's keys left out first when it is narrow (the views' keys are on their tabs)
+    FOOTER_DROP = ("app.pick", "list.sort", "main.follow", "main.estimator", "main.policy", "list.largest")
     BINDINGS = [
-        Binding("1", "view('messages')", "Messages", id="view.messages"),
-        Binding("2", "view('prompt')", "Prompt", id="view.prompt"),
-        Binding("3", "view('timeline')", "Timeline", id="view.timeline"),
+        Binding("1", "view('messages')", "Messages", show=False, id="view.messages"),
+        Binding("2", "view('prompt')", "Prompt", show=False, id="view.prompt"),
+        Binding("3", "view('timeline')", "Timeline", show=False, id="view.timeline"),
         Binding("4", "view('agent')", "Agent", show=False, id="view.agent"),
+        Binding("5", "view('subagents')", "Subagents", show=False, id="view.subagents"),
         Binding("slash", "search", "Filter", id="list.search"),
         Binding("escape", "escape", "Clear", show=False, id="main.escape"),
         Binding("s", "settings", "Settings", id="main.settings"),
@@ -65,8 +77,13 @@ class MainScreen(Screen):
     ]
 
     def __init__(self, path: str | os.PathLike[str] | None = None, *, session: Session | None = None,
-                 follow: bool = False) -> None:
+                 follow: bool = False, opener: tuple[MainScreen, Subagent] | None = None) -> None:
+        """`opener`: the session screen this one was opened from to show its subagent (esc goes back to it)."""
         super().__init__()
+        self.opener = opener
+        self.subagents: list[Subagent] = []
+        self._detail_chosen: bool | None = None  # the detail pane shown or hidden with d (else by the width)
+        self._rows: MessageList.RowsChanged | None = None  # what the status line says of the list
         self.follow = FollowMode(self, follow)
         self.path = Path(path) if path is not None else None
         self.shown = Shown(self, session=session)
@@ -86,7 +103,7 @@ class MainScreen(Screen):
 
     def compose(self) -> ComposeResult:
         name = self.path.name if self.path else (self.session.source if self.session else "")
-        yield Static(plain(name), id="title")
+        yield TitleBar(visible(name), id="title")
         yield ContextBar(id="bar")
         with Vertical(id="loading"):
             yield Label("Reading…", id="loading-label")
@@ -97,7 +114,7 @@ class MainScreen(Screen):
                     with Vertical(id="list-pane"):
                         yield Static("", id="list-header")
                         yield MessageList(id="list")
-                        yield Input(placeholder="filter: words, kind:user|assistant|tool|meta, tool:Bash  "
+                        yield Input(placeholder="filter: words, kind:user|assistant|tool|meta|summary, tool:Bash  "
                                                 "(enter applies, esc clears)", id="filter")
                     yield DetailView(id="detail")
             with TabPane("2 Prompt", id="prompt"):
@@ -106,10 +123,12 @@ class MainScreen(Screen):
                 yield Timeline(id="timeline-view")
             with TabPane("4 Agent", id="agent"):
                 yield AgentPanel(self.shown, id="agent-panel")
+            with TabPane("5 Subagents", id="subagents"):
+                yield SubagentsView(id="subagents-view")
         yield SettingsPanel(self.settings, id="settings")
         yield LiveStatus("", id="live")
         yield Static("", id="status")
-        yield Footer()
+        yield FittedFooter()
 
     def on_mount(self) -> None:
         self.query_one("#filter").display = False
@@ -117,6 +136,8 @@ class MainScreen(Screen):
         self.query_one(LiveStatus).display = False
         lst = self.query_one(MessageList)
         lst.focus()
+        self.query_one(TabbedContent).hide_tab("subagents")  # shown once the session has any
+        self._fit(self.app.size.width, self.app.size.height)
         self.watch(lst, "cursor", lambda _: self._list_moved(), init=False)
         self.watch(lst, "scroll_y", lambda _: self._list_moved(), init=False)
         if self.session is not None:
@@ -124,6 +145,22 @@ class MainScreen(Screen):
             self.shown.want_exact(now=True)
         elif self.path is not None:
             self.call_after_refresh(self.load)  # paint first: the reading thread competes for the GIL
+
+    def on_resize(self, event) -> None:
+        self._fit(event.size.width, event.size.height)
+
+    def _fit(self, width: int, height: int) -> None:
+        """A short terminal keeps the rows for the messages: the legend folds to one line, the tabs lose their
+        underline; a narrow one starts without the detail pane (unless d was pressed)."""
+        bar = self.query_one(ContextBar)
+        lines = 1 if height <= SHORT else None
+        if lines != bar.legend_lines:
+            bar.legend_lines = lines
+            bar.refresh(layout=True)
+        self.set_class(height <= SHORT, "-short")
+        if self._detail_chosen is None:
+            self.query_one(DetailView).display = width >= DETAIL_FROM
+            self._update_status()
 
     # -- loading and computing (workers post; handlers below change widgets) ---------------------------------------
 
@@ -146,6 +183,11 @@ class MainScreen(Screen):
                 self.post_message(FiguresReady(self.shown.compute_now(session, known)))
         except Cancelled:
             return
+        except NotYet as exc:  # nothing written yet: follow mode shows the session as it arrives
+            if self.follow.following:
+                self.post_message(Waiting(str(exc)))
+            else:  # (f starts following: it waits for the session)
+                self.post_message(LoadFailed(f"{exc}; f follows it, to show the session as it is written"))
         except Exception as exc:  # LoadError is the expected case; anything else must not kill the app either
             self.post_message(LoadFailed(str(exc) if exc.args else type(exc).__name__))
 
@@ -155,6 +197,19 @@ class MainScreen(Screen):
         bar.update(total=max(1, event.total), progress=event.done)
         self.query_one("#loading-label", Label).update(plain(
             f"Reading {self.path.name if self.path else ''}: {event.done / 1e6:,.1f} of {event.total / 1e6:,.1f} MB"))
+
+    @on(Waiting)
+    def _waiting(self, event: Waiting) -> None:
+        self.follow.wait(event.reason)
+        name = self.path.name if self.path else ""
+        what = "It shows here as it is written." if self.follow.following else \
+            "f follows it, to show the session as it is written."
+        self.query_one("#loading-label", Label).update(plain(f"Waiting for {name}: {event.reason}. {what}"))
+        self.query_one(ProgressBar).display = False
+        bar = self.query_one(ContextBar)
+        bar.placeholder = "no session yet: nothing to count"
+        bar.refresh()
+        self._show_live()
 
     @on(Loaded)
     def _loaded(self, event: Loaded) -> None:
@@ -174,8 +229,8 @@ class MainScreen(Screen):
             self._show_detail()
         if event.session.warnings:
             w = event.session.warnings
-            self.notify(f"{len(w)} warning(s) while loading; first: line {w[0].line}: {visible(w[0].message)[:200]}"
-                        " (W lists them)", severity="warning", timeout=8, markup=False)
+            self.notify(f"{counted(len(w), 'warning')} while loading; first: line {w[0].line}: "
+                        f"{visible(w[0].message)[:200]} (W lists them)", severity="warning", timeout=8, markup=False)
 
     @on(FiguresReady)
     def _figures(self, event: FiguresReady) -> None:
@@ -205,6 +260,7 @@ class MainScreen(Screen):
         self.query_one("#list-header", Static).update(plain(lst.header(10_000)))
         self.query_one(Timeline).show(f)
         self.query_one(PromptView).show(f)
+        self._show_subagents(f.session)
         self._update_title()
         self._show_detail()
         self.refresh_bindings()  # keys that wait for figures (policy, estimator, compaction) are live now
@@ -235,18 +291,24 @@ class MainScreen(Screen):
         s = self.session
         if s is None:
             return
-        parts = [visible(Path(s.source).name), s.format, f"{len(s.messages):,} messages",
-                 f"{len(s.requests):,} requests"]
-        if s.compactions:
-            parts.append(f"{len(s.compactions)} compaction(s)")
-        if s.cwd:
-            parts.append(visible(s.cwd))
+        n = len(s.compactions)
+        name = visible(Path(s.source).name)
+        parts: list[Part] = [((name, middle(name, 36)), 4, True), (s.format, 3),
+                             ((counted(len(s.messages), "message"), counted(len(s.messages), "msg")), 1),
+                             (counted(len(s.requests), "request"), 5), (counted(n, "compaction") if n else "", 6),
+                             ((visible(s.cwd or ""), visible(_tail(s.cwd or ""))), 7)]
         if self.load_seconds is not None:
-            parts.append(f"read in {self.load_seconds:.2f} s")
+            parts.append(((f"read in {self.load_seconds:.2f} s", f"read {self.load_seconds:.2f} s"), 8))
+        if self.opener is not None:
+            screen, agent = self.opener
+            parent = Path(screen.session.source).name if screen.session else ""
+            parts.insert(1, ((f"subagent {agent.number} of {visible(parent)} (esc: back)",
+                              f"subagent {agent.number} (esc: back)"), 0))
         label = step_label(self.shown)
         if label:
-            parts.append(visible(label))
-        self.query_one("#title", Static).update(plain("  ·  ".join(parts)))
+            forms = (label, label.removeprefix("workbench "), short_step_label(self.shown))
+            parts.insert(1, (tuple(Text(visible(f), style="reverse") for f in forms), 0))
+        self.query_one(TitleBar).show(parts)
 
     def set_settings(self, settings: Settings) -> None:
         """Adopt new settings (from the panel, a key or the palette) and re-compute at once."""
@@ -284,13 +346,26 @@ class MainScreen(Screen):
                 compaction = -1 - lst.rows[lst.cursor]
         self.query_one(DetailView).show_message(source, index, compaction)
 
+    @on(MessageList.ColumnsChanged, "#list")
+    def _columns_changed(self) -> None:
+        self.query_one("#list-header", Static).update(plain(self.query_one(MessageList).header(10_000)))
+
     @on(MessageList.RowsChanged)
     def _rows_changed(self, event: MessageList.RowsChanged) -> None:
+        self._rows = event
+        self._update_status()
+
+    def _update_status(self) -> None:
+        event = self._rows
+        if event is None:
+            return
         status = f"{event.shown:,} of {event.total:,} messages shown"
         if event.description:
             status += f"  ·  {visible(event.description)}"
         if self.session and self.session.warnings:
-            status += f"  ·  {len(self.session.warnings)} load warning(s) (W)"
+            status += f"  ·  {counted(len(self.session.warnings), 'load warning')} (W)"
+        if not self.query_one(DetailView).display:
+            status += "  ·  d shows the detail"
         self.query_one("#status", Static).update(plain(status))
 
     def action_search(self) -> None:
@@ -322,12 +397,15 @@ class MainScreen(Screen):
         elif self.query_one(MessageList).filter.active or self.query_one("#filter").display:
             self.apply_filter(Filter())
             self.query_one(MessageList).focus()
+        elif self.opener is not None and self.app.screen is self:  # a subagent's window: back to its session
+            self.app.pop_screen()
 
     def action_view(self, name: str) -> None:
         self.query_one(TabbedContent).active = name
-        target = {"messages": MessageList, "prompt": PromptView, "timeline": Timeline, "agent": AgentPanel}[name]
+        target = {"messages": MessageList, "prompt": PromptView, "timeline": Timeline, "agent": AgentPanel,
+                  "subagents": SubagentsView}[name]
         widget = self.query_one(target)
-        if widget.focusable:
+        if widget.focusable or isinstance(widget, SubagentsView):
             widget.focus()
 
     def action_settings(self) -> None:
@@ -340,7 +418,8 @@ class MainScreen(Screen):
 
     def action_toggle_detail(self) -> None:
         detail = self.query_one(DetailView)
-        detail.display = not detail.display
+        detail.display = self._detail_chosen = not detail.display
+        self._update_status()
 
     def action_cycle_policy(self) -> None:
         names = policy_names()
@@ -350,9 +429,23 @@ class MainScreen(Screen):
         self.notify(f"policy: {self.settings.policy}", timeout=2)
 
     def action_cycle_estimator(self) -> None:
+        """The next estimator that can run here; one that cannot (exact without a key) is skipped, saying why the
+        first time."""
+        from inspector.core.estimators import unavailable
+
         names = estimator_names()
         i = names.index(self.settings.estimator) if self.settings.estimator in names else -1
-        self.set_settings(replace(self.settings, estimator=names[(i + 1) % len(names)]))
+        for name in names[i + 1:] + names[:i + 1]:
+            reason = unavailable(name)
+            if reason is None:
+                break
+            told: set[str] = self.app.told  # type: ignore[attr-defined]
+            if name not in told:
+                told.add(name)
+                self.notify(f"skipping {name}: {reason}", title="Estimator", timeout=8, markup=False)
+        if name == self.settings.estimator:
+            return
+        self.set_settings(replace(self.settings, estimator=name))
         self.notify(f"estimator: {self.settings.estimator}", timeout=2)
 
     def action_warnings(self) -> None:
@@ -363,7 +456,7 @@ class MainScreen(Screen):
         lines = [f"line {w.line}: {visible(w.message)[:300]}" if w.line else visible(w.message)[:300]
                  for w in s.warnings[:20]]
         more = f"\n… and {len(s.warnings) - 20} more" if len(s.warnings) > 20 else ""
-        self.notify("\n".join(lines) + more, title=f"{len(s.warnings)} load warning(s)", timeout=20, markup=False)
+        self.notify("\n".join(lines) + more, title=counted(len(s.warnings), "load warning"), timeout=20, markup=False)
 
     # -- the session's new states: follow mode, the agent, the workbench -------------------------------------------
 
@@ -376,7 +469,12 @@ class MainScreen(Screen):
         if event.source == "agent" and self.follow.following:  # the agent writes what is shown: its snapshots win
             self.notify(self.follow.toggle() + ": the agent is writing this session", timeout=3)
         figures, change = self.shown.grew(event.session, event.change)
-        if change.reloaded or change.switched:
+        if change.started:
+            self.query_one(ContextBar).placeholder = "token figures: computing…"
+            self.query_one("#loading-label", Label).update(plain(
+                f"{Path(event.session.source).name}: {len(event.session.messages):,} messages so far; computing "
+                "figures…"))
+        elif change.reloaded or change.switched:
             what = f"now following {Path(change.switched).name}" if change.switched else change.reloaded
             self.notify(visible(f"{what}: reloaded {len(event.session.messages):,} messages"), title="Follow",
                         timeout=5, markup=False)
@@ -391,6 +489,7 @@ class MainScreen(Screen):
             lst.messages_appended(change.first_new, figures)
             self.query_one(ContextBar).show(figures)
             self.query_one(Timeline).show(figures)
+            self._show_subagents(figures.session)
             self._update_title()
         jump = self.follow.grew(change, len(lst.rows) - before, at_bottom) if event.source == "follow" else at_bottom
         if jump:
@@ -440,6 +539,45 @@ class MainScreen(Screen):
         self._show_live()
         self.notify(note, timeout=2)
 
+    # -- subagents ---------------------------------------------------------------------------------------------------
+
+    def _show_subagents(self, session: Session) -> None:
+        """The subagents tab (shown when there are any), the list's and the detail's marks where each started."""
+        found = subagents(session)
+        if found == self.subagents and self.query_one(SubagentsView).session is session:
+            return
+        self.subagents = found
+        tabs = self.query_one(TabbedContent)
+        if found:
+            tabs.get_tab("subagents").label = f"5 Subagents ({len(found)})"
+            tabs.show_tab("subagents")
+        else:
+            tabs.hide_tab("subagents")
+        self.query_one(SubagentsView).show(session, found)
+        at = spawned_at(found)
+        self.query_one(MessageList).mark_spawns(at)
+        self.query_one(DetailView).spawned = at
+
+    @on(SubagentsView.Open)
+    def _open_subagent_row(self, event: SubagentsView.Open) -> None:
+        self.open_subagent(event.agent)
+
+    @on(MessageList.Opened)
+    def _open_from_list(self, event: MessageList.Opened) -> None:
+        started = spawned_at(self.subagents).get(event.index)
+        if started:
+            self.open_subagent(started[0])
+        else:
+            self.notify(f"enter opens a subagent from a message marked {MARK}", timeout=3)
+
+    def open_subagent(self, agent: Subagent) -> None:
+        """The subagent's window as a session screen of its own, over this one (esc comes back)."""
+        if agent.path is None:
+            self.notify(f"subagent {agent.number} ({visible(agent.what)}): its window's file is not beside the "
+                        "session (a copied session keeps only the main file)", severity="warning", markup=False)
+            return
+        self.app.push_screen(MainScreen(agent.path, follow=self.follow.following, opener=(self, agent)))
+
     def action_open_other(self) -> None:
         self.app.action_pick()  # type: ignore[attr-defined]
 
@@ -464,6 +602,12 @@ class MainScreen(Screen):
         return f"{human(w.used)} of {human(w.window)} used ({w.percent:.0f}%)"
 
 
+def _tail(path: str, keep: int = 2) -> str:
+    """The last `keep` components of a path, "…/" before them when it has more (the part that names a project)."""
+    parts = path.rstrip("/").split("/")
+    return path if len(parts) <= keep + 1 else "…/" + "/".join(parts[-keep:])
+
+
 def _at_bottom(lst: MessageList) -> bool:
-    """The cursor is on the last row and the view shows the end of the list (or the list is empty)."""
-    return not lst.rows or (lst.cursor >= len(lst.rows) - 1 and lst.max_scroll_y - lst.scroll_y <= 1)
+    """The cursor is on the last row and the view was left at the end of the list (or the list is empty)."""
+    return not lst.rows or (lst.cursor >= len(lst.rows) - 1 and lst.at_end)

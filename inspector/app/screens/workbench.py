@@ -24,19 +24,22 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message as TMessage
 from textual.screen import Screen
 from textual.timer import Timer
-from textual.widgets import Button, ContentSwitcher, Footer, Input, Label, Select, Static, TextArea
+from textual.widgets import Button, ContentSwitcher, Input, Label, Select, Static, TextArea
 from textual.worker import get_current_worker
 
 from inspector.app.messages import ApplyStep, FiguresReady, GoToStep, StepsChanged
 from inspector.app.shown import Shown, follow_steps
-from inspector.app.text import human, plain, visible
+from inspector.app.widgets.footer import FittedFooter
+from inspector.app.sizes import NARROW, SHORT
+from inspector.app.text import human, middle, plain, visible
 from inspector.app.widgets.before_after import BeforeAfter
 from inspector.app.widgets.context_bar import ContextBar
 from inspector.app.widgets.diff_view import DiffView
+from inspector.app.widgets.title import TitleBar
 from inspector.app.workbench_model import Preview, after_label, make_preview
 from inspector.core.compaction.diff import Diff, render_totals
 from inspector.core.compaction.estimates import Estimates
-from inspector.core.compaction.micro import CLEARABLE_TOOLS, ClearSettings, ContextEditSettings, SnipSettings
+from inspector.core.compaction.micro import ClearSettings, ContextEditSettings, SnipSettings, clearable_tools
 from inspector.core.compaction.pipeline import STRATEGIES, CompactionPolicy, plan_strategy
 from inspector.core.compaction.plan import Plan
 from inspector.core.compaction.provider import SummaryError
@@ -120,6 +123,8 @@ def _names(text: str) -> tuple[str, ...]:
 
 class WorkbenchScreen(Screen):
     CSS_PATH = "workbench.tcss"
+    FOOTER_DROP = ("app.pick", "workbench.redo", "workbench.survival", "workbench.compare", "workbench.run_summary",
+                   "workbench.next_strategy")  # the footer's keys left out first when it is narrow
     BINDINGS = [
         Binding("left_square_bracket", "strategy(-1)", "Prev strategy", show=False, id="workbench.prev_strategy"),
         Binding("right_square_bracket", "strategy(1)", "Strategy", id="workbench.next_strategy"),
@@ -153,7 +158,7 @@ class WorkbenchScreen(Screen):
         style = "two-phase" if session.format == "claude-code" else "reference"
         self.params: dict[str, object] = {
             "snip": SnipSettings(s.preserve_last_n, s.max_chars),
-            "clear": ClearSettings(CLEARABLE_TOOLS, s.keep_recent),
+            "clear": ClearSettings(clearable_tools(session.format), s.keep_recent),
             "clear_tool_uses": ContextEditSettings(),
             "summary": SummarySettings(prompt=style),  # type: ignore[arg-type]
         }
@@ -171,13 +176,14 @@ class WorkbenchScreen(Screen):
         self._previews: dict[tuple[int, str, object], Preview] = {}  # oldest first
         self._applying = False
         self.last_export: Path | None = None
+        self._diff_note = ""
 
     # -- layout -----------------------------------------------------------------------------------------------------
 
     def compose(self) -> ComposeResult:
-        yield Static("", id="wb-title")
+        yield TitleBar(id="wb-title")
         yield Static("", id="wb-steps")
-        yield Label("now", classes="wb-bar-label")
+        yield Label("now", classes="wb-bar-label", id="wb-now-label")
         yield ContextBar(id="wb-bar-before")
         yield Label("after the previewed step", classes="wb-bar-label", id="wb-after-label")
         yield ContextBar(id="wb-bar-after")
@@ -238,17 +244,29 @@ class WorkbenchScreen(Screen):
             yield Input("", id="wb-ask-input")
             yield Select([("neutral", "neutral"), ("Claude Code", "claude-code")], value="neutral",
                          allow_blank=False, id="wb-export-format")
-        yield Footer()
+        yield FittedFooter()
 
     def _p(self, strategy: str):  # the settings object of a strategy, typed loosely for compose
         return self.params[strategy]
 
     def on_mount(self) -> None:
         self.query_one("#wb-ask").display = False
+        self._fit(self.app.size.width, self.app.size.height)
         self._show_groups()
         self.query_one(DiffView).focus()
         self._update_header()
         self.call_after_refresh(self.replan)  # the screen drawn first, without a worker competing for the GIL
+
+    def on_resize(self, event) -> None:
+        self._fit(event.size.width, event.size.height)
+
+    def _fit(self, width: int, height: int) -> None:
+        """A short terminal keeps the rows for the diff (no "now" label, the steps line only with steps to show,
+        a smaller bottom panel); a narrow one a narrower settings column."""
+        self.set_class(height <= SHORT, "-short")
+        self.set_class(width < NARROW, "-narrow")
+        if self.is_mounted:
+            self._update_header()
 
     # -- planning (the worker posts; handlers change widgets) --------------------------------------------------------
 
@@ -352,12 +370,22 @@ class WorkbenchScreen(Screen):
         survives = p.survival.reinjected_messages if p.survival else set()
         self.query_one(DiffView).show(p.rows, survives)
         self.query_one("#wb-totals", Static).update(plain(p.totals))
-        self.query_one("#wb-diff-header", Static).update(
-            plain(f"{DiffView.header()}   [{plan.strategy} on step {self.stack.position}, estimator "
-                  f"{plan.estimator}]"))
+        self._diff_header(f"{plan.strategy} on step {self.stack.position}, estimator {plan.estimator}")
         self._show_summary_panel()
         self._show_survival()
         self._update_header()
+
+    def _diff_header(self, note: str | None = None) -> None:
+        """The diff's column titles for the columns it shows, then what it shows (`note`; None: as before)."""
+        if note is not None:
+            self._diff_note = note
+        columns = self.query_one(DiffView).columns
+        self.query_one("#wb-diff-header", Static).update(plain(f"{DiffView.header(columns)}   [{self._diff_note}]"
+                                                               if self._diff_note else DiffView.header(columns)))
+
+    @on(DiffView.ColumnsChanged, "#wb-diff")
+    def _diff_columns(self) -> None:
+        self._diff_header()
 
     def _policy_name(self) -> str:
         figures = self._figures.get(0) or self.shown.figures
@@ -368,9 +396,14 @@ class WorkbenchScreen(Screen):
         name = Path(stack.original.session.source).name
         step = stack.current
         threshold = self.policy().threshold
-        self.query_one("#wb-title", Static).update(plain(
-            f"Workbench · {name} · step {stack.position}/{len(stack.steps) - 1} {step.label} · "
-            f"figure {step.figure:,}, auto-compact at {threshold:,} ({self._policy_name()})"))
+        self.query_one(TitleBar).show([
+            ("Workbench", 0), ((visible(name), middle(visible(name), 30)), 1),
+            (f"step {stack.position}/{len(stack.steps) - 1} {visible(step.label)}", 0),
+            ((f"figure {step.figure:,}", f"{human(step.figure)}"), 2),  # (the bar below states both too)
+            ((f"auto-compact at {threshold:,} ({self._policy_name()})", f"auto-compact at {human(threshold)}"), 3)])
+        # a short terminal shows the steps line only when there is more than one step (the title names the step)
+        self.query_one("#wb-steps").display = not self.has_class("-short") or len(stack.steps) > 1 or \
+            self.compared is not None
         parts = Text("steps: ")
         for i, s in enumerate(stack.steps):
             if i:
@@ -428,7 +461,8 @@ class WorkbenchScreen(Screen):
         v = self._value
         p = dict(self.params)
         p["snip"] = SnipSettings(_int(v("snip-preserve"), 6), _int(v("snip-maxchars"), 2000))
-        p["clear"] = ClearSettings(_names(v("clear-tools")) or CLEARABLE_TOOLS, _int(v("clear-keep"), 5))
+        p["clear"] = ClearSettings(_names(v("clear-tools")) or clearable_tools(self.original_format),
+                                   _int(v("clear-keep"), 5))
         p["clear_tool_uses"] = ContextEditSettings(
             _int(v("ctu-trigger"), 100_000), _int(v("ctu-keep"), 3), _int(v("ctu-atleast"), 0),
             _names(v("ctu-exclude")), bool(self.query_one("#ctu-inputs", Select).value))
@@ -760,6 +794,7 @@ class WorkbenchScreen(Screen):
     def _ask(self, label: str, value: str, kind: str) -> None:
         ask = self.query_one("#wb-ask")
         ask.display = True
+        self.add_class("-asking")  # (a short terminal gives it the bottom panel's rows)
         ask.set_class(kind == "export", "exporting")
         self.query_one("#wb-export-format").display = kind == "export"
         self.query_one("#wb-ask-label", Label).update(plain(label))
@@ -767,6 +802,10 @@ class WorkbenchScreen(Screen):
         box.value = value
         self._asking = kind
         box.focus()
+
+    def _hide_ask(self) -> None:
+        self.query_one("#wb-ask").display = False
+        self.remove_class("-asking")
 
     def action_compare(self) -> None:
         n = len(self.stack.steps)
@@ -784,7 +823,7 @@ class WorkbenchScreen(Screen):
 
     @on(Input.Submitted, "#wb-ask-input")
     def _asked(self, event: Input.Submitted) -> None:
-        self.query_one("#wb-ask").display = False
+        self._hide_ask()
         self.query_one(DiffView).focus()
         if self._asking == "compare":
             self._compare(event.value)
@@ -804,7 +843,7 @@ class WorkbenchScreen(Screen):
         self.query_one(DiffView).show(diff.rows)
         self.query_one("#wb-totals", Static).update(plain(
             f"step {a} → step {b}: " + render_totals(diff.before, diff.after, diff.counts) + " (estimated)"))
-        self.query_one("#wb-diff-header", Static).update(plain(f"{DiffView.header()}   [step {a} → step {b}]"))
+        self._diff_header(f"step {a} → step {b}")
         for side, step in (("before", a), ("after", b)):
             figures = self._figures.get(step)
             if figures is not None and figures.session is self.stack.steps[step].session:
@@ -854,7 +893,7 @@ class WorkbenchScreen(Screen):
             self.query_one(DiffView).focus()
             return
         if self.query_one("#wb-ask").display:
-            self.query_one("#wb-ask").display = False
+            self._hide_ask()
             self.query_one(DiffView).focus()
             return
         if self.compared is not None:

@@ -34,7 +34,7 @@ from inspector.app.agent_bridge import (
 )
 from inspector.app.messages import SessionGrew
 from inspector.app.shown import Shown
-from inspector.app.text import human, one_line, visible
+from inspector.app.text import counted, human, one_line, visible
 from inspector.core.limits import AGENT_POLICY
 from inspector.core.model import Session
 
@@ -388,8 +388,9 @@ class AgentPanel(Vertical):
                                          f"{e.threshold:,}; the summary streams below", style="bold magenta"))
         elif isinstance(e, ev.CompactionFinished):
             self.compacting = False
+            cleared = counted(len(e.compaction.cleared_tool_ids), "tool result")
             boundary = f"; the list shows the boundary at message {e.compaction.index:,}" \
-                if e.compaction.kind == "compact" else f"; {len(e.compaction.cleared_tool_ids)} tool result(s) cleared"
+                if e.compaction.kind == "compact" else f"; {cleared} cleared"
             self._add("compaction", Text(f"✓ compaction ({visible(e.strategy)}): {e.tokens_before:,} → "
                                          f"{e.tokens_after:,} estimated tokens{boundary}", style="bold magenta"))
         elif isinstance(e, ev.CompactionFailed):
@@ -590,5 +591,5 @@ def _result(content: str, is_error: bool) -> Text:
     text.append("\n    ".join(visible(line[:300]) for line in shown), style="red" if is_error else "")
     more = len(content.splitlines()) - len(shown)
     if more > 0:
-        text.append(f"\n    … {more} more line(s) (the Messages view has the whole result)", style="dim")
+        text.append(f"\n    … {counted(more, 'more line')} (the Messages view has the whole result)", style="dim")
     return text

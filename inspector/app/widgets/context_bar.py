@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from itertools import product
+
 from rich.style import Style
 from rich.text import Text
 from textual.reactive import reactive
 from textual.widget import Widget
 
-from inspector.app.text import human, visible
+from inspector.app.text import Part, fit, human, visible
 from inspector.core import categories as cat
 from inspector.core.figures import Figures
 
@@ -21,6 +23,36 @@ RESERVED = Style(color="#875f5f")
 MARKS = (("warning", ("warning", "warn", "w"), "yellow"),
          ("autocompact", ("auto-compact", "auto", "a"), "bold #ff8700"),
          ("blocking", ("blocking", "block", "b"), "red"))
+
+
+def place_labels(positions: list[int], labels: list[tuple[str, ...]], start: int, width: int) -> list[tuple[str, str]]:
+    """For marks at `positions` (ascending, distinct; each with its label's forms, longest first) on a line of
+    `width` cells whose first `start` are taken: each mark's label and its side ("right" of the ▲ or "left"), so
+    that no two labels touch or run into a mark: as many marks labelled as possible, the auto-compact mark's (the
+    middle of three) longest, then the most text. Three marks have few layouts: all are tried."""
+    options = [[("", "")] + [(side, name) for name in forms for side in ("right", "left")] for forms in labels]
+    best: tuple | None = None
+    chosen: list[tuple[str, str]] = []
+    for layout in product(*options):
+        x, gap, ok = start, False, True  # the first free cell; whether what ends there needs a space after it
+        for at, (side, name) in zip(positions, layout):
+            begin = at - len(name) if side == "left" else at
+            end = at + 1 + (len(name) if side == "right" else 0)
+            # a label is kept apart from the item before it, two labels facing each other by three spaces (one
+            # would read as one label); two bare marks may touch
+            apart = 3 if gap and side == "left" and name else int(gap or (side == "left" and bool(name) and x > start))
+            if begin < x + apart or end > width:
+                ok = False
+                break
+            x, gap = end, side == "right" and bool(name)
+        if not ok:
+            continue
+        main = layout[1][1] if len(layout) == 3 else ""
+        score = (sum(1 for _, name in layout if name), len(main), sum(len(name) for _, name in layout),
+                 sum(side == "right" for side, _ in layout))
+        if best is None or score > best:
+            best, chosen = score, list(layout)
+    return chosen or [("", "")] * len(positions)
 
 
 def colour(key: str, n: int) -> str:
@@ -45,6 +77,8 @@ class ContextBar(Widget):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.figures: Figures | None = None
+        self.placeholder = "token figures: computing…"  # what it says before it has figures
+        self.legend_lines: int | None = None  # the most lines the legend takes (None: as many as it needs)
 
     def show(self, figures: Figures) -> None:
         self.figures = figures
@@ -57,33 +91,46 @@ class ContextBar(Widget):
     def render(self) -> Text:
         f = self.figures
         if f is None:
-            return Text("token figures: computing…", style="dim")
+            return Text(self.placeholder, style="dim")
         width = max(20, self.content_region.width or self.size.width or 100)
-        w = f.window
-        label = "measured" if w.used_measured else "estimated"
-        head = Text()
-        if self.stale:
-            head.append("recomputing… ", style="bold reverse")
-        elif f.provisional:
-            head.append("provisional ", style="italic")
-        head.append(f"used {w.used:,} of {w.window:,} ({w.percent:.1f}%) ", style="bold")
-        head.append(label, style="green" if w.used_measured else "yellow")
-        auto = w.thresholds.get("autocompact")
-        if auto is not None and auto > w.used:
-            head.append(f" · free {w.free:,} ")
-            head.append(label, style="green" if w.used_measured else "yellow")
-            head.append(f" before auto-compact at {auto:,}")
-        elif auto is not None:
-            head.append(f" · {w.used - auto:,} past auto-compact at {auto:,}", style="bold red")
-        else:
-            head.append(f" · free {max(0, w.free):,}")
-        head.append(f" · policy {w.policy} · ")
-        head.append(visible(w.model or "unknown model"), style="dim")
-        for warning in w.warnings:  # a window smaller than a measured context, an override ignored
-            head.append(f" · ⚠ {visible(warning)}", style="bold red")
+        head = fit(self._head(f), width, seps=(" · ",))
         out = Text("\n").join([head, self._bar(f, width), self._marks(f, width), self._legend(f, width)])
         out.no_wrap, out.overflow = True, "ellipsis"
         return out
+
+    def _head(self, f: Figures) -> list[Part]:
+        """The figures line as parts for `fit`: the context used first and always, then what is free before the
+        auto-compact threshold, the warnings, the policy and the model, each shorter or left out as room runs
+        short."""
+        w = f.window
+        label = "measured" if w.used_measured else "estimated"
+        basis = Text(label, style="green" if w.used_measured else "yellow")
+        prefix = Text()
+        if self.stale:
+            prefix.append("recomputing… ", style="bold reverse")
+        elif f.provisional:
+            prefix.append("provisional ", style="italic")
+        used = [Text.assemble(prefix, (f"used {w.used:,} of {w.window:,} ({w.percent:.1f}%) ", "bold"), basis),
+                Text.assemble(prefix, (f"used {human(w.used)} of {human(w.window)} ({w.percent:.1f}%) ", "bold"),
+                              basis)]
+        auto = w.thresholds.get("autocompact")
+        if auto is not None and auto > w.used:
+            free: tuple[str | Text, ...] = (
+                Text.assemble(f"free {w.free:,} ", basis, f" before auto-compact at {auto:,}"),
+                f"free {w.free:,} before auto-compact at {auto:,}", f"free {w.free:,} before auto-compact",
+                f"free {w.free:,}")
+            ranks: tuple[int, ...] = (6, 5, 3, 1)  # the number stays longest, the policy's name outlasts "at N"
+        elif auto is not None:
+            free = tuple(Text(t, style="bold red") for t in (f"{w.used - auto:,} past auto-compact at {auto:,}",
+                                                              f"{w.used - auto:,} past auto-compact"))
+            ranks = (5, 1)
+        else:
+            free, ranks = (f"free {max(0, w.free):,}",), (1,)
+        parts: list[Part] = [(tuple(used), 0), (free, ranks)]
+        # a window smaller than a measured context, an override ignored
+        parts += [(Text(f"⚠ {visible(warning)}", style="bold red"), 2) for warning in w.warnings]
+        parts += [(f"policy {w.policy}", 2), (Text(visible(w.model or "unknown model"), style="dim"), 4)]
+        return parts
 
     def _bar(self, f: Figures, width: int) -> Text:
         window = max(1, f.window.window)
@@ -99,47 +146,96 @@ class ContextBar(Widget):
         return text
 
     def _marks(self, f: Figures, width: int) -> Text:
-        """A ▲ under each threshold, each labelled as far as the room before the next one allows."""
+        """A ▲ under each threshold, labelled by `place_labels`; the microcompaction preview before them when it fits
+        (its saving, or why it frees nothing: the core's note)."""
         window = max(1, f.window.window)
-        marks = sorted((min(width - 1, round(at / window * width)), label, style)
-                       for key, label, style in MARKS if (at := f.window.thresholds.get(key)) is not None)
-        text, x = Text(), 0
+        marks: dict[int, tuple[tuple[str, ...], str]] = {}
+        for key, labels, style in MARKS:  # two thresholds in one column: the later (auto-compact over warning) wins
+            at = f.window.thresholds.get(key)
+            if at is not None:
+                marks[min(width - 1, round(at / window * width))] = (labels, style)
+        text, start = Text(), 0
         if f.micro_saving is not None:
             s = f.settings
             how = f"keep {s.keep_recent}" if s.micro_strategy == "clear" else f"{s.max_chars} chars"
-            note = f"microcompact ({s.micro_strategy}, {how}) frees ~{human(f.micro_saving)}"
-            if not marks or len(note) < marks[0][0] - 1:
-                text.append(note, style="#d7875f")
-                x = len(note)
-        for n, (at, labels, style) in enumerate(marks):
-            if at < x:
-                continue
-            room = (marks[n + 1][0] if n + 1 < len(marks) else width) - at - 1
-            label = next((name for name in labels if len(name) < room), "")  # the longest that fits
-            before = "" if label else next((name for name in labels if len(name) < at - x), "")
-            text.append(" " * (at - x - len(before)))  # no room after the mark (the window's end): label before it
-            text.append(before + "▲" + label, style=style)
-            x = at + 1 + len(label)
+            what = f"frees ~{human(f.micro_saving)}" if f.micro_saving or not f.micro_note else \
+                f"frees nothing: {visible(f.micro_note)}"
+            for note in (f"microcompact ({s.micro_strategy}, {how}) {what}", f"microcompact {what}"):
+                if not marks or len(note) < min(marks) - 1:
+                    text.append(note, style="#d7875f")
+                    start = len(note) + 1
+                    break
+        positions = sorted(marks)
+        x = len(text)
+        for at, (side, label) in zip(positions, place_labels(positions, [marks[p][0] for p in positions], start,
+                                                             width)):
+            left, right = (label, "") if side == "left" else ("", label)
+            text.append(" " * (at - len(left) - x))
+            text.append(left + "▲" + right, style=marks[at][1])
+            x = at + 1 + len(right)
         return text
 
     def _legend(self, f: Figures, width: int) -> Text:
         # names hold tool names: session text. A negative category (usage measured below the prefix plus the
         # estimates: the estimate runs high) has no room in the bar, but stays in the legend so the figures add up.
-        parts = [(colour(key, n), f"{visible(cat.label(key))} {human(t)}{_prefix_parts(f, key)}")
-                 for n, (key, t) in enumerate(f.categories) if t]
-        parts.append(("#3a3a3a", f"free {human(f.window.free)}"))
-        if f.window.reserve:
-            parts.append(("#875f5f", f"reserved {human(f.window.reserved)}"))
-        text, line = Text(), 0
-        for c, label in parts:
-            piece = len(label) + 3
-            if line and line + piece > width:
+        parts = [(colour(key, n), key, t) for n, (key, t) in enumerate(f.categories) if t]
+        folded = self.legend_lines is not None
+        if not folded:  # free and reserved are on the figures line: the first to go when the legend must fold
+            parts.append(("#3a3a3a", cat.FREE, f.window.free))
+            if f.window.reserve:
+                parts.append(("#875f5f", cat.RESERVED, f.window.reserved))
+        entries = [(c, f"{_legend_label(key, folded)} {human(t)}{'' if folded else _prefix_parts(f, key)}", t)
+                   for c, key, t in parts]
+        text = Text()
+        for n, line in enumerate(legend_layout(entries, width, self.legend_lines)):
+            if n:
                 text.append("\n")
-                line = 0
-            text.append("■ ", style=c)
-            text.append(label + " ", style="dim" if not f.categories_measured else "")
-            line += piece
+            for c, label in line:
+                if c is None:
+                    text.append(label, style="dim")
+                    continue
+                text.append("■ ", style=c)
+                text.append(label + " ", style="dim" if not f.categories_measured else "")
         return text
+
+
+def _legend_label(key: str, short: bool) -> str:
+    """A category's legend label; `short`: without its parenthesis, "tool results: Read" as "Read results"."""
+    if key in (cat.FREE, cat.RESERVED):
+        return "free" if key == cat.FREE else "reserved"  # (the figures line says what is reserved)
+    label = visible(cat.label(key))
+    if not short:
+        return label
+    label = label.split(" (")[0]
+    return f"{label.removeprefix('tool results: ')} results" if label.startswith("tool results: ") else label
+
+
+def legend_layout(parts: list[tuple[str, str, int]], width: int, lines: int | None) -> list[list[tuple]]:
+    """The legend's entries ((colour, text, tokens), in drawing order) on lines of `width` cells: all of them,
+    or within `lines` lines the largest that fit, still in drawing order, and "+N more" for the rest."""
+    entries = [(c, text) for c, text, _ in parts]
+
+    def laid(shown: list[tuple[str | None, str]]) -> list[list[tuple]]:
+        out: list[list[tuple]] = [[]]
+        used = 0
+        for c, label in shown:
+            piece = len(label) + (3 if c is not None else 0)
+            if out[-1] and used + piece > width:
+                out.append([])
+                used = 0
+            out[-1].append((c, label))
+            used += piece
+        return out
+
+    if lines is None or len(laid(entries)) <= lines:
+        return laid(entries)
+    by_size = sorted(range(len(parts)), key=lambda i: -abs(parts[i][2]))
+    for keep in range(len(entries) - 1, -1, -1):
+        chosen = sorted(by_size[:keep])
+        shown = [entries[i] for i in chosen] + [(None, f"+{len(entries) - keep} more")]
+        if len(laid(shown)) <= lines:
+            return laid(shown)
+    return laid([(None, f"+{len(entries)} more")])
 
 
 def _prefix_parts(f: Figures, key: str) -> str:

@@ -8,6 +8,7 @@ for more); text is data, so it goes through `visible()` and plain Segments, neve
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from rich.cells import cell_len, chop_cells
 from rich.segment import Segment
@@ -20,7 +21,9 @@ from textual.widget import Widget
 
 from inspector.core.figures import Figures, Links
 from inspector.app.text import human, visible
+from inspector.core.compaction.diff import freed
 from inspector.core.model import Block, Message, Request, Session
+from inspector.core.usage_terms import usage_parts
 
 CAP = 20_000
 MAX_BLOCKS = 200  # blocks drawn per message (and per result): one can hold 100,000 parallel calls or parts
@@ -28,6 +31,7 @@ HEAD = Style(bold=True, color="#5fd7d7")
 RULE = Style(color="#5f87af", bold=True)
 DIM = Style(dim=True)
 ERROR = Style(color="#ff5f5f", bold=True)
+SPAWN = Style(color="#d787ff", bold=True)
 Line = tuple[str, Style | None]
 
 
@@ -83,6 +87,7 @@ class DetailView(ScrollView, can_focus=True, inherit_bindings=False):
         self._what: tuple[Figures | Links, int | None, int | None] | None = None
         self._requests: tuple[Session | None, dict[str, Request]] = (None, {})
         self._base: Style | None = None  # the widget's rich_style, looked up once per style change
+        self.spawned: dict[int, list] = {}  # message index -> the subagents it started (`core.subagents`)
 
     # -- content ----------------------------------------------------------------------------------------------------
 
@@ -126,7 +131,7 @@ class DetailView(ScrollView, can_focus=True, inherit_bindings=False):
         if c.pre_tokens is not None:
             out.append((f"context before: {c.pre_tokens:,} tokens", None))
         if c.tokens_saved is not None:
-            out.append((f"tokens saved: {c.tokens_saved:,}", None))
+            out.append((f"tokens: {freed(c.tokens_saved, word='saved')}", None))
         if c.cleared_tool_ids:
             out.append((f"tool results cleared: {len(c.cleared_tool_ids)}", None))
         out += [(f"source line {c.line}", DIM)] if c.line else []
@@ -158,9 +163,12 @@ class DetailView(ScrollView, can_focus=True, inherit_bindings=False):
             out.append((f"source line {lines}", DIM))
         req = self._request_of(f.session, m)
         if req is not None:
-            out.append((f"request {req.id}: input {req.input_tokens:,} · cache creation {req.cache_creation:,} · "
-                        f"cache read {req.cache_read:,} · output {req.output_tokens:,} · context "
-                        f"{req.measured_context:,}", Style(color="#5fd75f")))
+            usage = " · ".join(f"{label} {tokens:,}" for label, tokens in usage_parts(req, f.session.format))
+            out.append((f"request {req.id}: {usage}", Style(color="#5fd75f")))
+        for a in self.spawned.get(i, ()):
+            window = Path(a.path).name if a.path else "its window's file is not beside the session"
+            out.append((f"⇢ started subagent {a.number} ({a.what}): {window}" + (" · enter opens it" if a.path
+                                                                               else ""), SPAWN))
         for n, b in enumerate(m.blocks[:MAX_BLOCKS], 1):
             out.append(("", None))
             out.extend(self._block_lines(f, b, n))

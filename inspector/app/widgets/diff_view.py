@@ -31,6 +31,12 @@ STATUS = {"kept": "kept", "changed": "changed", "snipped": "changed", "cleared":
 MARK = {"kept": " ", "changed": "~", "removed": "-", "added": "+"}
 STYLE = {"kept": Style(dim=True), "changed": Style(color="yellow"), "removed": Style(color="red"),
          "added": Style(color="green", bold=True)}
+# The columns a row shows besides fate, before, after and delta, widest first: the first that leaves the content
+# its cells is used (CursorLines). The new index goes first (the old one names the message; an added one shows its new
+# index there), then the kind (the content says what it is).
+LAYOUTS = (("old", "new", "kind"), ("old", "kind"), ("old",))
+WIDTHS = {"old": 7, "new": 7, "kind": 12}
+FIXED = 2 + 11 + 8 + 8 + 10  # the mark and fate, before, after, delta
 
 
 class DiffView(CursorLines):
@@ -43,6 +49,7 @@ class DiffView(CursorLines):
     DiffView > .diff-view--dim { color: $text-muted; }
     DiffView > .diff-view--survives { color: $success; text-style: bold; }
     """
+    LAYOUTS, WIDTHS = LAYOUTS, WIDTHS
     COMPONENT_CLASSES = {"diff-view--cursor", "diff-view--dim", "diff-view--survives"}
     BINDINGS = [
         Binding("up,k", "cursor_up", "Up", show=False, id="diff.up"),
@@ -172,9 +179,14 @@ class DiffView(CursorLines):
     # -- drawing ----------------------------------------------------------------------------------------------------
 
     @staticmethod
-    def header() -> str:
-        """Column titles aligned with the rows."""
-        return f"  {'fate':<10} {'old':>6} {'new':>6} {'kind':<11} {'before':>7} {'after':>7} {'delta':>8}  content"
+    def header(columns: tuple[str, ...] = LAYOUTS[0]) -> str:
+        """Column titles aligned with the rows drawn with `columns`."""
+        index = f"{'old':>6} {'new':>6} " if "new" in columns else f"{'#':>6} "
+        kind = f"{'kind':<11} " if "kind" in columns else ""
+        return f"  {'fate':<10} {index}{kind}{'before':>7} {'after':>7} {'delta':>8}  content"
+
+    def fixed_cells(self) -> int:
+        return FIXED
 
     def line_text(self, line: int, width: int = 200) -> str:
         """The plain text of display line `line` (tests, snapshots of state)."""
@@ -190,8 +202,12 @@ class DiffView(CursorLines):
             tokens = rows.tokens(a, b) if isinstance(rows, StepRows) else sum(rows[k].before for k in range(a, b))
             first = self.rows[a].old if self.rows[a].old is not None else self.rows[a].new
             last = self.rows[b - 1].old if self.rows[b - 1].old is not None else self.rows[b - 1].new
-            segs = [Segment(f"  {'kept':<10} {first:>6} {last:>6} {f'{b - a:,} messages':<11} {human(tokens):>7} "
-                            f"{human(tokens):>7} {'0':>8}  unchanged (K shows them)", dim)]
+            count = f"{b - a:,} messages"
+            index = f"{first:>6} {last:>6} " if "new" in self.columns else f"{first:>6} "
+            kind = f"{count:<11} " if "kind" in self.columns else ""
+            what = "unchanged (K shows them)" if kind else f"{count} from {first} to {last}, unchanged (K shows them)"
+            segs = [Segment(f"  {'kept':<10} {index}{kind}{human(tokens):>7} {human(tokens):>7} {'0':>8}  {what}",
+                            dim)]
         else:
             row = self.rows[r]
             status = STATUS.get(row.fate, "changed")
@@ -201,10 +217,11 @@ class DiffView(CursorLines):
             old = "" if row.old is None else str(row.old)
             new = "" if row.new is None else str(row.new)
             kind = KIND_LABEL.get(row.kind, row.kind)
-            segs = [Segment(f"{MARK[status]} {row.fate:<10} ", style),
-                    Segment(f"{old:>6} {new:>6} ", dim),
-                    Segment(f"{kind:<11} ", base),
-                    Segment(f"{human(row.before):>7} {after:>7} ", base),
+            index = f"{old:>6} {new:>6} " if "new" in self.columns else f"{old or new:>6} "
+            segs = [Segment(f"{MARK[status]} {row.fate:<10} ", style), Segment(index, dim)]
+            if "kind" in self.columns:
+                segs.append(Segment(f"{kind:<11} ", base))
+            segs += [Segment(f"{human(row.before):>7} {after:>7} ", base),
                     Segment(f"{delta:>8}  ", style if row.delta else dim)]
             if row.old is not None and row.old in self.survives:
                 segs.append(Segment("↻ re-injected ", base + self.get_component_rich_style("diff-view--survives")))

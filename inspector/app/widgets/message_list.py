@@ -23,6 +23,7 @@ from textual.timer import Timer
 from inspector.core.figures import Figures
 from inspector.app.text import human, one_line, visible
 from inspector.app.widgets.cursor_lines import CursorLines
+from inspector.core.compaction.diff import freed
 from inspector.core.model import Message, Session
 
 KIND_LABEL = {"prompt": "user", "assistant": "assistant", "tool_result": "tool result", "meta": "meta",
@@ -34,6 +35,18 @@ KIND_STYLE = {"prompt": Style(color="#5fd75f", bold=True), "assistant": Style(co
               "system": Style(color="#5f87ff")}
 BAR = " ▏▎▍▌▋▊▉█"
 BAR_WIDTH = 8
+# The columns a row shows, widest first: the first that leaves the preview its cells is used (CursorLines).
+# The least useful go first (the size bar, the time), then the measured and estimated figures become one, the
+# figure the context counts (`tokens`: measured, ~derived, or estimated and dim), then the tool; the index, the
+# kind and the context through each message always stay.
+LAYOUTS = (
+    ("time", "tool", "meas", "est", "size"),
+    ("time", "tool", "meas", "est"),
+    ("tool", "meas", "est"),
+    ("tool", "tokens"),
+    ("tokens",),
+)
+WIDTHS = {"time": 9, "tool": 13, "meas": 8, "est": 8, "tokens": 8, "size": BAR_WIDTH + 1}
 HIGHLIGHT_EVERY = 0.05  # seconds between Highlighted messages while the cursor moves faster than that
 THREADED_FILTER = 20_000  # messages: above this a text filter runs in a worker so the list never freezes
 
@@ -123,9 +136,11 @@ class MessageList(CursorLines):
     MessageList > .message-list--orphan { color: $error; text-style: bold; }
     MessageList > .message-list--dim { color: $text-muted; }
     MessageList > .message-list--bar { color: $primary; }
+    MessageList > .message-list--spawn { color: $secondary; text-style: bold; }
     """
+    LAYOUTS, WIDTHS = LAYOUTS, WIDTHS
     COMPONENT_CLASSES = {"message-list--cursor", "message-list--separator", "message-list--orphan",
-                         "message-list--dim", "message-list--bar"}
+                         "message-list--dim", "message-list--bar", "message-list--spawn"}
     BINDINGS = [
         Binding("up,k", "cursor_up", "Up", show=False, id="list.up"),
         Binding("down,j", "cursor_down", "Down", show=False, id="list.down"),
@@ -134,6 +149,7 @@ class MessageList(CursorLines):
         Binding("home,g", "first", "First", show=False, id="list.first"),
         Binding("end,G", "last", "Last", show=False, id="list.last"),
         Binding("L", "largest", "Largest", id="list.largest"),
+        Binding("enter", "open", "Open subagent", show=False, id="list.open"),
         Binding("o", "toggle_sort", "Sort", id="list.sort"),
     ]
 
@@ -143,6 +159,13 @@ class MessageList(CursorLines):
         def __init__(self, index: int | None, compaction: int | None) -> None:
             super().__init__()
             self.index, self.compaction = index, compaction
+
+    class Opened(TMessage):
+        """Enter on message `index` (the screen opens the subagent it started, if any)."""
+
+        def __init__(self, index: int) -> None:
+            super().__init__()
+            self.index = index
 
     class RowsChanged(TMessage):
         """The set or order of rows changed (filter or sort): `shown` rows of `total` messages."""
@@ -163,6 +186,7 @@ class MessageList(CursorLines):
         self._styles: dict[str, Style] = {}
         self._highlighted_at = 0.0
         self._trailing: Timer | None = None
+        self.spawns: dict[int, list] = {}  # message index -> the subagents its tool calls started
 
     # -- data -------------------------------------------------------------------------------------------------------
 
@@ -216,7 +240,7 @@ class MessageList(CursorLines):
             return
         old = len(self.rows)
         self.rows.extend(self._rows_for(range(start, len(figures.session.messages)), start))
-        self.virtual_size = Size(self.size.width, len(self.rows))
+        self.virtual_size = Size(0, len(self.rows))
         self.refresh_lines(old, len(self.rows) - old)
         self._announce()
 
@@ -307,6 +331,17 @@ class MessageList(CursorLines):
         else:
             self.post_message(self.Highlighted(None, None))
 
+    def mark_spawns(self, spawns: dict[int, list]) -> None:
+        """Mark the messages whose tool calls started subagents (`core.subagents.spawned_at`)."""
+        if spawns != self.spawns:
+            self.spawns = spawns
+            self._cache.clear()
+            self.refresh()
+
+    def action_open(self) -> None:
+        if self.current_index is not None:
+            self.post_message(self.Opened(self.current_index))
+
     def action_largest(self) -> None:
         f = self.figures
         shown = [r for r in self.rows if r >= 0]
@@ -329,10 +364,15 @@ class MessageList(CursorLines):
 
     def header(self, width: int) -> str:
         """The column titles, aligned with `render_line`'s columns."""
-        w = self._index_width()
-        text = f"{'#':>{w}} {'time':<8} {'kind':<11} {'tool':<12} {'meas':>7} {'est':>7} {'context':>8} " \
-               f"{'size':<{BAR_WIDTH}} preview"
+        cols = self.columns
+        text = f"{'#':>{self._index_width()}} " + (f"{'time':<8} " if "time" in cols else "") + f"{'kind':<11} "
+        text += f"{'tool':<12} " if "tool" in cols else ""
+        text += "".join(f"{name:>7} " for name in ("meas", "est", "tokens") if name in cols)
+        text += f"{'context':>8} " + (f"{'size':<{BAR_WIDTH}} " if "size" in cols else "") + "preview"
         return text[:width]
+
+    def fixed_cells(self) -> int:
+        return self._index_width() + 1 + 12 + 9  # the index, the kind and the context always show
 
     def _index_width(self) -> int:
         return len(str(len(self.session.messages))) if self.session else 3
@@ -364,36 +404,49 @@ class MessageList(CursorLines):
             if c.pre_tokens:
                 label += f" · {c.pre_tokens:,} tokens before"
             if c.tokens_saved:
-                label += f" · {c.tokens_saved:,} saved"
+                label += f" · {freed(c.tokens_saved, word='saved')}"
             text = ("──" + label + " ").ljust(width, "─")[:width]
             style = self._style("cursor" if is_cursor else "separator")
             return Strip([Segment(text, style)], width)
         m = session.messages[r]
         w = self._index_width()
-        stamp = m.timestamp if isinstance(m.timestamp, str) else ""  # a file may hold a number there
-        time = visible(stamp[11:19])  # timestamps and tool names are session text too
-        tools = m.tool_names
-        if not tools and m.kind == "tool_result":
-            tools = [self._tool_of_result(m)]
-        tool = visible(",".join(t for t in tools if t))[:12]
+        cols = self.columns
         dim = self._style("dim")
+        segs = [Segment(f"{r:>{w}} ", dim)]
+        if "time" in cols:
+            stamp = m.timestamp if isinstance(m.timestamp, str) else ""  # a file may hold a number there
+            segs.append(Segment(f"{visible(stamp[11:19]):<8} ", dim))  # timestamps and tool names: session text
+        segs.append(Segment(f"{KIND_LABEL.get(m.kind, m.kind):<11} ", base + KIND_STYLE.get(m.kind, Style())))
+        if "tool" in cols:
+            tools = m.tool_names
+            if not tools and m.kind == "tool_result":
+                tools = [self._tool_of_result(m)]
+            segs.append(Segment(f"{visible(','.join(t for t in tools if t))[:12]:<12} ", base))
+        orphan = False
         if f is None:
-            numbers = [Segment(f"{'…':>7} {'…':>7} {'…':>8} {'':<{BAR_WIDTH}} ", dim)]
-            orphan = False
+            figures = sum(name in cols for name in ("meas", "est", "tokens"))
+            segs.append(Segment(f"{'…':>7} " * figures + f"{'…':>8} " + (" " * (BAR_WIDTH + 1) if "size" in cols
+                                                                           else ""), dim))
         else:
             d = f.derived.get(r) if f.measured[r] is None else None  # derived from a measured share: marked ~
-            numbers = [Segment(f"{human(f.measured[r]):>7} " if d is None else f"{'~' + human(d):>7} ",
-                               base if d is None else dim),
-                       Segment(f"{human(f.estimated[r]):>7} ", dim),
-                       Segment(f"{human(f.cumulative[r]):>8} ", base),
-                       Segment(bar(f.size(r) / self._largest), self._style("bar")),
-                       Segment(" ", base)]
+            if "meas" in cols:
+                segs.append(Segment(f"{human(f.measured[r]):>7} " if d is None else f"{'~' + human(d):>7} ",
+                                    base if d is None else dim))
+                segs.append(Segment(f"{human(f.estimated[r]):>7} ", dim))
+            else:  # one figure: what the context counts for it, marked as the bar and the detail mark it
+                basis = f.basis(r)
+                size = human(f.size(r))
+                segs.append(Segment(f"{'~' + size if basis == 'derived' else size:>7} ",
+                                    base if basis == "measured" else dim))
+            segs.append(Segment(f"{human(f.cumulative[r]):>8} ", base))
+            if "size" in cols:
+                segs += [Segment(bar(f.size(r) / self._largest), self._style("bar")), Segment(" ", base)]
             orphan = r in f.orphans
-        segs = [Segment(f"{r:>{w}} {time:<8} ", dim),
-                Segment(f"{KIND_LABEL.get(m.kind, m.kind):<11} ", base + KIND_STYLE.get(m.kind, Style())),
-                Segment(f"{tool:<12} ", base), *numbers]
         if orphan:
             segs.append(Segment("orphan ", self._style("orphan")))
+        started = self.spawns.get(r)
+        if started:
+            segs.append(Segment(f"⇢ subagent {', '.join(str(a.number) for a in started)} ", self._style("spawn")))
         used = sum(len(seg.text) for seg in segs)
         if width > used:
             segs.append(Segment(preview(m, width)[: width - used], base))

@@ -20,7 +20,8 @@ from textual.message import Message
 from textual.widgets import DataTable, Static
 
 from inspector.core.figures import Figures, PromptInfo
-from inspector.app.text import human, one_line, plain, visible
+from inspector.app.sizes import NARROW, SHORT
+from inspector.app.text import counted, human, one_line, plain, visible
 from inspector.app.widgets.detail import DetailView
 from inspector.app.widgets.request_changes import RequestChangesView
 from inspector.core.prompt.session_view import group_title
@@ -48,6 +49,9 @@ class PromptView(Vertical, can_focus=False):
     PromptView #prompt-text { width: 3fr; }
     PromptView #prompt-lint { height: 10; border-top: hkey $panel-lighten-2; }
     PromptView #prompt-changes { display: none; }
+    PromptView.-narrow #prompt-sections { width: 1fr; }
+    PromptView.-narrow #prompt-text { width: 1fr; }
+    PromptView.-short #prompt-lint { height: 6; }
     """
     BINDINGS = [Binding("b", "toggle_source", "Session/agent prompt", id="prompt.source"),
                 Binding("r", "toggle_changes", "Request changes", id="prompt.changes")]
@@ -66,6 +70,11 @@ class PromptView(Vertical, can_focus=False):
             yield DetailView(id="prompt-text")
         yield DataTable(id="prompt-lint", cursor_type="row")
         yield RequestChangesView(id="prompt-changes")
+
+    def on_resize(self) -> None:
+        """Narrow: the sections table gets half the width (its columns whole); short: the findings fewer rows."""
+        self.set_class(self.size.width < NARROW, "-narrow")
+        self.set_class(self.app.size.height <= SHORT, "-short")
 
     def on_mount(self) -> None:
         self.query_one("#prompt-sections", DataTable).add_columns("section", "tokens", "source", "kind")
@@ -170,8 +179,9 @@ class PromptView(Vertical, can_focus=False):
             lint.add_row(plain(finding.rule), plain(finding.location()[:50]), plain(one_line(finding.message, 200)))
         self._lint_display()
         total = sum(s.tokens for s in prompt.sections)
-        summary = f"{which} · {len(prompt.sections)} sections, {human(total)} tokens ({f.settings.estimator})" \
-            f" · {len(prompt.findings) or 'no'} lint finding(s)"
+        findings = counted(len(prompt.findings), "lint finding") if prompt.findings else "no lint findings"
+        summary = f"{which} · {counted(len(prompt.sections), 'section')}, {human(total)} tokens " \
+            f"({f.settings.estimator}) · {findings}"
         if prompt.note:
             summary += f"\n{prompt.note}"
         if f.prefix_sections and not self.agent:  # the measured prefix by name (core.prefix)

@@ -13,7 +13,7 @@ from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.widgets import DataTable, Static
 
-from inspector.app.text import plain
+from inspector.app.text import counted, plain
 from inspector.app.widgets.detail import DetailView
 from inspector.core.model import Session
 from inspector.core.request_changes import RequestChange
@@ -61,7 +61,7 @@ class RequestChangesView(Vertical):
             self._summary(f"this {session.format} session records no requests (Claude Code 2.1.332 and later do)")
             self.query_one(DetailView).show_text("", "")
             return
-        self._summary(f"{len(session.sent)} recorded requests · working out what changed…")
+        self._summary(f"{counted(len(session.sent), 'recorded request')} · working out what changed…")
         self.compute(session)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="request-changes")
@@ -84,8 +84,8 @@ class RequestChangesView(Vertical):
                           plain((r.agent_id or "main")[:12]), Text(str(change.messages), justify="right"),
                           plain(change.short()), key=str(n))
         threads = len({c.request.agent_id for c in self.changes})
-        self._summary(f"{len(self.changes)} recorded requests in {threads} thread(s) · what each sent that the "
-                      "one before it did not (r: back to the prompt)")
+        self._summary(f"{counted(len(self.changes), 'recorded request')} in {counted(threads, 'thread')} · what each "
+                      "sent that the one before it did not (r: back to the prompt)")
         if self.changes:
             table.move_cursor(row=len(self.changes) - 1)
             self._show(table.cursor_row)

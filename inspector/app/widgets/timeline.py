@@ -11,7 +11,7 @@ from textual.reactive import reactive
 from textual.widget import Widget
 
 from inspector.core.figures import Figures, forecast
-from inspector.app.text import human, visible
+from inspector.app.text import counted, human, visible
 
 EIGHTHS = " ▁▂▃▄▅▆▇█"
 LINES = (("blocking", "red"), ("autocompact", "#ff8700"), ("warning", "yellow"))
@@ -45,8 +45,12 @@ class Timeline(Widget, can_focus=True):
         if not points:
             return Text("This session records no usage, so there is no measured context to draw.\n"
                         "The list and the context bar show estimates.", style="dim")
-        width = max(20, (self.content_region.width or 100) - 8)
-        height = max(4, (self.content_region.height or 24) - 6)
+        room = self.content_region.width or 100
+        width = max(20, room - 8)
+        # the lines under the chart wrap where they do not fit (a narrow terminal): the chart gives up the rows
+        tail = [line for text in (self._legend(f), self._forecast(f), self._check(f))
+                for line in text.wrap(self.app.console, room, overflow="fold", no_wrap=False)]
+        height = max(4, (self.content_region.height or 24) - 3 - len(tail))
         peak = max(p.measured for p in points)
         top = max(1, int(peak * 1.1)) if self.zoomed else max(f.window.window, peak)
         cols = self._columns(f, width)
@@ -76,7 +80,7 @@ class Timeline(Widget, can_focus=True):
                        for p in (points[0], points[-1]))
         span = Text(f"        request 1 {first[:16].replace('T', ' ')}".ljust(width - 10) +
                     f"request {len(points)} {last[11:16]}".rjust(10), style="dim")
-        return Text("\n").join([*grid, axis, span, self._legend(f), self._forecast(f), self._check(f)])
+        return Text("\n").join([*grid, axis, span, *tail])
 
     def _columns(self, f: Figures, width: int) -> list[int | None]:
         """Each column's value: the largest measured context among the requests it covers."""
@@ -134,7 +138,7 @@ class Timeline(Widget, can_focus=True):
         if not errors:
             return text.append("no request to check against", style="dim")
         return text.append(f"last usage + estimates since: median error {statistics.median(errors):.2f}%, worst "
-                           f"{errors[-1]:.1f}%, {len(errors)} requests ({f.settings.estimator})")
+                           f"{errors[-1]:.1f}%, {counted(len(errors), 'request')} ({f.settings.estimator})")
 
     def _forecast(self, f: Figures) -> Text:
         auto = f.window.thresholds.get("autocompact")
@@ -142,14 +146,14 @@ class Timeline(Widget, can_focus=True):
         text = Text("  forecast: ", style="bold")
         if fc.over < 2:
             return text.append("too few requests since the last compaction to estimate a growth rate")
-        text.append(f"+{human(fc.rate)} tokens/request over the last {fc.over} requests; ")
+        text.append(f"+{human(fc.rate)} tokens/request over the last {counted(fc.over, 'request')}; ")
         if auto is None:
             return text.append(f"the {f.window.policy} policy sets no auto-compact threshold")
         if fc.requests_left is None:
             return text.append("not growing, so no auto-compact is due")
         if fc.requests_left == 0:
             return text.append("already past the auto-compact threshold", style="bold red")
-        text.append(f"auto-compact in about {fc.requests_left} requests", style="bold #ff8700")
+        text.append(f"auto-compact in about {counted(fc.requests_left, 'request')}", style="bold #ff8700")
         if fc.eta:
             text.append(f", around {fc.eta:%H:%M}")
         return text

@@ -127,13 +127,20 @@ def render_rows(rows: Iterable[Row], show_kept: bool = False, preview: int = 60)
     return lines
 
 
+def freed(saved: int, before: int = 0, word: str = "freed") -> str:
+    """What a compaction did to the context, in words: "freed 6,904 (23.3%)", and "grew by 28 (+0.1%)" when it
+    added tokens (a summary longer than the messages it folded), never "freed -28"."""
+    pct = f" ({abs(saved) / before:.1%})" if before else ""
+    if saved >= 0:
+        return f"{word} {saved:,}{pct}"
+    return f"grew by {-saved:,}" + (f" (+{pct[2:]}" if pct else "")
+
+
 def render_totals(before: int, after: int, counts: dict[str, int], pending: bool = False) -> str:
     parts = ", ".join(f"{n:,} {fate}" for fate, n in sorted(counts.items()))
     if pending:
         return f"tokens: {before:,} before; after: summary pending ({after:,} without it); messages: {parts}"
-    saved = before - after
-    pct = f" ({saved / before:.1%})" if before else ""
-    return f"tokens: {before:,} -> {after:,}, saved {saved:,}{pct}; messages: {parts}"
+    return f"tokens: {before:,} -> {after:,}, {freed(before - after, before, 'saved')}; messages: {parts}"
 
 
 def render_plan(plan: Plan, rows: Iterable[Row], totals: str, show_kept: bool = False) -> list[str]:

@@ -20,6 +20,28 @@ from inspector.core.estimators import Estimator
 from inspector.core.model import Block, Message, Session
 
 CLEARABLE_TOOLS: tuple[str, ...] = ("Read", "Bash", "Grep", "Glob", "WebSearch", "WebFetch", "Edit", "Write")
+# Each agent's counterparts of Claude Code's list (results that reading, running, searching or fetching again would
+# bring back, and edits' confirmations), by the names the agent itself sends (its requests in the lab's fixtures
+# and its source). Claude Code's names for any other session (Anthropic requests and captures of Claude Code).
+CLEARABLE_BY_FORMAT: dict[str, tuple[str, ...]] = {
+    "codex": ("exec_command", "write_stdin", "shell", "local_shell", "apply_patch", "view_image"),
+    "gemini-cli": ("read_file", "read_many_files", "run_shell_command", "grep_search", "glob", "list_directory",
+                   "web_fetch", "google_web_search", "replace", "write_file"),
+    "qwen-code": ("read_file", "read_many_files", "run_shell_command", "grep_search", "glob", "list_directory",
+                  "web_fetch", "edit", "write_file"),
+    "opencode": ("read", "bash", "grep", "glob", "list", "webfetch", "edit", "write"),
+    "neutral": ("read_file", "grep", "glob", "bash", "edit_file", "write_file"),  # our agent's tools
+    "copilot": ("view", "bash", "grep", "glob", "edit", "create"),
+    "cline": ("read_file", "execute_command", "search_files", "list_files", "replace_in_file", "write_to_file"),
+    "roo-code": ("read_file", "execute_command", "search_files", "list_files", "apply_diff", "write_to_file"),
+    "cline-sdk": ("read_files", "run_commands", "search_codebase", "fetch_web_content", "editor"),
+    "kimi": ("ReadFile", "Shell", "Grep", "Glob", "SearchWeb", "FetchURL", "WriteFile", "StrReplaceFile"),
+}
+
+
+def clearable_tools(fmt: str) -> tuple[str, ...]:
+    """The tools whose old results a `clear` drops in a session of format `fmt` (Claude Code's list by default)."""
+    return CLEARABLE_BY_FORMAT.get(fmt, CLEARABLE_TOOLS)
 CLEARED_MARKER = "[Old tool result content cleared]"
 # The API's own placeholder text is not published; this one says what happened.
 CONTEXT_EDIT_PLACEHOLDER = "[Tool result cleared by context editing]"
@@ -120,7 +142,27 @@ def plan_clear(session: Session, settings: ClearSettings = ClearSettings(),
         protected = start
     edits: list[BlockEdit] = [(i, b, CLEARED_MARKER) for i, b in to_clear if _replaceable(b, CLEARED_MARKER)]
     return microcompact_plan("clear", session, settings, est, edits, "cleared", False, protected,
-                             [e[1].tool_id or "" for e in edits], "result(s) cleared")
+                             [e[1].tool_id or "" for e in edits], "result(s) cleared",
+                             note=_nothing_cleared(est.context(session).tools, wanted, len(eligible), keep)
+                             if not to_clear else "")
+
+
+def _nothing_cleared(tools: list[tuple[int, Block]], wanted: set[str], eligible: int, keep: int) -> str:
+    """Why a clear changes nothing: every result of its tools is among the newest kept, or none of its tools ran
+    (naming the tools that did)."""
+    ran = {b.tool_name for _, b in tools if b.type == "tool_use" and b.tool_name}
+    if eligible:
+        return (f"{eligible} {_names(ran & wanted)} result{'s' if eligible > 1 else ''}, all among the {keep} newest "
+                "kept")
+    if not ran:
+        return "no tool calls in the context"
+    return (f"no results of the tools it clears; this session's {_names(ran)} "
+            f"{'is not one of them' if len(ran) == 1 else 'are not among them'}")
+
+
+def _names(names: set[str], shown: int = 3) -> str:
+    first = sorted(names)[:shown]
+    return ", ".join(first) + (f" and {len(names) - shown} more" if len(names) > shown else "")
 
 
 @gc_paused()

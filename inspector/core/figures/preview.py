@@ -55,15 +55,16 @@ def plan_estimates(session: Session, estimator: str | None, estimated: list[int]
 
 
 def micro_plan(session: Session, settings: Settings, estimates: Estimates | None = None) -> Plan:
-    """The microcompaction the settings preview (clear, keep N; or snip, N chars) planned on `session`."""
-    from inspector.core.compaction.micro import ClearSettings, SnipSettings
+    """The microcompaction the settings preview (clear, keep N, of the session's agent's tools; or snip, N chars)
+    planned on `session`."""
+    from inspector.core.compaction.micro import ClearSettings, SnipSettings, clearable_tools
     from inspector.core.compaction.pipeline import plan_strategy
     from inspector.core.tokens import estimator_for
 
     if settings.micro_strategy == "snip":
         params: object = SnipSettings(preserve_last_n=settings.preserve_last_n, max_chars=settings.max_chars)
     else:
-        params = ClearSettings(keep_recent=settings.keep_recent)
+        params = ClearSettings(clearable_tools(session.format), settings.keep_recent)
     if estimates is None:
         estimates = Estimates(estimator_for(session, settings.estimator))
     return plan_strategy(settings.micro_strategy, session, params, estimates)

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from inspector.core.accounting import Accounting
 from inspector.core.compaction.plan import Plan, Row
+from inspector.core.compaction.diff import freed
 from inspector.core.figures.compute import compute
 from inspector.core.figures.model import Figures
 from inspector.core.figures.preview import applied, followed
@@ -52,10 +53,9 @@ class PlanFigures:
         """One line: the context before and after (prefix included), what it frees, and the rows by fate."""
         plan, before, after = self.plan, self.before, self.after
         was, now = before.current_context, after.current_context
-        pct = f" ({(was - now) / was:.1%})" if was else ""
         counts = ", ".join(f"{n:,} {fate}" for fate, n in plan.counts.items() if n)
         out = f"context {was:,} -> {now:,}" + (" + the summary (pending)" if plan.pending else "") + \
-            f", freed {was - now:,}{pct}; messages: {counts}"
+            f", {freed(was - now, was)}; messages: {counts}"
         if plan.summary is not None and before.unrecorded:
             out += f"; unrecorded {-before.unrecorded:+,}"
         return out + f"; prefix {before.prefix:,} unchanged"

@@ -120,6 +120,7 @@ class ClaudeCodeLoader:
         self._steps = 0
         self.recorder = RequestRecorder(source)
         self._transcript = self.recorder.transcript.add
+        self.spawns: dict[str, str] = {}  # tool_use id -> the agent id of the subagent it started
         self.cost: AgentCost | None = None  # the last `cost-state`: Claude Code's own figure of the session's cost
 
     def warn(self, line: int | None, message: str) -> None:
@@ -166,12 +167,24 @@ class ClaudeCodeLoader:
         if version.__class__ is str and version != self.version:
             self.version = version
         record = self._record(uuid, kind, line_no, offset, obj)
+        if record is not None and kind == "user" and graph is self.main:
+            self._spawned(obj, record)
         if record is not None:
             graph.records[uuid] = record
             if record.kind in ("user", "assistant", "microcompact"):  # a boundary may end the file (our export)
                 graph.tip = uuid
         elif kind not in BOOKKEEPING:
             self._unknown.note(kind, line_no)
+
+    def _spawned(self, obj: dict, record: _Record) -> None:
+        """A tool result that hands back a subagent's report names the subagent (`toolUseResult.agentId`, whose
+        window is `agent-<id>.jsonl`): remember which tool call started it."""
+        result = obj.get("toolUseResult")
+        agent = result.get("agentId") if isinstance(result, dict) else None
+        if isinstance(agent, str):
+            for b in record.blocks:
+                if b.type == "tool_result" and b.tool_id:
+                    self.spawns[b.tool_id] = agent
 
     def _repeated(self, graph: _Graph, uuid: str, kind: Any, line_no: int, offset: int, obj: dict) -> None:
         """A uuid seen before: the first copy stands. A resumed session repeats earlier entries as they were, which
@@ -291,7 +304,7 @@ class ClaudeCodeLoader:
             self.last_build = ("extended", self._steps)
         branch.seen = len(graph.order)
         session = Session(source=self.source, format="claude-code", cwd=self.cwd, session_id=self.session_id,
-                          version=self.version, subagents=list(self.subagents))
+                          version=self.version, subagents=list(self.subagents), spawns=dict(self.spawns))
         session.warnings = list(self.warnings)
         session.warnings.extend(self._unknown.warnings())
         more = len(self.conflicts) - MAX_CONFLICT_WARNINGS
