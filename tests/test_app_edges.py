@@ -146,3 +146,13 @@ def test_quitting_does_not_wait_for_the_figures_being_computed(monkeypatch):
         assert computing.is_set() and not finished.is_set()  # the app ended first
     finally:
         release.set()
+
+
+def test_the_pickers_cut_names_stay_told_apart():
+    from inspector.app.screens.picker import _clip
+
+    samples = [_clip(p.name, 12) for p in sorted(SAMPLE_DIR.glob("*.jsonl"))]
+    assert len(set(samples)) == len(samples) and all(len(s) <= 12 for s in samples)
+    assert _clip("0f3a9c1e-5b2d-4c11-9a77-1e2f3a4b5c6d.jsonl", 12) == "0f3a9c…b5c6d"
+    assert _clip("short.jsonl", 12) == "short.jsonl"  # whole when it fits
+    assert _clip("/home/u/projects/notes", 12, keep="end") == "…jects/notes"

@@ -48,10 +48,17 @@ def columns(width: int) -> list[tuple[str, str, int]]:
 
 def _clip(text: str, width: int, keep: str = "start") -> str:
     """`text` within `width` characters, an ellipsis where it was cut: a project keeps its end (the part that
-    names it), a file name its start."""
+    names it), a file name its start and end (a session id starts differently, a sample's name ends differently:
+    `claude-code-autocompact.jsonl` and `claude-code-tool-heavy.jsonl`), its .jsonl / .json suffix dropped first."""
     if len(text) <= width:
         return text
-    return "…" + text[-(width - 1):] if keep == "end" else text[:width - 1] + "…"
+    if keep == "end":
+        return "…" + text[-(width - 1):]
+    stem = text.rsplit(".", 1)[0] if text.endswith((".jsonl", ".json")) else text
+    if len(stem) <= width:
+        return stem
+    head = width // 2
+    return stem[:head] + "…" + stem[len(stem) - (width - 1 - head):]
 
 
 def _size(n: int) -> str:
