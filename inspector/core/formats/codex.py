@@ -25,9 +25,9 @@ import json
 from typing import Any
 
 from inspector.core.formats.blocks import as_int, blocks_from_content, image_from_url, opt_int, opt_str
-from inspector.core.formats.jsonl import UnknownKinds, loads
+from inspector.core.formats.jsonl import ObjectLoader, UnknownKinds, loads
 from inspector.core.formats.values import counted
-from inspector.core.model import Block, Compaction, LoadWarning, Message, Request, Session
+from inspector.core.model import Block, Compaction, Message, Request, Session
 
 # Text Codex injects as user messages (environment, AGENTS.md, instructions): context, but not typed by the user.
 META_PREFIXES = ("<environment_context>", "<user_instructions>", "# AGENTS.md instructions", "<user_shell_command>",
@@ -49,7 +49,7 @@ LEGACY_ITEMS = CALL_ITEMS | OUTPUT_ITEMS | {"message", "reasoning"}
 STATE_RECORDS = frozenset({"state", "world_state"})
 
 
-class CodexLoader:
+class CodexLoader(ObjectLoader):
     def __init__(self, source: str) -> None:
         self.session = Session(source=source, format="codex")
         self.model: str | None = None
@@ -63,13 +63,7 @@ class CodexLoader:
         self._turn_output = False  # model output was seen since the last user input
         self._reasoning = 0  # reasoning_output_tokens of the last usage read
 
-    def warn(self, line: int | None, message: str) -> None:
-        self.session.warnings.append(LoadWarning(line, message))
-
-    def feed(self, line_no: int, offset: int, obj: Any) -> None:
-        if not isinstance(obj, dict):
-            self.warn(line_no, f"not a JSON object ({type(obj).__name__}), skipped")
-            return
+    def take(self, line_no: int, offset: int, obj: dict) -> None:
         kind, payload = opt_str(obj.get("type")), obj.get("payload")
         if "payload" not in obj:  # the older rollout layout (before `{timestamp, type, payload}` lines)
             kind, payload = _legacy(obj)

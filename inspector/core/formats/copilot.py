@@ -28,14 +28,15 @@ import json
 from typing import Any
 
 from inspector.core.formats.blocks import as_int, opt_int, opt_str
+from inspector.core.formats.jsonl import ObjectLoader
 from inspector.core.model import (CONVERSATION, SYSTEM_PROMPT, TOOL_DEFINITIONS, Block, Breakdown, Compaction,
-                                  LoadWarning, Message, Request, Session)
+                                  Message, Request, Session)
 
 USAGE_EVENTS = frozenset({"session.usage_record", "assistant.usage"})
 SIDE_CALLS = ("compaction", "sub-agent", "subagent", "sampling", "background")  # calls outside the main window
 
 
-class CopilotLoader:
+class CopilotLoader(ObjectLoader):
     def __init__(self, source: str) -> None:
         self.session = Session(source=source, format="copilot")
         self.model: str | None = None
@@ -43,13 +44,7 @@ class CopilotLoader:
         self._usage: dict[str, tuple[dict, int, str | None]] = {}  # apiCallId -> (usage, line, timestamp)
         self._started: int | None = None  # message count when the running compaction started
 
-    def warn(self, line: int | None, message: str) -> None:
-        self.session.warnings.append(LoadWarning(line, message))
-
-    def feed(self, line_no: int, offset: int, obj: Any) -> None:
-        if not isinstance(obj, dict):
-            self.warn(line_no, f"not a JSON object ({type(obj).__name__}), skipped")
-            return
+    def take(self, line_no: int, offset: int, obj: dict) -> None:
         kind, data = obj.get("type"), obj.get("data")
         if not isinstance(kind, str) or not isinstance(data, dict):
             self.warn(line_no, "event without a type and a data object, skipped")

@@ -25,9 +25,9 @@ from pathlib import Path
 from typing import Any
 
 from inspector.core.formats.blocks import as_int, opt_str
-from inspector.core.formats.jsonl import UnknownKinds
+from inspector.core.formats.jsonl import ObjectLoader, UnknownKinds
 from inspector.core.formats.parts import blocks_from_parts, has_part, part_list, part_text
-from inspector.core.model import Block, Compaction, LoadWarning, Message, Request, Session
+from inspector.core.model import Block, Compaction, Message, Request, Session
 
 SUMMARY_TAG = "<state_snapshot>"  # the compression summary (chatCompressionService.ts)
 MASKED_TAG = "<tool_output_masked>"  # a masked tool output (toolOutputMaskingService.ts)
@@ -55,7 +55,7 @@ class _Usage:
     timestamp: str | None
 
 
-class GeminiLoader:
+class GeminiLoader(ObjectLoader):
     """Feed parsed lines in file order with `feed` (or a whole legacy document with `feed_document`), then `build`
     a Session as often as you like."""
 
@@ -72,15 +72,9 @@ class GeminiLoader:
         self._cache: dict[tuple, Message] = {}
         self._unknown = UnknownKinds("record", "records")
 
-    def warn(self, line: int | None, message: str) -> None:
-        self.session.warnings.append(LoadWarning(line, message))
-
     # -- reading ------------------------------------------------------------------------------------------------
 
-    def feed(self, line_no: int | None, offset: int | None, obj: Any) -> None:
-        if not isinstance(obj, dict):
-            self.warn(line_no, f"not a JSON object ({type(obj).__name__}), skipped")
-            return
+    def take(self, line_no: int, offset: int, obj: dict) -> None:
         if "$rewindTo" in obj:
             self._rewind(line_no, obj.get("$rewindTo"))
         elif "$set" in obj:

@@ -18,7 +18,7 @@ import orjson
 from inspector.core.formats.blocks import NestedTooDeep
 from inspector.core.gc_pause import gc_paused
 from inspector.core.index import LineIndex, Skipped
-from inspector.core.model import LoadWarning
+from inspector.core.model import LoadWarning, Session
 
 Progress = Callable[[int, int], None]
 Feed = Callable[[int, int, Any], None]
@@ -81,6 +81,25 @@ def _read(index: LineIndex, feed: Feed, warn: Warn, progress: Progress | None, s
             feed(len(index) + 1, index.end, obj)
     if progress is not None:
         progress(total, total)
+
+
+class ObjectLoader:
+    """What the JSONL loaders that build one Session share: a line's problem is a warning on that session, and only
+    JSON objects reach `take` (any other value is warned of and skipped)."""
+
+    session: Session
+
+    def warn(self, line: int | None, message: str) -> None:
+        self.session.warnings.append(LoadWarning(line, message))
+
+    def feed(self, line_no: int | None, offset: int | None, obj: Any) -> None:
+        if not isinstance(obj, dict):
+            self.warn(line_no, f"not a JSON object ({type(obj).__name__}), skipped")
+        else:
+            self.take(line_no, offset, obj)
+
+    def take(self, line_no: int | None, offset: int | None, obj: dict) -> None:
+        raise NotImplementedError
 
 
 class UnknownKinds:

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from inspector.core.formats.blocks import as_int, opt_int, opt_str
-from inspector.core.formats.jsonl import Progress, read_jsonl
+from inspector.core.formats.jsonl import ObjectLoader, Progress, read_jsonl
 from inspector.core.formats.neutral import message_from_dict
 from inspector.core.model import Compaction, LoadWarning, Request, Session
 
@@ -34,19 +34,13 @@ SPECIAL = frozenset({"_system_prompt", "_checkpoint", "_usage"})
 ROLES = frozenset({"user", "assistant", "tool", "system"})
 
 
-class KimiLoader:
+class KimiLoader(ObjectLoader):
     def __init__(self, source: str) -> None:
         self.session = Session(source=source, format="kimi")
         self._usage: tuple[int, int] | None = None  # (token_count, line) of the last `_usage` with no message since
         self._pending: Request | None = None  # the request of the last assistant message, awaiting its total
 
-    def warn(self, line: int | None, message: str) -> None:
-        self.session.warnings.append(LoadWarning(line, message))
-
-    def feed(self, line_no: int, offset: int, obj: Any) -> None:
-        if not isinstance(obj, dict):
-            self.warn(line_no, f"not a JSON object ({type(obj).__name__}), skipped")
-            return
+    def take(self, line_no: int, offset: int, obj: dict) -> None:
         role = opt_str(obj.get("role"))
         if role == "_system_prompt":
             if isinstance(obj.get("content"), str):

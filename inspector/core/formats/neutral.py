@@ -14,7 +14,7 @@ from typing import Any, Iterable
 from inspector.core.formats.blocks import (as_int, blocks_from_content, image_from_url, micro_payload, opt_int, opt_str,
                                            replaced_message)
 from inspector.core.formats.claude_code import CLEARED
-from inspector.core.formats.jsonl import Progress, first_object, loads, read_jsonl
+from inspector.core.formats.jsonl import ObjectLoader, Progress, first_object, loads, read_jsonl
 from inspector.core.model import (Block, Compaction, LoadError, LoadWarning, Message, Request, Session, ToolSchema)
 from inspector.core.versions import Edit, edits, first_versions
 
@@ -114,7 +114,7 @@ def session_lines(session: Session) -> Iterable[dict[str, Any]]:
 
 # ---- reading -----------------------------------------------------------------------------------------------------
 
-class NeutralLoader:
+class NeutralLoader(ObjectLoader):
     """Feed parsed neutral lines (messages and events) in order, `build` a Session whenever needed."""
 
     def __init__(self, source: str, fmt: str = "neutral") -> None:
@@ -127,13 +127,8 @@ class NeutralLoader:
         self._use_at: dict[str, list[int]] = {}
         self._context_start = 0
 
-    def warn(self, line: int | None, message: str) -> None:
-        self.session.warnings.append(LoadWarning(line, message))
-
-    def feed(self, line_no: int | None, offset: int | None, obj: Any) -> None:
-        if not isinstance(obj, dict):
-            self.warn(line_no, f"not a JSON object ({type(obj).__name__}), skipped")
-        elif "event" in obj:
+    def take(self, line_no: int | None, offset: int | None, obj: dict) -> None:
+        if "event" in obj:
             self._event(line_no, obj)
         elif opt_str(obj.get("role")) in ROLES:
             self._message(line_no, offset, obj)

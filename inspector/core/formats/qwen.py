@@ -20,9 +20,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from inspector.core.formats.blocks import as_int, opt_int, opt_str
-from inspector.core.formats.jsonl import UnknownKinds
+from inspector.core.formats.jsonl import ObjectLoader, UnknownKinds
 from inspector.core.formats.parts import blocks_from_parts, part_text
-from inspector.core.model import Block, Compaction, LoadWarning, Message, Request, Session
+from inspector.core.model import Block, Compaction, Message, Request, Session
 
 RECORD_TYPES = frozenset({"user", "assistant", "tool_result", "system"})
 NOT_CONVERSATION = frozenset({"session_artifact_event", "session_artifact_snapshot", "session_sources_snapshot",
@@ -54,7 +54,7 @@ class _Node:
         return self.fragments[0].line
 
 
-class QwenLoader:
+class QwenLoader(ObjectLoader):
     """Feed parsed lines in file order with `feed`, then `build` a Session (as often as you like)."""
 
     def __init__(self, source: str) -> None:
@@ -65,13 +65,7 @@ class QwenLoader:
         self._unknown = UnknownKinds("record", "records")
         self._chain_warnings: set[str] = set()
 
-    def warn(self, line: int | None, message: str) -> None:
-        self.session.warnings.append(LoadWarning(line, message))
-
-    def feed(self, line_no: int, offset: int, obj: Any) -> None:
-        if not isinstance(obj, dict):
-            self.warn(line_no, f"not a JSON object ({type(obj).__name__}), skipped")
-            return
+    def take(self, line_no: int, offset: int, obj: dict) -> None:
         kind, uuid = opt_str(obj.get("type")), opt_str(obj.get("uuid"))
         if kind not in RECORD_TYPES:
             self._unknown.note(kind, line_no)
