@@ -43,7 +43,7 @@ class SubagentsView(Vertical):
         yield DataTable(cursor_type="row", zebra_stripes=True, id="subagents-table")
 
     def on_mount(self) -> None:
-        self.query_one(DataTable).add_columns("#", "started at", "what it was asked", "its window")
+        self.query_one(DataTable).add_columns("#", "started at", "its window", "what it was asked")  # the long text last
 
     def show(self, session: Session, agents: list[Subagent]) -> None:
         if session is self.session and agents == self.agents:
@@ -61,8 +61,8 @@ class SubagentsView(Vertical):
             if a.index is not None and a.index < len(session.messages):
                 stamp = session.messages[a.index].timestamp
                 at = f"message #{a.index}" + (f" {stamp[11:19]}" if isinstance(stamp, str) else "")
-            where = Path(a.path.split("#")[0]).name if a.path else "its file is not beside the session"
-            table.add_row(str(a.number), plain(at), plain(a.what), plain(where, "" if a.path else "dim"),
+            where = Path(a.path.split("#")[0]).name if a.path else "not beside the session"
+            table.add_row(str(a.number), plain(at), plain(where, "" if a.path else "dim"), plain(a.what),
                           key=str(a.number))
         if agents:
             table.move_cursor(row=min(row, len(agents) - 1))
