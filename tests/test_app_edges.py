@@ -17,7 +17,15 @@ async def test_next_estimator_skips_exact_without_a_key_and_says_why_once(monkey
 
     names = estimator_names()
     app = make_app(SAMPLE_DIR / "agent-short.jsonl", home=False)
-    async with app.run_test(size=(120, 40)) as pilot:
+    told: list[str] = []
+    notify = app.notify
+
+    def noted(message, *args, **kwargs):
+        told.append(f"{message}\n{kwargs.get('title') or ''}")
+        return notify(message, *args, **kwargs)
+
+    monkeypatch.setattr(app, "notify", noted)
+    async with app.run_test(size=(120, 40)) as pilot:  # notifications expire: count them as they are sent
         screen = await ready(app, pilot)
         seen = []
         for _ in range(2 * len(names)):
@@ -26,9 +34,9 @@ async def test_next_estimator_skips_exact_without_a_key_and_says_why_once(monkey
             await pilot.pause()
             seen.append(screen.figures.settings.estimator)
         assert "exact" not in seen and set(seen) == set(names) - {"exact"}  # it moves through every other one
-        told = [n.message for n in app._notifications if n.message.startswith("skipping exact")]
-        assert len(told) == 1 and "ANTHROPIC_API_KEY" in told[0]
-        assert not any("not applied" in (n.title or "") for n in app._notifications)
+        skipped = [m for m in told if m.startswith("skipping exact")]
+        assert len(skipped) == 1 and "ANTHROPIC_API_KEY" in skipped[0]
+        assert not any("not applied" in m for m in told)
 
 
 async def test_help_in_the_workbench_lists_each_key_once_with_whole_ids_and_end_scrolls():

@@ -193,7 +193,8 @@ async def test_picker_lists_claude_code_sessions(tmp_path, monkeypatch):
         table = app.screen.query_one(DataTable)
         row = [str(c) for c in table.get_row_at(0)]
         assert row[2] == "…" + entries[0].project[-29:] and len(row[2]) == 30
-        assert row[3] == new.name[:29] + "…"
+        stem = new.name.removesuffix(".jsonl")  # a cut file name keeps its start and its end
+        assert row[3] == stem[:15] + "…" + stem[-14:]
         assert sum(col.get_render_width(table) for col in table.columns.values()) <= 140
 
 
