@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 import pytest
 
@@ -120,15 +120,19 @@ def of_anthropic(messages: list[dict], thinking: bool = True) -> list[Turn]:
 
 
 def live_capture(agent: str, version: str, scenario: str, scenarios: dict[str, lab.Scenario],
-                 tmp_path: Path) -> lab.Capture:
+                 tmp_path: Path, botched: Callable[[lab.Capture], bool] | None = None) -> lab.Capture:
     """A lab scenario run with the real agent now, in the test's own scratch directory (skipped, saying how to
-    install it, when the agent is not installed); nothing it wrote and nothing the server logged holds a secret."""
+    install it, when the agent is not installed); nothing it wrote and nothing the server logged holds a secret.
+    `botched`: how the real agent's own run can go wrong on a loaded machine (each caller says what it has seen):
+    such a run is made once more, in a fresh scratch directory."""
     import install
 
     binary = install.binary(agent)
     if binary is None:
         pytest.skip(f"{agent} {version} is not installed: python3 tests/agents/install.py {agent}")
     capture = scenarios[scenario].run(lab.Scratch.fresh(agent, scenario, base=tmp_path), binary)
+    if botched is not None and botched(capture):
+        capture = scenarios[scenario].run(lab.Scratch.fresh(agent, scenario, base=tmp_path), binary)
     texts = [(str(p), p.read_bytes().decode("utf-8", "replace")) for p in capture.files]
     assert lab.find_secrets(texts + [("server log", json.dumps(capture.server_log))]) == []
     return capture

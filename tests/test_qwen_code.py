@@ -146,12 +146,10 @@ def test_bad_lines_and_broken_chains_are_named_and_the_rest_loads(tmp_path):
 @pytest.mark.live
 @pytest.mark.parametrize("scenario", SCENARIOS)
 def test_live(scenario, tmp_path):
-    capture = live_capture("qwen", VERSION, scenario, RUNNABLE, tmp_path / "1")
+    # in full-suite runs on a loaded machine the real agent has twice left a read_file call without its result
+    capture = live_capture("qwen", VERSION, scenario, RUNNABLE, tmp_path,
+                           botched=lambda c: bool(load(c.files[0]).warnings))
     [path] = capture.files
     session = load(path)
-    if session.warnings:  # in full-suite runs on a loaded machine the real agent has twice left a read_file call
-        capture = live_capture("qwen", VERSION, scenario, RUNNABLE, tmp_path / "2")  # without its result: once more
-        [path] = capture.files
-        session = load(path)
     assert [w.message for w in session.warnings] == []
     check(session, capture.server_log)
