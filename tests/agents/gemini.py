@@ -21,7 +21,7 @@ from typing import Iterator
 import install
 from gemini_server import GeminiServer, is_compression
 from lab import FAKE_KEY, Capture, LabError, Scenario, Scratch, agent_env, keep_log, registry
-from scripted import Call, Turn
+from scripted import SHELL_PROMPT, Call, Turn, shell_turns
 
 AGENT = "gemini"
 VERSION = install.PINS[AGENT].version
@@ -105,13 +105,9 @@ def edit_file(scratch: Scratch, binary: Path) -> Capture:
 @scenario("shell", "Run a shell command with run_shell_command")
 def shell(scratch: Scratch, binary: Path) -> Capture:
     settings(scratch)
-    scratch.write("data/a.txt", "one\n")
-    scratch.write("data/b.txt", "two\nthree\n")
     with model(scratch) as server:
-        server.add(Turn("", [Call("run_shell_command", {"command": "wc -l data/a.txt data/b.txt",
-                                                        "description": "Count lines"})]),
-                   Turn("a.txt has 1 line and b.txt has 2: 3 in all."))
-        return run_prompts(scratch, binary, server, gemini(binary, "How many lines are in the files under data/?"))
+        server.add(*shell_turns(scratch))
+        return run_prompts(scratch, binary, server, gemini(binary, SHELL_PROMPT))
 
 
 @scenario("parallel-tools", "Three tool calls in one response (two read_file and a run_shell_command)")

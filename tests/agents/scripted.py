@@ -56,6 +56,19 @@ class Turn:
 Script = Turn | Callable[[dict], Turn]
 
 
+SHELL_PROMPT = "How many lines are in the files under data/?"
+
+
+def shell_turns(scratch: Any) -> list[Turn]:
+    """The shell scenario of the Gemini CLI family (Gemini CLI and its fork Qwen Code share `run_shell_command`): two
+    files written into the scratch directory, one `wc -l` call, the answer to SHELL_PROMPT."""
+    scratch.write("data/a.txt", "one\n")
+    scratch.write("data/b.txt", "two\nthree\n")
+    return [Turn("", [Call("run_shell_command", {"command": "wc -l data/a.txt data/b.txt",
+                                                 "description": "Count lines"})]),
+            Turn("a.txt has 1 line and b.txt has 2: 3 in all.")]
+
+
 def count_tokens(body: Any) -> int:
     """The servers' deterministic token count of a request: one token per four characters of its JSON body."""
     return math.ceil(len(json.dumps(body, ensure_ascii=False, sort_keys=True)) / 4)
