@@ -48,7 +48,7 @@ def measure(args: list[str], runs: int) -> tuple[float, float, int]:
 def shapes(runs: int) -> None:
     """Issue 15's shapes, each the median of `runs`."""
     from inspector.core.agent.tools import TOOLS_BY_NAME, ToolContext, run_tool
-    from inspector.core.compaction.pairing import pairing_warnings
+    from inspector.core.pairing import pairing_warnings
     from inspector.core.model import Block, Message, Session
 
     def timed(work) -> float:

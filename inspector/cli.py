@@ -16,7 +16,7 @@ from typing import Any
 
 from inspector import __version__
 from inspector.core.model import LoadError
-from inspector.core.report import safe_line
+from inspector.core.inert import safe_line
 
 SUBCOMMANDS = {
     "report": "print what a session's context holds (table or --json)",

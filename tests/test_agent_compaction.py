@@ -10,7 +10,7 @@ from inspector.core.agent.events import (
 from inspector.core.agent.config import compaction_policy
 from inspector.core.agent.provider import AnthropicProvider
 from inspector.core.agent.writer import SessionWriter
-from inspector.core.compaction.pairing import pairs_intact
+from inspector.core.pairing import pairs_intact
 from inspector.core.compaction.pipeline import CompactionPolicy
 from inspector.core.formats import load
 from inspector.core.model import Block, Message

@@ -420,7 +420,7 @@ def test_lone_surrogates_never_reach_history(mock_api, tmp_path):
 
 def test_a_tool_id_given_twice_runs_once(mock_api, tmp_path):
     from inspector.core.agent.loop import run as run_turn
-    from inspector.core.compaction.pairing import find_orphans
+    from inspector.core.pairing import find_orphans
 
     call = {"command": "echo ran >> log.txt"}
     twice = r.Reply([r.tool_use_block("bash", call, id="toolu_dup"), r.tool_use_block("bash", call, id="toolu_dup"),

@@ -20,7 +20,7 @@ from inspector.app.widgets.context_bar import ContextBar
 from inspector.app.widgets.diff_view import DiffView
 from inspector.app.widgets.message_list import MessageList
 from inspector.app.widgets.timeline import Timeline
-from inspector.core.compaction.pairing import pairs_intact
+from inspector.core.pairing import pairs_intact
 from inspector.core.formats import load
 from inspector.samples import SAMPLE_DIR
 

@@ -100,7 +100,7 @@ def test_a_summary_from_a_pipe_is_read(tmp_path):
 def test_pairing_400k_parallel_calls_is_linear():
     """A hang guard, not a timing: the quadratic check took 51 s here; linear, it takes a second or two."""
     code = ("from inspector.core.model import Block, Message, Session\n"
-            "from inspector.core.compaction.pairing import pairing_warnings, PairingCheck\n"
+            "from inspector.core.pairing import pairing_warnings, PairingCheck\n"
             "n = 400_000\n"
             "calls = Message('assistant', 'assistant', [Block('tool_use', tool_id=f't{i}', tool_name='Bash') "
             "for i in range(n)])\n"
@@ -247,7 +247,7 @@ def test_a_huge_label_is_capped_in_the_report(tmp_path):
 
 def test_bidi_controls_are_shown_not_obeyed(tmp_path):
     from inspector.app.text import visible
-    from inspector.core.report import safe, safe_line
+    from inspector.core.inert import safe, safe_line
 
     text = "file\u202etxt.exe \u2066x\u2069"
     for shown in (safe(text), safe_line(text), visible(text)):

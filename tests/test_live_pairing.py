@@ -8,7 +8,7 @@ import random
 
 from hypothesis import given, settings, strategies as st
 
-from inspector.core.compaction.pairing import MAX_PAIRING_WARNINGS, PairingCheck, find_orphans
+from inspector.core.pairing import MAX_PAIRING_WARNINGS, PairingCheck, find_orphans
 from inspector.core.formats import load
 from inspector.core.follower import Follower
 from inspector.core.model import Block, Message

@@ -232,7 +232,7 @@ def test_each_escape_kind_is_inert_in_the_cli_and_the_app(kind):
     from rich.text import Text
 
     from inspector.app.text import one_line, plain, visible
-    from inspector.core.report import safe
+    from inspector.core.inert import safe
 
     text = f"a {KINDS[kind]} b"
     for shown in (safe(text), visible(text), one_line(text), plain(text).plain):

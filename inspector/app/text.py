@@ -10,7 +10,7 @@ import re
 
 from rich.text import Text
 
-from inspector.core.report import INVISIBLE, codepoint
+from inspector.core.inert import INVISIBLE, codepoint
 from inspector.core.secrets import redact
 
 # C0 controls except tab and newline, DEL, C1 controls (0x80-0x9f, which some terminals treat as CSI etc.), and

@@ -28,7 +28,7 @@ from inspector.capture.proxy import CaptureProxy, upstream_defaults
 from inspector.capture.recorder import CaptureFile
 from inspector.capture.redact import public_url
 from inspector.cli import UsageError, number
-from inspector.core.report import safe_line
+from inspector.core.inert import safe_line
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

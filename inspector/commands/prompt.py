@@ -21,7 +21,7 @@ from inspector.core.prompt.lint import Finding, lint
 from inspector.core.prompt.memory import default_memory_path
 from inspector.core.prompt.session_view import group_title, latest, session_prompt
 from inspector.core.prompt.template import TemplateError
-from inspector.core.report import safe, safe_line
+from inspector.core.inert import safe, safe_line
 from inspector.core.tokens import session_default
 
 

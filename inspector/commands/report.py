@@ -15,7 +15,8 @@ from inspector.core.estimators import ESTIMATORS
 from inspector.core.formats import PATH_HELP, load
 from inspector.core.gc_pause import gc_paused
 from inspector.core.limits import POLICIES, window_info
-from inspector.core.report import message_rows, report_dict, report_text, request_rows, safe_line, write_json
+from inspector.core.inert import safe_line
+from inspector.core.report import message_rows, report_dict, report_text, request_rows, write_json
 from inspector.core.token_report import add_token_keys, message_keys, request_keys, token_text
 from inspector.core.model import Session
 from inspector.core.tokens import Accounting, account, estimator_for

@@ -24,7 +24,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from inspector.cli import UsageError
-    from inspector.core.report import safe_line
+    from inspector.core.inert import safe_line
     from inspector.core.stats import aggregate, session_paths, store_paths, summaries
 
     missing = [d for d in args.dirs if not d.exists()]

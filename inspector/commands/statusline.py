@@ -19,7 +19,6 @@ import json
 import os
 import re
 import shlex
-import shutil
 import sys
 
 DEFAULT_FORMAT = "{model} · ctx {used}/{window} ({percent}) · {to_compact} to compact ({basis}) · {compactions_text} · {cost}"
@@ -108,7 +107,7 @@ def _run(args: argparse.Namespace) -> int:
             from inspector.cli import UsageError
 
             raise (exc if isinstance(exc, LoadError) else UsageError(str(exc))) from None
-        from inspector.core.report import safe_line
+        from inspector.core.inert import safe_line
 
         return _say(safe_line(exc, 200))
     figures = outcome.figures
@@ -126,7 +125,7 @@ def _run(args: argparse.Namespace) -> int:
 
 def render(f: dict, fmt: str, colour: bool = False) -> str:
     """The line for figures `f` (`StatusFigures.to_dict()`): each {field} replaced; session text made inert."""
-    from inspector.core.report import safe_line
+    from inspector.core.inert import safe_line
 
     values = {
         "used": _short(f["used"]), "window": _short(f["window"]), "percent": f"{f['percent']:.1f}%",
@@ -183,7 +182,7 @@ def _waiting(given: dict) -> str:
     """Before the first request Claude Code names a transcript it has not written yet."""
     model = given.get("model")
     name = model.get("display_name") if isinstance(model, dict) else None
-    from inspector.core.report import safe_line
+    from inspector.core.inert import safe_line
 
     return (safe_line(name, 60) + " · " if isinstance(name, str) else "") + "no request yet"
 
@@ -206,6 +205,8 @@ def _detach_stdout() -> None:
 
 def install_snippet(args: argparse.Namespace) -> str:
     """The settings snippet that runs this command as Claude Code's status line (with the options given)."""
+    import shutil  # here: its import (bz2, lzma) would slow every status line down
+
     program = shutil.which("context-inspector") or "context-inspector"
     command = [program, "statusline"]
     for flag in ("format", "policy", "window", "estimator", "prices"):

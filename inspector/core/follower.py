@@ -19,7 +19,7 @@ from operator import is_not
 from pathlib import Path
 from typing import Any, Protocol
 
-from inspector.core.compaction.pairing import PairingCheck
+from inspector.core.pairing import PairingCheck
 from inspector.core.formats import detect, resolve, split_address, stamp, subagent_files
 from inspector.core.formats.agent_stores import session_file
 from inspector.core.formats.jsonl import Progress, first_object, read_jsonl

@@ -26,7 +26,6 @@ demand (their line offsets are all that is kept), so a long session costs little
 from __future__ import annotations
 
 import copy
-import hashlib
 import json
 from array import array
 from dataclasses import dataclass, field
@@ -94,6 +93,8 @@ def message_hash(message: dict) -> str:
 
 
 def _digest(obj: Any) -> str:
+    import hashlib  # here: a session without sent requests never hashes, and its import costs a status line ~5 ms
+
     return hashlib.sha256(_canonical(obj)).hexdigest()
 
 
@@ -194,6 +195,8 @@ class TranscriptMessages:
             return
 
     def _index_from(self, f: BinaryIO) -> None:
+        import hashlib
+
         for n in range(self._indexed, len(self.offsets)):
             message = self._message(f, n)
             if message is None:

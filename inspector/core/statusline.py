@@ -1,7 +1,7 @@
 """The figures of a status line, kept quick for a command an agent runs after every turn.
 
 `status(path, ...)` gives what `report` states of a session (the same core calls: `tokens.account` /
-`account_appended`, `limits.window_info`, `figures.window_figures`, `cost.session_cost`), with a small cache under
+`account_appended`, `limits.window_info`, `window.window_figures`, `cost.session_cost`), with a small cache under
 the user's cache directory (`$XDG_CACHE_HOME/context-inspector/statusline/`, one entry per session path, the
 eight most recently used kept):
 
@@ -290,7 +290,7 @@ def _resumed(state: tuple[Follower, Accounting], settings: Settings) -> tuple[An
 def figures_of(session: Session, acc: Accounting, settings: Settings, table: PriceTable | None = None) -> StatusFigures:
     """The status line's figures from the core's: the window as `report` states it, the cost, the cache ratio."""
     from inspector.core.cost import prices, session_cost
-    from inspector.core.figures.compute import window_figures
+    from inspector.core.window import window_figures
     from inspector.core.limits import window_info
     from inspector.core.prompt_cache import cache_report
 

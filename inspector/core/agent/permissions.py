@@ -19,7 +19,7 @@ from typing import Any
 
 from inspector.core.agent.events import Decision, PermissionAsked
 from inspector.core.agent.tools import TOOLS_BY_NAME, Tool, ToolContext, ToolError, resolve
-from inspector.core.report import INVISIBLE
+from inspector.core.inert import INVISIBLE
 from inspector.core.secrets import redact
 
 FIELD_CAP = 20_000  # characters of one input field a question shows; the rest is counted

@@ -2,14 +2,15 @@
 
 plan.py (rows, apply), micro.py (snip, clear, clear_tool_uses), split.py (find_split_point), summary.py (prompts,
 request, answer parser), provider.py (the summary call's protocol), pipeline.py (maybe_compact, circuit breaker),
-pairing.py (orphan checker), diff.py (structural diff, text rendering), replay.py (what-if over a recorded session);
-steps.py and survival.py serve the app's workbench (step stack; what survives a Claude Code summary).
+diff.py (structural diff, text rendering), replay.py (what-if over a recorded session);
+steps.py and survival.py serve the app's workbench (step stack; what survives a Claude Code summary). The pairing
+rule every plan keeps is `inspector.core.pairing` (the loaders and the follower check it too).
 """
 
 from inspector.core.compaction.diff import Diff, diff_sessions, inert, render_diff, render_plan
 from inspector.core.compaction.micro import (ClearSettings, ContextEditSettings, SnipSettings, plan_clear,
                                              plan_clear_tool_uses, plan_snip)
-from inspector.core.compaction.pairing import Orphan, find_orphans
+from inspector.core.pairing import Orphan, find_orphans
 from inspector.core.compaction.pipeline import (STRATEGIES, CircuitBreaker, CompactionOutcome, CompactionPolicy,
                                                 Compactor, maybe_compact, plan_strategy)
 from inspector.core.compaction.apply import apply

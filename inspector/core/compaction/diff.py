@@ -18,7 +18,7 @@ from inspector.core.compaction.estimates import Estimates, estimates_for
 from inspector.core.compaction.plan import Plan, Row
 from inspector.core.estimators import Estimator
 from inspector.core.model import Message, Session
-from inspector.core.report import safe
+from inspector.core.inert import safe
 
 
 def identity(message: Message) -> object:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from inspector.core.compaction.estimates import Estimates
 from inspector.core.model import Compaction, Request, Session
-from inspector.core.report import safe_line
+from inspector.core.inert import safe_line
 
 DEFAULT_SUMMARY_TOKENS = 4_000  # when the session records no summary to measure
 

@@ -2,8 +2,8 @@
 
 `compute` calls `tokens.account` (or takes an accounting made already: followed through an append, a step) and
 `limits.window_info` and flattens their answers into per-row arrays. `extend` makes the figures after a live append
-from the figures before it (the same figures, made from the first changed message on). `window_figures` and
-`ordered` are what `report` states too, so the app's header and bar and the CLI give the same numbers.
+from the figures before it (the same figures, made from the first changed message on). `ordered` (and
+`window.window_figures`) are what `report` states too, so the app's header and bar and the CLI give the same numbers.
 """
 
 from __future__ import annotations
@@ -12,11 +12,12 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from inspector.core import categories as cat
-from inspector.core.compaction.pairing import PairingCheck
-from inspector.core.figures.model import Figures, Links, PromptInfo, RequestPoint, Settings, Window
+from inspector.core.pairing import PairingCheck
+from inspector.core.figures.model import Figures, Links, PromptInfo, RequestPoint, Settings
 from inspector.core.figures.preview import micro_saving
 from inspector.core.limits import WindowInfo, window_info
 from inspector.core.model import Message, Session
+from inspector.core.window import window_figures
 
 if TYPE_CHECKING:
     from inspector.core.follower import Change
@@ -41,21 +42,6 @@ def ordered(by_category: dict[str, int]) -> list[tuple[str, int]]:
     skip = (cat.FREE, cat.RESERVED)
     return [(k, v) for k, v in sorted(by_category.items(), key=lambda kv: (rank(kv[0]), -kv[1]))
             if k not in skip and v]
-
-
-def window_figures(info: WindowInfo, used: int, measured: bool) -> Window:
-    """How full `info`'s window is at `used` tokens: free room before auto-compaction and what is left of the
-    reserved band, which sum with `used` to the window; the warnings say what does not fit."""
-    t = info.thresholds
-    state = info.state(used)
-    reserved = max(0, min(info.reserved, info.context_window - used))
-    warnings = list(info.warnings)
-    if used > info.context_window:
-        warnings.append(f"the context ({used:,}) is larger than the window ({info.context_window:,})")
-    return Window(model=info.model, window=info.context_window, reserve=info.reserved, policy=info.policy,
-                  thresholds=t.to_dict(), used=state.used, used_measured=measured, free=state.free,
-                  reserved=reserved, percent=state.percent, warnings=tuple(warnings),
-                  policy_source=info.policy_source)
 
 
 def settings_window(session: Session, settings: Settings) -> WindowInfo:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from inspector.core.accounting import MessageFigures
 from inspector.core.model import Session
 from inspector.core.stamps import when as _when
+from inspector.core.window import Window
 
 if TYPE_CHECKING:
     from inspector.core.accounting import Accounting
@@ -30,26 +31,6 @@ class Settings:
     keep_recent: int = 5  # clear: results kept
     preserve_last_n: int = 6  # snip: messages protected at the end
     max_chars: int = 2000  # snip: results longer than this are cut
-
-
-@dataclass(frozen=True, slots=True)
-class Window:
-    """The window and the policy's thresholds, and how full it is now. `reserve` is the band the policy keeps
-    above its auto-compact threshold; `reserved` what of it the context has not taken (a context past the threshold
-    eats into it), so that used + free + reserved is the window."""
-
-    model: str | None
-    window: int
-    reserve: int
-    policy: str
-    thresholds: dict[str, int]  # warning / autocompact / blocking, in tokens (absent when the policy has none)
-    used: int
-    used_measured: bool  # True when `used` rests on the last request's measured usage
-    free: int
-    reserved: int
-    percent: float
-    warnings: tuple[str, ...] = ()  # what does not fit: a window below a measured context, the context past it
-    policy_source: str = "chosen"
 
 
 @dataclass(slots=True)

@@ -11,7 +11,8 @@ from dataclasses import replace
 
 from inspector.core import categories as cat
 from inspector.core.estimators import get_estimator
-from inspector.core.figures.model import Figures, RequestPoint, Window
+from inspector.core.figures.model import Figures, RequestPoint
+from inspector.core.window import Window
 from inspector.core.model import Session
 
 

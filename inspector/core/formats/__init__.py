@@ -15,6 +15,7 @@ from inspector.core.formats.detect import detect
 from inspector.core.formats.jsonl import Progress, first_object, loads, read_jsonl
 from inspector.core.formats.values import check_figures
 from inspector.core.model import LoadError, LoadWarning, Session
+from inspector.core.pairing import pairing_warnings
 
 __all__ = ["load", "detect", "resolve", "subagent_files", "Progress", "split_address", "stamp"]
 
@@ -48,7 +49,6 @@ def load(path: str | os.PathLike[str], progress: Progress | None = None) -> Sess
     else:
         loader: Callable[[Path, Progress | None], Session] = _LOADERS[fmt]
         session = loader(file, progress)
-    from inspector.core.compaction.pairing import pairing_warnings  # the compaction package imports formats
 
     check_figures(session, lambda line, message: session.warnings.append(LoadWarning(line, message)))
     session.warnings.extend(pairing_warnings(session))
