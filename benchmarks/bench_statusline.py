@@ -106,7 +106,7 @@ import inspector.cli, inspector.commands.statusline
 from inspector.core import statusline as sl
 marks["imports: the cli and the command (the cached answer's)"] = clock() - t
 t = clock()
-import inspector.core.follower, inspector.core.tokens, inspector.core.figures.compute, inspector.core.cost
+import inspector.core.follower, inspector.core.tokens, inspector.core.window, inspector.core.cost
 import inspector.core.limits, inspector.core.prompt_cache, pickle
 marks["imports: what a resumed answer adds"] = clock() - t
 from pathlib import Path

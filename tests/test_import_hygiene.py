@@ -1,5 +1,6 @@
 """The core must never import Textual: it runs headless (CLI, CI, the agent loop) and stays testable alone."""
 
+import os
 import subprocess
 import sys
 
@@ -82,3 +83,24 @@ def test_no_module_imports_itself_back():
         if v not in index:
             visit(v)
     assert not cycles, cycles
+
+
+def test_the_status_line_imports_only_what_it_needs(tmp_path):
+    """Claude Code starts `statusline` after every turn, so what it imports is its start-up time: not the
+    compaction engine, the figures package, the report writer or Textual (each package's `__init__` imports all
+    of it; ~30 ms together)."""
+    from pathlib import Path
+
+    session = Path(__file__).parent / "corpus" / "claude-code-manual-compact.jsonl"
+    code = (
+        "import sys\n"
+        "from inspector.cli import main\n"
+        f"assert main(['statusline', '--session', {str(session)!r}]) == 0\n"
+        "heavy = ('inspector.core.compaction', 'inspector.core.figures', 'inspector.core.report', 'textual')\n"
+        "bad = sorted(n for n in sys.modules if n in heavy or n.startswith(tuple(h + '.' for h in heavy)))\n"
+        "print(len(bad), bad, file=sys.stderr); assert not bad, bad\n"
+    )
+    env = {**os.environ, "CONTEXT_INSPECTOR_CACHE": str(tmp_path)}
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert result.returncode == 0, result.stderr
+    assert "%" in result.stdout  # its line, the percent of the window used

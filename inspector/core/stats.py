@@ -72,6 +72,13 @@ def store_paths() -> list[tuple[Path, str]]:
 
 def summarise(path: str, agent: str) -> Summary:
     """One session's figures, or a Summary whose `error` says why it could not be read."""
+    from inspector.core.gc_pause import gc_paused
+
+    with gc_paused():  # as `report` runs: collections while a session is built free nothing and re-walk it all
+        return _summary(path, agent)
+
+
+def _summary(path: str, agent: str) -> Summary:
     from inspector.core.cost import session_cost
     from inspector.core.formats import load
     from inspector.core.model import LoadError
