@@ -6,7 +6,7 @@ session (`tests/corpus/claude-code-manual-compact.jsonl`, a compaction in it), c
 `context-inspector stats DIR --json` runs in a fresh process (its workers: one per CPU), timed, best of N.
 Target (issue 18): under 30 s on this machine.
 
-    python benchmarks/bench_stats.py [--sessions 1000] [--mb 2.0] [--repeat 2]
+    python benchmarks/bench_stats.py [--sessions 1000] [--mb 2.0] [--repeat 2] [--breakdown N] [--baseline PYTHON]
 """
 
 from __future__ import annotations
@@ -57,6 +57,7 @@ def breakdown(files: list[Path]) -> dict[str, float]:
     """CPU ms per session of each stage of `stats.summarise`, in this process, over `files`: what a worker spends."""
     from inspector.core.cost import session_cost
     from inspector.core.formats import load
+    from inspector.core.gc_pause import gc_paused
     from inspector.core.prompt_cache import cache_report
     from inspector.core.tokens import account
 
@@ -64,16 +65,32 @@ def breakdown(files: list[Path]) -> dict[str, float]:
              "cost and cache (priced requests, hit ratio)": 0.0}
     keys = list(marks)
     for path in files:
-        t0 = time.process_time()
-        session = load(path)
-        t1 = time.process_time()
-        account(session)
-        t2 = time.process_time()
-        cache_report(session, session_cost(session).table)
-        t3 = time.process_time()
+        with gc_paused():  # as `stats.summarise` runs
+            t0 = time.process_time()
+            session = load(path)
+            t1 = time.process_time()
+            account(session)
+            t2 = time.process_time()
+            cache_report(session, session_cost(session).table)
+            t3 = time.process_time()
         for key, dt in zip(keys, (t1 - t0, t2 - t1, t3 - t2)):
             marks[key] += dt
     return {k: v / len(files) * 1000 for k, v in marks.items()}
+
+
+def timed(python: str) -> tuple[float, float, bytes]:
+    """`PYTHON -m inspector stats OUT --json` in a fresh process (run outside the source tree, so that PYTHON's
+    own install is what runs): wall seconds, CPU seconds of it and its workers, its output."""
+    t0 = time.perf_counter()
+    with open(os.devnull, "wb") as err:
+        proc = subprocess.Popen([python, "-m", "inspector", "stats", str(OUT), "--json"], stdout=subprocess.PIPE,
+                                stderr=err, cwd=OUT.parent)
+        out = proc.stdout.read()
+        _, status, usage = os.wait4(proc.pid, 0)  # its workers' time too: they were reaped before it exited
+        proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode:
+        raise SystemExit(f"stats ({python}) failed with status {proc.returncode}")
+    return time.perf_counter() - t0, usage.ru_utime + usage.ru_stime, out
 
 
 def main() -> int:
@@ -83,23 +100,27 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=2)
     parser.add_argument("--breakdown", type=int, default=0, metavar="N",
                         help="also the CPU time per session of each stage, over N of the sessions")
+    parser.add_argument("--baseline", metavar="PYTHON", default=None,
+                        help="another install's Python (e.g. main's venv): its runs and this one's interleaved")
     args = parser.parse_args()
     t = time.perf_counter()
     files, size = generate(args.sessions, args.mb)
     print(f"corpus: {files:,} sessions, {size / 1e9:.2f} GB ({time.perf_counter() - t:.0f} s to make or find)")
-    times, cpu = [], []
-    for _ in range(args.repeat):
-        t0 = time.perf_counter()
-        with open(os.devnull, "wb") as err:
-            proc = subprocess.Popen([sys.executable, "-m", "inspector", "stats", str(OUT), "--json"],
-                                    stdout=subprocess.PIPE, stderr=err)
-            out = proc.stdout.read()
-            _, status, usage = os.wait4(proc.pid, 0)  # its workers' time too: they were reaped before it exited
-            proc.returncode = os.waitstatus_to_exitcode(status)
-        times.append(time.perf_counter() - t0)
-        cpu.append(usage.ru_utime + usage.ru_stime)
-        if proc.returncode:
-            raise SystemExit(f"stats failed with status {proc.returncode}")
+    runs: dict[str, list[tuple[float, float]]] = {"baseline": [], "this": []}
+    for k in range(args.repeat):
+        for who in (("baseline", "this") if k % 2 == 0 else ("this", "baseline")):
+            if who == "baseline" and not args.baseline:
+                continue
+            wall, used, printed = timed(args.baseline if who == "baseline" else sys.executable)
+            runs[who].append((wall, used))
+            if who == "this":
+                out = printed
+    times, cpu = [w for w, _ in runs["this"]], [c for _, c in runs["this"]]
+    if args.baseline:
+        base = runs["baseline"]
+        print(f"baseline ({args.baseline}), interleaved: wall {', '.join(f'{w:.1f}' for w, _ in base)} s; "
+              f"CPU {', '.join(f'{c:.1f}' for _, c in base)} s; this / baseline (best wall) "
+              f"{min(times) / min(w for w, _ in base):.2f}")
     result = json.loads(out)
     total = result["total"]
     print(f"stats over {total['sessions']:,} sessions ({len(result['unreadable'])} unreadable), "

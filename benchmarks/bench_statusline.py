@@ -8,7 +8,10 @@ by one turn (a user prompt, an assistant response with a tool call, its result: 
 status-line runs), each the median of N. Targets (issue 18): under 100 ms for 3 MB and 200 ms for 100 MB after the
 first call.
 
-    python benchmarks/bench_statusline.py [--repeat 7] [--big PATH]
+    python benchmarks/bench_statusline.py [--repeat 7] [--big PATH] [--breakdown] [--baseline PROGRAM]
+
+`--baseline PROGRAM` (another install's context-inspector, e.g. main's) times only calls after a turn, its and
+this install's interleaved, for a ratio that holds while the machine's load moves.
 """
 
 from __future__ import annotations
@@ -35,13 +38,14 @@ def program() -> list[str]:
     return [found] if found else [sys.executable, "-m", "inspector"]
 
 
-def call(path: Path, env: dict) -> tuple[float, float, float, str]:
-    """One run: seconds to the end of its output, seconds to its exit, its CPU seconds (user + system: what other
-    work on a shared machine disturbs far less than wall time), the line."""
+def call(path: Path, env: dict, command: list[str] | None = None) -> tuple[float, float, float, str]:
+    """One run (of `command`, else this install's program): seconds to the end of its output, seconds to its exit,
+    its CPU seconds (user + system: what other work on a shared machine disturbs far less than wall time), the
+    line."""
     stdin = json.dumps({"session_id": "bench", "transcript_path": str(path), "cwd": str(path.parent),
                         "model": {"id": "claude-opus-4-6", "display_name": "Opus 4.6"}})
     t0 = time.perf_counter()
-    proc = subprocess.Popen([*program(), "statusline"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
+    proc = subprocess.Popen([*(command or program()), "statusline"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
     proc.stdin.write(stdin.encode())
     proc.stdin.close()
     out = proc.stdout.read()  # until it closes standard output
@@ -172,10 +176,39 @@ def measure(name: str, source: Path, repeat: int, work: Path) -> dict:
             "grown_exit_ms": med(grown, 1), "grown_cpu_ms": med(grown, 2), "line": grown[-1][3]}
 
 
+def against(name: str, source: Path, repeat: int, work: Path, baseline: list[str]) -> dict:
+    """Calls after a turn by `baseline` (another install's program) and by this one, interleaved (the order
+    alternating) on two copies of the session growing alike: their ratio holds on a machine whose load moves."""
+    runs: dict[str, list] = {"baseline": [], "this": []}
+    commands = {"baseline": baseline, "this": program()}
+    parents = {}
+    for who, command in commands.items():
+        live = work / f"{name}-{who}.jsonl"
+        shutil.copy(source, live)
+        env = {**bytecode_env(work / who), "CONTEXT_INSPECTOR_CACHE": str(work / f"cache-{name}-{who}")}
+        call(live, {**env, "CONTEXT_INSPECTOR_CACHE": str(work / f"warm-{name}-{who}")}, command)
+        call(live, env, command)  # the first call: the cache written
+        parents[who] = last_uuid(live)
+    for k in range(repeat):
+        for who in (("baseline", "this") if k % 2 == 0 else ("this", "baseline")):
+            live = work / f"{name}-{who}.jsonl"
+            lines, parents[who] = turn(k, parents[who])
+            with open(live, "a") as f:
+                f.write("\n".join(lines) + "\n")
+            env = {**bytecode_env(work / who), "CONTEXT_INSPECTOR_CACHE": str(work / f"cache-{name}-{who}")}
+            runs[who].append(call(live, env, commands[who]))
+    assert runs["baseline"][-1][3] == runs["this"][-1][3], (runs["baseline"][-1][3], runs["this"][-1][3])
+    med = lambda xs, i: round(statistics.median(x[i] for x in xs) * 1000)  # noqa: E731
+    return {who: (med(r, 0), med(r, 2)) for who, r in runs.items()}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeat", type=int, default=7)
     parser.add_argument("--big", type=Path, default=BIG)
+    parser.add_argument("--baseline", metavar="PROGRAM", default=None,
+                        help="another install's context-inspector: its calls after a turn and this one's, "
+                             "interleaved")
     parser.add_argument("--breakdown", action="store_true", help="also the CPU time of each stage of a call "
                                                                  "after a turn (best of 3)")
     args = parser.parse_args()
@@ -183,6 +216,14 @@ def main() -> int:
         raise SystemExit(f"{args.big}: run benchmarks/generate_large_session.py first")
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
+        if args.baseline:
+            print(f"after a turn, line ms / CPU ms, median of {args.repeat}, interleaved:")
+            for name, source in (("3MB", CORPUS), ("100MB", args.big)):
+                ab = against(name, source, args.repeat, work, [args.baseline])
+                print(f"{name:>8}  baseline {ab['baseline'][0]} / {ab['baseline'][1]}  this {ab['this'][0]} / "
+                      f"{ab['this'][1]}  ratio (line) {ab['this'][0] / ab['baseline'][0]:.2f}")
+            print(f"load average {os.getloadavg()[0]:.1f}")
+            return 0
         rows = [measure("3MB", CORPUS, args.repeat, work), measure("100MB", args.big, args.repeat, work)]
         stages = {r["session"]: [breakdown(r["session"], work, 100 + k) for k in range(3)] for r in rows} \
             if args.breakdown else {}
