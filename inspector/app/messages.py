@@ -6,6 +6,7 @@ these; the screen's handlers change the owner's state and redraw the widgets.
 
 from __future__ import annotations
 
+import threading
 from typing import TYPE_CHECKING
 
 from textual.message import Message
@@ -32,11 +33,13 @@ class LoadProgress(Message):
 
 class Previewed(Message):
     """The end of a long session, read before the rest (`core.formats.tail`): shown until `Loaded` replaces it.
-    `links` lets the list show it; `window` is the context its last response measured (None: no usage)."""
+    `links` lets the list show it; `window` is the context its last response measured (None: no usage). `painted`
+    is set once it is on screen (the reading thread waits for it rather than compete with that frame)."""
 
     def __init__(self, tail: Tail, links: Links, window: Window | None) -> None:
         super().__init__()
         self.tail, self.links, self.window = tail, links, window
+        self.painted = threading.Event()
 
 
 class Loaded(Message):

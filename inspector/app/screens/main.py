@@ -48,6 +48,7 @@ from inspector.core.model import Session
 from inspector.core.subagents import Subagent, spawned_at, subagents
 
 FREEZE_ABOVE = 60_000  # objects in the GC's oldest generation: above it, long-lived ones are frozen once shown
+PAINT_WAIT = 1.0  # seconds the reading thread waits for the preview's frame at most (it shares the GIL)
 VIEWS = ("messages", "prompt", "timeline", "agent", "subagents")
 
 
@@ -180,8 +181,9 @@ class MainScreen(Screen):
             assert self.path is not None
             end = tail(self.path)  # a long session's end first, where a user looks (None: not worth it, or no preview)
             if end is not None and not worker.is_cancelled:
-                self.post_message(Previewed(end, links(end.session), last_response_window(end.session,
-                                                                                          self.settings)))
+                previewed = Previewed(end, links(end.session), last_response_window(end.session, self.settings))
+                self.post_message(previewed)
+                previewed.painted.wait(PAINT_WAIT)
             session = self.follow.open(self.path, progress)  # through a Follower: following reads only appends
             known = links(session)
             self.post_message(Loaded(session, time.perf_counter() - start, known))
@@ -228,6 +230,7 @@ class MainScreen(Screen):
                                 "response; every other figure once the whole session is read")
         bar.refresh(layout=True)
         self._show_detail()
+        self.call_after_refresh(event.painted.set)
 
     @on(Waiting)
     def _waiting(self, event: Waiting) -> None:

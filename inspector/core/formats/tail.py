@@ -25,10 +25,10 @@ import orjson
 
 from inspector.core.formats import first_byte, resolve, subagent_files
 from inspector.core.formats.detect import detect
-from inspector.core.formats.jsonl import first_object
+from inspector.core.index import LineIndex
 from inspector.core.model import Session
 
-TAIL_BYTES = 2 * 1024 * 1024  # what the preview reads: ~3,000 messages of tool calls and results
+TAIL_BYTES = 1024 * 1024  # what the preview reads: ~1,500 messages of short tool calls and results
 WORTH = 4 * TAIL_BYTES  # a file no longer is read whole in about the time of its preview and a second read
 COUNT_CHUNK = 8 * 1024 * 1024  # the part before the tail is read in chunks like this only to count its lines
 
@@ -77,7 +77,7 @@ def _tail(path: Path, tail_bytes: int, worth: int) -> Tail | None:
             left -= len(chunk)
     entries = list(_entries(data[cut + 1:], line, start))
     side = not any(_main(obj) for _line, _offset, obj in entries)
-    if side and _main(first_object(path)):
+    if side and _starts_main(path):
         return None  # the main window lies wholly before the tail: only the full load finds it
     first = _second_response(entries, side)
     if first is None:
@@ -108,6 +108,18 @@ def _main(obj) -> bool:
     """A user or assistant entry of the main window (the loader builds the sidechain only when there is none: a
     subagent's own file)."""
     return obj.__class__ is dict and obj.get("type") in ("user", "assistant") and not obj.get("isSidechain")
+
+
+def _starts_main(path: Path) -> bool:
+    """Whether the file's first user or assistant entry is of the main window (read up to it, in small chunks)."""
+    for _line, _offset, raw in LineIndex(path, chunk_size=1 << 16).read_new():
+        try:
+            obj = orjson.loads(raw)
+        except ValueError:
+            continue
+        if obj.__class__ is dict and obj.get("type") in ("user", "assistant"):
+            return _main(obj)
+    return False
 
 
 def _second_response(entries: list, side: bool) -> int | None:
