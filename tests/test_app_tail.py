@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 from functools import partial
 
+import pytest
 from app_helpers import CORPUS, ready, row_text, until
 
 from inspector.app import make_app
@@ -15,14 +16,15 @@ from inspector.app.widgets.context_bar import ContextBar
 from inspector.app.widgets.detail import DetailView
 from inspector.app.widgets.message_list import MessageList
 from inspector.core.formats.tail import tail
+from inspector.samples import SAMPLE_DIR
 
 SESSION = CORPUS / "claude-code-manual-compact.jsonl"
 
 
-async def test_the_end_shows_first_then_the_whole_session_in_its_place(monkeypatch):
-    # the corpus session is short enough to be read whole: preview its last 1.2 MB, and hold the full load back
-    # until the preview has been looked at
-    monkeypatch.setattr(main, "tail", partial(tail, tail_bytes=1_200_000, worth=0))
+@pytest.fixture
+def held_load(monkeypatch):
+    """The full load waits until the test sets the event it yields (set at teardown, so no thread stays
+    blocked)."""
     gate = threading.Event()
     read = FollowMode.open
 
@@ -31,6 +33,15 @@ async def test_the_end_shows_first_then_the_whole_session_in_its_place(monkeypat
         return read(self, path, progress)
 
     monkeypatch.setattr(FollowMode, "open", held_open)
+    yield gate
+    gate.set()
+
+
+async def test_the_end_shows_first_then_the_whole_session_in_its_place(monkeypatch, held_load):
+    # the corpus session is short enough to be read whole: preview its last 1.2 MB, and hold the full load back
+    # until the preview has been looked at
+    monkeypatch.setattr(main, "tail", partial(tail, tail_bytes=1_200_000, worth=0))
+    gate = held_load
     counted = threading.Event()  # and the figures, until the whole session's rows have been looked at
     compute_now = Shown.compute_now
 
@@ -81,3 +92,17 @@ async def test_the_end_shows_first_then_the_whole_session_in_its_place(monkeypat
         await ready(app, pilot)
         assert lst.current_index == len(full.messages) - back
         assert screen.query_one(ContextBar).figures is screen.figures
+
+
+def test_preview_snapshot(snap_compare, monkeypatch, held_load):
+    """The preview as a user sees it: the end of the session, numbered back from -1, the measured context in the
+    bar, the label saying the rest is being read."""
+    monkeypatch.setattr(main, "tail", partial(tail, tail_bytes=300_000, worth=0))
+
+    async def run_before(pilot) -> None:
+        lst = pilot.app.screen.query_one(MessageList)
+        await until(pilot, lambda: lst.session is not None)
+        await pilot.pause()
+
+    assert snap_compare(make_app(SAMPLE_DIR / "claude-code-autocompact.jsonl", home=False), terminal_size=(120, 40),
+                        run_before=run_before)

@@ -227,7 +227,7 @@ class MainScreen(Screen):
         w = event.window
         bar.placeholder = ("preview of the session's end: token figures once the whole session is read" if w is None
                            else f"preview: used {w.used:,} of {w.window:,} ({w.percent:.1f}%) measured at the last "
-                                "response; every other figure once the whole session is read")
+                                "response · the rest once all is read")
         bar.refresh(layout=True)
         self._show_detail()
         self.call_after_refresh(event.painted.set)

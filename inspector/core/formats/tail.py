@@ -50,7 +50,7 @@ def tail(path: str | os.PathLike[str], tail_bytes: int = TAIL_BYTES, worth: int 
     no preview."""
     try:
         return _tail(resolve(path), tail_bytes, worth)
-    except Exception:  # noqa: BLE001 - a preview is an extra; every problem is the full load's to report
+    except Exception:  # a preview is an extra: every problem is the full load's to report
         return None
 
 
