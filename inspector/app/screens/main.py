@@ -323,6 +323,7 @@ class MainScreen(Screen):
         if self.figures is not None:  # following, or figures of a new state: what is shown stays
             self.notify(visible(event.error), severity="warning", timeout=6, markup=False)
             return
+        self.shown.preview = None  # (the list keeps the session's end it showed: nothing more is being read)
         self.query_one("#loading-label", Label).update(plain(f"Cannot open: {event.error}"))
         self.query_one(ProgressBar).display = False
         self.notify(visible(event.error), title="Cannot open", severity="error", timeout=10, markup=False)
