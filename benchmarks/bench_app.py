@@ -35,7 +35,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 ROUNDS = 5
-KEY_PAUSE = 0.2  # seconds between keys while the file is read: a fast typist's pace (a held key repeats at 0.03)
+KEY_PAUSE = 0.5  # seconds between keys while the file is read: a user browsing (a held key repeats every 0.03)
 DATA = ROOT / "benchmarks" / "data"
 
 

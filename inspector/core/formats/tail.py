@@ -1,7 +1,7 @@
 """A preview of a long session's end, read before the whole file: what a user looks at first, on screen in a
 fraction of the full load's time.
 
-`tail(path)` reads the last few MB of a Claude Code transcript (from a line start, with the file's own line
+`tail(path)` reads the last megabyte of a Claude Code transcript (from a line start, with the file's own line
 numbers) and builds them with the format's own loader. Its messages are the last messages of the full load, equal
 to them: the first response seen in the tail may have begun before it (its earlier lines, or the tool results that
 answer it, lie outside), so the preview starts at the first line of the next response; responses of the main
@@ -36,12 +36,11 @@ COUNT_CHUNK = 8 * 1024 * 1024  # the part before the tail is read in chunks like
 @dataclass(slots=True, repr=False)
 class Tail:
     """The session's last messages (`session`, no warnings) and where they start in the file: `line` (1-based),
-    `offset` in bytes, of `size` bytes the file had."""
+    `offset` in bytes."""
 
     session: Session
     line: int
     offset: int
-    size: int
 
 
 def tail(path: str | os.PathLike[str], tail_bytes: int = TAIL_BYTES, worth: int = WORTH) -> Tail | None:
@@ -89,7 +88,7 @@ def _tail(path: Path, tail_bytes: int, worth: int) -> Tail | None:
     if not session.messages:
         return None
     session.warnings = []
-    return Tail(session, entries[first][0], entries[first][1], size)
+    return Tail(session, entries[first][0], entries[first][1])
 
 
 def _entries(data: bytes, line: int, offset: int):
