@@ -119,7 +119,7 @@ class ClaudeCodeLoader:
         self.last_build: tuple[str, int] = ("full", 0)  # ("full", entries) or ("extended", steps): a work counter
         self._steps = 0
         self.recorder = RequestRecorder(source)
-        self._transcript = self.recorder.transcript.add
+        self._transcript = self.recorder.transcript.offsets.append
         self.spawns: dict[str, str] = {}  # tool_use id -> the agent id of the subagent it started
         self.cost: AgentCost | None = None  # the last `cost-state`: Claude Code's own figure of the session's cost
 
@@ -127,11 +127,13 @@ class ClaudeCodeLoader:
         self.warnings.append(LoadWarning(line, message))
 
     def feed(self, line_no: int, offset: int, obj: Any) -> None:
-        """Take one parsed line. Never raises on odd content: odd lines become warnings."""
+        """Take one parsed line. Never raises on odd content: odd lines become warnings. Every line of a session
+        comes through here: the common shapes (a user or assistant entry, a progress entry) take few lookups."""
         if obj.__class__ is not dict:
             self.warn(line_no, f"not a JSON object ({type(obj).__name__}), skipped")
             return
-        kind = obj.get("type")
+        get = obj.get
+        kind = get("type")
         if kind == "user" or kind == "assistant":  # every such line, as Claude Code hashes them (repeats too)
             self._transcript(offset)
         elif kind.__class__ is not str:
@@ -146,41 +148,45 @@ class ClaudeCodeLoader:
             return
         elif kind in IGNORED:
             return
-        uuid = obj.get("uuid")
+        uuid = get("uuid")
         if uuid.__class__ is not str:
             if kind not in BOOKKEEPING:
                 self._unknown.note(kind, line_no)
             return
-        graph = self.side if obj.get("isSidechain") else self.main
-        if uuid in graph.nodes:
+        graph = self.side if get("isSidechain") else self.main
+        nodes = graph.nodes
+        if uuid in nodes:
             self._repeated(graph, uuid, kind, line_no, offset, obj)
             return
-        parent = obj.get("parentUuid")
-        graph.nodes[uuid] = (parent if parent.__class__ is str else None, len(graph.order))
-        graph.order.append(uuid)
+        parent = get("parentUuid")
+        order = graph.order
+        nodes[uuid] = (parent if parent.__class__ is str else None, len(order))
+        order.append(uuid)
         if kind == "progress":  # the bulk of every file: its id links the chain, nothing else is kept
             return
-        if self.cwd is None and obj.get("cwd").__class__ is str:
+        if self.cwd is None and get("cwd").__class__ is str:
             self.cwd = obj["cwd"]
-            self.session_id = obj.get("sessionId")
-        version = obj.get("version")
-        if version.__class__ is str and version != self.version:
+            self.session_id = get("sessionId")
+        version = get("version")
+        if version != self.version and version.__class__ is str:
             self.version = version
         record = self._record(uuid, kind, line_no, offset, obj)
-        if record is not None and kind == "user" and graph is self.main:
-            self._spawned(obj, record)
-        if record is not None:
-            graph.records[uuid] = record
-            if record.kind in ("user", "assistant", "microcompact"):  # a boundary may end the file (our export)
-                graph.tip = uuid
-        elif kind not in BOOKKEEPING:
-            self._unknown.note(kind, line_no)
+        if record is None:
+            if kind not in BOOKKEEPING:
+                self._unknown.note(kind, line_no)
+            return
+        if kind == "user" and graph is self.main:
+            result = get("toolUseResult")
+            if result.__class__ is dict and "agentId" in result:
+                self._spawned(result, record)
+        graph.records[uuid] = record
+        if record.kind != "compact":  # a boundary may end the file (our export)
+            graph.tip = uuid
 
-    def _spawned(self, obj: dict, record: _Record) -> None:
+    def _spawned(self, result: dict, record: _Record) -> None:
         """A tool result that hands back a subagent's report names the subagent (`toolUseResult.agentId`, whose
         window is `agent-<id>.jsonl`): remember which tool call started it."""
-        result = obj.get("toolUseResult")
-        agent = result.get("agentId") if isinstance(result, dict) else None
+        agent = result.get("agentId")
         if isinstance(agent, str):
             for b in record.blocks:
                 if b.type == "tool_result" and b.tool_id:
@@ -239,11 +245,14 @@ class ClaudeCodeLoader:
             if "context_management" in message:
                 rec.cleared = self._server_cleared(message, rec.sent_id)
             usage = message.get("usage")
-            if usage.__class__ is dict and model != SYNTHETIC_MODEL:
-                rec.usage = (as_int(usage.get("input_tokens")), as_int(usage.get("cache_creation_input_tokens")),
-                             as_int(usage.get("cache_read_input_tokens")), as_int(usage.get("output_tokens")))
-                split = usage.get("cache_creation")
-                if isinstance(split, dict):
+            if usage.__class__ is dict and model != SYNTHETIC_MODEL:  # counts: ints only (`as_int`), inline
+                get = usage.get
+                a, b, c, d = (get("input_tokens"), get("cache_creation_input_tokens"), get("cache_read_input_tokens"),
+                              get("output_tokens"))
+                rec.usage = (a if a.__class__ is int else 0, b if b.__class__ is int else 0,
+                             c if c.__class__ is int else 0, d if d.__class__ is int else 0)
+                split = get("cache_creation")
+                if split.__class__ is dict:
                     rec.write_1h = min(rec.usage[1], as_int(split.get("ephemeral_1h_input_tokens")))
             return rec
         if kind == "attachment":
