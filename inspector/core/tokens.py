@@ -45,7 +45,7 @@ from inspector.core.limits import current_model
 from inspector.core.model import Compaction, Message, Request, Session
 from inspector.core.accounting import Accounting, Accuracy, RequestFigures
 from inspector.core.compacted import after_all
-from inspector.core.pricing import Pricing, parts, scaled, total, vector
+from inspector.core.pricing import Pricing, one_part, parts, scaled, total, vector
 from inspector.core.versions import Edit, edits as session_edits, originals
 
 if TYPE_CHECKING:
@@ -398,11 +398,14 @@ class _Run:
                 first = firsts.get(i, m)
                 f = vector(p) if first is m else vector(parts(first, names, counter))
                 m = first
+            elif len(m.blocks) == 1:  # most messages: one category, no dict of parts
+                p, f = None, None
+                key, one = one_part(m, names, counter)
             else:
-                p = parts(m, names, counter)
-                f = None
-            if len(p) == 1:
+                p, f = parts(m, names, counter), None
+            if p is not None and len(p) == 1:
                 ((key, one),) = p.items()
+            if p is None or len(p) == 1:
                 keys.append(key)
                 feats.fromlist(one if f is None else f)
             else:
@@ -521,8 +524,8 @@ class _Run:
                 growth = measured - prev_measured
                 if r.kind == "turn" and model == (prev.model or "") and (
                         0 <= growth <= UNEXPLAINED_FACTOR * added + UNEXPLAINED_SLACK):
-                    calibrator.observe(model, f, growth)
-                    ratio_of.pop(model, None)
+                    if calibrator.observe(model, f, growth):
+                        ratio_of.pop(model, None)
             if model not in window_anchor:
                 window_anchor[model] = r
             if model not in session_anchor:
