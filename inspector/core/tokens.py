@@ -377,12 +377,16 @@ class _Run:
     def _messages(self) -> None:
         """Tool names, each message's features per category, and their running sums, from message `lo` on."""
         msgs, pos = self.session.messages, self.lo
+        names_mark, result = self.names_mark, self.result_ids.add
         for j, _, mark in self.points:
-            head = msgs[pos:mark]
-            if head:
-                self.names_mark.update(cat.tool_names(head))
-                pos = mark
-            self.result_ids.update(b.tool_id for m in head for b in m.blocks if b.type == "tool_result" and b.tool_id)
+            for m in msgs[pos:mark]:  # `cat.tool_names` and the results' ids, in one pass
+                for b in m.blocks:
+                    if b.tool_id:
+                        if b.type == "tool_use":
+                            names_mark[b.tool_id] = b.tool_name or "?"
+                        elif b.type == "tool_result":
+                            result(b.tool_id)
+            pos = max(pos, mark)
             if j != self.next_k:
                 self.snaps[j]["names_mark"] = dict(self.names_mark)
         if not self.resumed:  # resumed: `_resume` made them
@@ -506,9 +510,10 @@ class _Run:
                 anchor = session_anchor.get(model) or session_anchor[prev.model or ""]
                 predicted = estimated = int(prefix(anchor, ratios) + seen)
             else:
-                before = prefix(window_anchor[prev.model or ""], ratios)
+                was = window_anchor[prev.model or ""]
+                before = prefix(was, ratios)
                 anchor = window_anchor.get(model) or session_anchor.get(model)
-                known = before if anchor is None else prefix(anchor, ratios)
+                known = before if anchor is None or anchor is was else prefix(anchor, ratios)
                 estimated = int(known + seen)
                 lo = prev.seen_end
                 if plain:

@@ -321,8 +321,9 @@ class ClaudeCodeLoader:
             session.warnings.append(LoadWarning(None, f"{more} more uuid{'s' if more > 1 else ''} repeated with "
                                                       "different content; the first copies are kept"))
         session.warnings.extend(branch.warnings)
+        add = branch.assembler.add
         for rec in added:
-            branch.assembler.add(rec)
+            add(rec)
         session.warnings.extend(branch.assembler.warnings)
         branch.assembler.publish(session)
         session.sent = self.recorder.log()
@@ -356,6 +357,8 @@ class ClaudeCodeLoader:
         self._steps = len(visited) + len(new)
         return branch.extend(cur, walked[::-1], [graph.records[u] for u in new if u in graph.records])
 
+
+_UUID, _RESPONSE_ID = attrgetter("uuid"), attrgetter("response_id")
 
 MAX_DROPPED = 64  # path records a new entry may leave behind (parallel tool results) before a full walk is cheaper
 
@@ -420,7 +423,9 @@ class _Branch:
                                                    "parent not in this file (a corrupt line, or a partial copy); "
                                                    "followed file order across the gap"))
         self._lay(walked[::-1])
-        selected = self._select({r.uuid: r for r in walked}, [r for u, r in graph.records.items() if u not in visited])
+        # off the path: none when every record is on it (walked holds each record once)
+        others = [r for u, r in graph.records.items() if u not in visited] if len(walked) < len(graph.records) else []
+        selected = self._select(dict(zip(map(_UUID, walked), walked)), others)
         assert selected is not None  # nothing is old to a first walk
         return selected
 
@@ -458,13 +463,16 @@ class _Branch:
     def _lay(self, records: list[_Record]) -> None:
         """Append `records` (root first) to the path."""
         base, first = len(self.path), self.response_first
-        uuids = [rec.uuid for rec in records]
+        uuids = list(map(_UUID, records))
         self.path_pos.update(zip(uuids, range(base, base + len(uuids))))
         self.path.extend(uuids)
-        for pos, rec in enumerate(records, base):
-            rid = rec.response_id  # only assistant records have one
-            if rid and rid not in first:
-                first[rid] = pos
+        # each response id's first position (only assistant records have one): the last write of a dict made from
+        # the end wins; positions already known stay
+        firsts = dict(zip(map(_RESPONSE_ID, reversed(records)), range(base + len(records) - 1, base - 1, -1)))
+        firsts.pop(None, None)
+        firsts.pop("", None)
+        firsts.update(first)
+        first.update(firsts)
 
     def _select(self, path: dict[str, _Record], others: list[_Record],
                 left: set[str] = frozenset()) -> list[_Record] | None:  # type: ignore[assignment]
@@ -481,10 +489,19 @@ class _Branch:
         for rec in others:
             if rec.kind == "assistant" and rec.response_id in self.responses:
                 selected[rec.uuid] = rec
-        used = {b.tool_id for r in selected.values() if r.kind == "assistant" for b in r.message.blocks  # type: ignore[union-attr]
-                if b.type == "tool_use"}
-        answered = {b.tool_id for r in selected.values() if r.kind == "user" for b in r.message.blocks  # type: ignore[union-attr]
-                    if b.type == "tool_result"}
+        used: set[str | None] = set()  # tool calls of the assistant records, results of the user records
+        answered: set[str | None] = set()
+        use, answer = used.add, answered.add
+        for r in selected.values():
+            kind = r.kind
+            if kind == "assistant":
+                for b in r.message.blocks:  # type: ignore[union-attr]
+                    if b.type == "tool_use":
+                        use(b.tool_id)
+            elif kind == "user":
+                for b in r.message.blocks:  # type: ignore[union-attr]
+                    if b.type == "tool_result":
+                        answer(b.tool_id)
         if used & self.loose_results or answered & (self.pulled | left):
             return None
         open_ids = (self.open_ids | used) - answered
