@@ -160,7 +160,13 @@ class ClaudeCodeLoader:
             return
         parent = get("parentUuid")
         order = graph.order
-        nodes[uuid] = (parent if parent.__class__ is str else None, len(order))
+        if parent.__class__ is not str:
+            parent = None
+        else:  # the parent's own string (this line's copy is freed with the line): 85 bytes a line
+            known = nodes.get(parent)
+            if known is not None:
+                parent = order[known[1]]
+        nodes[uuid] = (parent, len(order))
         order.append(uuid)
         if kind == "progress":  # the bulk of every file: its id links the chain, nothing else is kept
             return
