@@ -14,10 +14,12 @@ there; once the user moves or scrolls away, new rows are counted as "N new" unti
 from __future__ import annotations
 
 import asyncio
+import gc
 from pathlib import Path
 
 from rich.text import Text
 from textual.screen import Screen
+from textual.widget import Widget
 from textual.widgets import Static
 
 from inspector.app.messages import LoadFailed, SessionGrew, Waiting
@@ -26,6 +28,7 @@ from inspector.core.follower import Change, Follower, NotYet
 
 DEBOUNCE_MS = 30  # awatch: wait this long for a burst of file events to settle
 POLL_MS = 1000  # and look at the file at least this often (events can be missed on network filesystems)
+HOLD_GC = 0.5  # seconds the cyclic GC waits at most for the frame that shows an append (see `_hold_gc`)
 
 
 class LiveStatus(Static):
@@ -50,6 +53,7 @@ class FollowMode:
         self._stop: asyncio.Event | None = None
         self.watching = False  # the watcher has caught up and waits for file events
         self.waiting: str | None = None  # what is waited for before there is a session to show (NotYet)
+        self._gc_held: asyncio.TimerHandle | None = None  # the cyclic GC is off until an append is on screen
 
     # -- loading (called from the screen's load worker thread) ------------------------------------------------------
 
@@ -84,6 +88,7 @@ class FollowMode:
             self._stop.set()
             self._stop = None
         self.screen.workers.cancel_group(self.screen, "follow")
+        self._release_gc()
 
     def toggle(self) -> str:
         """Follow or pause; what to tell the user."""
@@ -117,24 +122,47 @@ class FollowMode:
             self.watching = False
 
     async def _update(self, follower: Follower) -> None:
+        self._hold_gc()
         try:
             change = await asyncio.to_thread(follower.update)
         except NotYet as exc:  # still nothing written: keep waiting, saying what for
+            self._release_gc()
             if str(exc) != self.waiting:
                 self.screen.post_message(Waiting(str(exc)))
             return
         except Exception as exc:
+            self._release_gc()
             self.screen.post_message(LoadFailed(f"follow: {str(exc) or type(exc).__name__}"))
             return
         if not change.empty or change.reloaded or change.switched:
-            self.screen.post_message(SessionGrew(change.session, change, "follow"))
+            self.screen.post_message(SessionGrew(change.session, change, "follow"))  # `grew` releases the GC
+        else:
+            self._release_gc()
+
+    def _hold_gc(self) -> None:
+        """No cyclic collections from reading an append until the frame that shows it (at most HOLD_GC seconds).
+        With a large session open, the new state's per-message lists (the messages, the provisional figures: a
+        million references at 100,000 messages) are walked by each young collection they are in, and the frame's
+        strips set one off at once: 10-60 ms inside the append's latency. Held, the collection runs after the
+        frame, once."""
+        if self._gc_held is None and gc.isenabled():
+            gc.disable()
+            self._gc_held = asyncio.get_running_loop().call_later(HOLD_GC, self._release_gc)
+
+    def _release_gc(self) -> None:
+        if self._gc_held is not None:
+            self._gc_held.cancel()
+            self._gc_held = None
+            gc.enable()
 
     # -- what the status line and the list do with a change -----------------------------------------------------
 
-    def grew(self, change: Change, added_rows: int, at_bottom: bool) -> bool:
-        """Count a change the screen applied; True when the list should jump to its new last row."""
+    def grew(self, change: Change, added_rows: int, at_bottom: bool, shown_by: Widget) -> bool:
+        """Count a change the screen applied (`shown_by` draws it); True when the list should jump to its new last
+        row."""
         self.updates += 1
         self.last_change = change
+        shown_by.call_after_refresh(self._release_gc)  # (the widget's: the screen's own runs before it repaints)
         if not at_bottom:
             self.new_rows += max(0, added_rows)
             return False

@@ -27,6 +27,7 @@ from inspector.core.compaction.plan import Plan
 from inspector.core.compaction.steps import StepStack
 from inspector.core.figures import Figures, Links, Settings, after, compute, extend, provisional
 from inspector.core.follower import Change, diff, merge
+from inspector.core.gc_pause import gc_paused
 from inspector.core.model import Session
 from inspector.core.tokens import account, account_appended
 
@@ -183,7 +184,8 @@ class Shown:
                 steps = self.steps
             started = time.perf_counter()
             try:
-                figures = self._figures(session, self.settings, steps, base, since)
+                with gc_paused():  # what is built lives on: a collection would only walk it (30-100 ms at 100k)
+                    figures = self._figures(session, self.settings, steps, base, since)
             except Exception as exc:  # shown as one line; the figures on screen stay
                 self._base = None
                 self.host.post_message(LoadFailed(f"cannot compute figures: {type(exc).__name__}: {exc}"))

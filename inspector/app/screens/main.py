@@ -91,6 +91,7 @@ class MainScreen(Screen):
         self.path = Path(path) if path is not None else None
         self.shown = Shown(self, session=session)
         self.load_seconds: float | None = None
+        self._keys_for: tuple[bool, bool] | None = None  # what `check_action` read when the footer was last told
 
     @property
     def settings(self) -> Settings:
@@ -254,7 +255,7 @@ class MainScreen(Screen):
             f"Read {len(event.session.messages):,} messages in {event.seconds:.1f} s; computing figures…")
         self.query_one(ProgressBar).update(total=100, progress=100)
         self._show_live()
-        self.refresh_bindings()
+        self._refresh_keys()
         if event.links is not None:  # the rows now, their token figures when computed
             lst = self.query_one(MessageList)
             keep = None
@@ -303,13 +304,21 @@ class MainScreen(Screen):
         self._show_subagents(f.session)
         self._update_title()
         self._show_detail()
-        self.refresh_bindings()  # keys that wait for figures (policy, estimator, compaction) are live now
+        self._refresh_keys()  # keys that wait for figures (policy, estimator, compaction) are live now
         if len(gc.get_objects(2)) > FREEZE_ABOVE:
             # Every full collection of the cyclic GC walks all long-lived objects: with a large session loaded, a
             # pause of 100-300 ms in the middle of scrolling or of a live append (bench_follow: p95 append to row
             # 360 ms with, 113 ms without). Counted in objects, not messages: a session of 9k messages and 4k
             # requests holds enough of them. Refcounting still frees frozen objects; only cycles among them stay.
             gc.freeze()
+
+    def _refresh_keys(self) -> None:
+        """Tell the footer the keys changed when what `check_action` reads did: each telling recomposes the footer,
+        which at every live append's exact figures mounted its keys again in the next append's frame."""
+        keys = (self.session is not None, self.figures is not None)
+        if keys != self._keys_for:
+            self._keys_for = keys
+            self.refresh_bindings()
 
     @on(LoadFailed)
     def _failed(self, event: LoadFailed) -> None:
@@ -538,7 +547,8 @@ class MainScreen(Screen):
             self.query_one(Timeline).show(figures)
             self._show_subagents(figures.session)
             self._update_title()
-        jump = self.follow.grew(change, len(lst.rows) - before, at_bottom) if event.source == "follow" else at_bottom
+        jump = self.follow.grew(change, len(lst.rows) - before, at_bottom, lst) if event.source == "follow" \
+            else at_bottom
         if jump:
             lst.action_last()
         self._show_live()

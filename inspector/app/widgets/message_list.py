@@ -183,7 +183,7 @@ class MessageList(CursorLines):
         self.rows: list[int] = []
         self.filter = Filter()
         self.by_size = False
-        self._largest = 1
+        self._largest: int | None = None  # the largest message's figure (a full size bar), found when first drawn
         self._styles: dict[str, Style] = {}
         self._highlighted_at = 0.0
         self._trailing: Timer | None = None
@@ -202,18 +202,25 @@ class MessageList(CursorLines):
             keep = self.current_index
         self.session, self.tool_names, self.figures = session, tool_names, None
         self.first_number = first_number
-        self._largest = 1
+        self._largest = None
         self._rebuild(keep)
         if top is not None and self.current_index == keep:
             self.scroll_to(y=max(0, self.cursor - top), animate=False, force=True)
 
     def show(self, figures: Figures) -> None:
-        """Show a new session or new figures for the same one, keeping the cursor on the same message if possible."""
+        """Show a new session or new figures for the same one, keeping the cursor on the same message if possible.
+        New figures of the session listed keep its rows (unless they are sorted by size): rows are drawn from the
+        figures as they come into view, so only the visible ones are drawn again (building 100,000 rows again
+        took 50-70 ms of each live append's exact figures)."""
+        same = figures.session is self.session and not self.by_size and self.first_number == 0
         keep = self.current_index
         self.figures, self.session, self.tool_names = figures, figures.session, figures.tool_names
         self.first_number = 0
-        self._largest = max((figures.size(i) for i in range(len(figures.estimated))), default=1) or 1
-        self._rebuild(keep)
+        self._largest = None
+        if same:
+            self.reset()
+        else:
+            self._rebuild(keep)
 
     def set_filter(self, flt: Filter) -> None:
         self.filter = flt
@@ -245,7 +252,8 @@ class MessageList(CursorLines):
     def messages_appended(self, start: int, figures: Figures) -> None:
         """Messages from `start` on are new (live follow): add their rows and refresh only those lines."""
         self.figures, self.session, self.tool_names = figures, figures.session, figures.tool_names
-        self._largest = max([self._largest, *(figures.size(i) for i in range(start, len(figures.estimated)))])
+        if self._largest is not None:
+            self._largest = max([self._largest, *(figures.size(i) for i in range(start, len(figures.estimated)))])
         if self.by_size:
             self._rebuild(self.current_index)
             return
@@ -300,8 +308,10 @@ class MessageList(CursorLines):
         self._announce()
 
     def _announce(self) -> None:
+        # Every compaction has its separator row, except sorted by size (counting the rows took 6-13 ms at 100,000).
         desc = self.filter.describe() + (" sorted by size" if self.by_size else "")
-        self.post_message(self.RowsChanged(sum(1 for r in self.rows if r >= 0),
+        separators = 0 if self.by_size or self.session is None else len(self.session.compactions)
+        self.post_message(self.RowsChanged(len(self.rows) - separators,
                                            len(self.session.messages) if self.session else 0, desc.strip()))
 
     @property
@@ -453,7 +463,7 @@ class MessageList(CursorLines):
                                     base if basis == "measured" else dim))
             segs.append(Segment(f"{human(f.cumulative[r]):>8} ", base))
             if "size" in cols:
-                segs += [Segment(bar(f.size(r) / self._largest), self._style("bar")), Segment(" ", base)]
+                segs += [Segment(bar(f.size(r) / self._largest_size(f)), self._style("bar")), Segment(" ", base)]
             orphan = r in f.orphans
         if orphan:
             segs.append(Segment("orphan ", self._style("orphan")))
@@ -468,6 +478,11 @@ class MessageList(CursorLines):
             segs = [Segment(seg.text, seg.style + cursor if seg.style else cursor) for seg in segs]
             return Strip(segs).crop_extend(0, width, cursor)
         return Strip(segs).crop_extend(0, width, base)
+
+    def _largest_size(self, f: Figures) -> int:
+        if self._largest is None:
+            self._largest = max(f.sizes(), default=1) or 1
+        return self._largest
 
     def _tool_of_result(self, m: Message) -> str:
         """The tool a result answers, found through the tool-id map."""

@@ -32,13 +32,13 @@ def provisional(prev: Figures, session: Session, first: int, updated: list[int])
     messages = session.messages
     names = dict(prev.tool_names)
     if first >= len(prev.estimated):  # the usual case: only appended messages
-        call_at, result_at = dict(prev.call_at), dict(prev.result_at)
+        call_at, result_at, derived = dict(prev.call_at), dict(prev.result_at), dict(prev.derived)
     else:
         call_at = {k: i for k, i in prev.call_at.items() if i < first}
         result_at = {k: i for k, i in prev.result_at.items() if i < first}
-    estimated, measured = list(prev.estimated[:first]), list(prev.measured[:first])
-    derived = {i: v for i, v in prev.derived.items() if i < first}
-    category = list(prev.category[:first])
+        derived = {i: v for i, v in prev.derived.items() if i < first}
+    estimated, measured = prev.estimated[:first], prev.measured[:first]  # (a slice is a copy)
+    category = prev.category[:first]
     by_cat = dict(prev.categories)
     for i in updated:
         if i < first:
@@ -62,13 +62,17 @@ def provisional(prev: Figures, session: Session, first: int, updated: list[int])
         key = cat.block_category(m, m.blocks[0], names) if m.blocks else cat.USER_PROMPTS
         category.append(key)
         by_cat[key] = by_cat.get(key, 0) + estimated[-1]
-    sizes = [derived.get(i, e) if x is None else x for i, (e, x) in enumerate(zip(estimated, measured))]
+
+    def size(i: int) -> int:  # (the figures' `size`, over the lists made here: visited only where needed)
+        x = measured[i]
+        return derived.get(i, estimated[i]) if x is None else x
+
     prefix = prev.cumulative[0] - prev.size(0) if prev.cumulative else 0
-    cumulative = list(prev.cumulative[:first])
+    cumulative = prev.cumulative[:first]
     starts = {c.index for c in session.compactions if c.kind == "compact"}
     run = cumulative[-1] if cumulative else prefix
     for i in range(first, len(messages)):
-        run = (prefix if i in starts else run) + sizes[i]
+        run = (prefix if i in starts else run) + size(i)
         cumulative.append(run)
     points = list(prev.requests)
     for r in session.requests[len(prev.session.requests):]:
@@ -76,9 +80,9 @@ def provisional(prev: Figures, session: Session, first: int, updated: list[int])
     start = session.context_start
     last = session.requests[-1] if session.requests else None
     if last is not None and last.seen_start == start and last.message_index >= 0:
-        used, used_measured = last.measured_context + sum(sizes[last.seen_end:]), True
+        used, used_measured = last.measured_context + sum(map(size, range(last.seen_end, len(messages)))), True
     else:
-        used, used_measured = prefix + sum(sizes[start:]), False
+        used, used_measured = prefix + sum(map(size, range(start, len(messages)))), False
     if session.compactions[len(prev.session.compactions):]:
         categories = [(k, v) for k, v in prev.categories if k in (cat.SYSTEM_TOOLS, cat.SUMMARIZED)]  # history is gone
         categories.append((cat.PROVISIONAL, max(0, used - sum(v for _, v in categories))))
