@@ -136,3 +136,18 @@ async def test_without_follow_an_empty_file_says_f_follows_it(tmp_path):
         path.write_bytes(b"".join(LINES))
         await until(pilot, lambda: screen.figures is not None and screen.shown.settled)
         assert len(screen.session.messages) == len(load(path).messages)
+
+
+async def test_closing_the_app_while_an_append_is_read_leaves_the_gc_on(tmp_path):
+    """Follow mode holds the cyclic GC off from reading an append to its frame; an app that quits meanwhile (its
+    release timer never fires) must not leave it off for the rest of the process."""
+    import gc
+
+    path = tmp_path / "live.jsonl"
+    path.write_bytes(b"".join(LINES))
+    app = make_app(path, follow=True, home=False)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, MainScreen) and app.screen.shown.settled)
+        app.screen.follow._hold_gc()
+        assert not gc.isenabled()
+    assert gc.isenabled()

@@ -150,6 +150,9 @@ class MainScreen(Screen):
         elif self.path is not None:
             self.call_after_refresh(self.load)  # paint first: the reading thread competes for the GIL
 
+    def on_unmount(self) -> None:
+        self.follow.stop()  # a screen closed while an append is read must not leave the cyclic GC held off
+
     def on_resize(self, event) -> None:
         self._fit(event.size.width, event.size.height)
 
