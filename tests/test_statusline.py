@@ -242,11 +242,11 @@ def test_a_bad_cache_is_ignored(tmp_path, damage):
     elif damage == "truncated":
         cache.state_file.write_bytes(state[:len(state) // 2])
     elif damage == "version":
-        _, path, follower, acc = pickle.loads(state)
-        cache.state_file.write_bytes(pickle.dumps((sl.VERSION + 1, path, follower, acc)))
+        _, path, *kept = pickle.loads(state)
+        cache.state_file.write_bytes(pickle.dumps((sl.VERSION + 1, path, *kept)))
     elif damage == "other-path":
-        _, _, follower, acc = pickle.loads(state)
-        cache.state_file.write_bytes(pickle.dumps((sl.VERSION, "/elsewhere.jsonl", follower, acc)))
+        _, _, *kept = pickle.loads(state)
+        cache.state_file.write_bytes(pickle.dumps((sl.VERSION, "/elsewhere.jsonl", *kept)))
     else:
         os.chmod(cache.state_file, 0o666)
     assert cache.state() is None
