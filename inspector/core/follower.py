@@ -180,6 +180,11 @@ class Follower:
         self._pairs = PairingCheck(undo=TAIL_CHECK)  # the context's tool pairing, re-checked from what changed
         self._figure_warnings: dict[tuple[int | None, str], LoadWarning] = {}  # `_check_figures`' so far
 
+    @property
+    def loader(self) -> Loader | None:
+        """The format's stateful loader (None: a document, read whole)."""
+        return self._loader
+
     def line_offset(self, line_no: int) -> int | None:
         """The byte offset where line `line_no` (as this follower numbers them) starts; None: no such line read."""
         try:

@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from inspector.core.accounting import Accounting
     from inspector.core.calibration import Calibrator
     from inspector.core.cost import PriceTable
-    from inspector.core.follower import Follower
+    from inspector.core.follower import Change, Follower
     from inspector.core.model import AgentCost, Compaction, Session
 
 VERSION = 2  # of the cache's format and of what it holds; another one is ignored
@@ -111,6 +111,7 @@ class Before:
     model: str | None = None
     agent_cost: AgentCost | None = None
     fit: Calibrator | None = None
+    entries: int = 0  # entries of the window's read whose parents were found in it (`_linked`)
 
 
 State = tuple["Before | None", "Follower", "Accounting"]  # None: the whole session's follower and accounting
@@ -315,7 +316,7 @@ def _read(path: str | os.PathLike[str], settings: Settings) -> tuple[Follower, A
 
 def _resumed(state: State, settings: Settings) -> tuple[Any, Any, Any, str, bool] | None:
     """The state of the last call brought up to the file as it is now (the accounting resumed from where it
-    stopped: `account_appended` gives a fresh accounting's figures) and whether a compaction arrived; None when
+    stopped: `account_appended` gives a fresh accounting's figures) and whether a checkpoint is `_due`; None when
     the follower cannot go on, or a checkpoint's read can no longer be trusted."""
     from inspector.core.tokens import account_appended
 
@@ -327,9 +328,9 @@ def _resumed(state: State, settings: Settings) -> tuple[Any, Any, Any, str, bool
     session = follower.session
     if follower.error is not None or session is None:
         return None
-    if prior is not None and (change.reloaded or not _from_boundary(session)):
+    if prior is not None and (change.reloaded or not _from_boundary(session) or not _linked(follower, prior)):
         return None  # a rewind to before the boundary, a file rewritten: only a whole read is right
-    compacted = any(c.kind == "compact" for c in change.compactions)
+    compacted = _due(session, change, prior)
     if change.session is previous.session:
         return prior, follower, previous, "resumed", compacted
     # (`account_appended` itself accounts afresh when resuming cannot give the same figures: a young model's fit
@@ -337,6 +338,17 @@ def _resumed(state: State, settings: Settings) -> tuple[Any, Any, Any, str, bool
     accounting = account_appended(previous, session, change, settings.estimator,
                                   prior.fit if prior is not None else None)
     return prior, follower, accounting, "fresh" if change.reloaded else "resumed", compacted
+
+
+def _due(session: Session, change: Change, prior: Before | None) -> bool:
+    """A (new) checkpoint is worth trying: a compaction arrived, or the first requests after the last boundary did
+    (a checkpoint's figures equal the whole read's only once its window has usage)."""
+    last = _last_boundary(session)
+    if last is None or (prior is not None and last.index == 0):
+        return False  # none, or the one the checkpoint reads from
+    if any(c.kind == "compact" for c in change.compactions):
+        return True
+    return 0 < len(session.requests) - _requests_before(session, last.index) <= change.new_requests
 
 
 def _last_boundary(session: Session) -> Compaction | None:
@@ -352,6 +364,17 @@ def _from_boundary(session: Session) -> bool:
     """A session read from a compaction boundary still begins with it: its branch runs back to the boundary."""
     first = session.compactions[0] if session.compactions else None
     return first is not None and first.kind == "compact" and first.index == 0 and first.line == 1
+
+
+def _linked(follower: Follower, before: Before) -> bool:
+    """Every entry the window's read took since the last look names a parent it holds (noted in `before`): one that
+    does not reaches back before the boundary (a rewind there), which only a whole read follows."""
+    loader = follower.loader
+    unlinked = getattr(loader, "unlinked", None)
+    if unlinked is None or unlinked(before.entries):
+        return False
+    before.entries = loader.entries()  # type: ignore[union-attr]
+    return True
 
 
 def _checkpoint(follower: Follower, accounting: Accounting, prior: Before | None, settings: Settings,
@@ -392,7 +415,7 @@ def _checkpoint(follower: Follower, accounting: Accounting, prior: Before | None
         window.open(start=offset)
     except Exception:  # it is only a cache: the state stays what it was
         return None
-    if window.session is None or not _from_boundary(window.session):
+    if window.session is None or not _from_boundary(window.session) or not _linked(window, now):
         return None
     acc = account(window.session, settings.estimator, fit)
     if figures_of(window.session, acc, settings, table, now) != expected:
