@@ -1,6 +1,7 @@
 """`report --json` on sessions of many small messages, side by side with the orjson floor and ccusage (issue 19).
 
     python benchmarks/bench_messages.py [--messages 10000 30000 100000] [--repeat 3] [--no-ccusage]
+                                        [--against NAME=DIR ...]
 
 Each size is a `generate_many_messages.py` session (shape `short`: one tool call and a short result per round, usage
 on every response; generated on first use into benchmarks/data/). Per size, in fresh processes, interleaved so the
@@ -11,6 +12,10 @@ load of the shared machine drifts over all alike:
 - **ccusage** 17.2.1 (`session --json --offline`, pricing from its own cache), which only sums each response's
   usage: from npm into the cache tests/agents/install.py uses (`install.py ccusage`), pointed at a copy of the file
   through `CLAUDE_CONFIG_DIR`. Skipped with a note when npm cannot install it.
+
+`--against NAME=DIR` adds, interleaved with the rest, `report --json` run from another source tree (DIR holds its
+`inspector` package: `git worktree add DIR REV`, or `git archive REV inspector | tar -x -C DIR`), to measure a
+change step by step in one run.
 
 Prints the median wall and CPU time and the largest peak RSS (`os.wait4`: that process alone) of each, the ratios,
 and ours per message: its wall time over the messages, and the same less the floor (what the work after parsing
@@ -48,13 +53,17 @@ def session_file(messages: int) -> Path:
     return path
 
 
-def run(path: Path, repeat: int, ccusage: Path | None) -> dict[str, tuple[float, float, int]]:
+def run(path: Path, repeat: int, ccusage: Path | None,
+        against: dict[str, Path] | None = None) -> dict[str, tuple[float, float, int]]:
     """Median wall and CPU time and the largest peak RSS of each command on `path`."""
     py = sys.executable
+    ours = [py, "-m", "inspector", "report", str(path.resolve()), "--json"]
     commands: dict[str, tuple[list[str], dict[str, str] | None]] = {
         "floor (orjson)": ([py, "-c", FLOOR, str(path)], None),
-        "ours: report --json": ([py, "-m", "inspector", "report", str(path), "--json"], None),
+        "ours: report --json": (ours, None),
     }
+    for name, tree in (against or {}).items():  # the other tree's package first on the path (-P: not the cwd's)
+        commands[f"ours @ {name}"] = ([py, "-P", *ours[1:]], {**os.environ, "PYTHONPATH": str(Path(tree).resolve())})
     with tempfile.TemporaryDirectory() as tmp:
         if ccusage is not None:  # ccusage reads <CLAUDE_CONFIG_DIR>/projects/<project>/<session>.jsonl
             project = Path(tmp) / "projects" / "bench"
@@ -79,7 +88,15 @@ def main() -> int:
     parser.add_argument("--messages", type=int, nargs="+", default=[10_000, 30_000, 100_000])
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--no-ccusage", action="store_true")
+    parser.add_argument("--against", nargs="+", default=[], metavar="NAME=DIR",
+                        help="also run report --json from the source tree DIR (its inspector package), as NAME")
     args = parser.parse_args()
+    against = {}
+    for item in args.against:
+        name, sep, tree = item.partition("=")
+        if not sep or not (Path(tree) / "inspector").is_dir():
+            parser.error(f"--against {item!r}: NAME=DIR, with DIR holding an inspector package")
+        against[name] = Path(tree)
     ccusage = None if args.no_ccusage else install.ensure("ccusage")
     if ccusage is None and not args.no_ccusage:
         print(f"ccusage not compared: {install.last_error.get('ccusage')}", file=sys.stderr)
@@ -88,7 +105,7 @@ def main() -> int:
     for i, messages in enumerate(sorted(args.messages)):
         path = session_file(messages)
         size = path.stat().st_size
-        results = run(path, args.repeat, ccusage)
+        results = run(path, args.repeat, ccusage, against)
         print(f"\n{path.name}: {messages:,} messages, {size / 1e6:.1f} MB")
         print(f"  {'':24} {'wall s':>7} {'CPU s':>7} {'peak RSS':>9} {'x file':>7}")
         for name, (wall, cpu, rss) in results.items():

@@ -6,11 +6,13 @@ these; the screen's handlers change the owner's state and redraw the widgets.
 
 from __future__ import annotations
 
+import threading
 from typing import TYPE_CHECKING
 
 from textual.message import Message
 
-from inspector.core.figures import Figures, Links
+from inspector.core.figures import Figures, Links, Window
+from inspector.core.formats.tail import Tail
 from inspector.core.model import Session
 
 if TYPE_CHECKING:
@@ -27,6 +29,17 @@ class LoadProgress(Message):
 
     def can_replace(self, message: Message) -> bool:
         return isinstance(message, LoadProgress)
+
+
+class Previewed(Message):
+    """The end of a long session, read before the rest (`core.formats.tail`): shown until `Loaded` replaces it.
+    `links` lets the list show it; `window` is the context its last response measured (None: no usage). `painted`
+    is set once it is on screen (the reading thread waits for it rather than compete with that frame)."""
+
+    def __init__(self, tail: Tail, links: Links, window: Window | None) -> None:
+        super().__init__()
+        self.tail, self.links, self.window = tail, links, window
+        self.painted = threading.Event()
 
 
 class Loaded(Message):

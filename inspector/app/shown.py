@@ -37,12 +37,14 @@ EXACT_DELAY = 0.2  # seconds of quiet before exact figures are computed again
 class Shown:
     """State of one session screen. `figures` are those on screen (exact, or `provisional` until the exact ones
     come); `steps` the workbench's step stack over the session as it was when the workbench opened (None before);
-    `step_figures` the exact figures of each step for the current settings, by step index."""
+    `step_figures` the exact figures of each step for the current settings, by step index. `preview`: the end of
+    a long session (`core.formats.tail`, with its links) listed while the rest is read; None once it is read."""
 
     host: DOMNode
     session: Session | None = None
     figures: Figures | None = None
     links: Links | None = None
+    preview: Links | None = None
     steps: StepStack | None = None
     step_figures: dict[int, Figures] = field(default_factory=dict)
     _base: tuple[Accounting, Figures] | None = None  # the last exact figures made by appends, the next ones' base
@@ -76,7 +78,7 @@ class Shown:
     # -- inputs (from the screen's handlers) ---------------------------------------------------------------------
 
     def loaded(self, session: Session, links: Links | None) -> None:
-        self.session, self.links = session, links
+        self.session, self.links, self.preview = session, links, None
 
     def accept(self, figures: Figures) -> bool:
         """Exact figures arrived: shown when they are the shown state's (else a newer state is on its way)."""

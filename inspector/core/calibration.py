@@ -18,7 +18,7 @@ observations moves barely changes between them.
 
 from __future__ import annotations
 
-from itertools import repeat
+from functools import reduce
 from operator import add, mul, sub
 from typing import Sequence
 
@@ -57,7 +57,7 @@ def group_tokens(features: Sequence[float], base: Sequence[float] = SCRIPT_RATIO
 
 
 class _ModelFit:
-    __slots__ = ("m", "v", "n", "mult", "solved_at", "ratios", "settled", "settle_at", "base", "active")
+    __slots__ = ("m", "v", "n", "mult", "solved_at", "ratios", "settled", "settle_at", "base", "active", "pending")
 
     def __init__(self, base: tuple[float, ...] = SCRIPT_RATIOS) -> None:
         self.base = base
@@ -71,8 +71,11 @@ class _ModelFit:
         self.settled: tuple[float, ...] = base  # the feature ratios of the settled fit
         self.settle_at = 1  # the observation count at which the settled fit is solved next
         self.active: list[int] = []  # the groups some observation had (the others are uncoupled: `_solve`)
+        # Observations (x, weight, y) not yet in m and v: added when a solve or a copy reads them (`_fold`)
+        self.pending: list[tuple[list[float], float, float]] = []
 
     def copy(self) -> _ModelFit:
+        self._fold()
         out = _ModelFit.__new__(_ModelFit)
         out.base = self.base
         out.m = [row[:] for row in self.m]
@@ -80,28 +83,48 @@ class _ModelFit:
         out.n, out.solved_at, out.ratios = self.n, self.solved_at, self.ratios
         out.settled, out.settle_at = self.settled, self.settle_at
         out.active = self.active[:]
+        out.pending = []
         return out
 
     def add(self, x: list[float], y: float) -> None:
         sd = NOISE_SHARE * sum(x) + NOISE_FLOOR
-        w = 1 / (sd * sd)
-        m, v = self.m, self.v
-        for i, xi in enumerate(x):
-            if xi:
-                wx = w * xi
-                m[i] = list(map(add, m[i], map(mul, repeat(wx), x)))
-                v[i] += wx * y
-                if i not in self.active:
-                    self.active = sorted([*self.active, i])
+        self.pending.append((x, 1 / (sd * sd), y))
         self.n += 1
         if self.n >= self.settle_at:
+            self._fold()
             self.settled = _feature_ratios([max(0.2, min(5.0, s)) for s in _solve(self.m, self.v, self.active)],
                                            self.base)
             self.settle_at = self.n + 1 if self.n < YOUNG else -(-self.n * 5 // 4)  # ceil(n x SETTLE_GROWTH)
 
+    def _fold(self) -> None:
+        """Add the pending observations to the normal equations: m[i][j] += w x[i] x[j] and v[i] += w x[i] y, one
+        observation after another as they came (the very same floats as adding each when it came), an entry at a
+        time over all of them in C loops. A group an observation lacks adds 0.0 there, which changes nothing."""
+        pending = self.pending
+        if not pending:
+            return
+        xs, ws, ys = zip(*pending)
+        columns = list(zip(*xs))
+        m, v = self.m, self.v
+        for i, column in enumerate(columns):
+            if not any(column):
+                continue
+            wx = list(map(mul, ws, column))
+            row = m[i]
+            m[i] = [reduce(add, map(mul, wx, cj), row[j]) for j, cj in enumerate(columns)]
+            v[i] = reduce(add, map(mul, wx, ys), v[i])
+            if i not in self.active:
+                self.active = sorted([*self.active, i])
+        pending.clear()
+
+    def due(self) -> bool:
+        """Whether `multipliers` solves again (until then, `feature_ratios` is the same tuple)."""
+        return self.n != self.solved_at and (
+            self.n <= 32 or self.n - self.solved_at >= max(REFIT_EVERY, self.solved_at // REFIT_SHARE))
+
     def multipliers(self) -> list[float]:
-        if self.n != self.solved_at and (
-                self.n <= 32 or self.n - self.solved_at >= max(REFIT_EVERY, self.solved_at // REFIT_SHARE)):
+        if self.due():
+            self._fold()
             self.mult = [max(0.2, min(5.0, s)) for s in _solve(self.m, self.v, self.active)]
             self.solved_at = self.n
             self.ratios = None
@@ -161,14 +184,16 @@ class Calibrator:
         out.fits = {k: f.copy() for k, f in self.fits.items()}
         return out
 
-    def observe(self, model: str | None, features: Sequence[float], measured_growth: float) -> None:
+    def observe(self, model: str | None, features: Sequence[float], measured_growth: float) -> bool:
+        """Add an observation; True when `ratios(model)` may now answer otherwise (the fit solves again)."""
         x = group_tokens(features, self.base)
         if sum(x) <= 0:
-            return
+            return False
         fit = self.fits.get(model or "")
         if fit is None:  # not setdefault: that would build a fit (a 7x7 matrix) on every observation
             fit = self.fits[model or ""] = _ModelFit(self.base)
         fit.add(x, measured_growth - features[STATED])
+        return fit.due()
 
     def observations(self, model: str | None) -> int:
         fit = self.fits.get(model or "")

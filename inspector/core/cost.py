@@ -22,8 +22,8 @@ import os
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
-from itertools import accumulate, repeat
-from operator import add, mul
+from itertools import accumulate, chain, repeat
+from operator import add, mul, sub
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -183,11 +183,6 @@ def request_cost(r: Request, rates: Rates) -> float:
             + one_hour * rt.cache_write_1h + r.cache_read * rt.cache_read + r.output_tokens * rt.output) / MILLION
 
 
-def input_cost(r: Request, rates: Rates) -> float:
-    """The part of `request_cost` that paid for what was sent (all but the output)."""
-    return request_cost(r, rates) - r.output_tokens * rates.tier(r.measured_context).output / MILLION
-
-
 @dataclass(slots=True)
 class SessionCost:
     """A session's cost. `by_request[k]` is request k's USD (None: its model has no price); `by_model` sums the
@@ -208,7 +203,7 @@ class SessionCost:
         out: dict[str, Any] = {
             "total_usd": _round(self.total_usd),
             "by_model": {m: _round(v) for m, v in self.by_model.items()},
-            "by_request": [{"id": r.id, "model": r.model, "usd": _round(c)}
+            "by_request": [{"id": r.id, "model": r.model, "usd": None if c is None else round(c, 6)}  # `_round`
                            for r, c in zip(session.requests, self.by_request)],
             "unpriced_models": list(self.unpriced),
             "prefix_share_usd": _round(self.prefix_usd),
@@ -231,8 +226,9 @@ def session_cost(session: Session, table: PriceTable | None = None,
     by_request: list[float | None] = []
     by_model: dict[str, float] = {}
     unpriced: list[str] = []
-    for r in session.requests:
-        rates = table.rates(r.model)
+    models = [r.model for r in session.requests]
+    rates_of = list(map({m: table.rates(m) for m in set(models)}.__getitem__, models))
+    for r, rates in zip(session.requests, rates_of):
         if rates is None:
             by_request.append(None)
             if (r.model or "?") not in unpriced:
@@ -244,42 +240,44 @@ def session_cost(session: Session, table: PriceTable | None = None,
     priced = [c for c in by_request if c is not None]
     result = SessionCost(sum(priced) if priced else None, by_model, by_request, unpriced, table, session.agent_cost)
     if accounting is not None:
-        result.messages, result.prefix_usd = _shares(session, accounting, table)
+        result.messages, result.prefix_usd = _shares(session, accounting, by_request, rates_of)
     return result
 
 
-def _shares(session: Session, acc: Accounting, table: PriceTable) -> tuple[list[float], float]:
-    """Each message's share of the session's cost, and the prefix's. A request's input cost per token of its
-    measured context is the same for every token it sent; a message gets that for its figure from each request that
-    saw it (requests of its window whose `seen_end` lies beyond it: a suffix of them, summed once per window), and
-    the output cost of the request that produced it."""
+def _shares(session: Session, acc: Accounting, by_request: list[float | None],
+            rates_of: list[Rates | None]) -> tuple[list[float], float]:
+    """Each message's share of the session's cost, and the prefix's. A request's input cost (its `request_cost`,
+    `by_request`, less its output's) per token of its measured context is the same for every token it sent; a
+    message gets that for its figure from each request that saw it (requests of its window whose `seen_end` lies
+    beyond it: a suffix of them, summed once per window), and the output cost of the request that produced it."""
     n = len(session.messages)
     shares = [0.0] * n
     prefix = 0.0
     sizes = acc.sizes()
     held = list(accumulate(sizes, initial=0))  # held[i]: the figures of messages[:i]
     windows: dict[int, list[tuple[int, float]]] = {}
-    for r in session.requests:
-        rates = table.rates(r.model)
-        if rates is None or r.measured_context <= 0:
+    for r, usd, rates in zip(session.requests, by_request, rates_of):
+        measured = r.input_tokens + r.cache_creation + r.cache_read  # Request.measured_context
+        if usd is None or measured <= 0:
             continue
-        per_token = input_cost(r, rates) / r.measured_context
+        output = r.output_tokens * rates.tier(measured).output / MILLION  # type: ignore[union-attr]
+        per_token = (usd - output) / measured
         windows.setdefault(r.seen_start, []).append((r.seen_end, per_token))
         seen = held[min(r.seen_end, n)] - held[min(r.seen_start, n)]
-        prefix += per_token * (r.measured_context - seen)  # below 0 where the estimates ran high: still sums
+        prefix += per_token * (measured - seen)  # below 0 where the estimates ran high: still sums
         if 0 <= r.message_index < n:
-            shares[r.message_index] += r.output_tokens * rates.tier(r.measured_context).output / MILLION
+            shares[r.message_index] += output
     for start in sorted(windows):
         points = sorted(windows[start])
-        suffix = [0.0] * (len(points) + 1)
-        for k in range(len(points) - 1, -1, -1):
-            suffix[k] = suffix[k + 1] + points[k][1]
-        hi = min(n, points[-1][0])
-        lo = start
-        for k, (end, _) in enumerate(points):  # messages[lo:end] were seen by the requests from the k-th on
-            end = min(end, hi)
-            if end > lo:  # (C loops: the same products and sums, in the same order, as one message at a time)
-                shares[lo:end] = map(add, shares[lo:end], map(mul, sizes[lo:end], repeat(suffix[k], end - lo)))
-                lo = end
+        ends, per_token = zip(*points)
+        # suffix[k]: what a token seen by the requests from the k-th on cost (summed from the last, from 0.0)
+        suffix = list(accumulate(reversed(per_token), initial=0.0))[::-1]
+        # messages[bounds[k]:bounds[k + 1]] were seen by the requests from the k-th on
+        hi = min(n, ends[-1])
+        bounds = [start, *(max(start, min(end, hi)) for end in ends)]
+        top = bounds[-1]
+        # each message's figure x its suffix, added to its share: C loops, the same products and sums as one
+        # message at a time
+        per_message = chain.from_iterable(map(repeat, suffix, map(sub, bounds[1:], bounds)))
+        shares[start:top] = map(add, shares[start:top], map(mul, sizes[start:top], per_message))
     return shares, prefix
-

@@ -21,11 +21,8 @@ def parts(message: Message, names: dict[str, str], counter: Tokenizer | None = N
     `counter`: the tokenizer that counts its text where we ship the session's (OpenAI's o200k)."""
     blocks = message.blocks
     if len(blocks) == 1:  # most messages: the same as the loop below, without its lookups
-        block = blocks[0]
-        features = [0.0] * N_FEATURES
-        block_features(block, features, counter)
-        features[-1] += 1.0
-        return {cat.block_category(message, block, names): features}
+        key, features = one_part(message, names, counter)
+        return {key: features}
     out: dict[str, list[float]] = {}
     for block in message.blocks:
         key = cat.block_category(message, block, names)
@@ -37,6 +34,15 @@ def parts(message: Message, names: dict[str, str], counter: Tokenizer | None = N
         out[cat.USER_PROMPTS if message.role == "user" else cat.ASSISTANT_TEXT] = [0.0] * N_FEATURES
     next(iter(out.values()))[-1] += 1.0  # MESSAGE: the turn's own markers
     return out
+
+
+def one_part(message: Message, names: dict[str, str], counter: Tokenizer | None = None) -> tuple[str, list[float]]:
+    """`parts` of a message of one block, as its one (category, features): accounting asks it of most messages."""
+    block = message.blocks[0]
+    features = [0.0] * N_FEATURES
+    block_features(block, features, counter)
+    features[-1] += 1.0
+    return cat.block_category(message, block, names), features
 
 
 def vector(p: dict[str, list[float]]) -> list[float]:

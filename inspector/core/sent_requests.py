@@ -141,10 +141,10 @@ def _billing(block: Any) -> bool:
 class TranscriptMessages:
     """The messages Claude Code hashes from a transcript's user/assistant lines, found again on demand.
 
-    The loader adds each such line's byte offset as it reads (`add`); the first lookup of a hash no blob holds
-    re-reads the lines not indexed yet and hashes their runs as Claude Code does (consecutive user lines are one
-    message, the lines of one assistant response another), keeping per hash only where its run starts and how many
-    lines it covers."""
+    The loader appends each such line's byte offset to `offsets` as it reads; the first lookup of a hash no blob
+    holds re-reads the lines not indexed yet and hashes their runs as Claude Code does (consecutive user lines are
+    one message, the lines of one assistant response another), keeping per hash only where its run starts and how
+    many lines it covers."""
 
     def __init__(self, path: str) -> None:
         self.path = path
@@ -152,9 +152,6 @@ class TranscriptMessages:
         self.where: dict[str, tuple[int, int]] = {}  # hash -> (index in offsets of the run's first line, lines)
         self._indexed = 0
         self._run: list | None = None  # [first index, role, message id, running hash, blocks so far]
-
-    def add(self, offset: int) -> None:
-        self.offsets.append(offset)
 
     def find(self, digest: str) -> dict | None:
         if digest not in self.where and self._indexed < len(self.offsets):

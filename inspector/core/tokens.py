@@ -45,7 +45,7 @@ from inspector.core.limits import current_model
 from inspector.core.model import Compaction, Message, Request, Session
 from inspector.core.accounting import Accounting, Accuracy, RequestFigures
 from inspector.core.compacted import after_all
-from inspector.core.pricing import Pricing, parts, scaled, total, vector
+from inspector.core.pricing import Pricing, one_part, parts, scaled, total, vector
 from inspector.core.versions import Edit, edits as session_edits, originals
 
 if TYPE_CHECKING:
@@ -386,12 +386,16 @@ class _Run:
     def _messages(self) -> None:
         """Tool names, each message's features per category, and their running sums, from message `lo` on."""
         msgs, pos = self.session.messages, self.lo
+        names_mark, result = self.names_mark, self.result_ids.add
         for j, _, mark in self.points:
-            head = msgs[pos:mark]
-            if head:
-                self.names_mark.update(cat.tool_names(head))
-                pos = mark
-            self.result_ids.update(b.tool_id for m in head for b in m.blocks if b.type == "tool_result" and b.tool_id)
+            for m in msgs[pos:mark]:  # `cat.tool_names` and the results' ids, in one pass
+                for b in m.blocks:
+                    if b.tool_id:
+                        if b.type == "tool_use":
+                            names_mark[b.tool_id] = b.tool_name or "?"
+                        elif b.type == "tool_result":
+                            result(b.tool_id)
+            pos = max(pos, mark)
             if j != self.next_k:
                 self.snaps[j]["names_mark"] = dict(self.names_mark)
         if not self.resumed:  # resumed: `_resume` made them
@@ -407,11 +411,14 @@ class _Run:
                 first = firsts.get(i, m)
                 f = vector(p) if first is m else vector(parts(first, names, counter))
                 m = first
+            elif len(m.blocks) == 1:  # most messages: one category, no dict of parts
+                p, f = None, None
+                key, one = one_part(m, names, counter)
             else:
-                p = parts(m, names, counter)
-                f = None
-            if len(p) == 1:
+                p, f = parts(m, names, counter), None
+            if p is not None and len(p) == 1:
                 ((key, one),) = p.items()
+            if p is None or len(p) == 1:
                 keys.append(key)
                 feats.fromlist(one if f is None else f)
             else:
@@ -514,9 +521,10 @@ class _Run:
                 anchor = session_anchor.get(model) or session_anchor[prev.model or ""]
                 predicted = estimated = int(prefix(anchor, ratios) + seen)
             else:
-                before = prefix(window_anchor[prev.model or ""], ratios)
+                was = window_anchor[prev.model or ""]
+                before = prefix(was, ratios)
                 anchor = window_anchor.get(model) or session_anchor.get(model)
-                known = before if anchor is None else prefix(anchor, ratios)
+                known = before if anchor is None or anchor is was else prefix(anchor, ratios)
                 estimated = int(known + seen)
                 lo = prev.seen_end
                 if plain:
@@ -532,8 +540,8 @@ class _Run:
                 growth = measured - prev_measured
                 if r.kind == "turn" and model == (prev.model or "") and (
                         0 <= growth <= UNEXPLAINED_FACTOR * added + UNEXPLAINED_SLACK):
-                    calibrator.observe(model, f, growth)
-                    ratio_of.pop(model, None)
+                    if calibrator.observe(model, f, growth):
+                        ratio_of.pop(model, None)
             if model not in window_anchor:
                 window_anchor[model] = r
             if model not in session_anchor:

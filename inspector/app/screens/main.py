@@ -24,15 +24,15 @@ from textual.widgets import Input, Label, ProgressBar, Static, TabbedContent, Ta
 from textual.worker import get_current_worker
 
 from inspector.app.follow_mode import FollowMode, LiveStatus
-from inspector.app.messages import (ApplyStep, FiguresReady, GoToStep, LoadFailed, Loaded, LoadProgress, SessionGrew,
-                                    StepsChanged, Waiting)
+from inspector.app.messages import (ApplyStep, FiguresReady, GoToStep, LoadFailed, Loaded, LoadProgress, Previewed,
+                                    SessionGrew, StepsChanged, Waiting)
 from inspector.app.screens.help import ABOUT
 from inspector.app.shown import Shown, short_step_label, step_label
 from inspector.app.sizes import DETAIL_FROM, SHORT
 from inspector.app.widgets.footer import FittedFooter
 from inspector.app.text import Part, counted, human, middle, plain, visible
 from inspector.app.widgets.agent_panel import AgentPanel
-from inspector.app.widgets.context_bar import ContextBar
+from inspector.app.widgets.context_bar import COMPUTING, ContextBar
 from inspector.app.widgets.detail import DetailView
 from inspector.app.widgets.message_list import Filter, MessageList
 from inspector.app.widgets.prompt_view import PromptView
@@ -41,11 +41,14 @@ from inspector.app.widgets.timeline import Timeline
 from inspector.app.widgets.subagents import MARK, SubagentsView
 from inspector.app.widgets.title import TitleBar
 from inspector.core.figures import Figures, Links, Settings, links
+from inspector.core.figures.last_response import last_response_window
+from inspector.core.formats.tail import tail
 from inspector.core.follower import NotYet
 from inspector.core.model import Session
 from inspector.core.subagents import Subagent, spawned_at, subagents
 
 FREEZE_ABOVE = 60_000  # objects in the GC's oldest generation: above it, long-lived ones are frozen once shown
+PAINT_WAIT = 1.0  # seconds the reading thread waits for the preview's frame at most (it shares the GIL)
 VIEWS = ("messages", "prompt", "timeline", "agent", "subagents")
 
 
@@ -176,6 +179,11 @@ class MainScreen(Screen):
 
         try:
             assert self.path is not None
+            end = tail(self.path)  # a long session's end first, where a user looks (None: not worth it, or no preview)
+            if end is not None and not worker.is_cancelled:
+                previewed = Previewed(end, links(end.session), last_response_window(end.session, self.settings))
+                self.post_message(previewed)
+                previewed.painted.wait(PAINT_WAIT)
             session = self.follow.open(self.path, progress)  # through a Follower: following reads only appends
             known = links(session)
             self.post_message(Loaded(session, time.perf_counter() - start, known))
@@ -195,8 +203,34 @@ class MainScreen(Screen):
     def _progress(self, event: LoadProgress) -> None:
         bar = self.query_one(ProgressBar)
         bar.update(total=max(1, event.total), progress=event.done)
+        what = f"Reading {self.path.name if self.path else ''}"
+        if self.shown.preview is not None:
+            what = f"Showing the last {len(self.shown.preview.session.messages):,} messages while the rest is read"
         self.query_one("#loading-label", Label).update(plain(
-            f"Reading {self.path.name if self.path else ''}: {event.done / 1e6:,.1f} of {event.total / 1e6:,.1f} MB"))
+            f"{what}: {event.done / 1e6:,.1f} of {event.total / 1e6:,.1f} MB"))
+
+    @on(Previewed)
+    def _previewed(self, event: Previewed) -> None:
+        """The session's end, listed until the whole session replaces it (`_loaded` keeps the user's place)."""
+        if self.session is not None:
+            return  # the full load came first
+        session = event.tail.session
+        self.shown.preview = event.links
+        lst = self.query_one(MessageList)
+        lst.show_session(session, event.links.tool_names, first_number=-len(session.messages))
+        lst.action_last()
+        self.query_one("#list-header", Static).update(plain(lst.header(10_000)))
+        self.query_one("#loading-label", Label).update(plain(
+            f"Showing the last {len(session.messages):,} messages (from line {event.tail.line:,}, numbered back "
+            f"from the end) while the rest is read"))
+        bar = self.query_one(ContextBar)
+        w = event.window
+        bar.placeholder = ("preview of the session's end: token figures once the whole session is read" if w is None
+                           else f"preview: used {w.used:,} of {w.window:,} ({w.percent:.1f}%) measured at the last "
+                                "response · the rest once all is read")
+        bar.refresh(layout=True)
+        self._show_detail()
+        self.call_after_refresh(event.painted.set)
 
     @on(Waiting)
     def _waiting(self, event: Waiting) -> None:
@@ -213,6 +247,7 @@ class MainScreen(Screen):
 
     @on(Loaded)
     def _loaded(self, event: Loaded) -> None:
+        preview = self.shown.preview
         self.shown.loaded(event.session, event.links)
         self.load_seconds = event.seconds
         self.query_one("#loading-label", Label).update(
@@ -222,8 +257,13 @@ class MainScreen(Screen):
         self.refresh_bindings()
         if event.links is not None:  # the rows now, their token figures when computed
             lst = self.query_one(MessageList)
-            lst.show_session(event.session, event.links.tool_names)
-            lst.action_last()
+            keep = None
+            if preview is not None:
+                keep = _in_full(event.session, preview.session, lst.current_index)
+                self.query_one(ContextBar).placeholder = COMPUTING
+            lst.show_session(event.session, event.links.tool_names, keep=keep)
+            if keep is None:
+                lst.action_last()
             self.query_one("#list-header", Static).update(plain(lst.header(10_000)))
             self._update_title()
             self._show_detail()
@@ -283,6 +323,7 @@ class MainScreen(Screen):
         if self.figures is not None:  # following, or figures of a new state: what is shown stays
             self.notify(visible(event.error), severity="warning", timeout=6, markup=False)
             return
+        self.shown.preview = None  # (the list keeps the session's end it showed: nothing more is being read)
         self.query_one("#loading-label", Label).update(plain(f"Cannot open: {event.error}"))
         self.query_one(ProgressBar).display = False
         self.notify(visible(event.error), title="Cannot open", severity="error", timeout=10, markup=False)
@@ -337,6 +378,8 @@ class MainScreen(Screen):
         if source is None or source.session is not lst.session:
             source = self.shown.links  # figures still being computed: the message without its token figures
         if source is None or source.session is not lst.session:
+            source = self.shown.preview  # the session's end, while the rest is read
+        if source is None or source.session is not lst.session:
             return
         if index is not None and index >= len(source.session.messages):
             index = None  # a highlight posted before the rows changed (a live reload)
@@ -344,7 +387,9 @@ class MainScreen(Screen):
             index = lst.current_index
             if index is None and 0 <= lst.cursor < len(lst.rows):
                 compaction = -1 - lst.rows[lst.cursor]
-        self.query_one(DetailView).show_message(source, index, compaction)
+        detail = self.query_one(DetailView)
+        detail.first_number = lst.first_number
+        detail.show_message(source, index, compaction)
 
     @on(MessageList.ColumnsChanged, "#list")
     def _columns_changed(self) -> None:
@@ -360,6 +405,8 @@ class MainScreen(Screen):
         if event is None:
             return
         status = f"{event.shown:,} of {event.total:,} messages shown"
+        if self.shown.preview is not None and self.session is None:
+            status = f"{event.shown:,} of the last {event.total:,} messages shown (the rest is being read)"
         if event.description:
             status += f"  ·  {visible(event.description)}"
         if self.session and self.session.warnings:
@@ -470,7 +517,7 @@ class MainScreen(Screen):
             self.notify(self.follow.toggle() + ": the agent is writing this session", timeout=3)
         figures, change = self.shown.grew(event.session, event.change)
         if change.started:
-            self.query_one(ContextBar).placeholder = "token figures: computing…"
+            self.query_one(ContextBar).placeholder = COMPUTING
             self.query_one("#loading-label", Label).update(plain(
                 f"{Path(event.session.source).name}: {len(event.session.messages):,} messages so far; computing "
                 "figures…"))
@@ -606,6 +653,17 @@ def _tail(path: str, keep: int = 2) -> str:
     """The last `keep` components of a path, "…/" before them when it has more (the part that names a project)."""
     parts = path.rstrip("/").split("/")
     return path if len(parts) <= keep + 1 else "…/" + "/".join(parts[-keep:])
+
+
+def _in_full(full: Session, preview: Session, index: int | None) -> int | None:
+    """Where message `index` of a preview of the session's end is in the full session (None: off the list, or the
+    preview was not its end after all)."""
+    if index is None:
+        return None
+    at = len(full.messages) - len(preview.messages) + index
+    if at < 0 or full.messages[at].uuid != preview.messages[index].uuid:
+        return None
+    return at
 
 
 def _at_bottom(lst: MessageList) -> bool:

@@ -63,6 +63,9 @@ def colour(key: str, n: int) -> str:
     return PALETTE[(6 + n) % len(PALETTE)] if key.startswith(cat.TOOL_RESULTS) else PALETTE[n % len(PALETTE)]
 
 
+COMPUTING = "token figures: computing…"
+
+
 class ContextBar(Widget):
     """`stale` is set while new settings are being computed: the figures shown are the previous ones."""
 
@@ -77,7 +80,7 @@ class ContextBar(Widget):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.figures: Figures | None = None
-        self.placeholder = "token figures: computing…"  # what it says before it has figures
+        self.placeholder = COMPUTING  # what it says before it has figures
         self.legend_lines: int | None = None  # the most lines the legend takes (None: as many as it needs)
 
     def show(self, figures: Figures) -> None:

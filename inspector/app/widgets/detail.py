@@ -88,6 +88,7 @@ class DetailView(ScrollView, can_focus=True, inherit_bindings=False):
         self._requests: tuple[Session | None, dict[str, Request]] = (None, {})
         self._base: Style | None = None  # the widget's rich_style, looked up once per style change
         self.spawned: dict[int, list] = {}  # message index -> the subagents it started (`core.subagents`)
+        self.first_number = 0  # what message 0 is numbered, as in the list (a preview counts back from the end)
 
     # -- content ----------------------------------------------------------------------------------------------------
 
@@ -126,7 +127,7 @@ class DetailView(ScrollView, can_focus=True, inherit_bindings=False):
 
     def _compaction_lines(self, f: Figures | Links, k: int) -> list[Line]:
         c = f.session.compactions[k]
-        out: list[Line] = [(f"{c.kind} boundary before message #{c.index}", HEAD),
+        out: list[Line] = [(f"{c.kind} boundary before message #{c.index + self.first_number}", HEAD),
                            (f"trigger: {c.trigger or 'unknown'}", None)]
         if c.pre_tokens is not None:
             out.append((f"context before: {c.pre_tokens:,} tokens", None))
@@ -141,7 +142,7 @@ class DetailView(ScrollView, can_focus=True, inherit_bindings=False):
     def _message_lines(self, f: Figures | Links, i: int) -> list[Line]:
         m = f.session.messages[i]
         out: list[Line] = []
-        head = f"#{i}  {m.role}" + (f" / {m.kind}" if m.kind != m.role else "")
+        head = f"#{i + self.first_number}  {m.role}" + (f" / {m.kind}" if m.kind != m.role else "")
         head += f"  {m.timestamp}" if m.timestamp else ""
         head += f"  {m.model}" if m.model else ""
         out.append((head, HEAD))
@@ -221,7 +222,7 @@ class DetailView(ScrollView, can_focus=True, inherit_bindings=False):
             if b.type == "tool_use" and b.tool_id in f.result_at:
                 j = f.result_at[b.tool_id]
                 size = f", {human(f.size(j))} tokens" if isinstance(f, Figures) else ""
-                out += [("", None), (f"═══ result of {b.tool_name} (message #{j}{size}) ", RULE)]
+                out += [("", None), (f"═══ result of {b.tool_name} (message #{j + self.first_number}{size}) ", RULE)]
                 for r in partner(j, b.tool_id):
                     if r.type == "tool_result":
                         out += self._block_lines(f, r, "→")[1:]
@@ -229,7 +230,7 @@ class DetailView(ScrollView, can_focus=True, inherit_bindings=False):
                 j = f.call_at[b.tool_id]
                 for u in partner(j, b.tool_id):
                     if u.type == "tool_use":
-                        out += [("", None), (f"═══ call (message #{j}): {u.tool_name} ", RULE)]
+                        out += [("", None), (f"═══ call (message #{j + self.first_number}): {u.tool_name} ", RULE)]
                         out += self._text_lines(_json(u.input, min(self.cap, 4000)), None)
 
     def _request_of(self, session: Session, m: Message) -> Request | None:

@@ -179,6 +179,7 @@ class MessageList(CursorLines):
         self.figures: Figures | None = None  # None while the figures of `session` are still being computed
         self.session: Session | None = None
         self.tool_names: dict[str, str] = {}
+        self.first_number = 0  # what the first message's row is numbered (see show_session)
         self.rows: list[int] = []
         self.filter = Filter()
         self.by_size = False
@@ -190,17 +191,27 @@ class MessageList(CursorLines):
 
     # -- data -------------------------------------------------------------------------------------------------------
 
-    def show_session(self, session: Session, tool_names: dict[str, str]) -> None:
-        """Rows for a session whose figures are still being computed: token columns show … until `show`."""
-        keep = self.current_index if self.session is session else None
+    def show_session(self, session: Session, tool_names: dict[str, str], first_number: int = 0,
+                     keep: int | None = None) -> None:
+        """Rows for a session whose figures are still being computed: token columns show … until `show`. Rows are
+        numbered from `first_number` (a preview of a session's end counts back from -1, its last message).
+        `keep`: the message to put the cursor on at the height in the view the cursor had (the full session in
+        place of its preview)."""
+        top = self.cursor - round(self.scroll_offset.y) if keep is not None else None
+        if keep is None and self.session is session:
+            keep = self.current_index
         self.session, self.tool_names, self.figures = session, tool_names, None
+        self.first_number = first_number
         self._largest = 1
         self._rebuild(keep)
+        if top is not None and self.current_index == keep:
+            self.scroll_to(y=max(0, self.cursor - top), animate=False, force=True)
 
     def show(self, figures: Figures) -> None:
         """Show a new session or new figures for the same one, keeping the cursor on the same message if possible."""
         keep = self.current_index
         self.figures, self.session, self.tool_names = figures, figures.session, figures.tool_names
+        self.first_number = 0
         self._largest = max((figures.size(i) for i in range(len(figures.estimated))), default=1) or 1
         self._rebuild(keep)
 
@@ -375,7 +386,9 @@ class MessageList(CursorLines):
         return self._index_width() + 1 + 12 + 9  # the index, the kind and the context always show
 
     def _index_width(self) -> int:
-        return len(str(len(self.session.messages))) if self.session else 3
+        if self.session is None:
+            return 3
+        return max(len(str(self.first_number)), len(str(len(self.session.messages) + self.first_number)))
 
     def _style(self, name: str) -> Style:
         """The widget's base style, or base + a component style; looked up once per theme and focus state."""
@@ -412,7 +425,7 @@ class MessageList(CursorLines):
         w = self._index_width()
         cols = self.columns
         dim = self._style("dim")
-        segs = [Segment(f"{r:>{w}} ", dim)]
+        segs = [Segment(f"{r + self.first_number:>{w}} ", dim)]
         if "time" in cols:
             stamp = m.timestamp if isinstance(m.timestamp, str) else ""  # a file may hold a number there
             segs.append(Segment(f"{visible(stamp[11:19]):<8} ", dim))  # timestamps and tool names: session text

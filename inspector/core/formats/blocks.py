@@ -37,6 +37,8 @@ def blocks_from_content(content: Any, depth: int = 0) -> list[Block]:
         if depth > MAX_NESTING:
             raise NestedTooDeep(f"tool results nested more than {MAX_NESTING} deep")
         return [block_from_dict(b, depth) if b.__class__ is dict else Block("text", str(b)) for b in content]
+    if len(content) == 1 and content[0].__class__ is dict:  # most messages: one block
+        return [block_from_dict(content[0])]
     return [block_from_dict(b) if b.__class__ is dict else Block("text", str(b)) for b in content]
 
 

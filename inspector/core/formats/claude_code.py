@@ -119,7 +119,7 @@ class ClaudeCodeLoader:
         self.last_build: tuple[str, int] = ("full", 0)  # ("full", entries) or ("extended", steps): a work counter
         self._steps = 0
         self.recorder = RequestRecorder(source)
-        self._transcript = self.recorder.transcript.add
+        self._transcript = self.recorder.transcript.offsets.append
         self.spawns: dict[str, str] = {}  # tool_use id -> the agent id of the subagent it started
         self.cost: AgentCost | None = None  # the last `cost-state`: Claude Code's own figure of the session's cost
 
@@ -138,11 +138,13 @@ class ClaudeCodeLoader:
         return len(self.main.order)
 
     def feed(self, line_no: int, offset: int, obj: Any) -> None:
-        """Take one parsed line. Never raises on odd content: odd lines become warnings."""
+        """Take one parsed line. Never raises on odd content: odd lines become warnings. Every line of a session
+        comes through here: the common shapes (a user or assistant entry, a progress entry) take few lookups."""
         if obj.__class__ is not dict:
             self.warn(line_no, f"not a JSON object ({type(obj).__name__}), skipped")
             return
-        kind = obj.get("type")
+        get = obj.get
+        kind = get("type")
         if kind == "user" or kind == "assistant":  # every such line, as Claude Code hashes them (repeats too)
             self._transcript(offset)
         elif kind.__class__ is not str:
@@ -157,41 +159,51 @@ class ClaudeCodeLoader:
             return
         elif kind in IGNORED:
             return
-        uuid = obj.get("uuid")
+        uuid = get("uuid")
         if uuid.__class__ is not str:
             if kind not in BOOKKEEPING:
                 self._unknown.note(kind, line_no)
             return
-        graph = self.side if obj.get("isSidechain") else self.main
-        if uuid in graph.nodes:
+        graph = self.side if get("isSidechain") else self.main
+        nodes = graph.nodes
+        if uuid in nodes:
             self._repeated(graph, uuid, kind, line_no, offset, obj)
             return
-        parent = obj.get("parentUuid")
-        graph.nodes[uuid] = (parent if parent.__class__ is str else None, len(graph.order))
-        graph.order.append(uuid)
+        parent = get("parentUuid")
+        order = graph.order
+        if parent.__class__ is not str:
+            parent = None
+        else:  # the parent's own string (this line's copy is freed with the line): 85 bytes a line
+            known = nodes.get(parent)
+            if known is not None:
+                parent = order[known[1]]
+        nodes[uuid] = (parent, len(order))
+        order.append(uuid)
         if kind == "progress":  # the bulk of every file: its id links the chain, nothing else is kept
             return
-        if self.cwd is None and obj.get("cwd").__class__ is str:
+        if self.cwd is None and get("cwd").__class__ is str:
             self.cwd = obj["cwd"]
-            self.session_id = obj.get("sessionId")
-        version = obj.get("version")
-        if version.__class__ is str and version != self.version:
+            self.session_id = get("sessionId")
+        version = get("version")
+        if version != self.version and version.__class__ is str:
             self.version = version
         record = self._record(uuid, kind, line_no, offset, obj)
-        if record is not None and kind == "user" and graph is self.main:
-            self._spawned(obj, record)
-        if record is not None:
-            graph.records[uuid] = record
-            if record.kind in ("user", "assistant", "microcompact"):  # a boundary may end the file (our export)
-                graph.tip = uuid
-        elif kind not in BOOKKEEPING:
-            self._unknown.note(kind, line_no)
+        if record is None:
+            if kind not in BOOKKEEPING:
+                self._unknown.note(kind, line_no)
+            return
+        if kind == "user" and graph is self.main:
+            result = get("toolUseResult")
+            if result.__class__ is dict and "agentId" in result:
+                self._spawned(result, record)
+        graph.records[uuid] = record
+        if record.kind != "compact":  # a boundary may end the file (our export)
+            graph.tip = uuid
 
-    def _spawned(self, obj: dict, record: _Record) -> None:
+    def _spawned(self, result: dict, record: _Record) -> None:
         """A tool result that hands back a subagent's report names the subagent (`toolUseResult.agentId`, whose
         window is `agent-<id>.jsonl`): remember which tool call started it."""
-        result = obj.get("toolUseResult")
-        agent = result.get("agentId") if isinstance(result, dict) else None
+        agent = result.get("agentId")
         if isinstance(agent, str):
             for b in record.blocks:
                 if b.type == "tool_result" and b.tool_id:
@@ -250,11 +262,14 @@ class ClaudeCodeLoader:
             if "context_management" in message:
                 rec.cleared = self._server_cleared(message, rec.sent_id)
             usage = message.get("usage")
-            if usage.__class__ is dict and model != SYNTHETIC_MODEL:
-                rec.usage = (as_int(usage.get("input_tokens")), as_int(usage.get("cache_creation_input_tokens")),
-                             as_int(usage.get("cache_read_input_tokens")), as_int(usage.get("output_tokens")))
-                split = usage.get("cache_creation")
-                if isinstance(split, dict):
+            if usage.__class__ is dict and model != SYNTHETIC_MODEL:  # counts: ints only (`as_int`), inline
+                get = usage.get
+                a, b, c, d = (get("input_tokens"), get("cache_creation_input_tokens"), get("cache_read_input_tokens"),
+                              get("output_tokens"))
+                rec.usage = (a if a.__class__ is int else 0, b if b.__class__ is int else 0,
+                             c if c.__class__ is int else 0, d if d.__class__ is int else 0)
+                split = get("cache_creation")
+                if split.__class__ is dict:
                     rec.write_1h = min(rec.usage[1], as_int(split.get("ephemeral_1h_input_tokens")))
             return rec
         if kind == "attachment":
@@ -323,8 +338,9 @@ class ClaudeCodeLoader:
             session.warnings.append(LoadWarning(None, f"{more} more uuid{'s' if more > 1 else ''} repeated with "
                                                       "different content; the first copies are kept"))
         session.warnings.extend(branch.warnings)
+        add = branch.assembler.add
         for rec in added:
-            branch.assembler.add(rec)
+            add(rec)
         session.warnings.extend(branch.assembler.warnings)
         branch.assembler.publish(session)
         session.sent = self.recorder.log()
@@ -358,6 +374,8 @@ class ClaudeCodeLoader:
         self._steps = len(visited) + len(new)
         return branch.extend(cur, walked[::-1], [graph.records[u] for u in new if u in graph.records])
 
+
+_UUID, _RESPONSE_ID = attrgetter("uuid"), attrgetter("response_id")
 
 MAX_DROPPED = 64  # path records a new entry may leave behind (parallel tool results) before a full walk is cheaper
 
@@ -422,7 +440,9 @@ class _Branch:
                                                    "parent not in this file (a corrupt line, or a partial copy); "
                                                    "followed file order across the gap"))
         self._lay(walked[::-1])
-        selected = self._select({r.uuid: r for r in walked}, [r for u, r in graph.records.items() if u not in visited])
+        # off the path: none when every record is on it (walked holds each record once)
+        others = [r for u, r in graph.records.items() if u not in visited] if len(walked) < len(graph.records) else []
+        selected = self._select(dict(zip(map(_UUID, walked), walked)), others)
         assert selected is not None  # nothing is old to a first walk
         return selected
 
@@ -460,13 +480,16 @@ class _Branch:
     def _lay(self, records: list[_Record]) -> None:
         """Append `records` (root first) to the path."""
         base, first = len(self.path), self.response_first
-        uuids = [rec.uuid for rec in records]
+        uuids = list(map(_UUID, records))
         self.path_pos.update(zip(uuids, range(base, base + len(uuids))))
         self.path.extend(uuids)
-        for pos, rec in enumerate(records, base):
-            rid = rec.response_id  # only assistant records have one
-            if rid and rid not in first:
-                first[rid] = pos
+        # each response id's first position (only assistant records have one): the last write of a dict made from
+        # the end wins; positions already known stay
+        firsts = dict(zip(map(_RESPONSE_ID, reversed(records)), range(base + len(records) - 1, base - 1, -1)))
+        firsts.pop(None, None)
+        firsts.pop("", None)
+        firsts.update(first)
+        first.update(firsts)
 
     def _select(self, path: dict[str, _Record], others: list[_Record],
                 left: set[str] = frozenset()) -> list[_Record] | None:  # type: ignore[assignment]
@@ -483,10 +506,19 @@ class _Branch:
         for rec in others:
             if rec.kind == "assistant" and rec.response_id in self.responses:
                 selected[rec.uuid] = rec
-        used = {b.tool_id for r in selected.values() if r.kind == "assistant" for b in r.message.blocks  # type: ignore[union-attr]
-                if b.type == "tool_use"}
-        answered = {b.tool_id for r in selected.values() if r.kind == "user" for b in r.message.blocks  # type: ignore[union-attr]
-                    if b.type == "tool_result"}
+        used: set[str | None] = set()  # tool calls of the assistant records, results of the user records
+        answered: set[str | None] = set()
+        use, answer = used.add, answered.add
+        for r in selected.values():
+            kind = r.kind
+            if kind == "assistant":
+                for b in r.message.blocks:  # type: ignore[union-attr]
+                    if b.type == "tool_use":
+                        use(b.tool_id)
+            elif kind == "user":
+                for b in r.message.blocks:  # type: ignore[union-attr]
+                    if b.type == "tool_result":
+                        answer(b.tool_id)
         if used & self.loose_results or answered & (self.pulled | left):
             return None
         open_ids = (self.open_ids | used) - answered

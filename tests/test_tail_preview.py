@@ -1,0 +1,95 @@
+"""The preview of a long session's end (`core.formats.tail`): its messages are the full load's last messages, cut
+anywhere in the file; formats it cannot be right for, and bad input, give no preview (the app waits for the full
+load)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from inspector.core.figures import Settings
+from inspector.core.figures.last_response import last_response_window
+from inspector.core.formats import load
+from inspector.core.formats.tail import tail
+
+TESTS = Path(__file__).parent
+CORPUS = TESTS / "corpus"
+SESSIONS = TESTS.parent / "inspector" / "sessions"
+CLAUDE_CODE = sorted(CORPUS.glob("claude-code-*.jsonl")) + sorted(SESSIONS.glob("claude-code-*.jsonl"))
+CUTS = 40  # tails of 1/40, 2/40, ... of the file
+
+
+@pytest.mark.parametrize("path", CLAUDE_CODE, ids=lambda p: p.name)
+def test_preview_is_the_end_of_the_full_load(path: Path) -> None:
+    full = load(path)
+    size = path.stat().st_size
+    previews = 0
+    for k in range(1, CUTS):
+        preview = tail(path, tail_bytes=size * k // CUTS, worth=0)
+        if preview is None:  # a tail with fewer than two responses
+            continue
+        previews += 1
+        got = preview.session.messages
+        assert got, k
+        assert got == full.messages[-len(got):], k  # blocks, kinds, uuids and file line numbers alike
+        assert preview.session.warnings == []
+        assert got[0].lines[0] >= preview.line and preview.offset > 0
+        usage = [(r.id, r.input_tokens, r.cache_creation, r.cache_read, r.output_tokens) for r in (
+            preview.session.requests[-1], full.requests[-1])]
+        assert usage[0] == usage[1]
+    if len(full.requests) > 4:  # the short ones have too few responses to cut between
+        assert previews >= CUTS // 2, previews
+
+
+def test_the_last_response_measures_the_window() -> None:
+    path = CORPUS / "claude-code-manual-compact.jsonl"
+    preview = tail(path, tail_bytes=100_000, worth=0)
+    assert preview is not None
+    w = last_response_window(preview.session, Settings())
+    assert w is not None and w.used_measured
+    assert w.used == load(path).requests[-1].measured_context
+    assert w == last_response_window(load(path), Settings())
+
+
+@pytest.mark.parametrize("name", ["codex-rollout.jsonl", "neutral.jsonl", "anthropic-requests.jsonl"])
+def test_other_formats_get_no_preview(name: str) -> None:
+    path = TESTS / "fixtures" / "formats" / name
+    assert tail(path, tail_bytes=max(1, path.stat().st_size // 3), worth=0) is None
+
+
+def test_a_short_file_is_read_whole() -> None:
+    path = CORPUS / "claude-code-manual-compact.jsonl"
+    assert tail(path, tail_bytes=100_000) is None  # 2.7 MB: the full load is about as quick
+    assert tail(path, tail_bytes=path.stat().st_size, worth=0) is None  # the tail would be the whole file
+
+
+def test_bad_lines_in_the_tail(tmp_path: Path) -> None:
+    """A corrupt line and an unfinished last write: the preview skips them as the full load does (which warns)."""
+    lines = (CORPUS / "claude-code-manual-compact.jsonl").read_bytes().splitlines(keepends=True)
+    lines[-40] = b'{"type": "user", "uuid": \n'
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(b"".join(lines) + b'{"type": "assistant", "mess')
+    full = load(path)
+    assert any(w.line == len(lines) - 39 for w in full.warnings)
+    preview = tail(path, tail_bytes=300_000, worth=0)
+    assert preview is not None
+    got = preview.session.messages
+    assert got == full.messages[-len(got):]
+
+
+def test_no_session_at_all(tmp_path: Path) -> None:
+    garbage = tmp_path / "g.jsonl"
+    garbage.write_bytes(bytes(range(1, 256)) * 400)
+    assert tail(garbage, tail_bytes=1000, worth=0) is None
+    assert tail(tmp_path / "missing.jsonl", worth=0) is None
+
+
+def test_a_tail_of_another_window_is_no_preview(tmp_path: Path) -> None:
+    """A main window whose file ends in a subagent's sidechain entries (the older layout): the full load shows the
+    main window, which the tail does not hold."""
+    path = tmp_path / "s.jsonl"
+    path.write_bytes((CORPUS / "claude-code-short.jsonl").read_bytes()
+                     + (CORPUS / "claude-code-subagent-explore.jsonl").read_bytes())
+    assert load(path).messages[-1].uuid in {m.uuid for m in load(CORPUS / "claude-code-short.jsonl").messages}
+    assert tail(path, tail_bytes=100_000, worth=0) is None
