@@ -126,13 +126,13 @@ t = clock()
 state = cache.state()
 marks["resume state: read and unpickled"] = clock() - t
 t = clock()
-follower, accounting, how = sl._resumed(state, settings)
+before, follower, accounting, how, _ = sl._resumed(state, settings)
 marks[f"follower update + account_appended ({how})"] = clock() - t
 t = clock()
-figures = sl.figures_of(follower.session, accounting, settings)
+figures = sl.figures_of(follower.session, accounting, settings, before=before)
 marks["figures (window, cost, cache)"] = clock() - t
 t = clock()
-cache.save(stamp, figures, follower, accounting)
+cache.save(stamp, figures, (before, follower, accounting))
 marks["after the line: the state written"] = clock() - t
 print(json.dumps(marks))
 """

@@ -1,6 +1,7 @@
 """`context-inspector statusline`: Claude Code's real status-line input, the line, the cache of where the last call
-stopped (a resumed accounting gives exactly a fresh one's figures, line by line on real transcripts), a cache that
-is corrupt, foreign or of another version ignored, `--install`, `--session` for Codex."""
+stopped (a resumed accounting gives exactly a fresh one's figures, line by line on real transcripts; a compacted
+Claude Code session's checkpoint at its last boundary, moved by a compaction that arrives, dropped by a rewind to
+before it), a cache that is corrupt, foreign or of another version ignored, `--install`, `--session` for Codex."""
 
 from __future__ import annotations
 
@@ -197,6 +198,8 @@ def test_resumed_figures_are_the_reports_after_appends_and_compactions(tmp_path,
                                                            len(r["messages"]))
         assert f.cost_usd == pytest.approx(r["cost"]["total_usd"], abs=1e-6)  # None == None where unpriced
         assert f.hit_ratio == pytest.approx(r["cache"]["hit_ratio"], abs=1e-6)
+        if f.format == "claude-code" and end == len(lines):  # a checkpoint at the last boundary, once its window
+            assert _checkpoint(directory, live) is not None  # has usage (these end with requests after it)
         checked += 1
     assert checked >= 2 and compactions >= 1
 
@@ -242,11 +245,11 @@ def test_a_bad_cache_is_ignored(tmp_path, damage):
     elif damage == "truncated":
         cache.state_file.write_bytes(state[:len(state) // 2])
     elif damage == "version":
-        _, path, follower, acc = pickle.loads(state)
-        cache.state_file.write_bytes(pickle.dumps((sl.VERSION + 1, path, follower, acc)))
+        _, path, *kept = pickle.loads(state)
+        cache.state_file.write_bytes(pickle.dumps((sl.VERSION + 1, path, *kept)))
     elif damage == "other-path":
-        _, _, follower, acc = pickle.loads(state)
-        cache.state_file.write_bytes(pickle.dumps((sl.VERSION, "/elsewhere.jsonl", follower, acc)))
+        _, _, *kept = pickle.loads(state)
+        cache.state_file.write_bytes(pickle.dumps((sl.VERSION, "/elsewhere.jsonl", *kept)))
     else:
         os.chmod(cache.state_file, 0o666)
     assert cache.state() is None
@@ -264,3 +267,105 @@ def test_the_cache_keeps_a_few_sessions(tmp_path):
     assert len(list(directory.glob("*.json"))) == sl.KEEP
     assert oct(directory.stat().st_mode & 0o777) == "0o700"
     assert all(oct(p.stat().st_mode & 0o777) == "0o600" for p in directory.iterdir())
+
+
+COMPACTED = HERE / "corpus" / "claude-code-manual-compact.jsonl"  # a real session with one compaction
+
+
+def _tiles(n: int) -> list[bytes]:
+    """The lines of `n` copies of COMPACTED chained into one session (fresh ids per copy, as
+    benchmarks/generate_large_session.py tiles it): a compaction every ~2.7 MB."""
+    import importlib.util
+    import re
+
+    spec = importlib.util.spec_from_file_location("gen", HERE.parent / "benchmarks" / "generate_large_session.py")
+    gen = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gen)
+    corpus, out, last = COMPACTED.read_bytes().splitlines(), [], None
+    for tile in range(n):
+        for raw in corpus:
+            line = gen.fresh_ids(raw, tile)
+            if last and b'"parentUuid":null' in line and b"compact_boundary" not in line:
+                line = line.replace(b'"parentUuid":null', b'"parentUuid":"%s"' % last, 1)
+            out.append(line + b"\n")
+        last = [m.group(1) for x in out[-40:] if (m := re.search(rb'"uuid":"([^"]+)"', x))][-1]
+    return out
+
+
+def _checkpoint(directory: Path, live: Path) -> sl.Before | None:
+    state = Cache(directory, live.resolve(), Settings()).state()
+    assert state is not None
+    return state[0]
+
+
+def _user_line(parent: str, text: str) -> bytes:
+    import uuid
+
+    return json.dumps({"parentUuid": parent, "isSidechain": False, "type": "user", "uuid": str(uuid.uuid4()),
+                       "sessionId": "s", "timestamp": "2026-12-01T10:00:00Z", "cwd": "/home/USER",
+                       "version": "2.1.39", "message": {"role": "user", "content": text}}).encode() + b"\n"
+
+
+def test_a_checkpoint_keeps_the_state_the_size_of_the_window(tmp_path):
+    """A compacted Claude Code session's state is a checkpoint at its last boundary: after five compacted tiles it
+    is no larger than after one (plus each earlier request's cost), and a call after a turn resumes from it with
+    a fresh read's figures."""
+    sizes = {}
+    for n in (1, 5):
+        live, directory = tmp_path / f"s{n}.jsonl", tmp_path / f"cache{n}"
+        live.write_bytes(b"".join(_tiles(n)))
+        status(live, directory=directory).finish()
+        before = _checkpoint(directory, live)
+        assert before is not None and before.offset > 0 and before.compactions == n - 1
+        sizes[n] = Cache(directory, live.resolve(), Settings()).state_file.stat().st_size
+        with open(live, "ab") as f:
+            f.write(_user_line(json.loads(live.read_bytes().splitlines()[-1])["uuid"], "one more thing"))
+        outcome = status(live, directory=directory)
+        assert outcome.how == "resumed" and outcome.figures == _fresh(live)
+        assert outcome.figures.compactions == n
+    assert sizes[5] <= sizes[1] + 32_000, sizes  # 4 tiles more would be ~4 x 0.4 MB with the whole state
+
+
+def test_a_compaction_in_an_append_moves_the_checkpoint(tmp_path, capsys):
+    """Two tiles: the first call stops before the second tile's compaction; the next call reads an append that
+    holds it, resumes from the first checkpoint, gives the report's figures and moves the checkpoint to it."""
+    lines = _tiles(2)
+    boundaries = [i for i, line in enumerate(lines) if b"compact_boundary" in line]
+    assert len(boundaries) == 2
+    live, directory = tmp_path / "s.jsonl", tmp_path / "cache"
+    live.write_bytes(b"".join(lines[:boundaries[1] - 3]))
+    status(live, directory=directory).finish()
+    first = _checkpoint(directory, live)
+    assert first is not None and first.offset == sum(map(len, lines[:boundaries[0]]))
+    live.write_bytes(b"".join(lines))
+    outcome = status(live, directory=directory)
+    assert outcome.how == "resumed" and outcome.figures == _fresh(live)
+    outcome.finish()
+    moved = _checkpoint(directory, live)
+    assert moved is not None and moved.offset == sum(map(len, lines[:boundaries[1]]))
+    f, r = outcome.figures, _report(live, capsys)
+    assert (f.used, f.compactions, f.requests, f.messages) == (r["current"]["used"], len(r["compactions"]),
+                                                               len(r["requests"]), len(r["messages"]))
+    assert f.cost_usd == pytest.approx(r["cost"]["total_usd"], abs=1e-6)
+    assert f.hit_ratio == pytest.approx(r["cache"]["hit_ratio"], abs=1e-6)
+    with open(live, "ab") as fh:  # and on from the moved checkpoint
+        fh.write(_user_line(json.loads(lines[-1])["uuid"], "and then"))
+    again = status(live, directory=directory)
+    assert again.how == "resumed" and again.figures == _fresh(live)
+
+
+def test_a_rewind_to_before_the_boundary_is_read_afresh(tmp_path):
+    """An entry whose parent lies before the checkpoint's boundary (a rewind there) cannot be followed from the
+    window's part: the call reads the whole file, and gives its figures."""
+    lines = COMPACTED.read_bytes().splitlines(keepends=True)
+    boundary = next(i for i, line in enumerate(lines) if b"compact_boundary" in line)
+    early = next(json.loads(line)["uuid"] for line in lines[boundary // 2:] if b'"type":"user"' in line)
+    live, directory = tmp_path / "s.jsonl", tmp_path / "cache"
+    live.write_bytes(b"".join(lines))
+    status(live, directory=directory).finish()
+    assert _checkpoint(directory, live) is not None
+    with open(live, "ab") as f:
+        f.write(_user_line(early, "go back to before the summary"))
+    outcome, fresh = status(live, directory=directory), _fresh(live)
+    assert outcome.how == "fresh" and outcome.figures == fresh
+    assert fresh.compactions == 0  # the rewound branch runs before the compaction

@@ -128,6 +128,7 @@ class Accounting(MessageFigures):
     work: int = field(default=0, repr=False, compare=False)  # messages + requests visited to make it (tests, benchmarks)
     resumed_at: int | None = field(default=None, repr=False, compare=False)  # the request redone first (None: fresh)
     kept: int = field(default=0, repr=False, compare=False)  # messages whose figures are the previous accounting's
+    fit: Any = field(default=None, repr=False, compare=False)  # the calibrated fit `tokens.account` was asked to keep
 
     @property
     def estimated_total(self) -> int:

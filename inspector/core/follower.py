@@ -180,21 +180,35 @@ class Follower:
         self._pairs = PairingCheck(undo=TAIL_CHECK)  # the context's tool pairing, re-checked from what changed
         self._figure_warnings: dict[tuple[int | None, str], LoadWarning] = {}  # `_check_figures`' so far
 
+    @property
+    def loader(self) -> Loader | None:
+        """The format's stateful loader (None: a document, read whole)."""
+        return self._loader
+
+    def line_offset(self, line_no: int) -> int | None:
+        """The byte offset where line `line_no` (as this follower numbers them) starts; None: no such line read."""
+        try:
+            return self._index.offset(line_no) if self._index is not None else None
+        except IndexError:
+            return None
+
     def pending(self) -> int:
         """Bytes of an unfinished last line, held back until its newline arrives."""
         return self._index.pending() if self._index is not None else 0
 
     # -- opening and re-reading -------------------------------------------------------------------------------------
 
-    def open(self, progress: Progress | None = None) -> Session:
+    def open(self, progress: Progress | None = None, start: int = 0) -> Session:
         """Read the session as it is now: NotYet when nothing is written yet (`update` reads it once it is),
-        LoadError when it cannot be read."""
+        LoadError when it cannot be read. `start`: a JSONL file's byte offset of a line to read from, the lines
+        before it left out (the status line reads a session from its last compaction boundary on; its line
+        numbers then count from there). A re-read after a rewrite reads the whole file."""
         reason = self._not_yet()
         if reason is not None:
             raise NotYet(reason)
         if self.directory is not None:
             self._known = {str(p) for p in self._candidates()}
-        return self._read_all(progress)
+        return self._read_all(progress, start)
 
     def _not_yet(self) -> str | None:
         """What there is to wait for before a session can be read (None: it can be read, or fails for a reason
@@ -222,7 +236,7 @@ class Follower:
                 return f"the first line of {self.path.name} is still being written"
         return None
 
-    def _read_all(self, progress: Progress | None = None) -> Session:
+    def _read_all(self, progress: Progress | None = None, start: int = 0) -> Session:
         path = self.path
         fmt = detect(path)
         loader = make_loader(path, fmt)
@@ -239,6 +253,7 @@ class Follower:
             self.reads = st.st_size
         else:
             self._index = LineIndex(path)
+            self._index.end = start
             read_jsonl(path, self._feed, loader.warn, progress, self._index, self._skip_fed_tail)
             session = loader.build()
             self._figure_warnings = {}

@@ -12,6 +12,14 @@ eight most recently used kept):
   appended and accounts only what they added: the same figures a fresh accounting gives (tests/test_statusline.py
   checks it line by line on real transcripts). A file that shrank, was replaced or rewritten is read afresh.
 
+A Claude Code session's state is a *checkpoint* at its last compaction boundary, so it is the size of the current
+window's part of the file, not of the file (a 100 MB session's whole state took ~340 ms to unpickle): the follower
+and accounting of the session read from the boundary's line on (the accounting's calibrated fit continuing the one
+of what came before), and `Before`, the sums of what came before. A compaction that arrives moves the checkpoint to
+it. A checkpoint is only kept when its figures equal the whole session's as they were just computed, and a read
+from it is trusted only while the boundary is still where its branch begins: anything else (a rewind to before it,
+a file rewritten) is read afresh. Other formats (Codex rollouts...) keep the whole state.
+
 A cache entry that is corrupt, from another version of this module, not owned by the user or writable by others is
 ignored (and replaced). The state is a pickle: it is only ever read from a directory of the user's own, created
 0700, files 0600.
@@ -23,17 +31,18 @@ import json
 import os
 import sys
 import zlib
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from inspector.core.accounting import Accounting
+    from inspector.core.calibration import Calibrator
     from inspector.core.cost import PriceTable
-    from inspector.core.follower import Follower
-    from inspector.core.model import Session
+    from inspector.core.follower import Change, Follower
+    from inspector.core.model import AgentCost, Compaction, Session
 
-VERSION = 1  # of the cache's format and of what it holds; another one is ignored
+VERSION = 2  # of the cache's format and of what it holds; another one is ignored
 KEEP = 8  # cache entries (sessions) kept; the least recently used go first
 CACHE_ENV = "CONTEXT_INSPECTOR_CACHE"
 
@@ -80,6 +89,32 @@ class Settings:
 
     def key(self) -> str:
         return json.dumps([self.policy, self.window, self.estimator, self.prices, self.autocompact_override])
+
+
+@dataclass(slots=True)
+class Before:
+    """What a session held before the boundary its checkpoint reads from (`offset`: that line's byte offset), as
+    the figures need it: counts, each request's cost (summed with the window's in order: the same float a whole
+    read's sum gives), the cache's read and prompt tokens, whether a request measured more than a 200k window, the
+    last request's model, the agent's last own cost figure, and the calibrated fit the window's accounting
+    continues."""
+
+    offset: int = 0
+    messages: int = 0
+    requests: int = 0
+    compactions: int = 0
+    microcompactions: int = 0
+    costs: list[float | None] = field(default_factory=list)
+    cache_read: int = 0
+    prompt: int = 0
+    past_window: bool = False
+    model: str | None = None
+    agent_cost: AgentCost | None = None
+    fit: Calibrator | None = None
+    entries: int = 0  # entries of the window's read whose parents were found in it (`_linked`)
+
+
+State = tuple["Before | None", "Follower", "Accounting"]  # None: the whole session's follower and accounting
 
 
 def cache_dir(environ: dict[str, str] | None = None) -> Path:
@@ -131,7 +166,7 @@ class Cache:
         except (ValueError, TypeError, KeyError, AttributeError):
             return None  # corrupt, or figures of another shape: computed again
 
-    def state(self) -> tuple[Follower, Accounting] | None:
+    def state(self) -> State | None:
         """Where the last call stopped, or None (no entry, another version, corrupt, not ours)."""
         data = self._read(self.state_file)
         if data is None:
@@ -139,15 +174,14 @@ class Cache:
         import pickle  # here: the cached figures need neither pickle nor tempfile
 
         try:
-            version, path, follower, accounting = pickle.loads(data)
+            version, path, before, follower, accounting = pickle.loads(data)
         except Exception:  # a truncated or foreign pickle can raise anything: it is only a cache
             return None
         if version != VERSION or path != str(self.path):
             return None
-        return follower, accounting
+        return before, follower, accounting
 
-    def save(self, stamp: list[Any] | None, figures: StatusFigures, follower: Follower | None,
-             accounting: Accounting | None) -> None:
+    def save(self, stamp: list[Any] | None, figures: StatusFigures, state: State | None) -> None:
         """Write the entry (each file replaced atomically; a failure leaves the cache as it was: it is a cache)."""
         import pickle
 
@@ -157,8 +191,8 @@ class Cache:
                 self._write(self.figures_file, json.dumps({
                     "version": VERSION, "path": str(self.path), "stamp": stamp, "settings": self.settings.key(),
                     "figures": figures.to_dict()}).encode())
-            if follower is not None and accounting is not None:
-                self._write(self.state_file, pickle.dumps((VERSION, str(self.path), follower, accounting),
+            if state is not None:
+                self._write(self.state_file, pickle.dumps((VERSION, str(self.path), *state),
                                                           protocol=pickle.HIGHEST_PROTOCOL))
             self._prune()
         except (OSError, pickle.PicklingError, RecursionError, TypeError, AttributeError):
@@ -239,73 +273,187 @@ def status(path: str | os.PathLike[str], settings: Settings = Settings(), direct
         if found is not None:
             return Outcome(found, "cached")
     state = cache.state() if cache is not None else None
-    follower, accounting, how = _resumed(state, settings) if state is not None else (None, None, "fresh")
-    if follower is None:
-        from inspector.core.follower import Follower, NotYet
-        from inspector.core.tokens import account
-
-        follower = Follower(path)
-        try:
-            follower.open()
-        except NotYet:  # nothing is waited for here: the loader says what is wrong with the file as it is
-            from inspector.core.formats import load
-
-            load(path)
-            raise
-        assert follower.session is not None
-        accounting = account(follower.session, settings.estimator)
+    resumed = _resumed(state, settings) if state is not None else None
+    if resumed is None:
+        prior, follower, accounting = None, *_read(path, settings)
+        how, compacted = "fresh", True
+    else:
+        prior, follower, accounting, how, compacted = resumed
     assert follower.session is not None
-    figures = figures_of(follower.session, accounting, settings)
+    figures = figures_of(follower.session, accounting, settings, before=prior)
     if cache is None:
         return Outcome(figures, how)
     after = cache.stamp()
 
     def finish() -> None:  # the figures are keyed to the file only when it did not change while it was read
-        cache.save(before if after == before else None, figures, follower, accounting)
+        kept = (_checkpoint(follower, accounting, prior, settings, figures) if compacted else None) \
+            or (prior, follower, accounting)
+        cache.save(before if after == before else None, figures, kept)
 
     return Outcome(figures, how, finish)
 
 
-def _resumed(state: tuple[Follower, Accounting], settings: Settings) -> tuple[Any, Any, str]:
-    """The follower and accounting of the last call brought up to the file as it is now (the accounting resumed
-    from where it stopped: `account_appended` gives a fresh accounting's figures), or (None, None, "fresh") when
-    the follower cannot go on."""
+def _read(path: str | os.PathLike[str], settings: Settings) -> tuple[Follower, Accounting]:
+    """The session read whole and accounted, with the calibrated fit before its current window kept (what a
+    checkpoint there continues)."""
+    from inspector.core.follower import Follower, NotYet
+    from inspector.core.tokens import account
+
+    follower = Follower(path)
+    try:
+        follower.open()
+    except NotYet:  # nothing is waited for here: the loader says what is wrong with the file as it is
+        from inspector.core.formats import load
+
+        load(path)
+        raise
+    session = follower.session
+    assert session is not None
+    last = _last_boundary(session)
+    return follower, account(session, settings.estimator,
+                             fit_before=_requests_before(session, last.index) if last is not None else None)
+
+
+def _resumed(state: State, settings: Settings) -> tuple[Any, Any, Any, str, bool] | None:
+    """The state of the last call brought up to the file as it is now (the accounting resumed from where it
+    stopped: `account_appended` gives a fresh accounting's figures) and whether a checkpoint is `_due`; None when
+    the follower cannot go on, or a checkpoint's read can no longer be trusted."""
     from inspector.core.tokens import account_appended
 
-    follower, previous = state
+    prior, follower, previous = state
     try:
         change = follower.update()
     except Exception:  # a follower that cannot go on (the file vanished, an unreadable state): start again
-        return None, None, "fresh"
-    if follower.error is not None or follower.session is None:
-        return None, None, "fresh"
+        return None
+    session = follower.session
+    if follower.error is not None or session is None:
+        return None
+    if prior is not None and (change.reloaded or not _from_boundary(session) or not _linked(follower, prior)):
+        return None  # a rewind to before the boundary, a file rewritten: only a whole read is right
+    compacted = _due(session, change, prior)
     if change.session is previous.session:
-        return follower, previous, "resumed"
+        return prior, follower, previous, "resumed", compacted
     # (`account_appended` itself accounts afresh when resuming cannot give the same figures: a young model's fit
     # that moved, a rewind; the figures are a fresh accounting's either way)
-    accounting = account_appended(previous, follower.session, change, settings.estimator)
-    return follower, accounting, "fresh" if change.reloaded else "resumed"
+    accounting = account_appended(previous, session, change, settings.estimator,
+                                  prior.fit if prior is not None else None)
+    return prior, follower, accounting, "fresh" if change.reloaded else "resumed", compacted
 
 
-def figures_of(session: Session, acc: Accounting, settings: Settings, table: PriceTable | None = None) -> StatusFigures:
-    """The status line's figures from the core's: the window as `report` states it, the cost, the cache ratio."""
+def _due(session: Session, change: Change, prior: Before | None) -> bool:
+    """A (new) checkpoint is worth trying: a compaction arrived, or the first requests after the last boundary did
+    (a checkpoint's figures equal the whole read's only once its window has usage)."""
+    last = _last_boundary(session)
+    if last is None or (prior is not None and last.index == 0):
+        return False  # none, or the one the checkpoint reads from
+    if any(c.kind == "compact" for c in change.compactions):
+        return True
+    return 0 < len(session.requests) - _requests_before(session, last.index) <= change.new_requests
+
+
+def _last_boundary(session: Session) -> Compaction | None:
+    return next((c for c in reversed(session.compactions) if c.kind == "compact"), None)
+
+
+def _requests_before(session: Session, index: int) -> int:
+    """How many requests came before message `index` (they are in message order)."""
+    return sum(r.message_index < index for r in session.requests)
+
+
+def _from_boundary(session: Session) -> bool:
+    """A session read from a compaction boundary still begins with it: its branch runs back to the boundary."""
+    first = session.compactions[0] if session.compactions else None
+    return first is not None and first.kind == "compact" and first.index == 0 and first.line == 1
+
+
+def _linked(follower: Follower, before: Before) -> bool:
+    """Every entry the window's read took since the last look names a parent it holds (noted in `before`): one that
+    does not reaches back before the boundary (a rewind there), which only a whole read follows."""
+    loader = follower.loader
+    unlinked = getattr(loader, "unlinked", None)
+    if unlinked is None or unlinked(before.entries):
+        return False
+    before.entries = loader.entries()  # type: ignore[union-attr]
+    return True
+
+
+def _checkpoint(follower: Follower, accounting: Accounting, prior: Before | None, settings: Settings,
+                expected: StatusFigures) -> State | None:
+    """A checkpoint at the session's last compaction boundary (one beyond where `prior`'s read starts), or None
+    when there is none to make, the format has none, or its figures would not be `expected` (the whole
+    session's, just computed)."""
+    from inspector.core.cost import prices, session_cost
+    from inspector.core.follower import Follower
+    from inspector.core.limits import CLAUDE_WINDOW
+    from inspector.core.tokens import account
+
+    session = follower.session
+    last = _last_boundary(session) if session is not None and session.format == "claude-code" else None
+    offset = follower.line_offset(last.line) if last is not None and last.line is not None else None
+    if session is None or last is None or offset is None or (prior is not None and last.index == 0):
+        return None
+    k = _requests_before(session, last.index)
+    if any(r.message_index < last.index for r in session.requests[k:]):
+        return None
+    fit = accounting.fit if prior is None and accounting.fit is not None else \
+        account(session, settings.estimator, prior.fit if prior is not None else None, k).fit  # (`_read` kept it)
+    table = prices(settings.prices)
+    was = prior or Before()
+    reqs, gone = session.requests[:k], session.compactions[:session.compactions.index(last)]
+    model = next((r.model for r in reversed(reqs) if r.model), was.model)
+    now = Before(
+        offset=offset, messages=was.messages + last.index, requests=was.requests + k,
+        compactions=was.compactions + sum(c.kind == "compact" for c in gone),
+        microcompactions=was.microcompactions + sum(c.kind == "microcompact" for c in gone),
+        costs=was.costs + session_cost(session, table).by_request[:k],
+        cache_read=was.cache_read + sum(r.cache_read for r in reqs),
+        prompt=was.prompt + sum(r.measured_context for r in reqs),
+        past_window=was.past_window or any(r.measured_context > CLAUDE_WINDOW for r in reqs),
+        model=model, agent_cost=session.agent_cost or was.agent_cost, fit=fit)
+    window = Follower(follower.path)
+    try:
+        window.open(start=offset)
+    except Exception:  # it is only a cache: the state stays what it was
+        return None
+    if window.session is None or not _from_boundary(window.session) or not _linked(window, now):
+        return None
+    acc = account(window.session, settings.estimator, fit)
+    if figures_of(window.session, acc, settings, table, now) != expected:
+        return None
+    return now, window, acc
+
+
+def figures_of(session: Session, acc: Accounting, settings: Settings, table: PriceTable | None = None,
+               before: Before | None = None) -> StatusFigures:
+    """The status line's figures from the core's: the window as `report` states it, the cost, the cache ratio; of
+    a session read from a checkpoint's boundary on, with what came `before` it added."""
     from inspector.core.cost import prices, session_cost
     from inspector.core.window import window_figures
-    from inspector.core.limits import window_info
-    from inspector.core.prompt_cache import cache_report
+    from inspector.core.limits import LONG_WINDOW, current_model, window_info
 
-    info = window_info(session, settings.policy, settings.window)
-    window = window_figures(info, acc.current_context, acc.current_measured is not None)
+    b = before or Before()
+    window, model = settings.window, None
+    if before is not None:  # what a whole read would see of the session's model and window
+        if window is None and b.past_window and not session.window:
+            window = LONG_WINDOW
+        if not any(r.model for r in session.requests):
+            model = b.model
+    info = window_info(session, settings.policy, window, model)
+    figures = window_figures(info, acc.current_context, acc.current_measured is not None)
     table = table or prices(settings.prices)
-    cost = session_cost(session, table)
+    priced = [c for c in b.costs + session_cost(session, table).by_request if c is not None]
+    prompt = b.prompt + sum(r.measured_context for r in session.requests)
+    agent = session.agent_cost or b.agent_cost
     t = info.thresholds
-    used = window.used
+    used = figures.used
     state = "compact" if used >= t.autocompact else "warning" if used >= t.warning else "ok"
     return StatusFigures(
-        path=session.source, format=session.format, model=window.model, policy=window.policy, window=window.window,
-        used=used, percent=window.percent, autocompact=t.autocompact, warning=t.warning, to_autocompact=window.free,
-        measured=window.used_measured, compactions=sum(c.kind == "compact" for c in session.compactions),
-        microcompactions=sum(c.kind == "microcompact" for c in session.compactions),
-        requests=len(session.requests), messages=len(session.messages), cost_usd=cost.total_usd,
-        agent_cost_usd=session.agent_cost.total_usd if session.agent_cost else None,
-        hit_ratio=cache_report(session, table).hit_ratio, state=state)
+        path=session.source, format=session.format, model=figures.model, policy=figures.policy,
+        window=figures.window, used=used, percent=figures.percent, autocompact=t.autocompact, warning=t.warning,
+        to_autocompact=figures.free, measured=figures.used_measured,
+        compactions=b.compactions + sum(c.kind == "compact" for c in session.compactions),
+        microcompactions=b.microcompactions + sum(c.kind == "microcompact" for c in session.compactions),
+        requests=b.requests + len(session.requests), messages=b.messages + len(session.messages),
+        cost_usd=sum(priced) if priced else None, agent_cost_usd=agent.total_usd if agent else None,
+        hit_ratio=(b.cache_read + sum(r.cache_read for r in session.requests)) / prompt if prompt else None,
+        state=state)

@@ -67,23 +67,29 @@ def _sum_range(cumulative: array, lo: int, hi: int) -> list[float]:
                     cumulative[lo * N_FEATURES:(lo + 1) * N_FEATURES]))
 
 
-def account(session: Session, estimator: str | Estimator | None = None) -> Accounting:
+def account(session: Session, estimator: str | Estimator | None = None, prior: Calibrator | None = None,
+            fit_before: int | None = None) -> Accounting:
     """Account for every token of `session`. `estimator` is a name or an Estimator; None: `calibrated` when the
-    session has usage, else `script`."""
+    session has usage, else `script`. `prior`: the calibrated fit of what came before `session` (a session read
+    from a compaction boundary on, statusline.py: its observations continue that fit); `fit_before`: the request
+    before which the fit is kept as the accounting's `fit` (what a read from that request's window on continues)."""
     est = _estimator(session, estimator)
     if isinstance(est, Exact):  # one API call for the current state; messages share it by the fitted estimate
         est.fallback = estimator_for(session)
         est.state(session.context, session.system, session.tools, current_model(session))
-    return _Run(session, est, None).accounting()
+    run = _Run(session, est, None, prior, fit_before)
+    acc = run.accounting()
+    acc.fit = run.fit
+    return acc
 
 
 def account_appended(previous: Accounting, session: Session, change: Change | None,
-                     estimator: str | Estimator | None = None) -> Accounting:
+                     estimator: str | Estimator | None = None, prior: Calibrator | None = None) -> Accounting:
     """`account(session, estimator)`, reusing `previous` (the accounting of the state `change` started from) when
     `change` only appended messages and requests, or grew the last messages: the work is then that of the messages
     from the last request `previous` saw on, not of the session. Anything else (a rebuild, a rewind, an earlier
     message changed, another estimator, a context start moved back, the settled calibrated fit of a model moved)
-    is accounted from scratch. Either way the result equals a fresh `account` exactly."""
+    is accounted from scratch. Either way the result equals a fresh `account` (with the same `prior`) exactly."""
     state = previous.resume
     est = _estimator(session, estimator)
     if not (state is None or change is None or change.rebuilt or change.session is not session
@@ -96,7 +102,7 @@ def account_appended(previous: Accounting, session: Session, change: Change | No
                     return _Run(session, point.est, (point, previous, changed)).accounting()
                 except _Stale:
                     pass
-    return account(session, est)
+    return account(session, est, prior)
 
 
 def _estimator(session: Session, estimator: str | Estimator | None) -> Estimator:
@@ -187,9 +193,10 @@ class _Run:
     """One accounting of a session: from the start, or resumed from a `_Resume` (then only messages from its mark
     and requests from its last one are visited). The same code either way, so both give the same figures."""
 
-    def __init__(self, session: Session, est: Estimator,
-                 resume: tuple[_Resume, Accounting, int] | None) -> None:
+    def __init__(self, session: Session, est: Estimator, resume: tuple[_Resume, Accounting, int] | None,
+                 prior: Calibrator | None = None, fit_before: int | None = None) -> None:
         self.session, self.est = session, est
+        self.prior, self.fit_before, self.fit = prior, fit_before, None  # see `account`
         self.fitted = est.name == "calibrated"
         self.by_features = self.fitted or isinstance(est, FeatureEstimator)
         self.base_ratios = est.ratios if self.by_features and not self.fitted else None  # type: ignore[attr-defined]
@@ -290,7 +297,7 @@ class _Run:
         self.cumulative = array("d", [0.0] * N_FEATURES)
         self.per_message: list[float] = []
         self.running: list[float] = [0.0]
-        self.calibrator = Calibrator(self.counter)
+        self.calibrator = self.prior.copy() if self.prior is not None else Calibrator(self.counter)
         self.session_anchor: dict[str, Request] = {}
         self.window_anchor: dict[str, Request] = {}
         self.figures: list[RequestFigures] = []
@@ -371,6 +378,8 @@ class _Run:
     def accounting(self) -> Accounting:
         self._messages()
         self._pass1()
+        if self.fit_before == self.R:  # no request from there on yet: the fit of them all
+            self.fit = self.calibrator.copy()
         final = self._pass2()
         return self._finish(final)
 
@@ -482,6 +491,8 @@ class _Run:
         cum = self.cumulative
         ratio_of: dict[str, Sequence[float]] = {}  # a model's ratios until its next observation (the fit moves then)
         for ri in range(self.k, self.R):
+            if ri == self.fit_before:
+                self.fit = calibrator.copy()
             if ri in snaps:
                 snaps[ri]["calibrator"] = calibrator.copy()
                 snaps[ri]["anchors"] = dict(session_anchor), dict(window_anchor)

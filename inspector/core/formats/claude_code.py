@@ -126,6 +126,17 @@ class ClaudeCodeLoader:
     def warn(self, line: int | None, message: str) -> None:
         self.warnings.append(LoadWarning(line, message))
 
+    def unlinked(self, start: int = 0) -> bool:
+        """Whether an entry of the main chain from its `start`-th on names a parent no line fed holds: what a read
+        begun mid-file (the status line's, from a compaction boundary) sees when the chain reaches back before it."""
+        nodes = self.main.nodes
+        return any(parent is not None and parent not in nodes
+                   for parent, _ in map(nodes.__getitem__, self.main.order[start:]))
+
+    def entries(self) -> int:
+        """Entries of the main chain fed so far (`unlinked`'s `start`)."""
+        return len(self.main.order)
+
     def feed(self, line_no: int, offset: int, obj: Any) -> None:
         """Take one parsed line. Never raises on odd content: odd lines become warnings. Every line of a session
         comes through here: the common shapes (a user or assistant entry, a progress entry) take few lookups."""
