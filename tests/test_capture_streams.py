@@ -22,7 +22,7 @@ from inspector.capture.protocols import PROTOCOLS, protocol_for
 from inspector.capture.redact import credentials, kept_headers, kept_query, public_url, REQUEST_HEADERS
 from inspector.capture.responses_stream import ResponsesStream
 from inspector.capture.sse import SSEParser, data_array, split
-from inspector.core.formats.conversations import CAPTURE_FORMATS
+from inspector.core.formats.detect import CAPTURE_FORMATS
 from mock_api import responses as r
 from mock_api.responses import sse_events
 

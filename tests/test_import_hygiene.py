@@ -85,10 +85,14 @@ def test_no_module_imports_itself_back():
     assert not cycles, cycles
 
 
+OTHER_LOADERS = ("codex", "conversations", "neutral", "gemini", "qwen", "opencode", "copilot", "kimi", "cline_sdk",
+                 "cline_task", "agent_stores")
+
+
 def test_the_status_line_imports_only_what_it_needs(tmp_path):
     """Claude Code starts `statusline` after every turn, so what it imports is its start-up time: not the
     compaction engine, the figures package, the report writer or Textual (each package's `__init__` imports all
-    of it; ~30 ms together)."""
+    of it; ~30 ms together), nor any other agent's loader (reading a Claude Code transcript needs only its own)."""
     from pathlib import Path
 
     session = Path(__file__).parent / "corpus" / "claude-code-manual-compact.jsonl"
@@ -96,7 +100,8 @@ def test_the_status_line_imports_only_what_it_needs(tmp_path):
         "import sys\n"
         "from inspector.cli import main\n"
         f"assert main(['statusline', '--session', {str(session)!r}]) == 0\n"
-        "heavy = ('inspector.core.compaction', 'inspector.core.figures', 'inspector.core.report', 'textual')\n"
+        "heavy = ('inspector.core.compaction', 'inspector.core.figures', 'inspector.core.report', 'textual',\n"
+        f"         *('inspector.core.formats.' + n for n in {OTHER_LOADERS!r}))\n"
         "bad = sorted(n for n in sys.modules if n in heavy or n.startswith(tuple(h + '.' for h in heavy)))\n"
         "print(len(bad), bad, file=sys.stderr); assert not bad, bad\n"
     )

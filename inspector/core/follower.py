@@ -21,7 +21,6 @@ from typing import Any, Protocol
 
 from inspector.core.pairing import PairingCheck
 from inspector.core.formats import detect, resolve, split_address, stamp, subagent_files
-from inspector.core.formats.agent_stores import session_file
 from inspector.core.formats.jsonl import Progress, first_object, read_jsonl
 from inspector.core.formats.values import check_figures
 from inspector.core.index import FileShrunk, LineIndex
@@ -490,6 +489,8 @@ class Follower:
 def _holds_session(folder: Path) -> bool:
     """A directory with something `resolve` can read (a session file in it or a subdirectory, a task folder, an
     opencode database); unreadable counts as holding one, so the read says why."""
+    from inspector.core.formats.agent_stores import session_file  # here: a followed file never needs it
+
     try:
         if session_file(folder) is not None or any(folder.glob("opencode*.db")):
             return True

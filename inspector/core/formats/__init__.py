@@ -57,6 +57,8 @@ def load(path: str | os.PathLike[str], progress: Progress | None = None) -> Sess
 
 def split_address(path: str | os.PathLike[str]) -> tuple[Path, str | None]:
     """`opencode.db#ses_x` as (the database, "ses_x"); any other path as itself and None."""
+    if "#" not in os.fspath(path):
+        return Path(path).expanduser(), None  # without importing opencode's loader (and sqlite3)
     from inspector.core.formats.opencode import split_address as split
 
     return split(path)

@@ -27,15 +27,12 @@ from typing import Any
 from inspector.core.formats.blocks import as_int, blocks_from_content, opt_str
 from inspector.core.formats.claude_code import injected
 from inspector.core.formats.codex import response_item
+from inspector.core.formats.detect import CAPTURE_FORMATS
 from inspector.core.formats.jsonl import Progress, first_object, read_jsonl
 from inspector.core.formats.neutral import message_from_dict, read_document, system_text, tools_from
 from inspector.core.model import Compaction, Format, LoadError, LoadWarning, Message, Request, Session
 
 SUMMARY_OPENING = "This session is being continued from a previous conversation"  # Claude Code's summary message
-# A capture record's protocol (docs/capture-format.md) and the format its requests are in; None: not a conversation
-CAPTURE_FORMATS: dict[str, Format | None] = {
-    "anthropic-messages": "anthropic-request", "anthropic-count-tokens": None, "openai-chat": "openai-chat",
-    "openai-responses": "openai-responses"}
 PREVIEW = 60  # characters of a thread's first message quoted in its warning
 
 Key = tuple[str, str]  # (role, text): how a message is recognised when a later request repeats it

@@ -10,10 +10,6 @@ from pathlib import Path
 from typing import Any
 
 from inspector.core.formats.blocks import opt_str
-from inspector.core.formats.conversations import CAPTURE_FORMATS
-from inspector.core.formats.cline_sdk import is_cline_sdk
-from inspector.core.formats.copilot import is_copilot_event
-from inspector.core.formats.kimi import is_kimi_record
 from inspector.core.formats.jsonl import loads
 from inspector.core.index import LineIndex
 from inspector.core.model import Format, LoadError
@@ -30,6 +26,10 @@ CODEX_PARTS = frozenset({"input_text", "output_text", "input_image"})
 GEMINI_TYPES = frozenset({"user", "gemini", "info", "error", "warning"})
 QWEN_TYPES = frozenset({"user", "assistant", "tool_result", "system"})
 SQLITE_MAGIC = b"SQLite format 3\x00"
+# A capture record's protocol (docs/capture-format.md) and the format its requests are in; None: not a conversation
+CAPTURE_FORMATS: dict[str, Format | None] = {
+    "anthropic-messages": "anthropic-request", "anthropic-count-tokens": None, "openai-chat": "openai-chat",
+    "openai-responses": "openai-responses"}
 
 
 def classify_line(obj: Any) -> Format | None:
@@ -47,6 +47,9 @@ def classify_line(obj: Any) -> Format | None:
         return "codex"  # the older rollout layout: bare Responses-API items
     if kind in CLAUDE_TYPES and ("uuid" in obj or "sessionId" in obj or "messageId" in obj or "leafUuid" in obj):
         return "claude-code"
+    from inspector.core.formats.copilot import is_copilot_event  # here, not at the top: a Claude Code or Codex
+    from inspector.core.formats.kimi import is_kimi_record  # line (the status line's) never loads these loaders
+
     if is_copilot_event(obj):
         return "copilot"
     if is_kimi_record(obj):
@@ -108,6 +111,8 @@ def _codex_item(obj: dict) -> bool:
 
 def classify_document(doc: Any) -> Format | None:
     """The format of a whole JSON document (an object or an array)."""
+    from inspector.core.formats.cline_sdk import is_cline_sdk
+
     if isinstance(doc, dict):
         if is_cline_sdk(doc):
             return "cline-sdk"
