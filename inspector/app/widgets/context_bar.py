@@ -17,7 +17,8 @@ PALETTE = ["#5f87d7", "#af87d7", "#5fd75f", "#5fd7d7", "#87afaf", "#d7d75f", "#f
            "#d7875f", "#ff87af", "#87d7af", "#afaf87", "#8787af"]
 KNOWN = {cat.SYSTEM_TOOLS: "#5f87d7", cat.SUMMARIZED: "#af5f87", cat.UNRECORDED: "#6c6c6c", cat.MEMORY: "#af87d7", cat.USER_PROMPTS: "#5fd75f",
          cat.ASSISTANT_TEXT: "#5fd7d7", cat.THINKING: "#87afaf", cat.TOOL_CALLS: "#d7d75f",
-         cat.COMPACTION_SUMMARY: "#ff87af", cat.MEDIA: "#87d7af", cat.INJECTED: "#8a8a8a", cat.PROVISIONAL: "#6c6c6c"}
+         cat.COMPACTION_SUMMARY: "#ff87af", cat.MEDIA: "#87d7af", cat.INJECTED: "#8a8a8a", cat.PROVISIONAL: "#6c6c6c",
+         cat.NOT_READ: "#4e4e4e"}
 FREE = Style(color="#3a3a3a")
 RESERVED = Style(color="#875f5f")
 MARKS = (("warning", ("warning", "warn", "w"), "yellow"),
@@ -113,6 +114,8 @@ class ContextBar(Widget):
             prefix.append("recomputing… ", style="bold reverse")
         elif f.provisional:
             prefix.append("provisional ", style="italic")
+        elif f.preview:
+            prefix.append(f"preview of the last {len(f.session.messages):,} messages: ", style="italic")
         used = [Text.assemble(prefix, (f"used {w.used:,} of {w.window:,} ({w.percent:.1f}%) ", "bold"), basis),
                 Text.assemble(prefix, (f"used {human(w.used)} of {human(w.window)} ({w.percent:.1f}%) ", "bold"),
                               basis)]
