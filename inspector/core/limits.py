@@ -163,7 +163,7 @@ def gemini_window(model: str | None) -> int:
     return next((w for key, w in GEMINI_WINDOWS if name == key), GEMINI_WINDOW)
 
 
-_scanned: list = [None, 0, False]  # the request before the last scanned, how many were, whether one was past the window
+_scanned: list = [None, 0, False]  # the request before the last one scanned, how many were, whether one was past
 
 
 def _past_claude_window(requests: list[Request]) -> bool:

@@ -227,7 +227,7 @@ class MainScreen(Screen):
         lst = self.query_one(MessageList)
         lst.show_session(session, event.links.tool_names, first_number=-len(session.messages))
         lst.action_last()
-        self.query_one("#list-header", Static).update(plain(lst.header(10_000)))
+        self.query_one("#list-header", Static).update(plain(lst.header(10_000)), layout=False)
         self.query_one("#loading-label", Label).update(plain(
             f"Showing the last {len(session.messages):,} messages (from line {event.tail.line:,}, numbered back "
             f"from the end) while the rest is read"))
@@ -284,7 +284,7 @@ class MainScreen(Screen):
             lst.show_session(event.session, event.links.tool_names, keep=keep)
             if keep is None:
                 lst.action_last()
-            self.query_one("#list-header", Static).update(plain(lst.header(10_000)))
+            self.query_one("#list-header", Static).update(plain(lst.header(10_000)), layout=False)
             self._update_title()
             self._show_detail()
         if event.session.warnings:
@@ -317,7 +317,7 @@ class MainScreen(Screen):
         lst.show(f)
         if first and f.session.messages and not shown:
             lst.action_last()
-        self.query_one("#list-header", Static).update(plain(lst.header(10_000)))
+        self.query_one("#list-header", Static).update(plain(lst.header(10_000)), layout=False)
         self.query_one(Timeline).show(f)
         self.query_one(PromptView).show(f)
         self._show_subagents(f.session)
@@ -441,7 +441,7 @@ class MainScreen(Screen):
             status += f"  ·  {counted(len(self.session.warnings), 'load warning')} (W)"
         if not self.query_one(DetailView).display:
             status += "  ·  d shows the detail"
-        self.query_one("#status", Static).update(plain(status))
+        self.query_one("#status", Static).update(plain(status), layout=False)  # (one line high, as #live)
 
     def action_search(self) -> None:
         self.action_view("messages")
@@ -601,7 +601,7 @@ class MainScreen(Screen):
         status.display = text is not None
         if text is not None:
             status.set_class(bool(self.follow.new_rows), "-new")
-            status.update(text)
+            status.update(text, layout=False)  # (one line high: a layout would redraw the whole screen)
 
     def _list_moved(self) -> None:
         if self.follow.new_rows and _at_bottom(self.query_one(MessageList)) and self.follow.back_at_bottom():

@@ -83,23 +83,32 @@ class ContextBar(Widget):
         self.figures: Figures | None = None
         self.placeholder = COMPUTING  # what it says before it has figures
         self.legend_lines: int | None = None  # the most lines the legend takes (None: as many as it needs)
+        self._drawn: tuple[Figures | None, tuple, Text] | None = None  # the last render, by what it was made from
 
     def show(self, figures: Figures) -> None:
+        """Draw `figures`; a layout of the screen only when the bar's height changes (each one redraws the whole
+        screen: a live append's frame twice the cost)."""
+        lines = self.get_content_height(None, None, 0) if self.figures is not None else None
         self.figures = figures
         self.stale = False
-        self.refresh(layout=True)
+        self.refresh(layout=lines != self.get_content_height(None, None, 0))
 
     def get_content_height(self, container, viewport, width: int) -> int:  # type: ignore[override]
         return self.render().plain.count("\n") + 1
 
     def render(self) -> Text:
+        """The bar (made once per figures, width and state: its height is asked for too)."""
         f = self.figures
         if f is None:
             return Text(self.placeholder, style="dim")
         width = max(20, self.content_region.width or self.size.width or 100)
+        state = (width, self.stale, self.legend_lines)
+        if self._drawn is not None and self._drawn[0] is f and self._drawn[1] == state:
+            return self._drawn[2]
         head = fit(self._head(f), width, seps=(" · ",))
         out = Text("\n").join([head, self._bar(f, width), self._marks(f, width), self._legend(f, width)])
         out.no_wrap, out.overflow = True, "ellipsis"
+        self._drawn = f, state, out
         return out
 
     def _head(self, f: Figures) -> list[Part]:

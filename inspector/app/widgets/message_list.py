@@ -265,7 +265,7 @@ class MessageList(CursorLines):
             return
         old = len(self.rows)
         self.rows.extend(self._rows_for(range(start, len(figures.session.messages)), start))
-        self.virtual_size = Size(0, len(self.rows))
+        self.size_lines()
         self.refresh_lines(old, len(self.rows) - old)
         self._announce()
 

@@ -27,8 +27,9 @@ if TYPE_CHECKING:
 UNDO = 256  # messages whose pairing check `extend` can undo (a response's later line changes its last messages)
 
 # Drawing order of the categories; tool results per tool come after tool calls, largest first.
-ORDER = (cat.NOT_READ, cat.SYSTEM_TOOLS, cat.SUMMARIZED, cat.MEMORY, cat.UNRECORDED, cat.COMPACTION_SUMMARY, cat.USER_PROMPTS, cat.INJECTED,
-         cat.ASSISTANT_TEXT, cat.THINKING, cat.TOOL_CALLS, cat.TOOL_RESULTS, cat.MEDIA, cat.PROVISIONAL)
+ORDER = (cat.NOT_READ, cat.SYSTEM_TOOLS, cat.SUMMARIZED, cat.MEMORY, cat.UNRECORDED, cat.COMPACTION_SUMMARY,
+         cat.USER_PROMPTS, cat.INJECTED, cat.ASSISTANT_TEXT, cat.THINKING, cat.TOOL_CALLS, cat.TOOL_RESULTS, cat.MEDIA,
+         cat.PROVISIONAL)
 
 
 def rank(key: str) -> int:
