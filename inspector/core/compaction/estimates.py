@@ -48,7 +48,9 @@ class Estimates:
             self._cache[id(message)] = (message, tokens)
         return tokens
 
-    def __len__(self) -> int:
+    @property
+    def cached(self) -> int:
+        """How many messages' estimates are kept (not `__len__`: an empty one must stay truthy)."""
         return len(self._cache)
 
     def forget(self, messages: Iterable[Message]) -> None:

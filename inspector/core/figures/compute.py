@@ -259,7 +259,7 @@ def _plan_estimates(figures: Figures, trail: _Trail | None, changed: tuple[int, 
     start = session.context_start
     old, was = trail.estimates if trail is not None and trail.estimates is not None else (None, -1)
     if old is not None and changed is not None and was == start and _same(old.estimator, est.estimator) and \
-            len(old) <= 2 * (len(session.messages) - start) + 256:  # (what left the context is dropped now and then)
+            old.cached <= 2 * (len(session.messages) - start) + 256:  # (what left the context is dropped now and then)
         first, before = changed
         old.forget(session.messages[first:])
         old.forget(before.messages[first:])
