@@ -67,6 +67,13 @@ async def test_the_end_shows_first_then_the_whole_session_in_its_place(monkeypat
         w = preview.requests[-1].measured_context
         assert f"used {w:,} of" in screen.query_one(ContextBar).placeholder
         assert screen.query_one(DetailView).lines[0][0].startswith("#-1 ")  # numbered as in the list
+        await until(pilot, lambda: lst.figures is not None)  # then the preview's own figures
+        await pilot.pause()
+        bar = screen.query_one(ContextBar)
+        assert lst.figures.preview and bar.figures is lst.figures and screen.figures is None
+        assert f"preview of the last {n:,} messages: used" in bar.render().plain
+        assert "(the preview's own)" in screen.query_one(DetailView).lines[1][0]
+        assert "…" not in row_text(lst, len(lst.rows) - 1)
         assert n > 2 * lst.size.height
         for key in ("pageup", "down", "down", "down", "down", "down"):  # a message high in the view
             await pilot.press(key)
@@ -95,13 +102,13 @@ async def test_the_end_shows_first_then_the_whole_session_in_its_place(monkeypat
 
 
 def test_preview_snapshot(snap_compare, monkeypatch, held_load):
-    """The preview as a user sees it: the end of the session, numbered back from -1, the measured context in the
-    bar, the label saying the rest is being read."""
+    """The preview as a user sees it: the end of the session, numbered back from -1, with its own figures (the
+    bar marked preview, its prefix and history as one part), the label saying the rest is being read."""
     monkeypatch.setattr(main, "tail", partial(tail, tail_bytes=300_000, worth=0))
 
     async def run_before(pilot) -> None:
         lst = pilot.app.screen.query_one(MessageList)
-        await until(pilot, lambda: lst.session is not None)
+        await until(pilot, lambda: lst.figures is not None)  # the preview's own figures
         await pilot.pause()
 
     assert snap_compare(make_app(SAMPLE_DIR / "claude-code-autocompact.jsonl", home=False), terminal_size=(120, 40),

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from inspector.core.figures import Settings
-from inspector.core.figures.last_response import last_response_window
+from inspector.core import categories as cat
+from inspector.core.figures import Settings, compute
+from inspector.core.figures.last_response import last_response_window, preview_figures
 from inspector.core.formats import load
 from inspector.core.formats.tail import tail
 
@@ -50,6 +51,39 @@ def test_the_last_response_measures_the_window() -> None:
     assert w is not None and w.used_measured
     assert w.used == load(path).requests[-1].measured_context
     assert w == last_response_window(load(path), Settings())
+
+
+@pytest.mark.parametrize("path", CLAUDE_CODE, ids=lambda p: p.name)
+def test_the_previews_figures_are_the_full_loads_where_usage_measures_them(path: Path) -> None:
+    """Between two requests of one window the preview's messages hold what the full load's hold, and the context
+    through each request's last message is the full load's; the categories add up to the window."""
+    full = load(path)
+    whole = compute(full, Settings())
+    size, intervals = path.stat().st_size, 0
+    for k in range(1, CUTS, 3):
+        preview = tail(path, tail_bytes=size * k // CUTS, worth=0)
+        if preview is None:
+            continue
+        s = preview.session
+        f = preview_figures(s, Settings())
+        off = len(full.messages) - len(s.messages)
+        assert f.preview and f.micro_saving is None and f.accounting is None
+        assert sum(v for _, v in f.categories) == f.window.used
+        assert f.categories[0][0] == cat.NOT_READ and cat.SYSTEM_TOOLS not in dict(f.categories)
+        prev = None
+        for r in s.requests:
+            if r.message_index < 0:
+                continue
+            if prev is not None and prev.seen_start == r.seen_start:
+                intervals += 1
+                span = range(prev.seen_end, r.seen_end)
+                assert sum(map(f.size, span)) == sum(whole.size(off + i) for i in span), (k, r.id)
+                assert f.cumulative[r.seen_end - 1] == whole.cumulative[off + r.seen_end - 1], (k, r.id)
+            else:  # measured against what came before the preview: estimated
+                assert all(f.basis(i) != "measured" for i in range(r.seen_start, r.seen_end))
+            prev = r
+    if len(full.requests) > 4:
+        assert intervals > 0
 
 
 @pytest.mark.parametrize("name", ["codex-rollout.jsonl", "neutral.jsonl", "anthropic-requests.jsonl"])

@@ -42,6 +42,15 @@ class Previewed(Message):
         self.painted = threading.Event()
 
 
+class PreviewFigures(Message):
+    """The figures of the previewed end alone (`figures.last_response.preview_figures`): shown with it until the
+    whole session's figures come."""
+
+    def __init__(self, figures: Figures) -> None:
+        super().__init__()
+        self.figures = figures
+
+
 class Loaded(Message):
     """The file is read; figures follow in `FiguresReady`. `links` (None: not computed) lets the list show the
     session at once."""

@@ -45,7 +45,7 @@ class Shown:
     session: Session | None = None
     figures: Figures | None = None
     links: Links | None = None
-    preview: Links | None = None
+    preview: Links | Figures | None = None  # (its own figures once made: `Figures` have its links too)
     steps: StepStack | None = None
     step_figures: dict[int, Figures] = field(default_factory=dict)
     _base: tuple[Accounting, Figures] | None = None  # the last exact figures made by appends, the next ones' base

@@ -25,6 +25,7 @@ UNRECORDED = "unrecorded"
 FREE = "free"
 RESERVED = "reserved"
 PROVISIONAL = "provisional"  # follow mode, before the exact figures: everything since a new compaction
+NOT_READ = "not_read"  # a preview of a session's end: the prefix and the history before it, measured as one
 
 LABELS: dict[str, str] = {
     SYSTEM_TOOLS: "system prompt and tools",
@@ -43,6 +44,7 @@ LABELS: dict[str, str] = {
     FREE: "free",
     RESERVED: "reserved (output and compaction buffer)",
     PROVISIONAL: "since the compaction (provisional)",
+    NOT_READ: "system, tools and history not read yet",
 }
 
 # Markers of memory files (CLAUDE.md, AGENTS.md) in text the harness injects as a message.

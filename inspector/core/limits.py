@@ -163,19 +163,19 @@ def gemini_window(model: str | None) -> int:
     return next((w for key, w in GEMINI_WINDOWS if name == key), GEMINI_WINDOW)
 
 
-_scanned: list = [None, 0, False]  # the last request scanned, how many were, whether one was past the window
+_scanned: list = [None, 0, False]  # the request before the last one scanned, how many were, whether one was past
 
 
 def _past_claude_window(requests: list[Request]) -> bool:
     """Whether any request measured more than a 200k window holds. A live session's next state holds the same
-    request objects and more (the follower builds a new list of them on every append), so when the request the
-    last call ended on is still in place, only it (its response may have grown) and those after it are looked
-    at, and an append's cost stays what it appended."""
-    last, done, found = _scanned
-    if not (0 < done <= len(requests) and requests[done - 1] is last):
+    request objects and more (the follower builds a new list of them on every append; the last one's response may
+    have grown, into a new object), so when the request before the one the last call ended on is still in place,
+    only that last one and those after it are looked at, and an append's cost stays what it appended."""
+    before, done, found = _scanned
+    if not (1 < done <= len(requests) and requests[done - 2] is before):
         done, found = 0, False
     found = found or any(r.measured_context > CLAUDE_WINDOW for r in requests[max(0, done - 1):])
-    _scanned[:] = [requests[-1] if requests else None, len(requests), found]
+    _scanned[:] = [requests[-2] if len(requests) > 1 else None, len(requests), found]
     return found
 
 

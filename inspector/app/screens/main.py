@@ -25,7 +25,7 @@ from textual.worker import get_current_worker
 
 from inspector.app.follow_mode import FollowMode, LiveStatus
 from inspector.app.messages import (ApplyStep, FiguresReady, GoToStep, LoadFailed, Loaded, LoadProgress, Previewed,
-                                    SessionGrew, StepsChanged, Waiting)
+                                    PreviewFigures, SessionGrew, StepsChanged, Waiting)
 from inspector.app.screens.help import ABOUT
 from inspector.app.shown import Shown, short_step_label, step_label
 from inspector.app.sizes import DETAIL_FROM, SHORT
@@ -41,9 +41,10 @@ from inspector.app.widgets.timeline import Timeline
 from inspector.app.widgets.subagents import MARK, SubagentsView
 from inspector.app.widgets.title import TitleBar
 from inspector.core.figures import Figures, Links, Settings, links
-from inspector.core.figures.last_response import last_response_window
+from inspector.core.figures.last_response import last_response_window, preview_figures
 from inspector.core.formats.tail import tail
 from inspector.core.follower import NotYet
+from inspector.core.gc_pause import gc_paused
 from inspector.core.model import Session
 from inspector.core.subagents import Subagent, spawned_at, subagents
 
@@ -188,11 +189,14 @@ class MainScreen(Screen):
                 previewed = Previewed(end, links(end.session), last_response_window(end.session, self.settings))
                 self.post_message(previewed)
                 previewed.painted.wait(PAINT_WAIT)
-            session = self.follow.open(self.path, progress)  # through a Follower: following reads only appends
-            known = links(session)
-            self.post_message(Loaded(session, time.perf_counter() - start, known))
-            if not worker.is_cancelled:
-                self.post_message(FiguresReady(self.shown.compute_now(session, known)))
+                with gc_paused():  # then its own figures (a tenth of a second), before the whole file is read
+                    self.post_message(PreviewFigures(preview_figures(end.session, self.settings)))
+            with gc_paused():  # (see `Shown._exact_loop`)
+                session = self.follow.open(self.path, progress)  # through a Follower: following reads only appends
+                known = links(session)
+                self.post_message(Loaded(session, time.perf_counter() - start, known))
+                if not worker.is_cancelled:
+                    self.post_message(FiguresReady(self.shown.compute_now(session, known)))
         except Cancelled:
             return
         except NotYet as exc:  # nothing written yet: follow mode shows the session as it arrives
@@ -223,7 +227,7 @@ class MainScreen(Screen):
         lst = self.query_one(MessageList)
         lst.show_session(session, event.links.tool_names, first_number=-len(session.messages))
         lst.action_last()
-        self.query_one("#list-header", Static).update(plain(lst.header(10_000)))
+        self.query_one("#list-header", Static).update(plain(lst.header(10_000)), layout=False)
         self.query_one("#loading-label", Label).update(plain(
             f"Showing the last {len(session.messages):,} messages (from line {event.tail.line:,}, numbered back "
             f"from the end) while the rest is read"))
@@ -235,6 +239,18 @@ class MainScreen(Screen):
         bar.refresh(layout=True)
         self._show_detail()
         self.call_after_refresh(event.painted.set)
+
+    @on(PreviewFigures)
+    def _preview_figures(self, event: PreviewFigures) -> None:
+        """The previewed end's own figures: its rows' token columns, the detail's and the bar, marked preview."""
+        f = event.figures
+        preview = self.shown.preview
+        if self.session is not None or preview is None or preview.session is not f.session:
+            return  # the full load came first
+        self.shown.preview = f
+        self.query_one(MessageList).add_figures(f)
+        self.query_one(ContextBar).show(f)
+        self._show_detail()
 
     @on(Waiting)
     def _waiting(self, event: Waiting) -> None:
@@ -268,7 +284,7 @@ class MainScreen(Screen):
             lst.show_session(event.session, event.links.tool_names, keep=keep)
             if keep is None:
                 lst.action_last()
-            self.query_one("#list-header", Static).update(plain(lst.header(10_000)))
+            self.query_one("#list-header", Static).update(plain(lst.header(10_000)), layout=False)
             self._update_title()
             self._show_detail()
         if event.session.warnings:
@@ -301,7 +317,7 @@ class MainScreen(Screen):
         lst.show(f)
         if first and f.session.messages and not shown:
             lst.action_last()
-        self.query_one("#list-header", Static).update(plain(lst.header(10_000)))
+        self.query_one("#list-header", Static).update(plain(lst.header(10_000)), layout=False)
         self.query_one(Timeline).show(f)
         self.query_one(PromptView).show(f)
         self._show_subagents(f.session)
@@ -425,7 +441,7 @@ class MainScreen(Screen):
             status += f"  ·  {counted(len(self.session.warnings), 'load warning')} (W)"
         if not self.query_one(DetailView).display:
             status += "  ·  d shows the detail"
-        self.query_one("#status", Static).update(plain(status))
+        self.query_one("#status", Static).update(plain(status), layout=False)  # (one line high, as #live)
 
     def action_search(self) -> None:
         self.action_view("messages")
@@ -585,7 +601,7 @@ class MainScreen(Screen):
         status.display = text is not None
         if text is not None:
             status.set_class(bool(self.follow.new_rows), "-new")
-            status.update(text)
+            status.update(text, layout=False)  # (one line high: a layout would redraw the whole screen)
 
     def _list_moved(self) -> None:
         if self.follow.new_rows and _at_bottom(self.query_one(MessageList)) and self.follow.back_at_bottom():

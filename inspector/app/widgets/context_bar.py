@@ -17,7 +17,8 @@ PALETTE = ["#5f87d7", "#af87d7", "#5fd75f", "#5fd7d7", "#87afaf", "#d7d75f", "#f
            "#d7875f", "#ff87af", "#87d7af", "#afaf87", "#8787af"]
 KNOWN = {cat.SYSTEM_TOOLS: "#5f87d7", cat.SUMMARIZED: "#af5f87", cat.UNRECORDED: "#6c6c6c", cat.MEMORY: "#af87d7", cat.USER_PROMPTS: "#5fd75f",
          cat.ASSISTANT_TEXT: "#5fd7d7", cat.THINKING: "#87afaf", cat.TOOL_CALLS: "#d7d75f",
-         cat.COMPACTION_SUMMARY: "#ff87af", cat.MEDIA: "#87d7af", cat.INJECTED: "#8a8a8a", cat.PROVISIONAL: "#6c6c6c"}
+         cat.COMPACTION_SUMMARY: "#ff87af", cat.MEDIA: "#87d7af", cat.INJECTED: "#8a8a8a", cat.PROVISIONAL: "#6c6c6c",
+         cat.NOT_READ: "#4e4e4e"}
 FREE = Style(color="#3a3a3a")
 RESERVED = Style(color="#875f5f")
 MARKS = (("warning", ("warning", "warn", "w"), "yellow"),
@@ -82,23 +83,32 @@ class ContextBar(Widget):
         self.figures: Figures | None = None
         self.placeholder = COMPUTING  # what it says before it has figures
         self.legend_lines: int | None = None  # the most lines the legend takes (None: as many as it needs)
+        self._drawn: tuple[Figures | None, tuple, Text] | None = None  # the last render, by what it was made from
 
     def show(self, figures: Figures) -> None:
+        """Draw `figures`; a layout of the screen only when the bar's height changes (each one redraws the whole
+        screen: a live append's frame twice the cost)."""
+        lines = self.get_content_height(None, None, 0) if self.figures is not None else None
         self.figures = figures
         self.stale = False
-        self.refresh(layout=True)
+        self.refresh(layout=lines != self.get_content_height(None, None, 0))
 
     def get_content_height(self, container, viewport, width: int) -> int:  # type: ignore[override]
         return self.render().plain.count("\n") + 1
 
     def render(self) -> Text:
+        """The bar (made once per figures, width and state: its height is asked for too)."""
         f = self.figures
         if f is None:
             return Text(self.placeholder, style="dim")
         width = max(20, self.content_region.width or self.size.width or 100)
+        state = (width, self.stale, self.legend_lines)
+        if self._drawn is not None and self._drawn[0] is f and self._drawn[1] == state:
+            return self._drawn[2]
         head = fit(self._head(f), width, seps=(" · ",))
         out = Text("\n").join([head, self._bar(f, width), self._marks(f, width), self._legend(f, width)])
         out.no_wrap, out.overflow = True, "ellipsis"
+        self._drawn = f, state, out
         return out
 
     def _head(self, f: Figures) -> list[Part]:
@@ -113,6 +123,8 @@ class ContextBar(Widget):
             prefix.append("recomputing… ", style="bold reverse")
         elif f.provisional:
             prefix.append("provisional ", style="italic")
+        elif f.preview:
+            prefix.append(f"preview of the last {len(f.session.messages):,} messages: ", style="italic")
         used = [Text.assemble(prefix, (f"used {w.used:,} of {w.window:,} ({w.percent:.1f}%) ", "bold"), basis),
                 Text.assemble(prefix, (f"used {human(w.used)} of {human(w.window)} ({w.percent:.1f}%) ", "bold"),
                               basis)]

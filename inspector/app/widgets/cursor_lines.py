@@ -22,6 +22,7 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
+from textual.widget import Widget
 
 
 class CursorLines(ScrollView, can_focus=True, inherit_bindings=False):
@@ -57,6 +58,20 @@ class CursorLines(ScrollView, can_focus=True, inherit_bindings=False):
 
     def render_row(self, line: int, width: int, is_cursor: bool) -> Strip:
         raise NotImplementedError
+
+    def size_lines(self) -> None:
+        """Size the scroll area for `line_count` lines. Assigning `virtual_size` asks for a layout of the whole
+        screen (in every live append's frame: tens of ms at 100,000 messages); while the vertical scrollbar stays
+        shown (or hidden), updating it and repainting this widget is all more lines need (as `DetailView` does)."""
+        size, height = Size(0, self.line_count), self.container_size.height
+        if size == self.virtual_size:
+            return
+        if height and (size.height > height) == (self.virtual_size.height > height):
+            self.set_reactive(Widget.virtual_size, size)
+            self._scroll_update(size)
+            self.refresh()
+        else:
+            self.virtual_size = size
 
     def reset(self) -> None:
         """The lines changed: forget every cached strip and size the scroll area again."""

@@ -153,7 +153,8 @@ class DetailView(ScrollView, can_focus=True, inherit_bindings=False):
                    "estimated": "estimated"}[basis]
             estimate = f"({f.settings.estimator})" if basis == "estimated" else \
                 f"· estimate {f.estimated[i]:,} ({f.settings.estimator})"
-            out.append((f"tokens: {f.size(i):,} {how} {estimate}" + (" (provisional)" if f.provisional else "")
+            marked = " (provisional)" if f.provisional else " (the preview's own)" if f.preview else ""
+            out.append((f"tokens: {f.size(i):,} {how} {estimate}" + marked
                         + f" · context through here {f.cumulative[i]:,}", None))
             if i in f.orphans:
                 out.append(("orphan: a tool call without its result, or a result without its call", ERROR))

@@ -207,6 +207,12 @@ class MessageList(CursorLines):
         if top is not None and self.current_index == keep:
             self.scroll_to(y=max(0, self.cursor - top), animate=False, force=True)
 
+    def add_figures(self, figures: Figures) -> None:
+        """Figures of the session listed (a preview's, numbered as it is): its rows now with their token columns."""
+        if figures.session is self.session:
+            self.figures, self._largest = figures, None
+            self.reset()
+
     def show(self, figures: Figures) -> None:
         """Show a new session or new figures for the same one, keeping the cursor on the same message if possible.
         New figures of the session listed keep its rows (unless they are sorted by size): rows are drawn from the
@@ -259,7 +265,7 @@ class MessageList(CursorLines):
             return
         old = len(self.rows)
         self.rows.extend(self._rows_for(range(start, len(figures.session.messages)), start))
-        self.virtual_size = Size(0, len(self.rows))
+        self.size_lines()
         self.refresh_lines(old, len(self.rows) - old)
         self._announce()
 

@@ -106,7 +106,10 @@ class SettingsPanel(VerticalScroll):
         """Name the policy "session's own" stands for with this session."""
         from inspector.core.limits import default_policy
 
-        self.query_one("#set-policy-own", Static).update(f"this session's own: {default_policy(session)}")
+        text = f"this session's own: {default_policy(session)}"
+        own = self.query_one("#set-policy-own", Static)
+        if str(own.content) != text:  # (every exact figures of a live append name the same one: no layout then)
+            own.update(text)
 
     def sync(self, settings: Settings) -> None:
         """Show `settings` changed elsewhere (keys, palette) without posting them back."""

@@ -46,7 +46,10 @@ class SubagentsView(Vertical):
         self.query_one(DataTable).add_columns("#", "started at", "its window", "what it was asked")  # the long text last
 
     def show(self, session: Session, agents: list[Subagent]) -> None:
-        if session is self.session and agents == self.agents:
+        if agents == self.agents and (session is self.session or self.session is not None and all(
+                session.messages[a.index] is self.session.messages[a.index] for a in agents if a.index is not None
+                and a.index < min(len(session.messages), len(self.session.messages)))):
+            self.session = session  # (a live append: the same subagents, started by the same messages)
             return
         self.session, self.agents = session, agents
         self.query_one("#subagents-head", Static).update(Text.assemble(

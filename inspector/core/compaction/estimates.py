@@ -7,6 +7,7 @@ estimates what a plan would create.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from itertools import islice
 from operator import is_, itemgetter
@@ -46,6 +47,18 @@ class Estimates:
         if remember:
             self._cache[id(message)] = (message, tokens)
         return tokens
+
+    @property
+    def cached(self) -> int:
+        """How many messages' estimates are kept (not `__len__`: an empty one must stay truthy)."""
+        return len(self._cache)
+
+    def forget(self, messages: Iterable[Message]) -> None:
+        """Estimate `messages` again when next asked (and the current context): follow mode keeps one `Estimates`
+        across appends, and a loader may grow an open message in place (a Codex turn), the same object."""
+        for m in messages:
+            self._cache.pop(id(m), None)
+        self._context = None
 
     def remember(self, message: Message, tokens: int) -> None:
         self._cache[id(message)] = (message, tokens)

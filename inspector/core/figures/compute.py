@@ -14,20 +14,22 @@ from typing import TYPE_CHECKING
 from inspector.core import categories as cat
 from inspector.core.pairing import PairingCheck
 from inspector.core.figures.model import Figures, Links, PromptInfo, RequestPoint, Settings
-from inspector.core.figures.preview import micro_saving
+from inspector.core.figures.preview import micro_saving, plan_estimates
 from inspector.core.limits import WindowInfo, window_info
 from inspector.core.model import Message, Session
 from inspector.core.window import window_figures
 
 if TYPE_CHECKING:
+    from inspector.core.compaction.estimates import Estimates
     from inspector.core.follower import Change
     from inspector.core.accounting import Accounting
 
 UNDO = 256  # messages whose pairing check `extend` can undo (a response's later line changes its last messages)
 
 # Drawing order of the categories; tool results per tool come after tool calls, largest first.
-ORDER = (cat.SYSTEM_TOOLS, cat.SUMMARIZED, cat.MEMORY, cat.UNRECORDED, cat.COMPACTION_SUMMARY, cat.USER_PROMPTS, cat.INJECTED,
-         cat.ASSISTANT_TEXT, cat.THINKING, cat.TOOL_CALLS, cat.TOOL_RESULTS, cat.MEDIA, cat.PROVISIONAL)
+ORDER = (cat.NOT_READ, cat.SYSTEM_TOOLS, cat.SUMMARIZED, cat.MEMORY, cat.UNRECORDED, cat.COMPACTION_SUMMARY,
+         cat.USER_PROMPTS, cat.INJECTED, cat.ASSISTANT_TEXT, cat.THINKING, cat.TOOL_CALLS, cat.TOOL_RESULTS, cat.MEDIA,
+         cat.PROVISIONAL)
 
 
 def rank(key: str) -> int:
@@ -80,7 +82,8 @@ class _Trail:
     """What `extend` resumes from, besides the figures themselves: taken over (and changed in place) by the next
     `extend`, like an accounting's resume state."""
 
-    __slots__ = ("session", "check", "dups", "linked", "upto", "request_at", "starts", "ordered", "prefix")
+    __slots__ = ("session", "check", "dups", "linked", "upto", "request_at", "starts", "ordered", "prefix",
+                 "estimates")
 
     def __init__(self, session: Session, check: PairingCheck, dups: set[str], linked: list[tuple[str, ...]],
                  upto: list[int], request_at: list[int], starts: set[int], ordered: bool, prefix: int) -> None:
@@ -93,6 +96,7 @@ class _Trail:
         self.starts = starts  # where compactions restart the context (not the session's list: a loader may grow it)
         self.ordered = ordered  # the requests' message indices (those >= 0) never go down
         self.prefix = prefix
+        self.estimates: tuple[Estimates, int] | None = None  # the microcompaction note's, and the context's start
 
 
 def _cumulative(acc: Accounting, prev: list[int], d: int, starts: set[int], lo_request: int) -> list[int]:
@@ -155,7 +159,7 @@ def compute(session: Session, settings: Settings, known: Links | None = None,
         _ordered_requests(session.requests, 0, 0), acc.prefix)
     cumulative = _cumulative(acc, [], 0, starts, 0)
     return _figures(session, settings, acc, lk, check, points, cumulative, trail,
-                    2 * len(session.messages) + len(acc.requests))
+                    2 * len(session.messages) + len(acc.requests), changed=None)
 
 
 def extend(previous: Figures, session: Session, settings: Settings, accounting: Accounting,
@@ -215,7 +219,8 @@ def extend(previous: Figures, session: Session, settings: Settings, accounting: 
     state.session, state.prefix = session, acc.prefix
     work = len(session.messages) - changed + check.steps + len(acc.requests) - k + len(cumulative) - d
     kept = [b for b in previous.cache_breaks if b.request < k]  # a break is read from its request and the one before
-    return _figures(session, settings, acc, lk, check, points, cumulative, state, work, (kept, k))
+    return _figures(session, settings, acc, lk, check, points, cumulative, state, work, (kept, k),
+                    (changed, old))
 
 
 def _accounting(session: Session, settings: Settings, accounting: Accounting | None) -> Accounting:
@@ -228,9 +233,10 @@ def _accounting(session: Session, settings: Settings, accounting: Accounting | N
 
 def _figures(session: Session, settings: Settings, acc: Accounting, lk: Links, check: PairingCheck,
              points: list[RequestPoint], cumulative: list[int], trail: _Trail | None, work: int,
-             breaks: tuple[list, int] | None = None) -> Figures:
+             breaks: tuple[list, int] | None = None, changed: tuple[int, Session] | None = None) -> Figures:
     """The figures from their parts; the window, the categories, the microcompaction preview and the prompt view
-    are made here. `breaks`: the cache breaks before a request index that are kept (`extend`), and that index."""
+    are made here. `breaks`: the cache breaks before a request index that are kept (`extend`), and that index;
+    `changed`: the first message changed since the previous figures (`extend`), and their session."""
     window = window_figures(settings_window(session, settings), acc.current_context, acc.current_measured is not None)
     figures = Figures(
         session=session, settings=settings, accounting=acc, estimated=acc.estimated, measured=acc.measured,
@@ -238,9 +244,39 @@ def _figures(session: Session, settings: Settings, acc: Accounting, lk: Links, c
         categories=ordered(acc.by_category), categories_measured=acc.current_measured is not None and not acc.derived,
         requests=points, tool_names=lk.tool_names, call_at=lk.call_at, result_at=lk.result_at,
         orphans={o.index for o in check.orphans()}, prompt=_prompt(session, settings, acc), resume=trail, work=work)
-    figures.micro_saving, figures.micro_note = micro_saving(figures)
+    figures.micro_saving, figures.micro_note = micro_saving(figures, _plan_estimates(figures, trail, changed))
     figures.prefix_sections, figures.cache_breaks = _prefix_and_cache(session, acc, breaks)
     return figures
+
+
+def _plan_estimates(figures: Figures, trail: _Trail | None, changed: tuple[int, Session] | None) -> Estimates:
+    """The estimates the microcompaction note plans with: those of the figures before (`trail`'s) when an append
+    kept the current context's start and the estimator gives the same figures, its changed messages (from the
+    first changed on, in either session: a loader may grow a message in place) estimated again; else new ones.
+    A fitted estimator's are not the figures' own, so this saves estimating the whole context at every append."""
+    session = figures.session
+    est = plan_estimates(session, figures.settings.estimator, figures.estimated)
+    start = session.context_start
+    old, was = trail.estimates if trail is not None and trail.estimates is not None else (None, -1)
+    if old is not None and changed is not None and was == start and _same(old.estimator, est.estimator) and \
+            old.cached <= 2 * (len(session.messages) - start) + 256:  # (what left the context is dropped now and then)
+        first, before = changed
+        old.forget(session.messages[first:])
+        old.forget(before.messages[first:])
+        est = old
+    if trail is not None:
+        trail.estimates = est, start
+    return est
+
+
+def _same(a: object, b: object) -> bool:
+    """Two estimators that give every message the same figure: the feature-fitted ones by equal ratios (the only
+    ones kept: the others' plan estimates are the figures' own; `exact` asks the API)."""
+    from inspector.core.estimators import Exact, FeatureEstimator
+
+    return (type(a) is type(b) and isinstance(a, FeatureEstimator) and not isinstance(a, Exact)
+            and vars(a).keys() == vars(b).keys()
+            and all(v == vars(b)[k] for k, v in vars(a).items() if k != "_last_result"))
 
 
 def _prefix_and_cache(session: Session, accounting: Accounting, breaks: tuple[list, int] | None) -> tuple[list, list]:

@@ -81,7 +81,8 @@ class Figures(MessageFigures):
     see `tokens.Accounting`), `category` (a key), `cumulative` (what the window held up to and including it).
     `categories` is the current context per category key, in drawing order; `breakdown` the same with the free
     and reserved parts, summing to the window. `provisional`: follow mode's quick figures before the exact ones
-    (`accounting` is then the last exact accounting, not this state's)."""
+    (`accounting` is then the last exact accounting, not this state's); `preview`: a session's end's own figures
+    while the rest is read."""
 
     session: Session
     settings: Settings
@@ -105,6 +106,7 @@ class Figures(MessageFigures):
     prefix_sections: list = field(default_factory=list)  # the prefix by name (core.prefix.PrefixSection)
     cache_breaks: list = field(default_factory=list)  # the prompt cache's breaks (core.prompt_cache.CacheBreak)
     provisional: bool = False
+    preview: bool = False  # figures of a preview of the session's end alone (`last_response.preview_figures`)
     resume: object | None = field(default=None, repr=False, compare=False)  # for `extend`
     work: int = field(default=0, repr=False, compare=False)  # messages + requests walked to make it
 

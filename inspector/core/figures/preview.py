@@ -83,4 +83,6 @@ def micro_saving(figures: Figures, estimates: Estimates | None = None) -> tuple[
     plan = micro_plan(session, settings, estimates)
     if not plan.changed:
         return 0, plan.note
-    return acc.current_context - after_step(acc, applied(plan)).current_context, plan.note
+    state = applied(plan)
+    estimates.forget(state.messages[i] for i in plan.edits if i < len(state.messages))  # (edited copies: not kept)
+    return acc.current_context - after_step(acc, state).current_context, plan.note
