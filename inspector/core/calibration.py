@@ -57,7 +57,8 @@ def group_tokens(features: Sequence[float], base: Sequence[float] = SCRIPT_RATIO
 
 
 class _ModelFit:
-    __slots__ = ("m", "v", "n", "mult", "solved_at", "ratios", "settled", "settle_at", "base", "active", "pending")
+    __slots__ = ("m", "v", "n", "mult", "solved_at", "ratios", "settled", "settle_at", "base", "active", "pending",
+                 "clipped", "clipped_at")
 
     def __init__(self, base: tuple[float, ...] = SCRIPT_RATIOS) -> None:
         self.base = base
@@ -73,6 +74,10 @@ class _ModelFit:
         self.active: list[int] = []  # the groups some observation had (the others are uncoupled: `_solve`)
         # Observations (x, weight, y) not yet in m and v: added when a solve or a copy reads them (`_fold`)
         self.pending: list[tuple[list[float], float, float]] = []
+        # The clipped solution at observation count `clipped_at`: the settled fit and the multipliers solve at the
+        # same counts (every one of the first 32), the same system: solved once (`_clipped`).
+        self.clipped: list[float] = self.mult
+        self.clipped_at = 0
 
     def copy(self) -> _ModelFit:
         self._fold()
@@ -84,6 +89,7 @@ class _ModelFit:
         out.settled, out.settle_at = self.settled, self.settle_at
         out.active = self.active[:]
         out.pending = []
+        out.clipped, out.clipped_at = self.clipped, self.clipped_at
         return out
 
     def add(self, x: list[float], y: float) -> None:
@@ -91,9 +97,7 @@ class _ModelFit:
         self.pending.append((x, 1 / (sd * sd), y))
         self.n += 1
         if self.n >= self.settle_at:
-            self._fold()
-            self.settled = _feature_ratios([max(0.2, min(5.0, s)) for s in _solve(self.m, self.v, self.active)],
-                                           self.base)
+            self.settled = _feature_ratios(self._clipped(), self.base)
             self.settle_at = self.n + 1 if self.n < YOUNG else -(-self.n * 5 // 4)  # ceil(n x SETTLE_GROWTH)
 
     def _fold(self) -> None:
@@ -124,11 +128,18 @@ class _ModelFit:
 
     def multipliers(self) -> list[float]:
         if self.due():
-            self._fold()
-            self.mult = [max(0.2, min(5.0, s)) for s in _solve(self.m, self.v, self.active)]
+            self.mult = self._clipped()
             self.solved_at = self.n
             self.ratios = None
         return self.mult
+
+    def _clipped(self) -> list[float]:
+        """The multipliers solved from every observation so far, each kept within [0.2, 5] (read only: shared)."""
+        if self.clipped_at != self.n:
+            self._fold()
+            self.clipped = [max(0.2, min(5.0, s)) for s in _solve(self.m, self.v, self.active)]
+            self.clipped_at = self.n
+        return self.clipped
 
     def feature_ratios(self) -> tuple[float, ...]:
         """The base ratios scaled by the current multipliers: the same tuple object until the next solve."""
