@@ -110,12 +110,15 @@ class _ModelFit:
         xs, ws, ys = zip(*pending)
         columns = list(zip(*xs))
         m, v = self.m, self.v
-        for i, column in enumerate(columns):
-            if not any(column):
-                continue
+        # A group none of them had adds only (finite) x 0.0 terms to its row and column: entries that are never -0.0
+        # stay as they are, so those entries are left alone.
+        had = [j for j, column in enumerate(columns) if any(column)]
+        for i in had:
+            column = columns[i]
             wx = list(map(mul, ws, column))
             row = m[i]
-            m[i] = [reduce(add, map(mul, wx, cj), row[j]) for j, cj in enumerate(columns)]
+            for j in had:
+                row[j] = reduce(add, map(mul, wx, columns[j]), row[j])
             v[i] = reduce(add, map(mul, wx, ys), v[i])
             if i not in self.active:
                 self.active = sorted([*self.active, i])
