@@ -92,8 +92,9 @@ class _ModelFit:
         out.clipped, out.clipped_at = self.clipped, self.clipped_at
         return out
 
-    def add(self, x: list[float], y: float) -> None:
-        sd = NOISE_SHARE * sum(x) + NOISE_FLOOR
+    def add(self, x: list[float], total: float, y: float) -> None:
+        """Observation `x` (group tokens summing to `total`) of growth `y`."""
+        sd = NOISE_SHARE * total + NOISE_FLOOR
         self.pending.append((x, 1 / (sd * sd), y))
         self.n += 1
         if self.n >= self.settle_at:
@@ -201,12 +202,13 @@ class Calibrator:
     def observe(self, model: str | None, features: Sequence[float], measured_growth: float) -> bool:
         """Add an observation; True when `ratios(model)` may now answer otherwise (the fit solves again)."""
         x = group_tokens(features, self.base)
-        if sum(x) <= 0:
+        total = sum(x)
+        if total <= 0:
             return False
         fit = self.fits.get(model or "")
         if fit is None:  # not setdefault: that would build a fit (a 7x7 matrix) on every observation
             fit = self.fits[model or ""] = _ModelFit(self.base)
-        fit.add(x, measured_growth - features[STATED])
+        fit.add(x, total, measured_growth - features[STATED])
         return fit.due()
 
     def observations(self, model: str | None) -> int:
