@@ -108,9 +108,20 @@ class _ModelFit:
         pending = self.pending
         if not pending:
             return
+        m, v = self.m, self.v
+        if len(pending) == 1:  # each of a model's first observations (solved at once): the same sums, unrolled
+            (x, w, y), = pending
+            had = [j for j, xj in enumerate(x) if xj]
+            for i in had:
+                wx, row = w * x[i], m[i]
+                for j in had:
+                    row[j] = row[j] + wx * x[j]
+                v[i] = v[i] + wx * y
+            self._activate(had)
+            pending.clear()
+            return
         xs, ws, ys = zip(*pending)
         columns = list(zip(*xs))
-        m, v = self.m, self.v
         # A group none of them had adds only (finite) x 0.0 terms to its row and column: entries that are never -0.0
         # stay as they are, so those entries are left alone.
         had = [j for j, column in enumerate(columns) if any(column)]
@@ -121,9 +132,12 @@ class _ModelFit:
             for j in had:
                 row[j] = reduce(add, map(mul, wx, columns[j]), row[j])
             v[i] = reduce(add, map(mul, wx, ys), v[i])
-            if i not in self.active:
-                self.active = sorted([*self.active, i])
+        self._activate(had)
         pending.clear()
+
+    def _activate(self, groups: list[int]) -> None:
+        if any(g not in self.active for g in groups):
+            self.active = sorted({*self.active, *groups})
 
     def due(self) -> bool:
         """Whether `multipliers` solves again (until then, `feature_ratios` is the same tuple)."""
@@ -153,8 +167,11 @@ class _ModelFit:
         return self.ratios
 
 
+_GROUP_AT = tuple(_GROUP_OF.get(i) for i in range(N_FEATURES))  # each feature's group (None: STATED, not fitted)
+
+
 def _feature_ratios(mult: Sequence[float], base: Sequence[float] = SCRIPT_RATIOS) -> tuple[float, ...]:
-    return tuple(base[i] * (mult[_GROUP_OF[i]] if i in _GROUP_OF else 1.0) for i in range(N_FEATURES))
+    return tuple(map(mul, base, [1.0 if g is None else mult[g] for g in _GROUP_AT]))
 
 
 def _solve(m: list[list[float]], v: list[float], active: list[int] | None = None) -> list[float]:
