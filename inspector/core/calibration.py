@@ -19,6 +19,7 @@ observations moves barely changes between them.
 from __future__ import annotations
 
 from functools import reduce
+from itertools import repeat
 from operator import add, mul, sub
 from typing import Sequence
 
@@ -189,12 +190,15 @@ def _solve(m: list[list[float]], v: list[float], active: list[int] | None = None
     n = len(v)
     a = [row[:] + [v[i]] for i, row in enumerate(m)]
     for i in range(n):
-        p = max(range(i, n), key=lambda k: abs(a[k][i]))
+        column = [abs(row[i]) for row in a[i:]]
+        p = i + column.index(max(column))  # the first of the largest, as max(key=...) picks it
         a[i], a[p] = a[p], a[i]
-        for k in range(i + 1, n):
-            f = a[k][i] / a[i][i]
+        pivot = a[i][i]
+        tail = a[i][i:]
+        for row in a[i + 1:]:
+            f = row[i] / pivot
             if f:
-                a[k][i:] = map(sub, a[k][i:], [f * y for y in a[i][i:]])
+                row[i:] = map(sub, row[i:], map(mul, repeat(f), tail))
     x = [0.0] * n
     for i in reversed(range(n)):
         x[i] = (a[i][n] - sum(map(mul, a[i][i + 1:n], x[i + 1:]))) / a[i][i]
