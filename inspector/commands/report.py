@@ -83,7 +83,7 @@ def _run(args: argparse.Namespace) -> int:
         out = binary if binary is not None else io.BytesIO()
         write_json(out, report, {  # the per-message and per-request rows a chunk at a time
             "messages": (len(session.messages), lambda lo, hi: cost_shares(
-                message_keys(message_rows(session, lo, hi), accounting), cost)),
+                message_keys(message_rows(session, lo, hi), accounting, lo), cost, lo)),
             "requests": (len(session.requests),
                          lambda lo, hi: request_keys(request_rows(session, lo, hi), accounting, lo))})
         if binary is None:

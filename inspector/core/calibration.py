@@ -19,6 +19,7 @@ observations moves barely changes between them.
 from __future__ import annotations
 
 from functools import reduce
+from itertools import repeat
 from operator import add, mul, sub
 from typing import Sequence
 
@@ -57,7 +58,8 @@ def group_tokens(features: Sequence[float], base: Sequence[float] = SCRIPT_RATIO
 
 
 class _ModelFit:
-    __slots__ = ("m", "v", "n", "mult", "solved_at", "ratios", "settled", "settle_at", "base", "active", "pending")
+    __slots__ = ("m", "v", "n", "mult", "solved_at", "ratios", "settled", "settle_at", "base", "active", "pending",
+                 "clipped", "clipped_at")
 
     def __init__(self, base: tuple[float, ...] = SCRIPT_RATIOS) -> None:
         self.base = base
@@ -73,6 +75,10 @@ class _ModelFit:
         self.active: list[int] = []  # the groups some observation had (the others are uncoupled: `_solve`)
         # Observations (x, weight, y) not yet in m and v: added when a solve or a copy reads them (`_fold`)
         self.pending: list[tuple[list[float], float, float]] = []
+        # The clipped solution at observation count `clipped_at`: the settled fit and the multipliers solve at the
+        # same counts (every one of the first 32), the same system: solved once (`_clipped`).
+        self.clipped: list[float] = self.mult
+        self.clipped_at = 0
 
     def copy(self) -> _ModelFit:
         self._fold()
@@ -84,16 +90,16 @@ class _ModelFit:
         out.settled, out.settle_at = self.settled, self.settle_at
         out.active = self.active[:]
         out.pending = []
+        out.clipped, out.clipped_at = self.clipped, self.clipped_at
         return out
 
-    def add(self, x: list[float], y: float) -> None:
-        sd = NOISE_SHARE * sum(x) + NOISE_FLOOR
+    def add(self, x: list[float], total: float, y: float) -> None:
+        """Observation `x` (group tokens summing to `total`) of growth `y`."""
+        sd = NOISE_SHARE * total + NOISE_FLOOR
         self.pending.append((x, 1 / (sd * sd), y))
         self.n += 1
         if self.n >= self.settle_at:
-            self._fold()
-            self.settled = _feature_ratios([max(0.2, min(5.0, s)) for s in _solve(self.m, self.v, self.active)],
-                                           self.base)
+            self.settled = _feature_ratios(self._clipped(), self.base)
             self.settle_at = self.n + 1 if self.n < YOUNG else -(-self.n * 5 // 4)  # ceil(n x SETTLE_GROWTH)
 
     def _fold(self) -> None:
@@ -103,19 +109,36 @@ class _ModelFit:
         pending = self.pending
         if not pending:
             return
+        m, v = self.m, self.v
+        if len(pending) == 1:  # each of a model's first observations (solved at once): the same sums, unrolled
+            (x, w, y), = pending
+            had = [j for j, xj in enumerate(x) if xj]
+            for i in had:
+                wx, row = w * x[i], m[i]
+                for j in had:
+                    row[j] = row[j] + wx * x[j]
+                v[i] = v[i] + wx * y
+            self._activate(had)
+            pending.clear()
+            return
         xs, ws, ys = zip(*pending)
         columns = list(zip(*xs))
-        m, v = self.m, self.v
-        for i, column in enumerate(columns):
-            if not any(column):
-                continue
+        # A group none of them had adds only (finite) x 0.0 terms to its row and column: entries that are never -0.0
+        # stay as they are, so those entries are left alone.
+        had = [j for j, column in enumerate(columns) if any(column)]
+        for i in had:
+            column = columns[i]
             wx = list(map(mul, ws, column))
             row = m[i]
-            m[i] = [reduce(add, map(mul, wx, cj), row[j]) for j, cj in enumerate(columns)]
+            for j in had:
+                row[j] = reduce(add, map(mul, wx, columns[j]), row[j])
             v[i] = reduce(add, map(mul, wx, ys), v[i])
-            if i not in self.active:
-                self.active = sorted([*self.active, i])
+        self._activate(had)
         pending.clear()
+
+    def _activate(self, groups: list[int]) -> None:
+        if any(g not in self.active for g in groups):
+            self.active = sorted({*self.active, *groups})
 
     def due(self) -> bool:
         """Whether `multipliers` solves again (until then, `feature_ratios` is the same tuple)."""
@@ -124,11 +147,18 @@ class _ModelFit:
 
     def multipliers(self) -> list[float]:
         if self.due():
-            self._fold()
-            self.mult = [max(0.2, min(5.0, s)) for s in _solve(self.m, self.v, self.active)]
+            self.mult = self._clipped()
             self.solved_at = self.n
             self.ratios = None
         return self.mult
+
+    def _clipped(self) -> list[float]:
+        """The multipliers solved from every observation so far, each kept within [0.2, 5] (read only: shared)."""
+        if self.clipped_at != self.n:
+            self._fold()
+            self.clipped = [max(0.2, min(5.0, s)) for s in _solve(self.m, self.v, self.active)]
+            self.clipped_at = self.n
+        return self.clipped
 
     def feature_ratios(self) -> tuple[float, ...]:
         """The base ratios scaled by the current multipliers: the same tuple object until the next solve."""
@@ -138,8 +168,11 @@ class _ModelFit:
         return self.ratios
 
 
+_GROUP_AT = tuple(_GROUP_OF.get(i) for i in range(N_FEATURES))  # each feature's group (None: STATED, not fitted)
+
+
 def _feature_ratios(mult: Sequence[float], base: Sequence[float] = SCRIPT_RATIOS) -> tuple[float, ...]:
-    return tuple(base[i] * (mult[_GROUP_OF[i]] if i in _GROUP_OF else 1.0) for i in range(N_FEATURES))
+    return tuple(map(mul, base, [1.0 if g is None else mult[g] for g in _GROUP_AT]))
 
 
 def _solve(m: list[list[float]], v: list[float], active: list[int] | None = None) -> list[float]:
@@ -157,12 +190,15 @@ def _solve(m: list[list[float]], v: list[float], active: list[int] | None = None
     n = len(v)
     a = [row[:] + [v[i]] for i, row in enumerate(m)]
     for i in range(n):
-        p = max(range(i, n), key=lambda k: abs(a[k][i]))
+        column = [abs(row[i]) for row in a[i:]]
+        p = i + column.index(max(column))  # the first of the largest, as max(key=...) picks it
         a[i], a[p] = a[p], a[i]
-        for k in range(i + 1, n):
-            f = a[k][i] / a[i][i]
+        pivot = a[i][i]
+        tail = a[i][i:]
+        for row in a[i + 1:]:
+            f = row[i] / pivot
             if f:
-                a[k][i:] = map(sub, a[k][i:], [f * y for y in a[i][i:]])
+                row[i:] = map(sub, row[i:], map(mul, repeat(f), tail))
     x = [0.0] * n
     for i in reversed(range(n)):
         x[i] = (a[i][n] - sum(map(mul, a[i][i + 1:n], x[i + 1:]))) / a[i][i]
@@ -187,12 +223,13 @@ class Calibrator:
     def observe(self, model: str | None, features: Sequence[float], measured_growth: float) -> bool:
         """Add an observation; True when `ratios(model)` may now answer otherwise (the fit solves again)."""
         x = group_tokens(features, self.base)
-        if sum(x) <= 0:
+        total = sum(x)
+        if total <= 0:
             return False
         fit = self.fits.get(model or "")
         if fit is None:  # not setdefault: that would build a fit (a 7x7 matrix) on every observation
             fit = self.fits[model or ""] = _ModelFit(self.base)
-        fit.add(x, measured_growth - features[STATED])
+        fit.add(x, total, measured_growth - features[STATED])
         return fit.due()
 
     def observations(self, model: str | None) -> int:

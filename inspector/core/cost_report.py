@@ -7,6 +7,7 @@ by name, `prefix.prefix_sections`); per message
 
 from __future__ import annotations
 
+from itertools import repeat
 from typing import Any
 
 from inspector.core.accounting import Accounting
@@ -23,15 +24,15 @@ def add_cost_keys(report: dict[str, Any], session: Session, acc: Accounting,
     report["cost"] = cost.to_dict(session)
     report["cache"] = cache.to_dict(session)
     report["prefix"] = prefix_dict(session, acc)
-    cost_shares(report.get("messages", []), cost)
+    cost_shares(report.get("messages", []), cost, 0)
     return cost, cache
 
 
-def cost_shares(entries: list[dict[str, Any]], cost: SessionCost) -> list[dict[str, Any]]:
-    """Each message row's `cost_share_usd` (report --json writes its rows a chunk at a time, after the totals)."""
-    messages = cost.messages
-    for entry in entries:
-        entry["cost_share_usd"] = round(messages[entry["index"]], 6)
+def cost_shares(entries: list[dict[str, Any]], cost: SessionCost, lo: int) -> list[dict[str, Any]]:
+    """Each message row's `cost_share_usd`, from message `lo` on (report --json writes its rows a chunk at a time,
+    after the totals)."""
+    for entry, share in zip(entries, map(round, cost.messages[lo:lo + len(entries)], repeat(6))):
+        entry["cost_share_usd"] = share
     return entries
 
 

@@ -89,9 +89,7 @@ class CacheReport:
     @property
     def hit_ratio(self) -> float | None:
         """Cache reads over all prompt tokens sent (None: no request, or none with a prompt)."""
-        read, written, uncached = self.totals()
-        total = read + written + uncached
-        return read / total if total else None
+        return _hit_ratio(*self.totals())
 
     @property
     def caching_observed(self) -> bool:
@@ -99,8 +97,8 @@ class CacheReport:
 
     def to_dict(self, session: Session) -> dict[str, Any]:
         """The report's `cache` key (docs/report-json.md)."""
-        ratio = self.hit_ratio
-        read, written, uncached = self.totals()
+        read, written, uncached = self.totals()  # once: three passes over every request
+        ratio = _hit_ratio(read, written, uncached)
         return {
             "hit_ratio": None if ratio is None else round(ratio, 6),
             "caching_observed": self.caching_observed,
@@ -110,6 +108,11 @@ class CacheReport:
             "breaks": [b.to_dict(session) for b in self.breaks],
             "breaks_cost_usd": round(sum(b.cost_usd or 0.0 for b in self.breaks), 6),
         }
+
+
+def _hit_ratio(read: int, written: int, uncached: int) -> float | None:
+    total = read + written + uncached
+    return read / total if total else None
 
 
 def cache_report(session: Session, table: PriceTable | None = None) -> CacheReport:

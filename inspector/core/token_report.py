@@ -16,7 +16,7 @@ from inspector.core.accounting import Accounting
 
 def add_token_keys(report: dict[str, Any], acc: Accounting, info: WindowInfo) -> dict[str, Any]:
     """Add the accounting keys to a report dict (the issue-2 keys are left as they are)."""
-    message_keys(report.get("messages", []), acc)
+    message_keys(report.get("messages", []), acc, 0)
     request_keys(report.get("requests", []), acc, 0)
     report["estimator"] = acc.estimator
     report["window"] = info.to_dict()
@@ -33,14 +33,14 @@ def add_token_keys(report: dict[str, Any], acc: Accounting, info: WindowInfo) ->
     return report
 
 
-def message_keys(rows: list[dict[str, Any]], acc: Accounting) -> list[dict[str, Any]]:
-    """The accounting keys added to rows of the report's `messages`."""
-    estimated, measured, category = acc.estimated, acc.measured, acc.category
-    for entry in rows:
-        i = entry["index"]
-        entry["estimated_tokens"] = estimated[i]
-        entry["measured_tokens"] = measured[i]
-        entry["category"] = category[i]
+def message_keys(rows: list[dict[str, Any]], acc: Accounting, lo: int) -> list[dict[str, Any]]:
+    """The accounting keys added to rows of the report's `messages`, from message `lo` on."""
+    hi = lo + len(rows)
+    for entry, estimated, measured, category in zip(rows, acc.estimated[lo:hi], acc.measured[lo:hi],
+                                                    acc.category[lo:hi]):
+        entry["estimated_tokens"] = estimated
+        entry["measured_tokens"] = measured
+        entry["category"] = category
     return rows
 
 

@@ -31,6 +31,7 @@ import bisect
 import collections
 import json
 import weakref
+from math import isfinite
 from array import array
 from dataclasses import dataclass, field
 from itertools import accumulate, chain, groupby, repeat
@@ -430,13 +431,17 @@ class _Run:
                 self.per_message.append(x)
                 self.running.append(self.running[-1] + x)
         if self.by_features:  # each feature's running sum: the same additions, in the same order, in C loops
-            n, lo, cum = len(msgs), self.lo, self.cumulative
-            columns = [accumulate(feats[lo * N_FEATURES + j::N_FEATURES], initial=cum[lo * N_FEATURES + j])
-                       for j in range(N_FEATURES)]
-            for c in columns:
-                next(c)  # the running sum at `lo`, already there
-            cum.extend(chain.from_iterable(zip(*columns)))
-            assert len(cum) == (n + 1) * N_FEATURES
+            n, lo, cum, N = len(msgs), self.lo, self.cumulative, N_FEATURES
+            cum.frombytes(bytes(cum.itemsize * N * (n - lo)))  # rows lo+1..n, filled a feature at a time
+            for j in range(N):
+                column, start = feats[lo * N + j::N], cum[lo * N + j]
+                if any(column):
+                    sums = accumulate(column, initial=start)
+                    next(sums)  # the running sum at `lo`, already there
+                    cum[(lo + 1) * N + j::N] = array("d", sums)
+                else:  # a feature no message has: its sum stays (adding 0.0 leaves a sum from 0.0 as it is)
+                    cum[(lo + 1) * N + j::N] = array("d", [start]) * (n - lo)
+            assert len(cum) == (n + 1) * N
         # What each seen microcompaction changed in what the next request saw: its edits' features (and, for an
         # estimator without features, its estimate) after minus before, by compaction index.
         deltas: dict[int, tuple[list[float], float]] = {}
@@ -820,7 +825,12 @@ def _dots(ratios: Sequence[float], feats: array, lo: int, hi: int) -> list[float
     every message, the very same float operations in the same order as one dot product per message."""
     out = [0.0] * (hi - lo)
     for j, r in enumerate(ratios):
-        out = list(map(add, out, map(mul, repeat(r), feats[lo * N_FEATURES + j:hi * N_FEATURES:N_FEATURES])))
+        column = feats[lo * N_FEATURES + j:hi * N_FEATURES:N_FEATURES]
+        # A feature no message has adds r x 0.0 = 0.0 to each sum, which leaves it as it is (a sum here is never
+        # -0.0): skipped (most sessions have no CJK, other scripts, media or stated sizes).
+        if isfinite(r) and not any(column):
+            continue
+        out = list(map(add, out, map(mul, repeat(r), column)))
     return out
 
 

@@ -12,6 +12,7 @@ boundary (the threshold is checked there, where the recording compacted), then o
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from operator import attrgetter
 
 from inspector.core.compaction.estimates import Estimates
 from inspector.core.model import Compaction, Request, Session
@@ -67,7 +68,7 @@ def replay(session: Session, threshold: int, keep_ratio: float = 0.3, summary_to
     """Replay `session`'s measured requests against `threshold` (tokens; e.g. a limits policy's autocompact)."""
     est = estimates or Estimates()
     summary = _summary_tokens(session, est) if summary_tokens is None else summary_tokens
-    requests: list[Request] = sorted(session.requests, key=lambda r: r.message_index)
+    requests: list[Request] = sorted(session.requests, key=attrgetter("message_index"))
     compacts = sorted((c for c in session.compactions if c.kind == "compact"), key=lambda c: c.index)
     if not requests:
         return WhatIf(threshold, keep_ratio, summary, 0, recorded=compacts)
