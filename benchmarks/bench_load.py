@@ -7,7 +7,10 @@ shared machine disturbs far less than wall time; wall time is printed beside it.
 within 1.5x the floor, peak RSS within 2x the file size. `load()` alone is timed too, to separate the loader from
 what `report` adds on top of it (token accounting).
 
-    python benchmarks/bench_load.py [PATH] [--repeat 3]
+    python benchmarks/bench_load.py [PATH] [--repeat 3] [--against NAME=DIR ...]
+
+`--against NAME=DIR` adds, interleaved with the rest, `load()` and `report --json` run from another source tree (DIR
+holds its `inspector` package: `git worktree add DIR REV`), to measure a change in one run.
 
 Without PATH, uses benchmarks/data/large-session.jsonl, generating it first if missing
 (benchmarks/generate_large_session.py). Exit status 1 when a target is missed.
@@ -45,21 +48,47 @@ def measure(argv: list[str], env: dict[str, str] | None = None) -> tuple[float, 
     return elapsed, usage.ru_utime + usage.ru_stime, usage.ru_maxrss * 1024  # ru_maxrss is KiB on Linux
 
 
-def best(commands: dict[str, list[str]], repeat: int) -> dict[str, tuple[float, float, int]]:
+Command = list[str] | tuple[list[str], dict[str, str]]  # argv, or argv and its environment
+
+
+def best(commands: dict[str, Command], repeat: int) -> dict[str, tuple[float, float, int]]:
     """Best wall and CPU time and the peak RSS of each command, runs interleaved so load on the machine (shared
     cores) drifts over all of them alike."""
     runs: dict[str, list[tuple[float, float, int]]] = {name: [] for name in commands}
     for _ in range(repeat):
-        for name, argv in commands.items():
-            runs[name].append(measure(argv))
+        for name, command in commands.items():
+            runs[name].append(measure(*command) if isinstance(command, tuple) else measure(command))
     return {name: (min(r[0] for r in rs), min(r[1] for r in rs), max(r[2] for r in rs)) for name, rs in runs.items()}
+
+
+def add_against(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--against", nargs="+", default=[], metavar="NAME=DIR",
+                        help="also run from the source tree DIR (its inspector package), as NAME")
+
+
+def against_trees(parser: argparse.ArgumentParser, items: list[str]) -> dict[str, Path]:
+    """NAME -> DIR of each `--against NAME=DIR`; a usage error for a DIR holding no inspector package."""
+    trees = {}
+    for item in items:
+        name, sep, tree = item.partition("=")
+        if not sep or not (Path(tree) / "inspector").is_dir():
+            parser.error(f"--against {item!r}: NAME=DIR, with DIR holding an inspector package")
+        trees[name] = Path(tree)
+    return trees
+
+
+def in_tree(args: list[str], tree: Path) -> tuple[list[str], dict[str, str]]:
+    """`python ARGS` with `tree`'s inspector package first on the path (-P: not the current directory's)."""
+    return [sys.executable, "-P", *args], {**os.environ, "PYTHONPATH": str(tree.resolve())}
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("path", nargs="?", type=Path, default=DEFAULT_OUT)
     parser.add_argument("--repeat", type=int, default=3)
+    add_against(parser)
     args = parser.parse_args()
+    trees = against_trees(parser, args.against)
     if not args.path.exists():
         print(f"generating {args.path} ...", file=sys.stderr)
         generate(args.path, 100, 100_000)
@@ -67,15 +96,19 @@ def main() -> int:
     with open(args.path, "rb") as f:
         lines = sum(1 for _ in f)
     py = sys.executable
-    results = best({"floor": [py, "-c", FLOOR, str(args.path)],
-                    "load()": [py, "-c", LOAD, str(args.path)],
-                    "report --json": [py, "-m", "inspector", "report", str(args.path), "--json"]}, args.repeat)
+    commands: dict[str, Command] = {"floor": [py, "-c", FLOOR, str(args.path)],
+                                    "load()": [py, "-c", LOAD, str(args.path)],
+                                    "report --json": [py, "-m", "inspector", "report", str(args.path), "--json"]}
+    for name, tree in trees.items():
+        commands[f"load() @ {name}"] = in_tree(["-c", LOAD, str(args.path)], tree)
+        commands[f"report @ {name}"] = in_tree(["-m", "inspector", "report", str(args.path), "--json"], tree)
+    results = best(commands, args.repeat)
     floor_wall, floor_cpu, _ = results["floor"]
     print(f"file           {args.path}: {size / 1e6:.1f} MB, {lines:,} lines; best of {args.repeat}, "
           f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
-    print(f"{'':14} {'wall s':>7} {'CPU s':>7} {'x floor (CPU)':>14} {'peak RSS':>9} {'x file':>7}")
+    print(f"{'':18} {'wall s':>7} {'CPU s':>7} {'x floor (CPU)':>14} {'peak RSS':>9} {'x file':>7}")
     for name, (wall, cpu, rss) in results.items():
-        print(f"{name:14} {wall:7.2f} {cpu:7.2f} {cpu / floor_cpu:14.2f} {rss / 1e6:6.0f} MB {rss / size:7.2f}")
+        print(f"{name:18} {wall:7.2f} {cpu:7.2f} {cpu / floor_cpu:14.2f} {rss / 1e6:6.0f} MB {rss / size:7.2f}")
     _, report_cpu, report_rss = results["report --json"]
     ok = report_cpu <= TIME_RATIO * floor_cpu and report_rss <= RSS_RATIO * size
     print(f"targets: report --json within {TIME_RATIO}x the floor's CPU time and peak RSS within {RSS_RATIO}x the "

@@ -38,7 +38,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent / "tests" / "agents"))
 
 import install  # noqa: E402  (tests/agents/install.py: npm into the lab's cache)
-from bench_load import measure  # noqa: E402
+from bench_load import add_against, against_trees, in_tree, measure  # noqa: E402
 from generate_many_messages import default_path, generate  # noqa: E402
 
 FLOOR = "import orjson, sys\nfor line in open(sys.argv[1], 'rb'):\n    orjson.loads(line)\n"
@@ -62,8 +62,8 @@ def run(path: Path, repeat: int, ccusage: Path | None,
         "floor (orjson)": ([py, "-c", FLOOR, str(path)], None),
         "ours: report --json": (ours, None),
     }
-    for name, tree in (against or {}).items():  # the other tree's package first on the path (-P: not the cwd's)
-        commands[f"ours @ {name}"] = ([py, "-P", *ours[1:]], {**os.environ, "PYTHONPATH": str(Path(tree).resolve())})
+    for name, tree in (against or {}).items():
+        commands[f"ours @ {name}"] = in_tree(ours[1:], tree)
     with tempfile.TemporaryDirectory() as tmp:
         if ccusage is not None:  # ccusage reads <CLAUDE_CONFIG_DIR>/projects/<project>/<session>.jsonl
             project = Path(tmp) / "projects" / "bench"
@@ -88,15 +88,9 @@ def main() -> int:
     parser.add_argument("--messages", type=int, nargs="+", default=[10_000, 30_000, 100_000])
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--no-ccusage", action="store_true")
-    parser.add_argument("--against", nargs="+", default=[], metavar="NAME=DIR",
-                        help="also run report --json from the source tree DIR (its inspector package), as NAME")
+    add_against(parser)
     args = parser.parse_args()
-    against = {}
-    for item in args.against:
-        name, sep, tree = item.partition("=")
-        if not sep or not (Path(tree) / "inspector").is_dir():
-            parser.error(f"--against {item!r}: NAME=DIR, with DIR holding an inspector package")
-        against[name] = Path(tree)
+    against = against_trees(parser, args.against)
     ccusage = None if args.no_ccusage else install.ensure("ccusage")
     if ccusage is None and not args.no_ccusage:
         print(f"ccusage not compared: {install.last_error.get('ccusage')}", file=sys.stderr)

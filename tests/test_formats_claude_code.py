@@ -275,3 +275,36 @@ def test_loading_leaves_the_garbage_collector_as_it_was():
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+def test_a_later_line_of_a_response_built_before_joins_it_from_off_the_path():
+    """A first build whose records all lie on the path leaves what only an extension reads for the next build to
+    lay: that build still knows the response it holds, and pulls its later line in from off the path."""
+    first = [entry("u1", None, content="go"), reply("a1", "u1", "m1", [{"type": "text", "text": "one"}], out=1)]
+    more = [reply("a1b", "a1", "m1", [{"type": "text", "text": "two"}], out=9), entry("u2", "a1", content="next")]
+    loader = ClaudeCodeLoader("mem")
+    for n, e in enumerate(first, 1):
+        loader.feed(n, n * 100, e)
+    loader.build()
+    for n, e in enumerate(more, len(first) + 1):
+        loader.feed(n, n * 100, e)
+    grown, fresh = loader.build(), build(first + more)
+    assert loader.last_build[0] == "extended"
+    assert [m.text() for m in grown.messages] == ["go", "one\n\ntwo", "next"]
+    assert grown.messages == fresh.messages and grown.requests == fresh.requests
+    assert [r.output_tokens for r in grown.requests] == [9]
+
+
+def test_a_result_holds_its_calls_id_string():
+    """A tool result's id is its call's own string (not an equal copy: 80 bytes a result at 100,000 messages); a
+    result that answers no call fed keeps its own."""
+    call_id, result_id, stray_id = "".join(["toolu_", "1"]), "".join(["toolu_", "1"]), "".join(["toolu_", "9"])
+    s = build([
+        entry("u1", None, content="go"),
+        reply("a1", "u1", "m1", [{"type": "tool_use", "id": call_id, "name": "Bash", "input": {}}]),
+        entry("r1", "a1", content=[{"type": "tool_result", "tool_use_id": result_id, "content": "ok"},
+                                   {"type": "tool_result", "tool_use_id": stray_id, "content": "??"}]),
+    ])
+    call, result, stray = s.messages[1].blocks[0], *s.messages[2].blocks
+    assert result.tool_id == call.tool_id and result.tool_id is call.tool_id and result_id is not call_id
+    assert stray.tool_id is stray_id

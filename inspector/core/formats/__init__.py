@@ -14,6 +14,7 @@ from typing import Callable
 from inspector.core.formats.detect import detect
 from inspector.core.formats.jsonl import Progress, first_object, loads, read_jsonl
 from inspector.core.formats.values import check_figures
+from inspector.core.gc_pause import gc_paused
 from inspector.core.model import LoadError, LoadWarning, Session
 from inspector.core.pairing import pairing_warnings
 
@@ -189,19 +190,20 @@ def _load_claude_code(path: Path, progress: Progress | None) -> Session:
     from inspector.core.formats.claude_code import ClaudeCodeLoader
 
     loader = ClaudeCodeLoader(str(path), subagent_files(path))
-    if first_byte(path) == b"[":  # a JSON array of Claude Code lines (an export): entry N stands for line N
-        from inspector.core.formats.jsonl import loads
+    with gc_paused():  # the build too: its objects all live on (the reading pauses on its own)
+        if first_byte(path) == b"[":  # a JSON array of Claude Code lines (an export): entry N stands for line N
+            from inspector.core.formats.jsonl import loads
 
-        try:
-            with open(path, "rb") as f:
-                entries = loads(f.read())
-        except ValueError as exc:
-            raise LoadError(f"{path}: not valid JSON ({exc})") from None
-        for number, obj in enumerate(entries, 1):
-            loader.feed(number, 0, obj)
-    else:
-        read_jsonl(path, loader.feed, loader.warn, progress)
-    return loader.build()
+            try:
+                with open(path, "rb") as f:
+                    entries = loads(f.read())
+            except ValueError as exc:
+                raise LoadError(f"{path}: not valid JSON ({exc})") from None
+            for number, obj in enumerate(entries, 1):
+                loader.feed(number, 0, obj)
+        else:
+            read_jsonl(path, loader.feed, loader.warn, progress)
+        return loader.build()
 
 
 def first_byte(path: Path) -> bytes:

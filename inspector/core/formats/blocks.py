@@ -24,43 +24,45 @@ class NestedTooDeep(ValueError):
 def blocks_from_content(content: Any, depth: int = 0) -> list[Block]:
     """Typed blocks for a message's `content`; anything unrecognised becomes an `unknown` block keeping its dict.
     `depth`: how many tool results hold this content (NestedTooDeep past MAX_NESTING)."""
-    if content is None:
-        return []
     cls = content.__class__
-    if cls is str:
+    if cls is list:
+        if not depth and len(content) == 1 and content[0].__class__ is dict:  # most messages: one block
+            return [block_from_dict(content[0])]
+    elif cls is str:
         return [Block("text", content)]
-    if cls is dict:
+    elif content is None:
+        return []
+    elif cls is dict:
         content = [content]
-    elif cls is not list:
+    else:
         return [Block("text", str(content))]
     if depth:
         if depth > MAX_NESTING:
             raise NestedTooDeep(f"tool results nested more than {MAX_NESTING} deep")
         return [block_from_dict(b, depth) if b.__class__ is dict else Block("text", str(b)) for b in content]
-    if len(content) == 1 and content[0].__class__ is dict:  # most messages: one block
-        return [block_from_dict(content[0])]
     return [block_from_dict(b) if b.__class__ is dict else Block("text", str(b)) for b in content]
 
 
 def block_from_dict(b: dict, depth: int = 0) -> Block:
     # Positional arguments (type, text, tool_id, tool_name, input, is_error, content): every message of a session
     # comes through here. Tool names are interned: a session repeats a handful thousands of times.
-    kind = b.get("type")
-    if kind == "text":
-        text = b.get("text")
-        return Block("text", text if text.__class__ is str else _str(text))
-    if kind == "tool_use":
-        tool_id, name = b.get("id"), b.get("name")
-        return Block("tool_use", "", tool_id if tool_id.__class__ is str else None,
-                     sys.intern(name) if name.__class__ is str else None, b.get("input", {}))
+    get = b.get
+    kind = get("type")
     if kind == "tool_result":
-        inner, tool_id = b.get("content"), b.get("tool_use_id")
+        inner, tool_id = get("content"), get("tool_use_id")
         tool_id = tool_id if tool_id.__class__ is str else None
         if inner.__class__ is list:
-            return Block("tool_result", "", tool_id, None, None, bool(b.get("is_error")),
+            return Block("tool_result", "", tool_id, None, None, bool(get("is_error")),
                          blocks_from_content(inner, depth + 1))
         return Block("tool_result", inner if inner.__class__ is str else _str(inner), tool_id, None, None,
-                     bool(b.get("is_error")))
+                     bool(get("is_error")))
+    if kind == "tool_use":
+        tool_id, name, value = get("id"), get("name"), get("input", _ABSENT)
+        return Block("tool_use", "", tool_id if tool_id.__class__ is str else None,
+                     sys.intern(name) if name.__class__ is str else None, {} if value is _ABSENT else value)
+    if kind == "text":
+        text = get("text")
+        return Block("text", text if text.__class__ is str else _str(text))
     if kind == "thinking":  # an empty signature (a file that recorded none) is no signature
         return Block("thinking", _str(b.get("thinking")), signature=opt_str(b.get("signature")) or None)
     if kind == "redacted_thinking":
@@ -74,6 +76,9 @@ def block_from_dict(b: dict, depth: int = 0) -> Block:
         return Block(kind, text, media=opt_str(source.get("media_type")),
                      size=len(data) if isinstance(data, str) else 0)
     return Block("unknown", raw=b)
+
+
+_ABSENT = object()  # a key the dict does not hold (a default `{}` would be made anew on every call)
 
 
 def _str(value: Any) -> str:

@@ -21,7 +21,7 @@ import re
 import sys
 from dataclasses import dataclass, replace
 from operator import attrgetter
-from typing import Any
+from typing import Any, Iterable
 
 from inspector.core.formats.blocks import (NestedTooDeep, as_int, blocks_from_content, edited_message, opt_int,
                                            opt_str, replaced_message)
@@ -66,7 +66,6 @@ class _Record:
     uuid: str
     kind: str  # "user", "assistant", "compact", "microcompact"
     line: int
-    offset: int
     timestamp: str | None = None
     message: Message | None = None  # user/assistant
     response_id: str | None = None
@@ -89,13 +88,15 @@ class _Record:
 
 
 class _Graph:
-    """One window's entries: every uuid's parent and file position, and the records that hold content."""
+    """One window's entries: every uuid's position in file order (`order[seq]` is the uuid, `parents[seq]` its
+    parent: two flat lists, not a tuple an entry), and the records that hold content."""
 
-    __slots__ = ("nodes", "order", "records", "tip")
+    __slots__ = ("nodes", "order", "parents", "records", "tip")
 
     def __init__(self) -> None:
-        self.nodes: dict[str, tuple[str | None, int]] = {}
+        self.nodes: dict[str, int] = {}  # uuid -> seq
         self.order: list[str] = []
+        self.parents: list[str | None] = []
         self.records: dict[str, _Record] = {}
         self.tip: str | None = None  # the newest record: the end of the active branch
 
@@ -121,6 +122,7 @@ class ClaudeCodeLoader:
         self.recorder = RequestRecorder(source)
         self._transcript = self.recorder.transcript.offsets.append
         self.spawns: dict[str, str] = {}  # tool_use id -> the agent id of the subagent it started
+        self._calls: dict[str, str] = {}  # the ids of the tool calls fed and not yet answered
         self.cost: AgentCost | None = None  # the last `cost-state`: Claude Code's own figure of the session's cost
 
     def warn(self, line: int | None, message: str) -> None:
@@ -130,8 +132,7 @@ class ClaudeCodeLoader:
         """Whether an entry of the main chain from its `start`-th on names a parent no line fed holds: what a read
         begun mid-file (the status line's, from a compaction boundary) sees when the chain reaches back before it."""
         nodes = self.main.nodes
-        return any(parent is not None and parent not in nodes
-                   for parent, _ in map(nodes.__getitem__, self.main.order[start:]))
+        return any(parent is not None and parent not in nodes for parent in self.main.parents[start:])
 
     def entries(self) -> int:
         """Entries of the main chain fed so far (`unlinked`'s `start`)."""
@@ -176,9 +177,10 @@ class ClaudeCodeLoader:
         else:  # the parent's own string (this line's copy is freed with the line): 85 bytes a line
             known = nodes.get(parent)
             if known is not None:
-                parent = order[known[1]]
-        nodes[uuid] = (parent, len(order))
+                parent = order[known]
+        nodes[uuid] = len(order)
         order.append(uuid)
+        graph.parents.append(parent)
         if kind == "progress":  # the bulk of every file: its id links the chain, nothing else is kept
             return
         if self.cwd is None and get("cwd").__class__ is str:
@@ -192,6 +194,17 @@ class ClaudeCodeLoader:
             if kind not in BOOKKEEPING:
                 self._unknown.note(kind, line_no)
             return
+        message = record.message
+        if message is not None:  # a result holds its call's id string, not a copy of its own (80 bytes a result)
+            calls = self._calls
+            for b in message.blocks:
+                if b.type == "tool_use":
+                    if b.tool_id is not None:
+                        calls[b.tool_id] = b.tool_id
+                elif b.type == "tool_result":
+                    tool_id = calls.pop(b.tool_id, None)
+                    if tool_id is not None:
+                        b.tool_id = tool_id
         if kind == "user" and graph is self.main:
             result = get("toolUseResult")
             if result.__class__ is dict and "agentId" in result:
@@ -220,7 +233,7 @@ class ClaudeCodeLoader:
         parent = obj.get("parentUuid")
         first = graph.records.get(uuid)
         again = self._record(uuid, kind, line_no, offset, obj) if kind != "progress" else None
-        if graph.nodes[uuid][0] == (parent if parent.__class__ is str else None) and _same(first, again):
+        if graph.parents[graph.nodes[uuid]] == (parent if parent.__class__ is str else None) and _same(first, again):
             return
         self.conflicts.add(uuid)
         if len(self.conflicts) <= MAX_CONFLICT_WARNINGS:
@@ -241,9 +254,10 @@ class ClaudeCodeLoader:
             except NestedTooDeep as exc:  # the entry stays (a link of the chain), its content unread
                 self.warn(line_no, f"content not read: {exc}")
                 blocks = [Block("text", f"[content not read: {exc}]")]
-            if kind == "user":
-                msg_kind = _user_kind(obj, blocks)
-                return _Record(uuid, kind, line_no, offset, ts, Message(
+            if kind == "user":  # most are tool results: their kind without a call
+                msg_kind = "tool_result" if blocks and blocks[0].type == "tool_result" and \
+                    "isCompactSummary" not in obj else _user_kind(obj, blocks)
+                return _Record(uuid, kind, line_no, ts, Message(
                     "system" if msg_kind == "system" else "user", msg_kind, blocks, uuid, None, (line_no,), offset,
                     ts))  # type: ignore[arg-type]
             # a summary's acknowledgement we exported says so (Claude Code has no such kind)
@@ -252,33 +266,35 @@ class ClaudeCodeLoader:
             rid, model = message.get("id"), message.get("model")
             rid = rid if rid.__class__ is str else None
             model = sys.intern(model) if model.__class__ is str else None  # one string for every line of a model
-            rec = _Record(uuid, kind, line_no, offset, ts, Message("assistant", msg_kind, blocks, uuid, None,  # type: ignore[arg-type]
-                                                                    (line_no,), offset, ts, model, rid), rid)
             ref = obj.get("requestRef")
             if ref.__class__ is str:
-                rec.sent_id = ref
                 if rid:
                     self.recorder.respond(ref, rid)
-            if "context_management" in message:
-                rec.cleared = self._server_cleared(message, rec.sent_id)
-            usage = message.get("usage")
+            else:
+                ref = None
+            cleared = self._server_cleared(message, ref) if "context_management" in message else None
+            usage, write_1h = message.get("usage"), 0
             if usage.__class__ is dict and model != SYNTHETIC_MODEL:  # counts: ints only (`as_int`), inline
                 get = usage.get
                 a, b, c, d = (get("input_tokens"), get("cache_creation_input_tokens"), get("cache_read_input_tokens"),
                               get("output_tokens"))
-                rec.usage = (a if a.__class__ is int else 0, b if b.__class__ is int else 0,
-                             c if c.__class__ is int else 0, d if d.__class__ is int else 0)
+                usage = (a if a.__class__ is int else 0, b if b.__class__ is int else 0,
+                         c if c.__class__ is int else 0, d if d.__class__ is int else 0)
                 split = get("cache_creation")
                 if split.__class__ is dict:
-                    rec.write_1h = min(rec.usage[1], as_int(split.get("ephemeral_1h_input_tokens")))
-            return rec
+                    write_1h = min(usage[1], as_int(split.get("ephemeral_1h_input_tokens")))
+            else:
+                usage = None
+            return _Record(uuid, kind, line_no, ts, Message("assistant", msg_kind, blocks, uuid, None,  # type: ignore[arg-type]
+                                                            (line_no,), offset, ts, model, rid),
+                           rid, usage, write_1h, None, None, None, ref, cleared)
         if kind == "attachment":
             sent = reminder(obj)
             if sent is None:
                 return None
             role, blocks = sent
             msg_kind = "system" if role == "system" else "meta"
-            return _Record(uuid, "user", line_no, offset, ts, Message(
+            return _Record(uuid, "user", line_no, ts, Message(
                 role, msg_kind, blocks, uuid, None, (line_no,), offset, ts,  # type: ignore[arg-type]
                 attachment=attachment_type(obj)))
         if kind == "system" and obj.get("subtype") in ("compact_boundary", "microcompact_boundary"):
@@ -286,7 +302,7 @@ class ClaudeCodeLoader:
             meta = obj.get("compactMetadata" if compact else "microcompactMetadata")
             logical = obj.get("logicalParentUuid")
             ext = obj.get(EXTENSION)
-            return _Record(uuid, "compact" if compact else "microcompact", line_no, offset, ts,
+            return _Record(uuid, "compact" if compact else "microcompact", line_no, ts,
                            logical_parent=logical if isinstance(logical, str) else None,
                            meta=meta if isinstance(meta, dict) else {}, ext=ext if isinstance(ext, dict) else None)
         return None
@@ -351,17 +367,18 @@ class ClaudeCodeLoader:
         """The records the new entries add to the last build's branch, in file order; None when the new entries
         do anything but extend it (then only a full walk gets the branch right)."""
         graph = branch.graph
+        branch.settle()
         new = graph.order[branch.seen:]
         if any(u in branch.missing for u in new):
             return None  # a parent the last walk missed has arrived: the branch may run differently now
         walked: list[_Record] = []  # from the newest message back to where it joins the branch's path
         cur, visited = graph.tip, set()
         while cur not in branch.path_pos:
-            node = graph.nodes.get(cur) if cur is not None and cur not in visited else None
-            if node is None:
+            seq = graph.nodes.get(cur) if cur is not None and cur not in visited else None  # type: ignore[arg-type]
+            if seq is None:
                 return None  # a root, a cycle or a gap before joining the branch: not an extension
             visited.add(cur)
-            parent, seq = node
+            parent = graph.parents[seq]
             rec = graph.records.get(cur)
             if rec is not None:
                 if seq < branch.seen and cur not in branch.selected:
@@ -375,7 +392,7 @@ class ClaudeCodeLoader:
         return branch.extend(cur, walked[::-1], [graph.records[u] for u in new if u in graph.records])
 
 
-_UUID, _RESPONSE_ID = attrgetter("uuid"), attrgetter("response_id")
+_UUID, _RESPONSE_ID, _LINE = attrgetter("uuid"), attrgetter("response_id"), attrgetter("line")
 
 MAX_DROPPED = 64  # path records a new entry may leave behind (parallel tool results) before a full walk is cheaper
 
@@ -398,6 +415,7 @@ class _Branch:
         self.loose_responses: set[str] = set()  # response ids of assistant records off the branch
         self.loose_results: set[str] = set()  # tool ids answered by tool_result records off the branch
         self.missing: set[str] = set()  # parents the walk looked for and did not find
+        self._unsettled: list[_Record] | None = None  # the path a first walk has yet to lay (`settle`)
         self.warnings: list[LoadWarning] = []
         self.assembler = _Assembler()
 
@@ -405,33 +423,38 @@ class _Branch:
         """Records on the path from the newest message back to a root, plus the pieces of its responses that
         Claude Code links off the path (parallel tool calls), in file order."""
         graph = self.graph
+        nodes, order, parents, records = graph.nodes, graph.order, graph.parents, graph.records
         walked: list[_Record] = []
-        visited: set[str] = set()
+        visited = bytearray(len(order))  # by seq: a byte an entry where a set of uuids takes ~40
         cur: str | None = graph.tip
         child_seq: int | None = None
-        gaps, first_gap = 0, None
-        while cur is not None and cur not in visited:
-            node = graph.nodes.get(cur)
-            if node is None:  # a parent we never saw (a corrupt or removed line): go on from the line before
+        gaps, first_gap, cycle = 0, None, False
+        while cur is not None:
+            seq = nodes.get(cur)
+            if seq is None:  # a parent we never saw (a corrupt or removed line): go on from the line before
                 self.missing.add(cur)
                 if not child_seq:
                     break
                 gaps += 1
                 if first_gap is None:
-                    first_gap = graph.records.get(graph.order[child_seq])
-                cur = graph.order[child_seq - 1]
+                    first_gap = records.get(order[child_seq])
+                cur = order[child_seq - 1]
                 child_seq = None
                 continue
-            visited.add(cur)
-            parent, child_seq = node
-            rec = graph.records.get(cur)
+            if visited[seq]:
+                cycle = True
+                break
+            visited[seq] = 1
+            child_seq = seq
+            parent = parents[seq]
+            rec = records.get(cur)
             if rec is not None:
                 walked.append(rec)
                 if parent is None and rec.logical_parent:
                     parent = rec.logical_parent
             cur = parent
-        if cur in visited:  # the walk came back to an entry it had passed: the parentUuid links form a cycle
-            rec = graph.records.get(cur)
+        if cycle:  # the walk came back to an entry it had passed: the parentUuid links form a cycle
+            rec = records.get(cur)  # type: ignore[arg-type]
             self.warnings.append(LoadWarning(rec.line if rec else None, "parentUuid links form a cycle; the "
                                                                         "branch stops where it repeats"))
         if gaps:
@@ -439,12 +462,28 @@ class _Branch:
             self.warnings.append(LoadWarning(line, f"{gaps} entr{'y points' if gaps == 1 else 'ies point'} to a "
                                                    "parent not in this file (a corrupt line, or a partial copy); "
                                                    "followed file order across the gap"))
-        self._lay(walked[::-1])
+        laid = walked[::-1]
         # off the path: none when every record is on it (walked holds each record once)
-        others = [r for u, r in graph.records.items() if u not in visited] if len(walked) < len(graph.records) else []
-        selected = self._select(dict(zip(map(_UUID, walked), walked)), others)
-        assert selected is not None  # nothing is old to a first walk
-        return selected
+        others = [r for u, r in records.items() if not visited[nodes[u]]] if len(walked) < len(records) else []
+        if others:
+            self._lay(laid)
+            selected = self._select(dict(zip(map(_UUID, walked), walked)), others)
+            assert selected is not None  # nothing is old to a first walk
+            return selected
+        # Every record is on the path: nothing to pull in, nothing loose yet. What only an extension reads (the
+        # path's positions, the selected and response sets: ~20 MB at 100,000 messages) waits for one (`settle`).
+        used, answered = _calls(laid)
+        self.open_ids = used - answered
+        self._unsettled = laid
+        return sorted(laid, key=_LINE)
+
+    def settle(self) -> None:
+        """Lay the path a first walk left unlaid (`walk`): what extending the branch reads."""
+        laid, self._unsettled = self._unsettled, None
+        if laid is not None:
+            self._lay(laid)
+            self.responses.update(r.response_id for r in laid if r.response_id)
+            self.selected.update(map(_UUID, laid))
 
     def extend(self, join: str, walked: list[_Record], news: list[_Record]) -> list[_Record] | None:
         """The path now runs through `join` (on it already) then `walked` (root first): the records this adds, in
@@ -506,19 +545,7 @@ class _Branch:
         for rec in others:
             if rec.kind == "assistant" and rec.response_id in self.responses:
                 selected[rec.uuid] = rec
-        used: set[str | None] = set()  # tool calls of the assistant records, results of the user records
-        answered: set[str | None] = set()
-        use, answer = used.add, answered.add
-        for r in selected.values():
-            kind = r.kind
-            if kind == "assistant":
-                for b in r.message.blocks:  # type: ignore[union-attr]
-                    if b.type == "tool_use":
-                        use(b.tool_id)
-            elif kind == "user":
-                for b in r.message.blocks:  # type: ignore[union-attr]
-                    if b.type == "tool_result":
-                        answer(b.tool_id)
+        used, answered = _calls(selected.values())
         if used & self.loose_results or answered & (self.pulled | left):
             return None
         open_ids = (self.open_ids | used) - answered
@@ -538,7 +565,7 @@ class _Branch:
                 self.loose_results.update(b.tool_id for b in rec.blocks if b.type == "tool_result")
         self.open_ids = open_ids
         self.selected.update(selected)
-        return sorted(selected.values(), key=attrgetter("line"))
+        return sorted(selected.values(), key=_LINE)
 
 
 class _Assembler:
@@ -724,6 +751,24 @@ class _Assembler:
         self.requests.append(request)
         if model and model not in self.models:
             self.models.append(model)
+
+
+def _calls(records: Iterable[_Record]) -> tuple[set[str | None], set[str | None]]:
+    """The tool calls of the assistant records and the results of the user records."""
+    used: set[str | None] = set()
+    answered: set[str | None] = set()
+    use, answer = used.add, answered.add
+    for r in records:
+        kind = r.kind
+        if kind == "assistant":
+            for b in r.message.blocks:  # type: ignore[union-attr]
+                if b.type == "tool_use":
+                    use(b.tool_id)
+        elif kind == "user":
+            for b in r.message.blocks:  # type: ignore[union-attr]
+                if b.type == "tool_result":
+                    answer(b.tool_id)
+    return used, answered
 
 
 def _same(a: _Record | None, b: _Record | None) -> bool:
