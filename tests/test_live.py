@@ -273,3 +273,39 @@ def test_claude_code_append_work_does_not_grow_with_the_session(tmp_path, append
         same_as_fresh(follower.session, path)
     assert (contexts[5] > 4 * contexts[1]) == flat
     assert steps[1] == steps[5] and steps[1][1] > 0, steps
+
+
+@pytest.mark.parametrize("settled", [False, True])
+def test_a_settled_follower_extends_as_an_unsettled_one_does(tmp_path, settled):
+    """`settle` (follow mode calls it before watching) does the first extension's deferred work early: every append
+    after it still extends the branch, and each state equals a fresh read."""
+    tile = _tiles()
+    path = tmp_path / "s.jsonl"
+    parent = write_tiles(path, tile, 2)
+    follower = Follower(path)
+    follower.open()
+    if settled:
+        follower.settle()
+        follower.settle()  # a second call finds nothing left to do
+    lines, _ = tile(2, parent)
+    builds = []
+    for line in lines[:6]:
+        append(path, line)
+        follower.update()
+        builds.append(follower._loader.last_build)  # noqa: SLF001
+        same_as_fresh(follower.session, path)
+    assert all(mode == "extended" for mode, _ in builds), builds
+
+
+def test_settle_is_nothing_to_a_loader_that_defers_nothing(tmp_path):
+    """A Codex rollout's follower has no deferred work: `settle` changes nothing it then reads."""
+    source = next(p for p in sorted((FIXTURES / "agents").rglob("rollout-*.jsonl")))
+    path = tmp_path / source.name
+    data = source.read_bytes().splitlines(keepends=True)
+    path.write_bytes(b"".join(data[:len(data) // 2]))
+    follower = Follower(path)
+    follower.open()
+    follower.settle()
+    append(path, b"".join(data[len(data) // 2:]))
+    follower.update()
+    same_as_fresh(follower.session, path)

@@ -106,6 +106,7 @@ class FollowMode:
 
         follower = self.follower
         assert follower is not None
+        await asyncio.to_thread(follower.settle)  # so the first append is no slower than the next ones
         await self._update(follower)  # catch up with what was written before watching began
         self.watching = True
         try:

@@ -306,6 +306,13 @@ class Follower:
 
     # -- updating ---------------------------------------------------------------------------------------------------
 
+    def settle(self) -> None:
+        """Do now, between appends, the work a loader defers from its one-off read to its first extension (a Claude
+        Code branch's path bookkeeping); other loaders defer nothing. Call it from the thread that updates."""
+        settle = getattr(self._loader, "settle", None)
+        if settle is not None:
+            settle()
+
     def update(self) -> Change:
         """Read what was appended since the last call; re-read from the start when the file was replaced. Before
         anything was read: NotYet while there is still nothing to read, else the whole session (a change that

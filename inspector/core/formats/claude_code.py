@@ -331,6 +331,12 @@ class ClaudeCodeLoader:
         return (sum(as_int(e.get("cleared_tool_uses")) for e in cleared),
                 sum(as_int(e.get("cleared_input_tokens")) for e in cleared), frozenset(excluded))
 
+    def settle(self) -> None:
+        """Lay now what a first walk left for the first extension (`_Branch.settle`): a follower calls it between
+        reads, so the first append's build costs what the next ones do (~0.1 s less at 100,000 messages)."""
+        if self._branch is not None:
+            self._branch.settle()
+
     def build(self) -> Session:
         """The Session as of the lines fed so far. When the lines fed since the last build only extend its active
         branch (a live file growing), the work is proportional to them; anything else (a rewind, a parent that
