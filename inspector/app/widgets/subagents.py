@@ -37,6 +37,7 @@ class SubagentsView(Vertical):
         super().__init__(id=id)
         self.agents: list[Subagent] = []
         self.session: Session | None = None
+        self._rows: list[tuple] | None = None  # what the table shows
 
     def compose(self) -> ComposeResult:
         yield Static("", id="subagents-head")
@@ -46,12 +47,14 @@ class SubagentsView(Vertical):
         self.query_one(DataTable).add_columns("#", "started at", "its window", "what it was asked")  # the long text last
 
     def show(self, session: Session, agents: list[Subagent]) -> None:
-        if agents == self.agents and (session is self.session or self.session is not None and all(
-                session.messages[a.index] is self.session.messages[a.index] for a in agents if a.index is not None
-                and a.index < min(len(session.messages), len(self.session.messages)))):
-            self.session = session  # (a live append: the same subagents, started by the same messages)
-            return
+        """List `agents`; the table is rebuilt only when its rows differ (not at a live append that starts none)."""
+        rows = [(str(a.number), _started_at(session, a),
+                 Path(a.path.split("#")[0]).name if a.path else "not beside the session", a.what, bool(a.path))
+                for a in agents]
         self.session, self.agents = session, agents
+        if rows == self._rows:
+            return
+        self._rows = rows
         self.query_one("#subagents-head", Static).update(Text.assemble(
             (counted(len(agents), "subagent"), "bold"),
             f" started by this session, each with a window of its own; {MARK} marks the message whose tool call "
@@ -59,14 +62,8 @@ class SubagentsView(Vertical):
         table = self.query_one(DataTable)
         row = table.cursor_row
         table.clear()
-        for a in agents:
-            at = "-"
-            if a.index is not None and a.index < len(session.messages):
-                stamp = session.messages[a.index].timestamp
-                at = f"message #{a.index}" + (f" {stamp[11:19]}" if isinstance(stamp, str) else "")
-            where = Path(a.path.split("#")[0]).name if a.path else "not beside the session"
-            table.add_row(str(a.number), plain(at), plain(where, "" if a.path else "dim"), plain(a.what),
-                          key=str(a.number))
+        for number, at, where, what, beside in rows:
+            table.add_row(number, plain(at), plain(where, "" if beside else "dim"), plain(what), key=number)
         if agents:
             table.move_cursor(row=min(row, len(agents) - 1))
 
@@ -84,3 +81,11 @@ class SubagentsView(Vertical):
     def focus(self, scroll_visible: bool = True) -> SubagentsView:
         self.query_one(DataTable).focus(scroll_visible)
         return self
+
+
+def _started_at(session: Session, agent: Subagent) -> str:
+    """The message whose tool call started `agent`, and its time."""
+    if agent.index is None or agent.index >= len(session.messages):
+        return "-"
+    stamp = session.messages[agent.index].timestamp
+    return f"message #{agent.index}" + (f" {stamp[11:19]}" if isinstance(stamp, str) else "")
