@@ -158,14 +158,28 @@ async def app_latency(path: Path, appends: list[bytes], interval: float):
     from inspector.app import make_app
     from inspector.app.widgets.message_list import MessageList
 
-    frames: list[float] = []
+    # each frame painted: when, the session the list held and whether the figures on screen were exact (a frame is
+    # matched to the state it showed, so one painted before the poll below notices the state still counts)
+    frames: list[tuple[float, object, bool]] = []
     app = make_app(path, home=False, follow=True)
     display = app._display  # noqa: SLF001
 
     def timed_display(screen, renderable) -> None:
         display(screen, renderable)
         if renderable is not None:
-            frames.append(time.perf_counter())
+            main = app.screen
+            frames.append((time.perf_counter(), getattr(main, "session", None),
+                           bool(getattr(getattr(main, "shown", None), "exact", False))))
+
+    async def frame_showing(since: int, session: object, exact: bool, deadline: float, what: str) -> float:
+        """The time of the first frame from `since` on that showed `session` (with exact figures if `exact`)."""
+        while True:
+            for t, shown, was_exact in frames[since:]:
+                if shown is session and (was_exact or not exact):
+                    return t
+            if time.perf_counter() > deadline:
+                raise SystemExit(f"append {len(rows)}: {what} not on screen after 30 s")
+            await asyncio.sleep(0.001)
 
     app._display = timed_display  # type: ignore[method-assign]  # noqa: SLF001
     rows, exact = [], []
@@ -184,6 +198,7 @@ async def app_latency(path: Path, appends: list[bytes], interval: float):
         await pilot.pause(0.5)
         applied, invisible = live.updates, 0
         for data in appends:
+            painted = len(frames)
             with open(path, "ab") as f:
                 f.write(data)
             t0 = time.perf_counter()
@@ -197,20 +212,10 @@ async def app_latency(path: Path, appends: list[bytes], interval: float):
             if live.last_change is None or live.updates == applied:
                 invisible += 1  # nothing shown changed (the append only grew bookkeeping): no frame to wait for
             else:
-                seen = len(frames)
-                while len(frames) == seen:
-                    await asyncio.sleep(0.001)
-                rows.append(frames[-1] - t0)
-                # then the exact figures of this state (bar, thresholds, timeline), the next append waiting for them
                 state = screen.session
-                while not (screen.shown.exact and screen.session is state):
-                    if time.perf_counter() > deadline:
-                        raise SystemExit(f"append {len(rows)}: no exact figures after 30 s")
-                    await asyncio.sleep(0.002)
-                seen = len(frames)
-                while len(frames) == seen:
-                    await asyncio.sleep(0.001)
-                exact.append(frames[-1] - t0)
+                rows.append(await frame_showing(painted, state, False, deadline, "its row") - t0)
+                # then the exact figures of this state (bar, thresholds, timeline), the next append waiting for them
+                exact.append(await frame_showing(painted, state, True, deadline, "its exact figures") - t0)
             applied = live.updates
             await asyncio.sleep(max(0.0, interval - (time.perf_counter() - t0)))
     return rows, exact, opened, invisible

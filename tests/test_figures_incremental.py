@@ -183,3 +183,25 @@ def test_cache_breaks_extended_equal_fresh(tmp_path):
     assert extended and [b.request for b in got[0][0].cache_breaks] == [1]
     assert [b.request for b in figures.cache_breaks] == [1, 3]
     assert figures.cache_breaks == compute(figures.session, Settings()).cache_breaks
+
+
+def test_provisional_figures_link_calls_and_results_as_a_fresh_compute(tmp_path):
+    """Follow mode's provisional figures of each update (made from the figures before it: responses growing over
+    several lines change an earlier message, whose links are taken back first) pair every call and result as the
+    exact figures of the same state do, and count every message."""
+    from inspector.core.figures.provisional import provisional
+
+    data = COMPACT.read_bytes()
+    data = data[:data.index(b"\n", len(data) // 3) + 1]
+    first = data.index(b"\n") + 1
+    path = tmp_path / "s.jsonl"
+    prev, grown = None, 0
+    for figures, change, _ in follow(path, data, chunks(data[first:], random.Random(8), 9000), Settings()):
+        if prev is not None and not change.empty and not change.rebuilt:
+            start = min(change.first_new, len(prev.estimated))
+            grown += bool(change.updated)
+            got = provisional(prev, change.session, start, change.updated)
+            assert (got.call_at, got.result_at) == (figures.call_at, figures.result_at)
+            assert len(got.estimated) == len(got.cumulative) == len(change.session.messages)
+        prev = figures
+    assert grown

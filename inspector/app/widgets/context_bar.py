@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
 from itertools import product
 
 from rich.style import Style
@@ -26,7 +27,9 @@ MARKS = (("warning", ("warning", "warn", "w"), "yellow"),
          ("blocking", ("blocking", "block", "b"), "red"))
 
 
-def place_labels(positions: list[int], labels: list[tuple[str, ...]], start: int, width: int) -> list[tuple[str, str]]:
+@lru_cache(maxsize=64)  # the marks stay where they are from one live append's bar to the next
+def place_labels(positions: tuple[int, ...], labels: tuple[tuple[str, ...], ...], start: int,
+                 width: int) -> tuple[tuple[str, str], ...]:
     """For marks at `positions` (ascending, distinct; each with its label's forms, longest first) on a line of
     `width` cells whose first `start` are taken: each mark's label and its side ("right" of the ▲ or "left"), so
     that no two labels touch or run into a mark: as many marks labelled as possible, the auto-compact mark's (the
@@ -53,7 +56,7 @@ def place_labels(positions: list[int], labels: list[tuple[str, ...]], start: int
                  sum(side == "right" for side, _ in layout))
         if best is None or score > best:
             best, chosen = score, list(layout)
-    return chosen or [("", "")] * len(positions)
+    return tuple(chosen or [("", "")] * len(positions))
 
 
 def colour(key: str, n: int) -> str:
@@ -180,9 +183,9 @@ class ContextBar(Widget):
                     text.append(note, style="#d7875f")
                     start = len(note) + 1
                     break
-        positions = sorted(marks)
+        positions = tuple(sorted(marks))
         x = len(text)
-        for at, (side, label) in zip(positions, place_labels(positions, [marks[p][0] for p in positions], start,
+        for at, (side, label) in zip(positions, place_labels(positions, tuple(marks[p][0] for p in positions), start,
                                                              width)):
             left, right = (label, "") if side == "left" else ("", label)
             text.append(" " * (at - len(left) - x))

@@ -62,6 +62,7 @@ class PromptView(Vertical, can_focus=False):
         self.agent = False  # showing the prompt our agent would build instead of the session's
         self._agent_prompt: tuple[str, PromptInfo] | None = None  # (estimator, prompt)
         self._rows: list[int | None] = []  # table row -> section index (None: a group's heading row)
+        self._drawn: tuple | None = None  # what the tables show: (agent, prompt, estimator, prefix sections)
 
     def compose(self) -> ComposeResult:
         yield Static("", id="prompt-summary")
@@ -155,6 +156,10 @@ class PromptView(Vertical, can_focus=False):
 
     def _render_prompt(self) -> None:
         prompt, f = self.prompt, self.figures
+        drawn = (self.agent, prompt, f.settings.estimator if f else None, f.prefix_sections if f else None)
+        if drawn == self._drawn:  # a live append's figures: the same prompt (rebuilding the tables costs a layout)
+            return
+        self._drawn = drawn
         table = self.query_one("#prompt-sections", DataTable)
         lint = self.query_one("#prompt-lint", DataTable)
         row = table.cursor_row

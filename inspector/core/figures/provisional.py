@@ -25,27 +25,27 @@ def moved(w: Window, used: int, measured: bool) -> Window:
 
 
 def provisional(prev: Figures, session: Session, first: int, updated: list[int]) -> Figures:
-    """`prev` extended to `session`: messages from `first` on (and the `updated` ones) are estimated alone with the
-    script estimator, requests after prev's keep their measured context, and the window's use is the last
-    request's measured context plus the estimates after it."""
+    """`prev` extended to `session`: messages from `first` on (from the first of the `updated` ones, if earlier: a
+    response grown by a line may hold a new tool call) are estimated alone with the script estimator and linked
+    anew, requests after prev's keep their measured context, and the window's use is the last request's measured
+    context plus the estimates after it."""
+    first = min([first, *updated])
     est = get_estimator("script")
     messages = session.messages
     names = dict(prev.tool_names)
-    if first >= len(prev.estimated):  # the usual case: only appended messages
-        call_at, result_at, derived = dict(prev.call_at), dict(prev.result_at), dict(prev.derived)
-    else:
-        call_at = {k: i for k, i in prev.call_at.items() if i < first}
-        result_at = {k: i for k, i in prev.result_at.items() if i < first}
-        derived = {i: v for i, v in prev.derived.items() if i < first}
+    call_at, result_at, derived = dict(prev.call_at), dict(prev.result_at), dict(prev.derived)
+    for i in range(first, len(prev.estimated)):  # (usually none, or the last message, grown): their links go
+        derived.pop(i, None)
+        for b in prev.session.messages[i].blocks:
+            for links in (call_at, result_at):
+                if links.get(b.tool_id, -1) >= first:
+                    del links[b.tool_id]
     estimated, measured = prev.estimated[:first], prev.measured[:first]  # (a slice is a copy)
     category = prev.category[:first]
     by_cat = dict(prev.categories)
-    for i in updated:
-        if i < first:
-            old = prev.size(i)
-            estimated[i], measured[i] = est.message(messages[i]), None
-            derived.pop(i, None)
-            by_cat[category[i]] = by_cat.get(category[i], 0) + estimated[i] - old
+    for i in range(first, len(prev.estimated)):  # counted again below, as they are now
+        key = prev.category[i]
+        by_cat[key] = by_cat.get(key, 0) - prev.size(i)
     orphans = {o for o in prev.orphans if o < first}
     for i in range(first, len(messages)):
         m = messages[i]
