@@ -166,20 +166,19 @@ class ClaudeCodeLoader:
                 self._unknown.note(kind, line_no)
             return
         graph = self.side if get("isSidechain") else self.main
-        nodes = graph.nodes
-        if uuid in nodes:
+        nodes, order = graph.nodes, graph.order
+        seq = len(order)
+        if nodes.setdefault(uuid, seq) is not seq:  # one lookup: a new uuid gets this very int
             self._repeated(graph, uuid, kind, line_no, offset, obj)
             return
+        order.append(uuid)
         parent = get("parentUuid")
-        order = graph.order
         if parent.__class__ is not str:
             parent = None
         else:  # the parent's own string (this line's copy is freed with the line): 85 bytes a line
             known = nodes.get(parent)
             if known is not None:
                 parent = order[known]
-        nodes[uuid] = len(order)
-        order.append(uuid)
         graph.parents.append(parent)
         if kind == "progress":  # the bulk of every file: its id links the chain, nothing else is kept
             return
@@ -360,9 +359,7 @@ class ClaudeCodeLoader:
             session.warnings.append(LoadWarning(None, f"{more} more uuid{'s' if more > 1 else ''} repeated with "
                                                       "different content; the first copies are kept"))
         session.warnings.extend(branch.warnings)
-        add = branch.assembler.add
-        for rec in added:
-            add(rec)
+        branch.assembler.add(added)
         session.warnings.extend(branch.assembler.warnings)
         branch.assembler.publish(session)
         session.sent = self.recorder.log()
@@ -477,9 +474,8 @@ class _Branch:
             assert selected is not None  # nothing is old to a first walk
             return selected
         # Every record is on the path: nothing to pull in, nothing loose yet. What only an extension reads (the
-        # path's positions, the selected and response sets: ~20 MB at 100,000 messages) waits for one (`settle`).
-        used, answered = _calls(laid)
-        self.open_ids = used - answered
+        # path's positions, the selected and response sets, the open calls: ~20 MB at 100,000 messages) waits for
+        # one (`settle`).
         self._unsettled = laid
         return sorted(laid, key=_LINE)
 
@@ -487,6 +483,8 @@ class _Branch:
         """Lay the path a first walk left unlaid (`walk`): what extending the branch reads."""
         laid, self._unsettled = self._unsettled, None
         if laid is not None:
+            used, answered = _calls(laid)
+            self.open_ids = used - answered
             self._lay(laid)
             self.responses.update(r.response_id for r in laid if r.response_id)
             self.selected.update(map(_UUID, laid))
@@ -620,42 +618,48 @@ class _Assembler:
             self.owned.add(index)
         return message
 
-    def add(self, rec: _Record) -> None:
-        messages = self.messages
-        if rec.message is None:
-            self._compaction(rec)
-            return
-        rid = rec.response_id
-        index = self.by_response.get(rid) if rid else None
-        if index is not None:  # a later line of a response already started: same message, same Request
-            message = self._own(index)
-            message.blocks.extend(rec.message.blocks)
-            if index < self.indexed:
-                self._index_blocks(rec.message.blocks, index)
-            more = self.more_lines.get(index)
-            if more is None:
-                more = self.more_lines[index] = []
-            more.append(rec.line)
-            if rec.usage is not None:
-                at = self.request_at.get(message.response_id or "")
-                if at is None:
+    def add(self, records: Iterable[_Record]) -> None:
+        """Add the branch's records in order. Most start a message (with a Request where they hold usage), in this
+        loop; boundaries and the later lines of a response go to their own methods."""
+        messages, by_response = self.messages, self.by_response
+        for rec in records:
+            message, rid = rec.message, rec.response_id
+            if message is None:
+                self._compaction(rec)
+            elif rid and rid in by_response:
+                self._continued(rec, by_response[rid])
+            else:
+                if rec.cleared is not None:
+                    self._cleared_by_api(rec)
+                index = len(messages)
+                if rid:
+                    by_response[rid] = index
+                messages.append(message)  # the record's own: `_own` copies it before any change
+                if rec.usage is not None:
                     self._add_request(rec, index)
-                else:  # every line repeats the usage; output_tokens is final only on the last one
-                    request = self.requests[at]
-                    if at < self.shared[1]:
-                        request = self.requests[at] = replace(request)
-                    request.input_tokens, request.cache_creation, request.cache_read, request.output_tokens = \
-                        rec.usage
-                    request.cache_write_1h = rec.write_1h
-            return
-        if rec.cleared is not None:
-            self._cleared_by_api(rec)
-        index = len(messages)
-        if rid:
-            self.by_response[rid] = index
-        messages.append(rec.message)  # the record's own: `_own` copies it before any change
+
+    def _continued(self, rec: _Record, index: int) -> None:
+        """A later line of a response already started: the same message, the same Request."""
+        assert rec.message is not None
+        message = self._own(index)
+        message.blocks.extend(rec.message.blocks)
+        if index < self.indexed:
+            self._index_blocks(rec.message.blocks, index)
+        more = self.more_lines.get(index)
+        if more is None:
+            more = self.more_lines[index] = []
+        more.append(rec.line)
         if rec.usage is not None:
-            self._add_request(rec, index)
+            at = self.request_at.get(message.response_id or "")
+            if at is None:
+                self._add_request(rec, index)
+            else:  # every line repeats the usage; output_tokens is final only on the last one
+                request = self.requests[at]
+                if at < self.shared[1]:
+                    request = self.requests[at] = replace(request)
+                request.input_tokens, request.cache_creation, request.cache_read, request.output_tokens = \
+                    rec.usage
+                request.cache_write_1h = rec.write_1h
 
     def _compaction(self, rec: _Record) -> None:
         """A compact or microcompact boundary. A microcompaction of Claude Code's own lists the results it cleared
