@@ -77,15 +77,17 @@ def _run(args: argparse.Namespace) -> int:
     if args.json:
         report = add_token_keys(report_dict(session, rows=False), accounting, info)
         report["what_if"] = what_if.to_dict()
-        cost, _ = add_cost_keys(report, session, accounting, table)
+        cost, cache = add_cost_keys(report, session, accounting, table, rows=False)
         sys.stdout.flush()
         binary = getattr(sys.stdout, "buffer", None)  # absent when output is captured into a string
         out = binary if binary is not None else io.BytesIO()
+        n = len(session.requests)
         write_json(out, report, {  # the per-message and per-request rows a chunk at a time
-            "messages": (len(session.messages), lambda lo, hi: cost_shares(
+            ("messages",): (len(session.messages), lambda lo, hi: cost_shares(
                 message_keys(message_rows(session, lo, hi), accounting, lo), cost, lo)),
-            "requests": (len(session.requests),
-                         lambda lo, hi: request_keys(request_rows(session, lo, hi), accounting, lo))})
+            ("requests",): (n, lambda lo, hi: request_keys(request_rows(session, lo, hi), accounting, lo)),
+            ("cost", "by_request"): (n, lambda lo, hi: cost.request_rows(session, lo, hi)),
+            ("cache", "by_request"): (n, lambda lo, hi: cache.request_rows(session, lo, hi))})
         if binary is None:
             sys.stdout.write(out.getvalue().decode())  # type: ignore[union-attr]
     else:

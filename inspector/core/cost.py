@@ -198,13 +198,13 @@ class SessionCost:
     messages: list[float] = field(default_factory=list)
     prefix_usd: float = 0.0  # the prefix's share (system prompt, tools and what no message explains)
 
-    def to_dict(self, session: Session) -> dict[str, Any]:
-        """The report's `cost` key (docs/report-json.md)."""
+    def to_dict(self, session: Session, rows: bool = True) -> dict[str, Any]:
+        """The report's `cost` key (docs/report-json.md). Without `rows`, `by_request` is left empty, for
+        `report.write_json` to stream (`request_rows`)."""
         out: dict[str, Any] = {
             "total_usd": _round(self.total_usd),
             "by_model": {m: _round(v) for m, v in self.by_model.items()},
-            "by_request": [{"id": r.id, "model": r.model, "usd": None if c is None else round(c, 6)}  # `_round`
-                           for r, c in zip(session.requests, self.by_request)],
+            "by_request": self.request_rows(session, 0, len(session.requests)) if rows else [],
             "unpriced_models": list(self.unpriced),
             "prefix_share_usd": _round(self.prefix_usd),
             "prices": self.table.to_dict(),
@@ -213,6 +213,11 @@ class SessionCost:
                 "by_model": {m: _round(v) for m, v in self.agent.by_model.items()}},
         }
         return out
+
+    def request_rows(self, session: Session, lo: int, hi: int) -> list[dict[str, Any]]:
+        """`by_request[lo:hi]` of the report's `cost` key."""
+        return [{"id": r.id, "model": r.model, "usd": None if c is None else round(c, 6)}  # `_round`
+                for r, c in zip(session.requests[lo:hi], self.by_request[lo:hi])]
 
 
 def _round(x: float | None) -> float | None:

@@ -18,11 +18,13 @@ from inspector.core.prompt_cache import CacheReport, cache_report
 
 
 def add_cost_keys(report: dict[str, Any], session: Session, acc: Accounting,
-                  table: PriceTable | None = None) -> tuple[SessionCost, CacheReport]:
+                  table: PriceTable | None = None, rows: bool = True) -> tuple[SessionCost, CacheReport]:
+    """Add the cost keys to a report dict; without `rows`, the per-request lists of `cost` and `cache` are left
+    empty, for `report.write_json` to stream (`SessionCost.request_rows`, `CacheReport.request_rows`)."""
     cost = session_cost(session, table, acc)
     cache = cache_report(session, cost.table)
-    report["cost"] = cost.to_dict(session)
-    report["cache"] = cache.to_dict(session)
+    report["cost"] = cost.to_dict(session, rows)
+    report["cache"] = cache.to_dict(session, rows)
     report["prefix"] = prefix_dict(session, acc)
     cost_shares(report.get("messages", []), cost, 0)
     return cost, cache

@@ -95,19 +95,24 @@ class CacheReport:
     def caching_observed(self) -> bool:
         return any(u.read or u.written for u in self.uses)
 
-    def to_dict(self, session: Session) -> dict[str, Any]:
-        """The report's `cache` key (docs/report-json.md)."""
+    def to_dict(self, session: Session, rows: bool = True) -> dict[str, Any]:
+        """The report's `cache` key (docs/report-json.md). Without `rows`, `by_request` is left empty, for
+        `report.write_json` to stream (`request_rows`)."""
         read, written, uncached = self.totals()  # once: three passes over every request
         ratio = _hit_ratio(read, written, uncached)
         return {
             "hit_ratio": None if ratio is None else round(ratio, 6),
             "caching_observed": self.caching_observed,
             "read": read, "written": written, "uncached": uncached,
-            "by_request": [{"id": r.id, "cache_read": u.read, "cache_write": u.written, "cache_write_1h": u.written_1h,
-                            "uncached": u.uncached} for r, u in zip(session.requests, self.uses)],
+            "by_request": self.request_rows(session, 0, len(self.uses)) if rows else [],
             "breaks": [b.to_dict(session) for b in self.breaks],
             "breaks_cost_usd": round(sum(b.cost_usd or 0.0 for b in self.breaks), 6),
         }
+
+    def request_rows(self, session: Session, lo: int, hi: int) -> list[dict[str, Any]]:
+        """`by_request[lo:hi]` of the report's `cache` key."""
+        return [{"id": r.id, "cache_read": u.read, "cache_write": u.written, "cache_write_1h": u.written_1h,
+                 "uncached": u.uncached} for r, u in zip(session.requests[lo:hi], self.uses[lo:hi])]
 
 
 def _hit_ratio(read: int, written: int, uncached: int) -> float | None:

@@ -48,23 +48,34 @@ def request_rows(session: Session, lo: int, hi: int) -> list[dict[str, Any]]:
 ROWS_CHUNK = 5000  # rows encoded at a time by `write_json`: the whole list of a 100,000-message report is ~60 MB
 
 
-def write_json(out: BinaryIO, report: dict[str, Any], streamed: dict[str, tuple[int, Callable[[int, int], list]]]
-               ) -> None:
+Streamed = dict[tuple[str, ...], tuple[int, Callable[[int, int], list]]]
+
+
+def write_json(out: BinaryIO, report: dict[str, Any], streamed: Streamed) -> None:
     """Write `report` as one line of ASCII JSON (no session text can reach a terminal as an escape sequence), the
-    lists named in `streamed` (key: (length, rows(lo, hi))) made and written a chunk at a time."""
+    lists named in `streamed` (the path of keys to one, ("messages",) or ("cost", "by_request"): (length,
+    rows(lo, hi))) made and written a chunk at a time, in place of what the report holds there."""
+    _write(out, report, streamed, ())
+    out.write(b"\n")
+
+
+def _write(out: BinaryIO, value: dict[str, Any], streamed: Streamed, path: tuple[str, ...]) -> None:
     out.write(b"{")
-    for n, (key, value) in enumerate(report.items()):
+    for n, (key, item) in enumerate(value.items()):
         out.write(b"," + dumps(key) + b":" if n else dumps(key) + b":")
-        if key not in streamed:
-            out.write(dumps(value))
-            continue
-        length, rows = streamed[key]
-        out.write(b"[")
-        for lo in range(0, length, ROWS_CHUNK):
-            chunk = dumps(rows(lo, min(length, lo + ROWS_CHUNK)))
-            out.write(chunk[1:-1] if not lo else b"," + chunk[1:-1])
-        out.write(b"]")
-    out.write(b"}\n")
+        at = (*path, key)
+        if at in streamed:
+            length, rows = streamed[at]
+            out.write(b"[")
+            for lo in range(0, length, ROWS_CHUNK):
+                chunk = dumps(rows(lo, min(length, lo + ROWS_CHUNK)))
+                out.write(chunk[1:-1] if not lo else b"," + chunk[1:-1])
+            out.write(b"]")
+        elif isinstance(item, dict) and any(p[:len(at)] == at for p in streamed):
+            _write(out, item, streamed, at)
+        else:
+            out.write(dumps(item))
+    out.write(b"}")
 
 
 _NON_ASCII = re.compile(r"[^\x00-\x7f]")
