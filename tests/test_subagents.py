@@ -35,6 +35,17 @@ def test_a_subagent_is_linked_to_the_call_that_started_it():
     assert len(load(agent.path).messages) > 0
 
 
+def test_the_figures_calls_find_the_same_subagents_as_a_walk_of_every_message():
+    """The app passes its figures' call positions (no walk of every message at each live append): same answer."""
+    from inspector.core.figures import Settings, compute
+
+    for path in (SESSION, CORPUS / "claude-code-manual-compact.jsonl"):
+        session = load(path)
+        walked = subagents(session)
+        assert walked and subagents(session, call_at=compute(session, Settings()).call_at) == walked
+        assert [a.index for a in subagents(session, call_at={})] == [None] * len(walked)  # (no call known)
+
+
 def test_report_names_where_each_subagent_started():
     assert f"  1 started at message 8 (Explore: Count lines): {WINDOW}" in report_text(load(SESSION))
 

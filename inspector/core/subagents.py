@@ -8,6 +8,7 @@ session) is listed too, without a file; a file no call is known to have started 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,16 +31,17 @@ class Subagent:
     what: str
 
 
-def subagents(session: Session, look: bool = True) -> list[Subagent]:
+def subagents(session: Session, look: bool = True, call_at: Mapping[str, int] | None = None) -> list[Subagent]:
     """The subagents of `session`, in the order it started them (those with no recorded start after).
-    `look`: also find windows written since the session was loaded (a live session's new subagent)."""
+    `look`: also find windows written since the session was loaded (a live session's new subagent). `call_at`
+    (tool id -> the message holding the call, as figures know it) spares a walk of every message."""
     files = list(session.subagents)
     if look and session.format == "claude-code" and Path(session.source).is_file():
         from inspector.core.formats import subagent_files
 
         files += [f for f in subagent_files(Path(session.source)) if f not in files]
     by_agent = {_agent_id(f): f for f in files}
-    calls = _calls(session)
+    calls = _calls(session, call_at)
     found: list[tuple[int | None, str | None, str | None, str | None, str]] = []
     for tool_id, agent in session.spawns.items():
         index, what = calls.get(tool_id, (None, ""))
@@ -65,14 +67,16 @@ def _agent_id(path: str) -> str:
     return stem.removeprefix(PREFIX)
 
 
-def _calls(session: Session) -> dict[str, tuple[int, str]]:
+def _calls(session: Session, call_at: Mapping[str, int] | None) -> dict[str, tuple[int, str]]:
     """tool_use id -> (the message holding the call, what it asked for), for the calls that started subagents."""
     wanted = set(session.spawns)
     out: dict[str, tuple[int, str]] = {}
     if not wanted:
         return out
-    for i, m in enumerate(session.messages):
-        for b in m.tool_uses():
+    msgs = session.messages
+    at = range(len(msgs)) if call_at is None else sorted({i for i in map(call_at.get, wanted) if i is not None and i < len(msgs)})
+    for i in at:
+        for b in msgs[i].tool_uses():
             if b.tool_id in wanted:
                 args = b.input if isinstance(b.input, dict) else {}
                 kind, text = args.get("subagent_type"), args.get("description") or args.get("prompt")
