@@ -158,9 +158,10 @@ async def app_latency(path: Path, appends: list[bytes], interval: float):
     from inspector.app import make_app
     from inspector.app.widgets.message_list import MessageList
 
-    # each frame painted: when, the session the list held and whether the figures on screen were exact (a frame is
-    # matched to the state it showed, so one painted before the poll below notices the state still counts)
-    frames: list[tuple[float, object, bool]] = []
+    # each frame painted: when, the id of the session the screen held (an id, not the session: the run must not keep
+    # every state alive) and whether its figures were exact. A frame is matched to the state it showed, so one
+    # painted before the poll below notices the state still counts.
+    frames: list[tuple[float, int, bool]] = []
     app = make_app(path, home=False, follow=True)
     display = app._display  # noqa: SLF001
 
@@ -168,14 +169,14 @@ async def app_latency(path: Path, appends: list[bytes], interval: float):
         display(screen, renderable)
         if renderable is not None:
             main = app.screen
-            frames.append((time.perf_counter(), getattr(main, "session", None),
+            frames.append((time.perf_counter(), id(getattr(main, "session", None)),
                            bool(getattr(getattr(main, "shown", None), "exact", False))))
 
     async def frame_showing(since: int, session: object, exact: bool, deadline: float, what: str) -> float:
         """The time of the first frame from `since` on that showed `session` (with exact figures if `exact`)."""
         while True:
             for t, shown, was_exact in frames[since:]:
-                if shown is session and (was_exact or not exact):
+                if shown == id(session) and (was_exact or not exact):  # (the state is alive: its id is its own)
                     return t
             if time.perf_counter() > deadline:
                 raise SystemExit(f"append {len(rows)}: {what} not on screen after 30 s")

@@ -74,7 +74,8 @@ def _calls(session: Session, call_at: Mapping[str, int] | None) -> dict[str, tup
     if not wanted:
         return out
     msgs = session.messages
-    at = range(len(msgs)) if call_at is None else sorted({i for i in map(call_at.get, wanted) if i is not None and i < len(msgs)})
+    at = range(len(msgs)) if call_at is None else \
+        sorted({i for i in map(call_at.get, wanted) if i is not None and i < len(msgs)})
     for i in at:
         for b in msgs[i].tool_uses():
             if b.tool_id in wanted:

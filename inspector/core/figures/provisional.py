@@ -34,18 +34,17 @@ def provisional(prev: Figures, session: Session, first: int, updated: list[int])
     messages = session.messages
     names = dict(prev.tool_names)
     call_at, result_at, derived = dict(prev.call_at), dict(prev.result_at), dict(prev.derived)
-    for i in range(first, len(prev.estimated)):  # (usually none, or the last message, grown): their links go
+    by_cat = dict(prev.categories)
+    for i in range(first, len(prev.estimated)):  # (usually none, or the last message, grown): made again below
         derived.pop(i, None)
         for b in prev.session.messages[i].blocks:
             for links in (call_at, result_at):
                 if links.get(b.tool_id, -1) >= first:
                     del links[b.tool_id]
-    estimated, measured = prev.estimated[:first], prev.measured[:first]  # (a slice is a copy)
-    category = prev.category[:first]
-    by_cat = dict(prev.categories)
-    for i in range(first, len(prev.estimated)):  # counted again below, as they are now
         key = prev.category[i]
         by_cat[key] = by_cat.get(key, 0) - prev.size(i)
+    estimated, measured = prev.estimated[:first], prev.measured[:first]  # (a slice is a copy)
+    category = prev.category[:first]
     orphans = {o for o in prev.orphans if o < first}
     for i in range(first, len(messages)):
         m = messages[i]
