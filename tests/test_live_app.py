@@ -5,6 +5,7 @@ Every wait is bounded polling of app state (never a fixed sleep standing in for 
 from __future__ import annotations
 
 import os
+import threading
 from contextlib import asynccontextmanager
 from pathlib import Path
 
@@ -15,6 +16,7 @@ from inspector.app.screens.main import MainScreen, _at_bottom
 from inspector.app.widgets.context_bar import ContextBar
 from inspector.app.widgets.message_list import MessageList
 from inspector.app.widgets.timeline import Timeline
+from inspector.core.follower import Follower
 from inspector.core.formats import load
 
 from conftest import CORPUS
@@ -169,6 +171,45 @@ async def test_follow_toggle_pauses_and_catches_up_and_is_a_bound_key(tmp_path):
         await pilot.press("f")
         assert not screen.follow.following and "paused" in str(screen.query_one(LiveStatus).render())
         assert_matches_fresh_load(screen, path)
+
+
+async def test_f_pressed_while_the_file_is_read_follows_once_it_is_and_never_reads_it_twice_at_once(
+        tmp_path, monkeypatch):
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(b"".join(LINES[:300]))
+    gate, reading, inside = threading.Event(), threading.Event(), []
+    open_, update = Follower.open, Follower.update
+
+    def held_open(self, *args, **kwargs):  # the initial read, held until the test has pressed f
+        inside.append("open")
+        reading.set()
+        assert gate.wait(20)
+        try:
+            return open_(self, *args, **kwargs)
+        finally:
+            inside.remove("open")
+
+    def checked_update(self):
+        assert "open" not in inside, "the watcher read the file while the initial read was under way"
+        return update(self)
+
+    monkeypatch.setattr(Follower, "open", held_open)
+    monkeypatch.setattr(Follower, "update", checked_update)
+    app = make_app(path, home=False, follow=False)
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            await until(pilot, reading.is_set, "the initial read")
+            screen = app.screen
+            await pilot.press("f")
+            await pilot.pause(0.1)  # the watcher must not start now (this pause proves an absence)
+            assert screen.follow.following and not screen.follow.watching
+            gate.set()
+            write(path, b"".join(LINES[300:340]))
+            await until(pilot, lambda: screen.follow.watching and settled(screen)
+                        and screen.follow.follower.covered == path.stat().st_size, "following after the read")
+            assert_matches_fresh_load(screen, path)
+    finally:
+        gate.set()
 
 
 async def test_truncated_file_is_reloaded_with_a_notice(tmp_path):

@@ -55,13 +55,18 @@ class FollowMode:
         self.watching = False  # the watcher has caught up and waits for file events
         self.waiting: str | None = None  # what is waited for before there is a session to show (NotYet)
         self._gc_held: asyncio.TimerHandle | None = None  # the cyclic GC is off until an append is on screen
+        self.opening = False  # the load thread is reading the file through the follower: nothing else may use it
 
     # -- loading (called from the screen's load worker thread) ------------------------------------------------------
 
     def open(self, path: Path, progress) -> object:
         """Read the session through a Follower, so following later only reads what is appended."""
+        self.opening = True
         self.follower = Follower(path)
-        return self.follower.open(progress)
+        try:
+            return self.follower.open(progress)
+        finally:
+            self.opening = False
 
     def loaded(self, ready: bool) -> None:
         """The screen has its session (`ready`: and its first figures), or is waiting for one to be written:
@@ -79,7 +84,7 @@ class FollowMode:
     # -- the watcher ------------------------------------------------------------------------------------------------
 
     def start(self) -> None:
-        if self.follower is None:
+        if self.follower is None or self.opening:  # (while the file is read: `loaded` starts it after)
             return
         self._stop = asyncio.Event()
         self.screen.run_worker(self._watch(self._stop), group="follow", exclusive=True, exit_on_error=False)
@@ -100,6 +105,8 @@ class FollowMode:
             self.start()
         else:
             self.stop()
+        if self.opening:
+            return "following the file once it is read" if self.following else "follow paused"
         return "following the file" if self.following else "follow paused"
 
     async def _watch(self, stop: asyncio.Event) -> None:
