@@ -109,3 +109,22 @@ async def test_a_session_without_subagents_has_no_subagents_tab():
         assert screen.subagents == [] and not screen.query_one(TabbedContent).get_tab("subagents").display
         await pilot.press("enter")  # on a message that started none: says what enter is for
         assert any("enter opens a subagent" in n.message for n in app._notifications)
+
+
+async def test_the_subagents_table_fits_the_screen_what_was_asked_cut_to_the_room_left():
+    app = make_app(CORPUS / "claude-code-manual-compact.jsonl", home=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await ready(app, pilot)
+        [agent] = screen.subagents
+        await pilot.press("5")
+        await pilot.pause(0.2)
+        table = screen.query_one(SubagentsView).query_one(DataTable)
+        asked = str(table.get_row_at(0)[-1])
+        assert asked.endswith("…") and agent.what.startswith(asked[:-1]) and len(agent.what) > len(asked)
+        assert table.virtual_size.width <= table.size.width  # nothing to scroll sideways to
+        await pilot.resize_terminal(160, 24)  # wider: the whole text, in a column that grew
+        await pilot.pause(0.2)
+        assert str(table.get_row_at(0)[-1]) == agent.what and table.virtual_size.width <= table.size.width
+        await pilot.resize_terminal(80, 24)  # and narrower again: cut again
+        await pilot.pause(0.2)
+        assert str(table.get_row_at(0)[-1]) == asked and table.virtual_size.width <= table.size.width
