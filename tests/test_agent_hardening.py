@@ -512,8 +512,6 @@ async def _ask_and_wait(pilot, panel) -> None:
 async def test_the_app_question_shows_the_whole_command(mock_api, tmp_path, monkeypatch):
     from inspector.app import make_app
     from inspector.app.agent_bridge import AgentOptions
-    from inspector.app.widgets.agent_panel import AgentPanel
-    from textual.widgets import Input
 
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
     monkeypatch.setenv("CONTEXT_INSPECTOR_MEMORY", str(tmp_path / "none.md"))
@@ -580,8 +578,6 @@ def test_run_refuses_outside_imports_and_never_saves_them(importing, mock_api, t
 async def test_the_app_asks_before_sending_outside_imports(importing, mock_api, tmp_path, monkeypatch):
     from inspector.app import make_app
     from inspector.app.agent_bridge import AgentOptions
-    from inspector.app.widgets.agent_panel import AgentPanel
-    from textual.widgets import Input
 
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
     mock_api.add(r.text("one"))
@@ -604,7 +600,7 @@ async def test_the_app_asks_before_sending_outside_imports(importing, mock_api, 
 
 # --- fuzzing the question and the glob translation -------------------------------------------------------------
 
-from hypothesis import given, settings, strategies as st  # noqa: E402
+from hypothesis import given, strategies as st  # noqa: E402
 
 from test_fuzz import FUZZ  # noqa: E402
 

@@ -41,7 +41,7 @@ async def _settle(screen, pilot) -> None:
 
 
 async def _open(app, pilot) -> WorkbenchScreen:
-    main = await ready(app, pilot)
+    await ready(app, pilot)
     await pilot.press("c")
     wb = app.screen
     assert isinstance(wb, WorkbenchScreen)

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from inspector.core.compaction import (ClearSettings, CompactionPolicy, ContextEditSettings, Estimates,
-                                       PendingSummary, SnipSettings, SummarySettings, plan_strategy)
+from inspector.core.compaction import (CompactionPolicy, Estimates, PendingSummary, SnipSettings, SummarySettings,
+                                       plan_strategy)
 from inspector.core.compaction.steps import StepStack, next_layer
 from inspector.core.compaction.survival import RESTORE_FILE_TOKENS, RESTORE_FILES, survival
 from inspector.core.formats import load

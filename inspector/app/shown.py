@@ -29,7 +29,7 @@ from inspector.core.figures import Figures, Links, Settings, after, compute, ext
 from inspector.core.follower import Change, diff, merge
 from inspector.core.gc_pause import gc_paused
 from inspector.core.model import Session
-from inspector.core.tokens import account, account_appended
+from inspector.core.tokens import account_appended
 
 EXACT_DELAY = 0.2  # seconds of quiet before exact figures are computed again
 

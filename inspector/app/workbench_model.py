@@ -108,7 +108,7 @@ def _summary_label(p: Preview, out: Text) -> Text:
     if measured or lost:
         out.append(f" ({measured:,} measured" + (f", {lost:,} now derived: the cut splits the growth they were "
                                                 "measured from" if lost else "") + ")", style="yellow")
-    was, now = dict(before.categories), dict(after_.categories)
+    now = dict(after_.categories)
     now[cat.COMPACTION_SUMMARY] = now.get(cat.COMPACTION_SUMMARY, 0) - sum(new)  # the kept messages' part
     gone = sorted(((t - now.get(key, 0), key) for key, t in before.categories if key != cat.SYSTEM_TOOLS
                    and t > now.get(key, 0)), reverse=True)

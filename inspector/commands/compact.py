@@ -15,7 +15,6 @@ import argparse
 import json
 import os
 import sys
-from pathlib import Path
 
 from inspector.cli import UsageError, add_custom_pct, number, policy_options
 from inspector.core.compaction import (ClearSettings, ContextEditSettings, Plan, SnipSettings, SummaryError,

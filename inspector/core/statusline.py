@@ -429,7 +429,7 @@ def figures_of(session: Session, acc: Accounting, settings: Settings, table: Pri
     a session read from a checkpoint's boundary on, with what came `before` it added."""
     from inspector.core.cost import prices, session_cost
     from inspector.core.window import window_figures
-    from inspector.core.limits import LONG_WINDOW, current_model, window_info
+    from inspector.core.limits import LONG_WINDOW, window_info
 
     b = before or Before()
     window, model = settings.window, None

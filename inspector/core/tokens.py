@@ -33,8 +33,8 @@ import json
 import weakref
 from math import isfinite
 from array import array
-from dataclasses import dataclass, field
-from itertools import accumulate, chain, groupby, repeat
+from dataclasses import dataclass
+from itertools import accumulate, groupby, repeat
 from operator import add, mul, sub
 from typing import TYPE_CHECKING, Sequence
 

@@ -36,7 +36,6 @@ from inspector.app.messages import SessionGrew
 from inspector.app.shown import Shown
 from inspector.app.text import counted, human, one_line, visible
 from inspector.core.limits import AGENT_POLICY
-from inspector.core.model import Session
 
 if TYPE_CHECKING:
     from inspector.core.agent.cancel import Cancel

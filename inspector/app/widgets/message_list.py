@@ -15,7 +15,6 @@ from rich.segment import Segment
 from rich.style import Style
 from textual import on, work
 from textual.binding import Binding
-from textual.geometry import Size
 from textual.message import Message as TMessage
 from textual.strip import Strip
 from textual.timer import Timer

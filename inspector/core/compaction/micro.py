@@ -175,7 +175,6 @@ def plan_clear_tool_uses(session: Session, settings: ContextEditSettings = Conte
     estimated size of the current context.
     """
     est = estimates_for(estimates)
-    messages = session.messages
     start = session.context_start
     tokens = est.context(session).tokens
     size = sum(tokens) if context_tokens is None else context_tokens

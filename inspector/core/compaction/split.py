@@ -7,7 +7,7 @@ rejects the first and the second splits one model turn. So the cut moves to the 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 from inspector.core.compaction.cuts import cut_point, unsafe_cuts
 from inspector.core.compaction.estimates import Estimates

@@ -17,7 +17,6 @@ text become messages (`Message.attachment` names their type) in the role they we
 
 from __future__ import annotations
 
-import re
 import sys
 from dataclasses import dataclass, replace
 from operator import attrgetter

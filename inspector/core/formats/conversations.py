@@ -30,7 +30,7 @@ from inspector.core.formats.codex import response_item
 from inspector.core.formats.detect import CAPTURE_FORMATS
 from inspector.core.formats.jsonl import Progress, first_object, read_jsonl
 from inspector.core.formats.neutral import message_from_dict, read_document, system_text, tools_from
-from inspector.core.model import Compaction, Format, LoadError, LoadWarning, Message, Request, Session
+from inspector.core.model import Compaction, LoadError, LoadWarning, Message, Request, Session
 
 SUMMARY_OPENING = "This session is being continued from a previous conversation"  # Claude Code's summary message
 PREVIEW = 60  # characters of a thread's first message quoted in its warning
