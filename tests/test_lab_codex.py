@@ -183,6 +183,29 @@ def test_compactions_are_boundaries_with_their_summary_request():
         assert c.pre_tokens == summary_request.measured_context
 
 
+def test_a_compaction_is_auto_inside_a_turn_and_manual_as_a_task_of_its_own():
+    """The rollout does not say which: `/compact` is a task that only compacts (its summary request's answer is
+    its one response item), an auto-compaction runs inside the user's turn."""
+    for name, trigger in (("auto-compact", "auto"), ("manual-compact", "manual")):
+        session, _ = _fixture(name)
+        assert [c.trigger for c in session.compactions] == [trigger], name
+    # read as it is written: unknown until its task ends, and a session built before keeps what it said
+    from inspector.core.formats.codex import CodexLoader
+
+    lines = _rollout("manual-compact").read_text().splitlines()
+    compacted = next(i for i, line in enumerate(lines) if json.loads(line)["type"] == "compacted")
+    done = next(i for i, line in enumerate(lines) if i > compacted and '"task_complete"' in line)
+    loader = CodexLoader("live")
+    for n, line in enumerate(lines[:done], 1):
+        loader.feed(n, 0, json.loads(line))
+    before = loader.build()
+    assert [c.trigger for c in before.compactions] == [None]
+    for n, line in enumerate(lines[done:], done + 1):
+        loader.feed(n, 0, json.loads(line))
+    assert [c.trigger for c in loader.build().compactions] == ["manual"]
+    assert [c.trigger for c in before.compactions] == [None]
+
+
 def test_resumed_session_is_one_rollout_with_three_turns():
     session, _ = _fixture("resume")
     assert [m.kind for m in session.messages].count("prompt") == 3

@@ -22,6 +22,7 @@ lines, `build` any time.
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
 
 from inspector.core.formats.blocks import as_int, blocks_from_content, image_from_url, opt_int, opt_str
@@ -62,6 +63,13 @@ class CodexLoader(ObjectLoader):
         self._pending: Request | None = None  # that usage, waiting for the first item of its response
         self._turn_output = False  # model output was seen since the last user input
         self._reasoning = 0  # reasoning_output_tokens of the last usage read
+        # The trigger of a compaction, which the rollout does not record: `/compact` runs as a task of its own that
+        # does nothing else (codex-rs CompactTask), an auto-compaction inline in a turn (before or between its
+        # model calls). The current task's compactions whose trigger is not known yet (their positions), and
+        # whether the task did a turn's work (`_turn_work`: the summary a compaction's own request writes is none).
+        self._in_task = False
+        self._untold: list[int] = []
+        self._task_work = False
 
     def take(self, line_no: int, offset: int, obj: dict) -> None:
         kind, payload = opt_str(obj.get("type")), obj.get("payload")
@@ -86,6 +94,9 @@ class CodexLoader(ObjectLoader):
             s.cwd = opt_str(payload.get("cwd")) or s.cwd
         elif kind == "response_item":
             self._item(line_no, offset, ts, payload)
+            if _turn_work(payload):
+                self._task_work = True
+                self._tell("auto")
         elif kind == "event_msg":
             self._event(line_no, ts, payload)
         elif kind == "compacted":
@@ -120,6 +131,11 @@ class CodexLoader(ObjectLoader):
             if not self._compacted_pending:
                 self._compaction(line_no, ts)
             self._compacted_pending = False
+        elif kind == "task_started":
+            self._in_task, self._task_work, self._untold = True, False, []
+        elif kind == "task_complete" or kind == "turn_aborted":
+            self._tell("auto" if self._task_work else "manual")
+            self._in_task = False
         elif kind not in UI_EVENTS:
             self._unknown.note(f"event_msg/{kind}", line_no)
 
@@ -245,7 +261,19 @@ class CodexLoader(ObjectLoader):
         if s.compactions and s.compactions[-1].index == len(s.messages):
             return  # the same compaction, recorded by both its item and its event
         before = s.requests[-1].measured_context if s.requests else None
-        s.compactions.append(Compaction("compact", len(s.messages), pre_tokens=before, line=line_no, timestamp=ts))
+        trigger = ("auto" if self._task_work else None) if self._in_task else None
+        if self._in_task and trigger is None:
+            self._untold.append(len(s.compactions))
+        s.compactions.append(Compaction("compact", len(s.messages), pre_tokens=before, line=line_no, timestamp=ts,
+                                        trigger=trigger))
+
+    def _tell(self, trigger: str) -> None:
+        """The trigger of the current task's compactions not known until now (new objects: a session built
+        before holds the old ones)."""
+        compactions = self.session.compactions
+        for i in self._untold:
+            compactions[i] = replace(compactions[i], trigger=trigger)
+        self._untold.clear()
 
     def _append(self, role: str, kind: str, blocks: list[Block], line_no: int, offset: int, ts: str | None) -> None:
         """Add blocks to the open message of the same side, or start one."""
@@ -281,6 +309,17 @@ class CodexLoader(ObjectLoader):
         warnings = list(s.warnings) + self._unknown.warnings()
         return s.copy_with(messages=list(s.messages), requests=list(s.requests), compactions=list(s.compactions),
                            warnings=warnings, models=list(s.models))
+
+
+def _turn_work(item: dict) -> bool:
+    """Whether a response item is a turn's own: a prompt the user typed, a tool call or its output."""
+    kind = item.get("type")
+    if kind in CALL_ITEMS or kind in OUTPUT_ITEMS:
+        return True
+    if kind != "message" or item.get("role") != "user":
+        return False
+    converted = response_item(item)
+    return converted is not None and converted[1] == "prompt"
 
 
 def _spread_reasoning(message: Message, tokens: int) -> None:
