@@ -247,3 +247,26 @@ def test_the_api_clearing_tool_results_is_a_microcompaction():
     assert len(after) == 2 and all(abs(f.predicted - f.request.measured_context) < 0.01 * f.request.measured_context
                          for f in after)
     assert all("microcompaction" in f.cause for f in after)
+
+
+def test_claude_code_compacts_where_its_policy_says():
+    """The runs of scenario compact-threshold, each a session of its own: the claude-code policy's auto-compact line
+    for 2.1.332 is where the real program compacted (just above it) and did not (just below); on a 4.5-generation
+    model the line is the window itself: below it, only the API's refusal of the prompt set a compaction off."""
+    from collections import Counter
+
+    from inspector.core.limits import window_info
+
+    fixture = lab.load_fixture("claude-code", VERSION, "compact-threshold")
+    seen = Counter()
+    for session in sessions(fixture):
+        first, info = session.requests[0], window_info(session)
+        line, compacted = info.thresholds.autocompact, bool(session.compactions)
+        seen[first.model, first.measured_context // 1000 * 1000, compacted] += 1
+        if line == info.context_window:  # left to the API
+            assert first.measured_context < line, first.model
+        else:
+            assert compacted == (first.measured_context >= line), (first.model, first.measured_context, line)
+    assert seen == Counter((r["model"], r["context"], r["then"] != "sent") for r in fixture.meta["runs"])
+    lines = {r.model: window_info(s).thresholds.autocompact for s in sessions(fixture) for r in s.requests[:1]}
+    assert lines == {"claude-opus-4-6": 177_000, "claude-opus-5-5": 977_000, "claude-haiku-4-5": 200_000}

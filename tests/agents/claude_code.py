@@ -236,6 +236,41 @@ def auto_compact(scratch: Scratch, binary: Path) -> Capture:
         return one_run(scratch, binary, server, "What are the deploy rules in notes.txt?", "--allowedTools", "Read")
 
 
+# Where 2.1.332 compacts on its own, per model generation (limits.py models it): one run each side of the line,
+# each a session of its own. The current models compact before a request once the context reaches the window less
+# the 20,000 output reserve less 3,000 (177,000 of claude-opus-4-6's 200,000; 977,000 of claude-opus-5-5's 1M); the
+# 4.5 generation does not compact on its own (not even past its window, in a run where the API takes the request),
+# only once the API refuses a prompt as too long. Interactive runs (tmux) gave the same lines as these `-p` ones.
+THRESHOLD_RUNS = (  # (model, context of the first request, what happens before the second)
+    ("claude-opus-4-6", 176_000, "sent"), ("claude-opus-4-6", 178_000, "compacted"),
+    ("claude-opus-5-5", 976_000, "sent"), ("claude-opus-5-5", 978_000, "compacted"),
+    ("claude-haiku-4-5", 190_000, "sent"), ("claude-haiku-4-5", 190_000, "refused"),
+)
+
+
+@scenario("compact-threshold", "Where Claude Code compacts on its own: a context just below and just above the "
+                               "line for two current models, and a 4.5-generation model that waits for the API")
+def compact_threshold(scratch: Scratch, binary: Path) -> Capture:
+    notes = scratch.write("notes.txt", "Deploys happen on Tuesdays.\n")
+    with model(scratch) as server:
+        capture = Capture(scratch)
+        for n, (name, context, then) in enumerate(THRESHOLD_RUNS):
+            server.add(r.Reply([r.thinking_block("Read it.", f"sig-lab-{n}"),
+                                use("Read", {"file_path": str(notes)}, f"toolu_lab_read_{n}")], stop_reason="tool_use",
+                               input_tokens=3, cache_creation_input_tokens=2_000, cache_read_input_tokens=context - 2_003))
+            if then == "refused":
+                server.add(r.ApiError(400, "invalid_request_error",
+                                      f"prompt is too long: {context + 150} tokens > 200000 maximum", None))
+            server.add(r.text("Deploys happen on Tuesdays."))
+            if then != "sent":
+                server.add_for(summary_request, r.text(SUMMARY.replace("What does notes.txt say?",
+                                                                       "When do deploys happen?")))
+            capture.run(claude(binary, "When do deploys happen?", "--model", name, "--allowedTools", "Read"),
+                        env(scratch, server), TIMEOUT)
+        capture.notes["runs"] = [{"model": m, "context": c, "then": t} for m, c, t in THRESHOLD_RUNS]
+        return finish(capture, server)
+
+
 @scenario("api-error-retry", "The API answers 529 overloaded once; Claude Code records the failed attempt and retries")
 def api_error_retry(scratch: Scratch, binary: Path) -> Capture:
     with model(scratch) as server:
