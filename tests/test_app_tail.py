@@ -13,7 +13,7 @@ from inspector.app.follow_mode import FollowMode
 from inspector.app.screens import main
 from inspector.app.shown import Shown
 from inspector.app.widgets.context_bar import ContextBar
-from inspector.app.widgets.detail import DetailView
+from inspector.app.widgets.detail import DIM, DetailView
 from inspector.app.widgets.message_list import MessageList
 from inspector.core.formats.tail import tail
 from inspector.samples import SAMPLE_DIR
@@ -66,7 +66,9 @@ async def test_the_end_shows_first_then_the_whole_session_in_its_place(monkeypat
         assert f"Showing the last {n:,} messages" in str(screen.query_one("#loading-label").render())
         w = preview.requests[-1].measured_context
         assert f"used {w:,} of" in screen.query_one(ContextBar).placeholder
-        assert screen.query_one(DetailView).lines[0][0].startswith("#-1 ")  # numbered as in the list
+        detail = screen.query_one(DetailView)
+        assert detail.lines[0][0].startswith("#-1 ")  # numbered as in the list
+        assert ("source line ? (once all is read)", DIM) in detail.lines  # counted by the full load
         await until(pilot, lambda: lst.figures is not None)  # then the preview's own figures
         await pilot.pause()
         bar = screen.query_one(ContextBar)
@@ -93,7 +95,8 @@ async def test_the_end_shows_first_then_the_whole_session_in_its_place(monkeypat
         assert full.messages[lst.current_index].uuid == uuid
         assert lst.cursor - round(lst.scroll_offset.y) == height  # at the same height in the view
         assert "of the last" not in str(screen.query_one("#status").render())
-        assert screen.query_one(DetailView).lines[0][0].startswith(f"#{lst.current_index} ")
+        assert detail.lines[0][0].startswith(f"#{lst.current_index} ")
+        assert (f"source line {full.messages[lst.current_index].lines[0]}", DIM) in detail.lines
 
         counted.set()
         await ready(app, pilot)

@@ -11,6 +11,8 @@ import json
 import re
 import shutil
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -19,7 +21,8 @@ import lab
 from agent_checks import live_capture, of_anthropic, of_messages
 from inspector.core.formats import detect, load, resolve
 from inspector.core.formats.claude_code import CLEARED
-from inspector.core.formats.opencode import connect, list_sessions
+from inspector.cli import main
+from inspector.core.formats.opencode import list_sessions, reading
 from inspector.core.limits import default_policy, window_info
 from inspector.core.model import LoadError
 from mock_api import RecordedRequest
@@ -129,19 +132,45 @@ def sha(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def test_a_database_as_opencode_left_it_reads_through_its_wal_and_is_not_changed(tmp_path):
-    """opencode exits with its rows in the WAL (the database file is a few pages); read-only through the WAL, the
-    database and the WAL keep every byte."""
-    fixture = lab.load_fixture("opencode", VERSION, "read-file")
-    for f in (fixture.root / "as-left").iterdir():
-        shutil.copy(f, tmp_path / f.name)
+def files(folder: Path) -> dict[str, tuple[str, int]]:
+    """Every file of `folder` by name: its SHA-256 and modification time (ns)."""
+    return {f.name: (sha(f), f.stat().st_mtime_ns) for f in sorted(folder.iterdir())}
+
+
+def as_left(tmp_path: Path, *, shm: bool = True) -> Path:
+    """A copy of a database as opencode left it: its rows in the WAL (the database file is a few pages), beside
+    them the -shm its last connection wrote (stale: no process holds it)."""
+    for f in (lab.load_fixture("opencode", VERSION, "read-file").root / "as-left").iterdir():
+        if shm or not f.name.endswith("-shm"):
+            shutil.copy2(f, tmp_path / f.name)
     db = tmp_path / "opencode.db"
     assert (tmp_path / "opencode.db-wal").stat().st_size > 100 * db.stat().st_size
-    before = (sha(db), sha(tmp_path / "opencode.db-wal"))
-    loaded, backed_up = load(db), load(database(fixture))
-    assert (sha(db), sha(tmp_path / "opencode.db-wal")) == before
+    return db
+
+
+def test_a_database_as_opencode_left_it_reads_through_its_wal_and_no_file_beside_it_changes(tmp_path, capsys):
+    """A `mode=ro` reader would rewrite the stale -shm (its read mark, the index rebuilt); read through a read-only
+    -shm, the database, its WAL and its -shm keep every byte and their times, and nothing is created."""
+    db = as_left(tmp_path)
+    before = files(tmp_path)
+    loaded, backed_up = load(db), load(database(lab.load_fixture("opencode", VERSION, "read-file")))
+    assert main(["report", str(db)]) == 0 and list_sessions(db)
+    capsys.readouterr()
+    assert main(["report", "--json", str(db)]) == 0
+    assert files(tmp_path) == before
     assert [m.text() for m in loaded.messages] == [m.text() for m in backed_up.messages]
     assert [r.measured_context for r in loaded.requests] == [r.measured_context for r in backed_up.requests]
+    assert len(json.loads(capsys.readouterr().out)["messages"]) == len(loaded.messages) > 0
+
+
+def test_a_wal_copied_without_its_shm_is_read_from_a_private_copy(tmp_path):
+    """SQLite cannot read a WAL without a -shm but by creating one: the database and its WAL are read from a copy
+    of our own instead, and the folder is left as it was."""
+    db = as_left(tmp_path, shm=False)
+    before = files(tmp_path)
+    loaded, backed_up = load(db), load(database(lab.load_fixture("opencode", VERSION, "read-file")))
+    assert files(tmp_path) == before
+    assert [m.text() for m in loaded.messages] == [m.text() for m in backed_up.messages] and loaded.messages
 
 
 def test_a_database_without_a_wal_is_read_immutably_creating_no_side_file(tmp_path):
@@ -161,16 +190,15 @@ def test_reading_never_blocks_a_writer(tmp_path):
     writer.execute("PRAGMA journal_mode = WAL")
     writer.execute("CREATE TABLE IF NOT EXISTS lab_probe (n)")
     writer.commit()
-    reader = connect(db)
     try:
-        reader.execute("BEGIN")
-        reader.execute("SELECT count(*) FROM part").fetchone()  # a read transaction is open
-        writer.execute("INSERT INTO lab_probe VALUES (1)")
-        writer.commit()  # would raise "database is locked" if the reader held a lock against it
-        with pytest.raises(sqlite3.OperationalError):
-            reader.execute("INSERT INTO lab_probe VALUES (2)")  # and the reader cannot write
+        with reading(db) as reader:
+            reader.execute("BEGIN")
+            reader.execute("SELECT count(*) FROM part").fetchone()  # a read transaction is open
+            writer.execute("INSERT INTO lab_probe VALUES (1)")
+            writer.commit()  # would raise "database is locked" if the reader held a lock against it
+            with pytest.raises(sqlite3.OperationalError):
+                reader.execute("INSERT INTO lab_probe VALUES (2)")  # and the reader cannot write
     finally:
-        reader.close()
         writer.close()
 
 
@@ -273,6 +301,18 @@ def test_live(scenario, tmp_path):
     assert [w.message for w in session.warnings] == []
     check(session, capture.server_log)
 
+
+def one_more(execute, db: Path, text: str) -> None:
+    """Add a user message saying `text` to the session of the latest message of `db`, by `execute(sql, params)`."""
+    with reading(db) as conn:
+        sid, last = conn.execute("SELECT session_id, max(time_created) + 1000 FROM message").fetchone()
+    mid = f"msg_z{last}"
+    execute("INSERT INTO message VALUES (?, ?, ?, ?, ?)",
+            (mid, sid, last, last, json.dumps({"role": "user", "time": {"created": last}, "agent": "build"})))
+    execute("INSERT INTO part VALUES (?, ?, ?, ?, ?, ?)",
+            (f"prt_z{last}", mid, sid, last, last, json.dumps({"type": "text", "text": text})))
+
+
 def test_following_a_database_sees_what_opencode_commits(tmp_path):
     """A live session: opencode commits a new message into the WAL; the follower reads the session again (the
     database file itself need not change) and shows it."""
@@ -283,19 +323,58 @@ def test_following_a_database_sees_what_opencode_commits(tmp_path):
     writer = sqlite3.connect(db)
     writer.execute("PRAGMA journal_mode = WAL")
     follower = Follower(db)
-    first = follower.open()
+    follower.open()
     assert follower.update().empty
-    sid = first.session_id
-    last = writer.execute("SELECT max(time_created) FROM message").fetchone()[0] + 1000
-    writer.execute("INSERT INTO message VALUES (?, ?, ?, ?, ?)", ("msg_zlater", sid, last, last, json.dumps(
-        {"role": "user", "time": {"created": last}, "agent": "build"})))
-    writer.execute("INSERT INTO part VALUES (?, ?, ?, ?, ?, ?)", ("prt_zlater", "msg_zlater", sid, last, last,
-                                                                  json.dumps({"type": "text", "text": "one more"})))
+    one_more(writer.execute, db, "one more")
     writer.commit()
     change = follower.update()
     assert change.new_messages == 1 and change.session.messages[-1].text() == "one more"
     assert change.reloaded is None  # a database that grew is no rewrite worth a notice
     writer.close()
+
+
+WRITER = """
+import json, sqlite3, sys
+conn = sqlite3.connect(sys.argv[1], isolation_level=None)
+conn.execute("PRAGMA wal_autocheckpoint = 0")  # what it commits stays in the WAL
+print(conn.execute("PRAGMA journal_mode").fetchone()[0], flush=True)
+for line in sys.stdin:
+    conn.execute(*json.loads(line))
+    print("done", flush=True)
+"""
+
+
+def test_a_running_writers_uncheckpointed_rows_are_read_and_its_files_left_alone(tmp_path):
+    """opencode running in another process, its last commits only in the WAL: loading and following see them, and
+    write nothing into its WAL or -shm (a reader in this process would share this process's map of the -shm)."""
+    from inspector.core.follower import Follower
+
+    db = tmp_path / "opencode.db"
+    shutil.copy(database(lab.load_fixture("opencode", VERSION, "shell")), db)
+    writer = subprocess.Popen([sys.executable, "-c", WRITER, str(db)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              text=True)
+
+    def execute(sql: str, params: tuple) -> None:
+        writer.stdin.write(json.dumps([sql, params]) + "\n")
+        writer.stdin.flush()
+        assert writer.stdout.readline() == "done\n"
+    try:
+        assert writer.stdout.readline() == "wal\n"
+        one_more(execute, db, "in the WAL")
+        before = files(tmp_path)
+        assert set(before) == {"opencode.db", "opencode.db-wal", "opencode.db-shm"}
+        follower = Follower(db)
+        assert follower.open().messages[-1].text() == "in the WAL" == load(db).messages[-1].text()
+        assert files(tmp_path) == before
+        immutable = sqlite3.connect(f"file:{db}?mode=ro&immutable=1", uri=True)
+        assert immutable.execute("SELECT count(*) FROM part WHERE data LIKE '%in the WAL%'").fetchone() == (0,)
+        immutable.close()  # the database file itself does not hold it yet
+        one_more(execute, db, "and one more")
+        change = follower.update()
+        assert change.new_messages == 1 and change.session.messages[-1].text() == "and one more"
+    finally:
+        writer.stdin.close()
+        writer.wait(timeout=10)
 
 
 def test_the_prompt_view_measures_what_opencode_does_not_store():

@@ -229,8 +229,8 @@ class MainScreen(Screen):
         lst.action_last()
         self.query_one("#list-header", Static).update(plain(lst.header(10_000)), layout=False)
         self.query_one("#loading-label", Label).update(plain(
-            f"Showing the last {len(session.messages):,} messages (from line {event.tail.line:,}, numbered back "
-            f"from the end) while the rest is read"))
+            f"Showing the last {len(session.messages):,} messages (numbered back from the end) while the rest is "
+            "read"))
         bar = self.query_one(ContextBar)
         w = event.window
         bar.placeholder = ("preview of the session's end: token figures once the whole session is read" if w is None
@@ -417,6 +417,7 @@ class MainScreen(Screen):
                 compaction = -1 - lst.rows[lst.cursor]
         detail = self.query_one(DetailView)
         detail.first_number = lst.first_number
+        detail.previewing = source is self.shown.preview
         detail.show_message(source, index, compaction)
 
     @on(MessageList.ColumnsChanged, "#list")

@@ -89,6 +89,7 @@ class DetailView(ScrollView, can_focus=True, inherit_bindings=False):
         self._base: Style | None = None  # the widget's rich_style, looked up once per style change
         self.spawned: dict[int, list] = {}  # message index -> the subagents it started (`core.subagents`)
         self.first_number = 0  # what message 0 is numbered, as in the list (a preview counts back from the end)
+        self.previewing = False  # showing a preview of the session's end (`core.formats.tail`: no line numbers)
 
     # -- content ----------------------------------------------------------------------------------------------------
 
@@ -135,9 +136,16 @@ class DetailView(ScrollView, can_focus=True, inherit_bindings=False):
             out.append((f"tokens: {freed(c.tokens_saved, word='saved')}", None))
         if c.cleared_tool_ids:
             out.append((f"tool results cleared: {len(c.cleared_tool_ids)}", None))
-        out += [(f"source line {c.line}", DIM)] if c.line else []
+        out += self._source((c.line,) if c.line else ())
         out += [(f"at {c.timestamp}", DIM)] if c.timestamp else []
         return out
+
+    def _source(self, lines: tuple[int, ...]) -> list[Line]:
+        """The file lines it came from; a preview of the session's end has no line numbers yet."""
+        if not lines:
+            return [("source line ? (once all is read)", DIM)] if self.previewing else []
+        where = f"{lines[0]}" if len(lines) == 1 else f"{lines[0]}-{lines[-1]} ({len(lines)} lines)"
+        return [(f"source line {where}", DIM)]
 
     def _message_lines(self, f: Figures | Links, i: int) -> list[Line]:
         m = f.session.messages[i]
@@ -160,9 +168,7 @@ class DetailView(ScrollView, can_focus=True, inherit_bindings=False):
                 out.append(("orphan: a tool call without its result, or a result without its call", ERROR))
         else:
             out.append(("tokens: being computed…", DIM))
-        if m.lines:
-            lines = f"{m.lines[0]}" if len(m.lines) == 1 else f"{m.lines[0]}-{m.lines[-1]} ({len(m.lines)} lines)"
-            out.append((f"source line {lines}", DIM))
+        out += self._source(m.lines)
         req = self._request_of(f.session, m)
         if req is not None:
             usage = " · ".join(f"{label} {tokens:,}" for label, tokens in usage_parts(req, f.session.format))

@@ -19,16 +19,20 @@ message written after the prune. Each step's `step-finish` tokens are one Reques
 by its own tokens), but for a summary: its request held the conversation as one text for the summarizer, another
 window.
 
-The database is opened read-only and never locked against a running opencode: through the WAL when one exists
-(`mode=ro`), else as an immutable file (no lock, no side file created). Everything is read in one short
-transaction and the connection closed.
+The database is opened read-only, never locked against a running opencode, and nothing beside it is written: through
+the WAL when one exists with its -shm mapped read-only (`readonly_shm=1`), else as an immutable file. Everything is
+read in one short transaction and the connection closed.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import sqlite3
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -71,17 +75,60 @@ class Rows:
 # -- the database -------------------------------------------------------------------------------------------------
 
 
-def connect(path: Path) -> sqlite3.Connection:
-    """A read-only connection that takes no lock a writer would wait on and creates no side file when none is
-    there: `mode=ro` through an existing WAL, `immutable=1` when there is none (every page is in the file)."""
-    wal = Path(str(path) + "-wal").exists()
-    uri = f"file:{_uri_path(path)}?mode=ro" + ("" if wal else "&immutable=1")
+@contextmanager
+def reading(path: Path) -> Iterator[sqlite3.Connection]:
+    """A read-only connection to the database at `path` that takes no lock a writer would wait on and writes
+    nothing beside the database (`_address` says how), closed on exit."""
+    with _address(path) as uri:
+        try:
+            conn = sqlite3.connect(uri, uri=True, timeout=1.0, check_same_thread=False)
+            conn.execute("PRAGMA query_only = 1")
+        except sqlite3.Error as exc:
+            raise LoadError(f"{path}: cannot open the database read-only ({exc})") from None
+        try:
+            yield conn
+        finally:
+            conn.close()
+
+
+COPY_TRIES = 3
+
+
+@contextmanager
+def _address(path: Path) -> Iterator[str]:
+    """The URI to open `path` by. Through its WAL with the -shm mapped read-only (`readonly_shm=1`): a `mode=ro`
+    reader still writes its read mark into the -shm, and rebuilds a stale one (as opencode leaves it) in place;
+    read-only, SQLite uses a live writer's -shm as it is and a stale one's index in its own memory. With no WAL,
+    `immutable=1` (every page is in the file; it would miss a WAL's rows). A WAL without its -shm (copied without
+    it) cannot be read without creating one: the database and its WAL are copied into a private directory and that
+    is opened. No writer runs then (a writer keeps a -shm); if one starts, or a file changes, while the copy is
+    made, it is made again."""
+    files = (path, Path(f"{path}-wal"), Path(f"{path}-shm"))
+    for _ in range(COPY_TRIES):
+        before = [_stat(f) for f in files]
+        if before[1] is None or before[2] is not None:
+            yield f"file:{_uri_path(path)}?mode=ro&" + ("immutable=1" if before[1] is None else "readonly_shm=1")
+            return
+        with tempfile.TemporaryDirectory(prefix="context-inspector-") as tmp:
+            copy = Path(tmp) / path.name
+            try:
+                shutil.copyfile(path, copy)
+                shutil.copyfile(files[1], f"{copy}-wal")
+            except OSError as exc:
+                raise LoadError(f"{path}: its WAL has no -shm beside it, and copying both failed "
+                                f"({exc.strerror or exc})") from None
+            if [_stat(f) for f in files] == before:
+                yield f"file:{_uri_path(copy)}?mode=ro"
+                return
+    raise LoadError(f"{path}: the database and its WAL kept changing while they were copied")
+
+
+def _stat(path: Path) -> tuple[int, int] | None:
     try:
-        conn = sqlite3.connect(uri, uri=True, timeout=1.0, check_same_thread=False)
-        conn.execute("PRAGMA query_only = 1")
-    except sqlite3.Error as exc:
-        raise LoadError(f"{path}: cannot open the database read-only ({exc})") from None
-    return conn
+        st = path.stat()
+    except FileNotFoundError:
+        return None
+    return st.st_size, st.st_mtime_ns
 
 
 def _uri_path(path: Path) -> str:
@@ -90,13 +137,11 @@ def _uri_path(path: Path) -> str:
 
 def check_database(path: Path) -> None:
     """LoadError unless `path` is an SQLite database with opencode's session, message and part tables."""
-    conn = connect(path)
     try:
-        names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        with reading(path) as conn:
+            names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     except sqlite3.Error as exc:
         raise LoadError(f"{path}: an SQLite database that cannot be read ({exc})") from None
-    finally:
-        conn.close()
     missing = [t for t in TABLES if t not in names]
     if missing:
         raise LoadError(f"{path}: an SQLite database, but not opencode's (no {', '.join(missing)} table)")
@@ -115,9 +160,8 @@ def split_address(path: str | os.PathLike[str]) -> tuple[Path, str | None]:
 
 def database_rows(path: Path, session_id: str | None) -> Rows:
     """The rows of session `session_id` of the database (None: the newest top-level session)."""
-    conn = connect(path)
     try:
-        with conn:  # one read transaction: a consistent snapshot, released at once
+        with reading(path) as conn, conn:  # one read transaction: a consistent snapshot, released at once
             conn.execute("BEGIN")
             session = _pick(conn, path, session_id)
             sid = session["id"]
@@ -131,8 +175,6 @@ def database_rows(path: Path, session_id: str | None) -> Rows:
                 "SELECT id FROM session WHERE parent_id = ? ORDER BY time_created, id", (sid,))]
     except sqlite3.Error as exc:
         raise LoadError(f"{path}: cannot read the database ({exc})") from None
-    finally:
-        conn.close()
     return Rows(f"{path}{SELECTOR}{sid}", session, messages, parts, children)
 
 
@@ -157,9 +199,8 @@ def _pick(conn: sqlite3.Connection, path: Path, session_id: str | None) -> dict:
 def list_sessions(path: Path) -> list[dict]:
     """Every session of a database, newest first: id, parent_id, directory, title, time_created and time_updated
     (ms), messages (rows), size (bytes of message and part data)."""
-    conn = connect(path)
     try:
-        with conn:
+        with reading(path) as conn, conn:
             rows = conn.execute(
                 "SELECT s.id, s.parent_id, s.directory, s.title, s.time_created, s.time_updated, "
                 "coalesce(m.n, 0), coalesce(m.bytes, 0) + coalesce(p.bytes, 0) FROM session s "
@@ -169,8 +210,6 @@ def list_sessions(path: Path) -> list[dict]:
                 "ON p.session_id = s.id ORDER BY s.time_updated DESC, s.id DESC").fetchall()
     except sqlite3.Error as exc:
         raise LoadError(f"{path}: cannot read the database ({exc})") from None
-    finally:
-        conn.close()
     keys = ("id", "parent_id", "directory", "title", "time_created", "time_updated", "messages", "size")
     return [dict(zip(keys, r)) for r in rows]
 

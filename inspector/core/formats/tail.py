@@ -1,14 +1,16 @@
 """A preview of a long session's end, read before the whole file: what a user looks at first, on screen in a
 fraction of the full load's time.
 
-`tail(path)` reads the last megabyte of a Claude Code transcript (from a line start, with the file's own line
-numbers) and builds them with the format's own loader. Its messages are the last messages of the full load, equal
-to them: the first response seen in the tail may have begun before it (its earlier lines, or the tool results that
-answer it, lie outside), so the preview starts at the first line of the next response; responses of the main
-window follow one another, so every later one lies wholly in the tail. What the tail cannot tell (messages before
-it, their token figures, load warnings) is the full load's to say: a preview has no warnings, and any tail that
-does not give one (another format, a file too short, fewer than two responses in the tail) gives None, and the
-caller waits for the full load.
+`tail(path)` reads the last megabyte of a Claude Code transcript (from a line start) and builds it with the format's
+own loader. Its messages are the last messages of the full load, equal to them but for their source line numbers,
+which the preview does not have (`lines` empty, `line` None): knowing where the tail starts in lines means reading
+every byte before it (151 MB at 100,000 messages, 50-60 ms from the page cache, the disk's read time when not
+cached), which the full load does anyway; byte offsets are the file's. The first response seen in the tail may have
+begun before it (its earlier lines, or the tool results that answer it, lie outside), so the preview starts at the
+first line of the next response; responses of the main window follow one another, so every later one lies wholly in
+the tail. What the tail cannot tell (messages before it, their token figures, line numbers, load warnings) is the
+full load's to say: a preview has no warnings, and any tail that does not give one (another format, a file too
+short, fewer than two responses in the tail) gives None, and the caller waits for the full load.
 
 Formats other than Claude Code JSONL are not previewed: Codex, Gemini CLI, Qwen Code and Copilot write the
 session's model and settings (or the conversation a later line replaces) near the start, so a tail alone cannot be
@@ -30,16 +32,14 @@ from inspector.core.model import Session
 
 TAIL_BYTES = 1024 * 1024  # what the preview reads: ~1,500 messages of short tool calls and results
 WORTH = 4 * TAIL_BYTES  # a file no longer is read whole in about the time of its preview and a second read
-COUNT_CHUNK = 8 * 1024 * 1024  # the part before the tail is read in chunks like this only to count its lines
 
 
 @dataclass(slots=True, repr=False)
 class Tail:
-    """The session's last messages (`session`, no warnings) and where they start in the file: `line` (1-based),
+    """The session's last messages (`session`: no warnings, no line numbers) and where they start in the file,
     `offset` in bytes."""
 
     session: Session
-    line: int
     offset: int
 
 
@@ -66,15 +66,7 @@ def _tail(path: Path, tail_bytes: int, worth: int) -> Tail | None:
         if cut < 0:
             return None
         start = size - tail_bytes + cut
-        f.seek(0)
-        line, left = 1, start
-        while left > 0:
-            chunk = f.read(min(COUNT_CHUNK, left))
-            if not chunk:
-                return None
-            line += chunk.count(b"\n")
-            left -= len(chunk)
-    entries = list(_entries(data[cut + 1:], line, start))
+    entries = list(_entries(data[cut + 1:], start))
     side = not any(_main(obj) for _line, _offset, obj in entries)
     if side and _starts_main(path):
         return None  # the main window lies wholly before the tail: only the full load finds it
@@ -87,20 +79,31 @@ def _tail(path: Path, tail_bytes: int, worth: int) -> Tail | None:
     session = loader.build()
     if not session.messages:
         return None
-    session.warnings = []
-    return Tail(session, entries[first][0], entries[first][1])
+    _unnumbered(session)
+    return Tail(session, entries[first][1])
 
 
-def _entries(data: bytes, line: int, offset: int):
-    """(line number, offset, object) of every line of `data` that parses; the rest are the full load's to report
-    (an unterminated last line included: the full load takes it only when it is whole JSON)."""
-    for number, raw in enumerate(data.split(b"\n"), line):
+def _entries(data: bytes, offset: int):
+    """(line number counted from the tail's start, offset, object) of every line of `data` that parses; the rest
+    are the full load's to report (an unterminated last line included: the full load takes it only when it is
+    whole JSON)."""
+    for number, raw in enumerate(data.split(b"\n"), 1):
         if raw.strip():
             try:
                 yield number, offset, orjson.loads(raw)
             except ValueError:
                 pass
         offset += len(raw) + 1
+
+
+def _unnumbered(session: Session) -> None:
+    """Take out the line numbers the loader was fed (counted from the tail's start: not the file's) and its warnings
+    (the full load's to give, with the right lines)."""
+    session.warnings = []
+    for m in session.messages:
+        m.lines = ()
+    for item in (*session.requests, *session.compactions):
+        item.line = None
 
 
 def _main(obj) -> bool:
