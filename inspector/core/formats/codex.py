@@ -313,7 +313,7 @@ class CodexLoader(ObjectLoader):
 
 def _turn_work(item: dict) -> bool:
     """Whether a response item is a turn's own: a prompt the user typed, a tool call or its output."""
-    kind = item.get("type")
+    kind = opt_str(item.get("type"))
     if kind in CALL_ITEMS or kind in OUTPUT_ITEMS:
         return True
     if kind != "message" or item.get("role") != "user":
