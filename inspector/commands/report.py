@@ -7,7 +7,6 @@ import io
 import sys
 
 from inspector.cli import UsageError, add_custom_pct, policy_options
-from inspector.core.compaction.estimates import Estimates
 from inspector.core.cost import PriceError, prices
 from inspector.core.cost_report import add_cost_keys, cost_shares, cost_text
 from inspector.core.compaction.replay import render_what_if, replay
@@ -18,8 +17,7 @@ from inspector.core.limits import POLICIES, window_info
 from inspector.core.inert import safe_line
 from inspector.core.report import message_rows, report_dict, report_text, request_rows, write_json
 from inspector.core.token_report import add_token_keys, message_keys, request_keys, token_text
-from inspector.core.model import Session
-from inspector.core.tokens import Accounting, account, estimator_for
+from inspector.core.tokens import account
 
 PROGRESS_MIN_BYTES = 20 * 1024 * 1024
 
@@ -73,7 +71,7 @@ def _run(args: argparse.Namespace) -> int:
     except ValueError as exc:  # an unknown policy, a bad window, `exact` without a key
         raise UsageError(str(exc)) from None
     # where the policy would have compacted, from the report's own estimates (its prefix and summary sizes)
-    what_if = replay(session, info.thresholds.autocompact, estimates=_estimates(session, accounting))
+    what_if = replay(session, info.thresholds.autocompact, estimates=accounting.estimated)
     if args.json:
         report = add_token_keys(report_dict(session, rows=False), accounting, info)
         report["what_if"] = what_if.to_dict()
@@ -98,13 +96,6 @@ def _run(args: argparse.Namespace) -> int:
             sys.stdout.write(cost_text(session, *add_cost_keys({}, session, accounting, table), safe_line))
     sys.stdout.flush()
     return 0
-
-
-def _estimates(session: Session, accounting: Accounting) -> Estimates:
-    """Estimates holding the accounting's figure for every message (`exact` ones included: one call was made)."""
-    est = Estimates(estimator_for(session, None if accounting.estimator == "exact" else accounting.estimator))
-    est.remember_all(session.messages, accounting.estimated)
-    return est
 
 
 def _progress(done: int, total: int) -> None:
