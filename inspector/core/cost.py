@@ -27,6 +27,8 @@ from operator import add, mul, sub
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import orjson
+
 from inspector.core.model import AgentCost, Request, Session
 
 if TYPE_CHECKING:
@@ -216,12 +218,22 @@ class SessionCost:
 
     def request_rows(self, session: Session, lo: int, hi: int) -> list[dict[str, Any]]:
         """`by_request[lo:hi]` of the report's `cost` key."""
-        return [{"id": r.id, "model": r.model, "usd": None if c is None else round(c, 6)}  # `_round`
-                for r, c in zip(session.requests[lo:hi], self.by_request[lo:hi])]
+        return [{"id": r.id, "model": r.model, "usd": c}
+                for r, c in zip(session.requests[lo:hi], rounded(self.by_request[lo:hi]))]
 
 
 def _round(x: float | None) -> float | None:
     return None if x is None else round(x, 6)
+
+
+def rounded(values: list[float | None]) -> list[float | None]:
+    """`_round` of each of a list of floats, written to six places and read back by orjson in one call: the same
+    floats (both round the value's exact binary expansion correctly, ties to even; tests/test_cost.py checks it) in
+    half the time of 100,000 `round` calls (report --json's message shares)."""
+    try:
+        return orjson.loads("[" + ",".join(map("%.6f".__mod__, values)) + "]")
+    except (TypeError, ValueError):  # None (an unpriced request), or inf or nan, which JSON has no word for
+        return list(map(_round, values))
 
 
 def session_cost(session: Session, table: PriceTable | None = None,

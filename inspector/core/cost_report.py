@@ -7,11 +7,10 @@ by name, `prefix.prefix_sections`); per message
 
 from __future__ import annotations
 
-from itertools import repeat
 from typing import Any
 
 from inspector.core.accounting import Accounting
-from inspector.core.cost import PriceTable, SessionCost, session_cost
+from inspector.core.cost import PriceTable, SessionCost, rounded, session_cost
 from inspector.core.model import Session
 from inspector.core.prefix import prefix_dict
 from inspector.core.prompt_cache import CacheReport, cache_report
@@ -33,7 +32,7 @@ def add_cost_keys(report: dict[str, Any], session: Session, acc: Accounting,
 def cost_shares(entries: list[dict[str, Any]], cost: SessionCost, lo: int) -> list[dict[str, Any]]:
     """Each message row's `cost_share_usd`, from message `lo` on (report --json writes its rows a chunk at a time,
     after the totals)."""
-    for entry, share in zip(entries, map(round, cost.messages[lo:lo + len(entries)], repeat(6))):
+    for entry, share in zip(entries, rounded(cost.messages[lo:lo + len(entries)])):
         entry["cost_share_usd"] = share
     return entries
 
