@@ -58,10 +58,10 @@ def cost_text(session: Session, cost: SessionCost, cache: CacheReport, safe) -> 
     if cost.unpriced:
         out.append("  no price for: " + ", ".join(safe(m) for m in cost.unpriced))
     ratio = cache.hit_ratio
+    read, written, uncached = cache.totals()
     out += ["", "Prompt cache",
             f"  hit ratio {ratio:.1%}" if ratio is not None else "  hit ratio -",
-            f"  read {sum(u.read for u in cache.uses):,}, written {sum(u.written for u in cache.uses):,}, "
-            f"uncached {sum(u.uncached for u in cache.uses):,} tokens"]
+            f"  read {read:,}, written {written:,}, uncached {uncached:,} tokens"]
     if cache.breaks:
         out.append(f"  {len(cache.breaks)} cache break{'s' if len(cache.breaks) > 1 else ''} "
                    f"(cost {usd(sum(b.cost_usd or 0 for b in cache.breaks))}):")
