@@ -2,7 +2,9 @@
 
 Complements bench_load.py (whole commands in fresh processes) with the stages of one process, each timed on its own
 (CPU time, best of `--repeat`), beside the floor: what parsing every line costs with plain `json.loads`. Start-up is timed as fresh processes: bare Python, and Python
-importing the report command.
+importing the report command. After `account()`, the output stages as the command runs them, with their parts
+(indented: not summed again); a stage run again in one process finds its caches warm, so fresh processes take
+somewhat more.
 
     python benchmarks/load_breakdown.py [PATH] [--repeat 3]
 """
@@ -25,14 +27,20 @@ sys.path.insert(0, str(HERE))
 
 from generate_large_session import DEFAULT_OUT  # noqa: E402
 
+from inspector.commands.report import streamed_rows  # noqa: E402
 from inspector.core.compaction.replay import replay  # noqa: E402
+from inspector.core.cost import prices, session_cost  # noqa: E402
+from inspector.core.cost_report import add_cost_keys  # noqa: E402
 from inspector.core.formats.claude_code import ClaudeCodeLoader  # noqa: E402
 from inspector.core.gc_pause import gc_paused  # noqa: E402
 from inspector.core.index import LineIndex  # noqa: E402
 from inspector.core.limits import window_info  # noqa: E402
-from inspector.core.report import report_dict  # noqa: E402
+from inspector.core.model import Session  # noqa: E402
+from inspector.core.prefix import prefix_dict  # noqa: E402
+from inspector.core.prompt_cache import cache_report  # noqa: E402
+from inspector.core.report import ROWS_CHUNK, report_dict, write_json  # noqa: E402
 from inspector.core.token_report import add_token_keys  # noqa: E402
-from inspector.core.tokens import account  # noqa: E402
+from inspector.core.tokens import Accounting, account  # noqa: E402
 
 
 def cpu_best(fn: Callable[[], object], repeat: int) -> tuple[float, object]:
@@ -91,21 +99,51 @@ def _breakdown(shown: Path, path: str, n: int) -> int:
     account_time, accounting = cpu_best(lambda: account(session), n)
     rows.append(("account() (token figures)", account_time))
 
-    def report() -> str:
-        info = window_info(session, "claude-code", None)
-        out = add_token_keys(report_dict(session), accounting, info)
-        out["what_if"] = replay(session, info.thresholds.autocompact).to_dict()
-        return json.dumps(out, ensure_ascii=True, separators=(",", ":"))
-
-    rows.append(("what-if replay, report dict, JSON text", cpu_best(report, n)[0]))
+    rows += _output(session, accounting, n)
     floor = rows[0][1] + bare
     print(f"{shown}: {len(lines):,} lines; CPU s, best of {n}; load average {os.getloadavg()[0]:.1f}")
     for name, secs in rows:
         print(f"  {name:52} {secs:6.3f}")
-    work = sum(secs for name, secs in rows[1:])
+    work = sum(secs for name, secs in rows[1:] if not name.startswith(PART))
     print(f"  {'floor (json.loads of every line + Python start-up)':52} {floor:6.3f}")
     print(f"  {'report --json, the stages above summed':52} {work:6.3f}  ({work / floor:.2f}x the floor)")
     return 0
+
+
+PART = "  "  # a part of the stage above it, not summed again
+
+
+def _output(session: Session, accounting: Accounting, n: int) -> list[tuple[str, float]]:
+    """The stages of `report --json` after `account()`, as `commands/report.py::_run` runs them (the session's own
+    policy, the shipped prices), with the parts of the cost keys, and the JSON written to /dev/null."""
+    table = prices()
+    info = window_info(session, None, None)
+    rows = [("what-if replay", cpu_best(lambda: replay(session, info.thresholds.autocompact,
+                                                       estimates=accounting.estimated), n)[0])]
+    what_if = replay(session, info.thresholds.autocompact, estimates=accounting.estimated).to_dict()
+
+    def report() -> dict:
+        out = add_token_keys(report_dict(session, rows=False), accounting, info)
+        out["what_if"] = what_if
+        return out
+
+    rows.append(("report dict, token keys", cpu_best(report, n)[0]))
+    keys = report()
+    secs, (cost, cache) = cpu_best(lambda: add_cost_keys(keys, session, accounting, table, rows=False), n)
+    rows.append(("cost keys (add_cost_keys)", secs))
+    rows.append((PART + "session_cost (requests priced, message shares)",
+                 cpu_best(lambda: session_cost(session, table, accounting), n)[0]))
+    rows.append((PART + "cache_report (cache use, breaks)", cpu_best(lambda: cache_report(session, table), n)[0]))
+    rows.append((PART + "prefix_dict", cpu_best(lambda: prefix_dict(session, accounting), n)[0]))
+    streamed = streamed_rows(session, accounting, cost, cache)
+    with open(os.devnull, "wb") as out:
+        rows.append(("write_json (rows made and encoded a chunk at a time)",
+                     cpu_best(lambda: write_json(out, keys, streamed), n)[0]))
+    for path, (length, make) in streamed.items():
+        rows.append((PART + f"{'.'.join(path)}: {length:,} rows made",
+                     cpu_best(lambda: [make(lo, min(length, lo + ROWS_CHUNK)) for lo in range(0, length, ROWS_CHUNK)],
+                              n)[0]))
+    return rows
 
 
 if __name__ == "__main__":

@@ -110,6 +110,18 @@ def test_what_if_fires_where_the_recording_compacted_when_what_came_before_it_pa
     assert lines[1].startswith("  would fire") and lines[2].startswith("  recorded")  # the fire first
 
 
+def test_what_if_from_figures_by_index_is_the_replay_from_estimates():
+    """`report` passes its accounting's figures as a list: the same replay as an `Estimates` holding them."""
+    s = _recorded([10_000, 60_000, 99_000, 20_000, 30_000, 95_000, 140_000], {3: "auto"})
+    figures = [3_000 + 1_000 * i for i in range(len(s.messages))]  # not the estimator's: a list must be read
+    est = Estimates()
+    for m, tokens in zip(s.messages, figures):
+        est.remember(m, tokens)
+    by_list, by_estimates = replay(s, 100_000, estimates=figures), replay(s, 100_000, estimates=est)
+    assert by_list == by_estimates and len(by_list.fires) == 2
+    assert by_list.summary_tokens == figures[3] and by_list != replay(s, 100_000)
+
+
 def test_what_if_honours_manual_compactions():
     s = _recorded([10_000, 90_000, 20_000, 95_000], {2: "manual"})
     w = replay(s, 100_000)

@@ -4,12 +4,16 @@ prompt cache's hit ratio and breaks with their causes."""
 from __future__ import annotations
 
 import json
+import math
+import random
+import struct
 from pathlib import Path
 
 import pytest
+from hypothesis import given, strategies as st
 
 from inspector.cli import main
-from inspector.core.cost import PriceError, Rates, prices, request_cost, session_cost
+from inspector.core.cost import PriceError, Rates, prices, request_cost, rounded, session_cost
 from inspector.core.formats import load
 from inspector.core.model import Compaction, Message, Block, Request, Session
 from inspector.core.prompt_cache import cache_report
@@ -148,3 +152,24 @@ def test_shares_without_usage_are_zero_and_nothing_is_priced():
     session = _session()
     cost = session_cost(session, accounting=account(session))
     assert cost.total_usd is None and cost.messages == [0.0] * len(session.messages)
+
+
+def _exact(values):
+    return [None if x is None else round(x, 6) for x in values]
+
+
+@given(st.lists(st.floats() | st.none()))
+def test_rounded_is_round_to_six_places(values):
+    assert repr(rounded(values)) == repr(_exact(values))  # repr: -0.0 and nan compared as written
+
+
+def test_rounded_is_round_to_six_places_on_random_bits_and_near_ties():
+    rng = random.Random(19)
+    values = [struct.unpack("d", struct.pack("Q", rng.getrandbits(64)))[0] for _ in range(50_000)]
+    values = [x for x in values if math.isfinite(x)]  # every magnitude, both signs
+    values += [rng.random() * 10.0 ** rng.randrange(-9, 4) for _ in range(50_000)]  # USD as sessions cost
+    for _ in range(20_000):  # halfway between two six-place values, and the floats next to it
+        half = (rng.randrange(10 ** rng.randrange(1, 10)) + 0.5) / 1e6
+        values += [math.nextafter(half, -math.inf), half, math.nextafter(half, math.inf)]
+    values += [m / 2 ** k for k in range(1, 24) for m in range(1, 400, 2)]  # exact binary ties
+    assert rounded(values) == _exact(values) and any(a != b for a, b in zip(rounded(values), values))

@@ -7,19 +7,19 @@ import io
 import sys
 
 from inspector.cli import UsageError, add_custom_pct, policy_options
-from inspector.core.compaction.estimates import Estimates
-from inspector.core.cost import PriceError, prices
+from inspector.core.cost import PriceError, SessionCost, prices
 from inspector.core.cost_report import add_cost_keys, cost_shares, cost_text
 from inspector.core.compaction.replay import render_what_if, replay
 from inspector.core.estimators import ESTIMATORS
 from inspector.core.formats import PATH_HELP, load
 from inspector.core.gc_pause import gc_paused
 from inspector.core.limits import POLICIES, window_info
-from inspector.core.inert import safe_line
-from inspector.core.report import message_rows, report_dict, report_text, request_rows, write_json
-from inspector.core.token_report import add_token_keys, message_keys, request_keys, token_text
 from inspector.core.model import Session
-from inspector.core.tokens import Accounting, account, estimator_for
+from inspector.core.prompt_cache import CacheReport
+from inspector.core.inert import safe_line
+from inspector.core.report import Streamed, message_rows, report_dict, report_text, request_rows, write_json
+from inspector.core.token_report import add_token_keys, message_keys, request_keys, token_text
+from inspector.core.tokens import Accounting, account
 
 PROGRESS_MIN_BYTES = 20 * 1024 * 1024
 
@@ -73,7 +73,7 @@ def _run(args: argparse.Namespace) -> int:
     except ValueError as exc:  # an unknown policy, a bad window, `exact` without a key
         raise UsageError(str(exc)) from None
     # where the policy would have compacted, from the report's own estimates (its prefix and summary sizes)
-    what_if = replay(session, info.thresholds.autocompact, estimates=_estimates(session, accounting))
+    what_if = replay(session, info.thresholds.autocompact, estimates=accounting.estimated)
     if args.json:
         report = add_token_keys(report_dict(session, rows=False), accounting, info)
         report["what_if"] = what_if.to_dict()
@@ -81,13 +81,7 @@ def _run(args: argparse.Namespace) -> int:
         sys.stdout.flush()
         binary = getattr(sys.stdout, "buffer", None)  # absent when output is captured into a string
         out = binary if binary is not None else io.BytesIO()
-        n = len(session.requests)
-        write_json(out, report, {  # the per-message and per-request rows a chunk at a time
-            ("messages",): (len(session.messages), lambda lo, hi: cost_shares(
-                message_keys(message_rows(session, lo, hi), accounting, lo), cost, lo)),
-            ("requests",): (n, lambda lo, hi: request_keys(request_rows(session, lo, hi), accounting, lo)),
-            ("cost", "by_request"): (n, lambda lo, hi: cost.request_rows(session, lo, hi)),
-            ("cache", "by_request"): (n, lambda lo, hi: cache.request_rows(session, lo, hi))})
+        write_json(out, report, streamed_rows(session, accounting, cost, cache))
         if binary is None:
             sys.stdout.write(out.getvalue().decode())  # type: ignore[union-attr]
     else:
@@ -100,11 +94,15 @@ def _run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _estimates(session: Session, accounting: Accounting) -> Estimates:
-    """Estimates holding the accounting's figure for every message (`exact` ones included: one call was made)."""
-    est = Estimates(estimator_for(session, None if accounting.estimator == "exact" else accounting.estimator))
-    est.remember_all(session.messages, accounting.estimated)
-    return est
+def streamed_rows(session: Session, accounting: Accounting, cost: SessionCost, cache: CacheReport) -> Streamed:
+    """The per-message and per-request rows of report --json, for `write_json` to make a chunk at a time."""
+    n = len(session.requests)
+    return {
+        ("messages",): (len(session.messages), lambda lo, hi: cost_shares(
+            message_keys(message_rows(session, lo, hi), accounting, lo), cost, lo)),
+        ("requests",): (n, lambda lo, hi: request_keys(request_rows(session, lo, hi), accounting, lo)),
+        ("cost", "by_request"): (n, lambda lo, hi: cost.request_rows(session, lo, hi)),
+        ("cache", "by_request"): (n, lambda lo, hi: cache.request_rows(session, lo, hi))}
 
 
 def _progress(done: int, total: int) -> None:

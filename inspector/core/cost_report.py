@@ -7,11 +7,10 @@ by name, `prefix.prefix_sections`); per message
 
 from __future__ import annotations
 
-from itertools import repeat
 from typing import Any
 
 from inspector.core.accounting import Accounting
-from inspector.core.cost import PriceTable, SessionCost, session_cost
+from inspector.core.cost import PriceTable, SessionCost, rounded, session_cost
 from inspector.core.model import Session
 from inspector.core.prefix import prefix_dict
 from inspector.core.prompt_cache import CacheReport, cache_report
@@ -33,7 +32,7 @@ def add_cost_keys(report: dict[str, Any], session: Session, acc: Accounting,
 def cost_shares(entries: list[dict[str, Any]], cost: SessionCost, lo: int) -> list[dict[str, Any]]:
     """Each message row's `cost_share_usd`, from message `lo` on (report --json writes its rows a chunk at a time,
     after the totals)."""
-    for entry, share in zip(entries, map(round, cost.messages[lo:lo + len(entries)], repeat(6))):
+    for entry, share in zip(entries, rounded(cost.messages[lo:lo + len(entries)])):
         entry["cost_share_usd"] = share
     return entries
 
@@ -59,10 +58,10 @@ def cost_text(session: Session, cost: SessionCost, cache: CacheReport, safe) -> 
     if cost.unpriced:
         out.append("  no price for: " + ", ".join(safe(m) for m in cost.unpriced))
     ratio = cache.hit_ratio
+    read, written, uncached = cache.totals()
     out += ["", "Prompt cache",
             f"  hit ratio {ratio:.1%}" if ratio is not None else "  hit ratio -",
-            f"  read {sum(u.read for u in cache.uses):,}, written {sum(u.written for u in cache.uses):,}, "
-            f"uncached {sum(u.uncached for u in cache.uses):,} tokens"]
+            f"  read {read:,}, written {written:,}, uncached {uncached:,} tokens"]
     if cache.breaks:
         out.append(f"  {len(cache.breaks)} cache break{'s' if len(cache.breaks) > 1 else ''} "
                    f"(cost {usd(sum(b.cost_usd or 0 for b in cache.breaks))}):")

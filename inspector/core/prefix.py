@@ -65,7 +65,7 @@ def prefix_sections(session: Session, acc: Accounting) -> list[PrefixSection]:
         return [PrefixSection(cat.label(key), total, "measured" if acc.prefix_measured else "estimated")]
     weights, recorded = _recorded(session, acc)
     if not weights and session.format == "claude-code":
-        weights = _published(session, total)
+        weights = _published(session, acc)
     if not weights:
         return [PrefixSection("system prompt and tools", total, "measured" if acc.prefix_measured else "estimated",
                               recorded=bool(session.system or session.tools))]
@@ -79,38 +79,41 @@ def prefix_sections(session: Session, acc: Accounting) -> list[PrefixSection]:
 def _recorded(session: Session, acc: Accounting) -> tuple[dict[str, float], bool]:
     """Parts of a recorded prefix, weighed by the estimate of their text."""
     from inspector.core.estimators import get_estimator
-    from inspector.core.prompt.session_view import latest, tool_group
 
     est = get_estimator("script")
     weights: dict[str, float] = {}
     log = session.sent
-    request = latest(session)
-    if log is not None and request is not None and log.shape(request) is not None:
-        shape = log.shape(request)
-        assert shape is not None
+    shape = None
+    if log is not None:  # the prompt package is imported where it is needed: 30 ms of a report
+        from inspector.core.prompt.session_view import latest
+
+        request = latest(session)
+        shape = log.shape(request) if request is not None else None
+    if shape is not None:
         system = "\n\n".join(str(b.get("text", "")) for b in shape.system if isinstance(b, dict))
         weights[SYSTEM] = float(est.text(system))
         for tool in shape.tools:
             if isinstance(tool, dict):
-                _add_tool(weights, str(tool.get("name", "?")), float(est.text(json.dumps(tool, ensure_ascii=False))),
-                          tool_group)
+                _add_tool(weights, str(tool.get("name", "?")), float(est.text(json.dumps(tool, ensure_ascii=False))))
         return weights, True
     if session.system:
         weights["instructions" if session.format == "codex" else SYSTEM] = float(est.text(session.system))
     for t in session.tools:
         size = est.text(json.dumps({"name": t.name, "description": t.description, "input_schema": t.input_schema},
                                    ensure_ascii=False))
-        _add_tool(weights, t.name, float(size), tool_group)
+        _add_tool(weights, t.name, float(size))
     return weights, bool(weights)
 
 
-def _add_tool(weights: dict[str, float], name: str, size: float, tool_group) -> None:
+def _add_tool(weights: dict[str, float], name: str, size: float) -> None:
+    from inspector.core.prompt.session_view import tool_group
+
     group = tool_group(name)
     key = f"tool: {name}" if group == "tools" else f"MCP server {group[4:]}"
     weights[key] = weights.get(key, 0.0) + size
 
 
-def _published(session: Session, total: int) -> dict[str, float]:
+def _published(session: Session, acc: Accounting) -> dict[str, float]:
     """An unrecorded Claude Code prefix split by published sizes: the tools used, MCP servers, memory files and
     skills; the system prompt is what is left (all scaled down when they exceed the prefix)."""
     sizes = published_sizes()["tools"]
@@ -129,22 +132,23 @@ def _published(session: Session, total: int) -> dict[str, float]:
             weights["skills"] = float(sizes.get("Skill", median))
         else:
             weights[f"tool: {name}"] = float(sizes.get(name, median))
-    for title, tokens in _memory_files(session):
+    for title, tokens in _memory_files(session, acc):
         weights[f"memory: {title}"] = float(tokens)
     named = sum(weights.values())
-    weights = {SYSTEM: float(max(0, total - named)), **weights}
+    weights = {SYSTEM: float(max(0, acc.prefix - named)), **weights}
     return weights
 
 
-def _memory_files(session: Session) -> list[tuple[str, int]]:
+def _memory_files(session: Session, acc: Accounting) -> list[tuple[str, int]]:
     """The CLAUDE.md and memory files Claude Code would have loaded for the session's directory, re-read from disk
-    (none when the directory is not here), with their estimated sizes."""
+    (none when the directory is not here), with their estimated sizes (`acc` spares `session_prompt` an accounting
+    of its own: seconds on a long session)."""
     if not session.cwd or not Path(session.cwd).is_dir():
         return []
     from inspector.core.prompt.session_view import session_prompt
 
     try:
-        view = session_prompt(session, "script")
+        view = session_prompt(session, "script", accounting=acc)
     except (OSError, ValueError):
         return []
     return [(s.title, s.tokens) for s in view.sections if s.kind == "reconstructed" and s.tokens]

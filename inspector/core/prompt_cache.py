@@ -76,15 +76,24 @@ class CacheBreak:
 
 @dataclass(slots=True)
 class CacheReport:
-    uses: list[CacheUse]
+    """The prompt cache of `requests` (each one's `CacheUse`: `uses`) and its breaks."""
+
+    requests: list[Request]
     breaks: list[CacheBreak]
+
+    @property
+    def uses(self) -> list[CacheUse]:
+        """Every request's prompt as the cache saw it (made when asked: report --json reads the requests' own
+        figures, 50,000 objects fewer in a long session)."""
+        return [CacheUse(r.cache_read, r.cache_creation, r.input_tokens, min(r.cache_write_1h, r.cache_creation))
+                for r in self.requests]
 
     def totals(self) -> tuple[int, int, int]:
         """Tokens read, written and sent uncached over every request (C loops: 50,000 requests in a long
         session)."""
-        uses = self.uses
-        return (sum(map(attrgetter("read"), uses)), sum(map(attrgetter("written"), uses)),
-                sum(map(attrgetter("uncached"), uses)))
+        reqs = self.requests
+        return (sum(map(attrgetter("cache_read"), reqs)), sum(map(attrgetter("cache_creation"), reqs)),
+                sum(map(attrgetter("input_tokens"), reqs)))
 
     @property
     def hit_ratio(self) -> float | None:
@@ -93,7 +102,7 @@ class CacheReport:
 
     @property
     def caching_observed(self) -> bool:
-        return any(u.read or u.written for u in self.uses)
+        return any(r.cache_read or r.cache_creation for r in self.requests)
 
     def to_dict(self, session: Session, rows: bool = True) -> dict[str, Any]:
         """The report's `cache` key (docs/report-json.md). Without `rows`, `by_request` is left empty, for
@@ -104,15 +113,16 @@ class CacheReport:
             "hit_ratio": None if ratio is None else round(ratio, 6),
             "caching_observed": self.caching_observed,
             "read": read, "written": written, "uncached": uncached,
-            "by_request": self.request_rows(session, 0, len(self.uses)) if rows else [],
+            "by_request": self.request_rows(session, 0, len(self.requests)) if rows else [],
             "breaks": [b.to_dict(session) for b in self.breaks],
             "breaks_cost_usd": round(sum(b.cost_usd or 0.0 for b in self.breaks), 6),
         }
 
     def request_rows(self, session: Session, lo: int, hi: int) -> list[dict[str, Any]]:
-        """`by_request[lo:hi]` of the report's `cache` key."""
-        return [{"id": r.id, "cache_read": u.read, "cache_write": u.written, "cache_write_1h": u.written_1h,
-                 "uncached": u.uncached} for r, u in zip(session.requests[lo:hi], self.uses[lo:hi])]
+        """`by_request[lo:hi]` of the report's `cache` key: each request's `CacheUse`, read as `uses` reads it."""
+        return [{"id": r.id, "cache_read": r.cache_read, "cache_write": r.cache_creation,
+                 "cache_write_1h": min(r.cache_write_1h, r.cache_creation), "uncached": r.input_tokens}
+                for r in self.requests[lo:hi]]
 
 
 def _hit_ratio(read: int, written: int, uncached: int) -> float | None:
@@ -123,10 +133,7 @@ def _hit_ratio(read: int, written: int, uncached: int) -> float | None:
 def cache_report(session: Session, table: PriceTable | None = None) -> CacheReport:
     """Every request's cache use and every break, with its cause and cost."""
     table = table or prices()
-    reqs = session.requests
-    uses = [CacheUse(r.cache_read, r.cache_creation, r.input_tokens, min(r.cache_write_1h, r.cache_creation))
-            for r in reqs]
-    return CacheReport(uses, cache_breaks(session, table))
+    return CacheReport(list(session.requests), cache_breaks(session, table))
 
 
 def cache_breaks(session: Session, table: PriceTable | None = None, start: int = 1) -> list[CacheBreak]:
@@ -135,11 +142,11 @@ def cache_breaks(session: Session, table: PriceTable | None = None, start: int =
     table = table or prices()
     reqs = session.requests
     breaks: list[CacheBreak] = []
-    for k in range(max(1, start), len(reqs)):
-        prev, cur = reqs[k - 1], reqs[k]
+    first = max(1, start)
+    for k, prev, cur in zip(range(first, len(reqs)), reqs[first - 1:], reqs[first:]):
         cached = prev.cache_read + prev.cache_creation
         short = cached - cur.cache_read
-        if cached <= 0 or short <= max(BREAK_SLACK, BREAK_SHARE * cached):
+        if cached <= 0 or short <= BREAK_SLACK or short <= BREAK_SHARE * cached:  # short <= max(both): no break
             continue
         rewritten = min(short, cur.cache_creation + cur.input_tokens)
         if rewritten <= 0:

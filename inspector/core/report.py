@@ -45,7 +45,8 @@ def request_rows(session: Session, lo: int, hi: int) -> list[dict[str, Any]]:
             for r in session.requests[lo:hi]]
 
 
-ROWS_CHUNK = 5000  # rows encoded at a time by `write_json`: the whole list of a 100,000-message report is ~60 MB
+ROWS_CHUNK = 500  # rows encoded at a time by `write_json` (the whole list of a 100,000-message report is ~60 MB): few
+# enough that a chunk's dicts and JSON stay in the CPU's cache (5,000 took ~50 ms more at 100k messages)
 
 
 Streamed = dict[tuple[str, ...], tuple[int, Callable[[int, int], list]]]
@@ -68,8 +69,9 @@ def _write(out: BinaryIO, value: dict[str, Any], streamed: Streamed, path: tuple
             length, rows = streamed[at]
             out.write(b"[")
             for lo in range(0, length, ROWS_CHUNK):
-                chunk = dumps(rows(lo, min(length, lo + ROWS_CHUNK)))
-                out.write(chunk[1:-1] if not lo else b"," + chunk[1:-1])
+                if lo:
+                    out.write(b",")
+                out.write(memoryview(dumps(rows(lo, min(length, lo + ROWS_CHUNK))))[1:-1])  # not copied
             out.write(b"]")
         elif isinstance(item, dict) and any(p[:len(at)] == at for p in streamed):
             _write(out, item, streamed, at)

@@ -63,10 +63,6 @@ class Estimates:
     def remember(self, message: Message, tokens: int) -> None:
         self._cache[id(message)] = (message, tokens)
 
-    def remember_all(self, messages: list[Message], tokens: list[int]) -> None:
-        """`remember` each of `messages` with its figure in `tokens` (in C loops: a session's every message)."""
-        self._cache.update(zip(map(id, messages), zip(messages, tokens)))
-
     def total(self, messages: list[Message]) -> int:
         return sum(self.message(m) for m in messages)
 

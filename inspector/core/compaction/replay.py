@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from operator import attrgetter
+from typing import Callable, Sequence
 
 from inspector.core.compaction.estimates import Estimates
 from inspector.core.model import Compaction, Request, Session
@@ -58,26 +59,37 @@ class WhatIf:
         }
 
 
-def _summary_tokens(session: Session, est: Estimates) -> int:
-    sizes = [est.message(m) for m in session.messages if m.kind == "compact_summary"]
-    return int(sum(sizes) / len(sizes)) if sizes else DEFAULT_SUMMARY_TOKENS
-
-
 def replay(session: Session, threshold: int, keep_ratio: float = 0.3, summary_tokens: int | None = None,
-           estimates: Estimates | None = None) -> WhatIf:
-    """Replay `session`'s measured requests against `threshold` (tokens; e.g. a limits policy's autocompact)."""
-    est = estimates or Estimates()
-    summary = _summary_tokens(session, est) if summary_tokens is None else summary_tokens
+           estimates: Estimates | Sequence[int] | None = None) -> WhatIf:
+    """Replay `session`'s measured requests against `threshold` (tokens; e.g. a limits policy's autocompact).
+    `estimates`: an `Estimates`, or every message's figure by index (the report's accounting: nothing to estimate
+    or cache)."""
+    messages = session.messages
+    if estimates is None or isinstance(estimates, Estimates):
+        est = estimates or Estimates()
+        figure: Callable[[int], int] = lambda i: est.message(messages[i])  # noqa: E731
+    else:
+        figure = estimates.__getitem__
+
+    def total(lo: int, hi: int, summaries: bool = True) -> int:
+        span = range(len(messages))[lo:hi]  # the indices of messages[lo:hi]
+        return sum(map(figure, span if summaries else [i for i in span if messages[i].kind != "compact_summary"]))
+
+    if summary_tokens is None:
+        sizes = [figure(i) for i, m in enumerate(messages) if m.kind == "compact_summary"]
+        summary = int(sum(sizes) / len(sizes)) if sizes else DEFAULT_SUMMARY_TOKENS
+    else:
+        summary = summary_tokens
     requests: list[Request] = sorted(session.requests, key=attrgetter("message_index"))
     compacts = sorted((c for c in session.compactions if c.kind == "compact"), key=lambda c: c.index)
     if not requests:
         return WhatIf(threshold, keep_ratio, summary, 0, recorded=compacts)
     first = requests[0]
-    prefix = max(0, first.measured_context - est.total(session.messages[first.seen_start:first.seen_end]))
+    prefix = max(0, first.measured_context - total(first.seen_start, first.seen_end))
     fires: list[Fire] = []
     sim = peak = 0
     prev: Request | None = None
-    c = 0
+    before = c = 0  # before: prev's measured context
 
     def check(k: int, r: Request, at: int) -> None:
         """Compact when the simulated context passes the threshold, at message index `at` (before request r)."""
@@ -85,30 +97,30 @@ def replay(session: Session, threshold: int, keep_ratio: float = 0.3, summary_to
         peak = max(peak, sim)
         if sim > threshold:
             after = int(prefix + summary + keep_ratio * max(0, sim - prefix))
-            message = session.messages[at] if at < len(session.messages) else None
+            message = messages[at] if at < len(messages) else None
             fires.append(Fire(k, r.id, at, sim, r.measured_context, after, r.line,
                               r.timestamp or (message.timestamp if message else None)))
             sim = after
 
     for k, r in enumerate(requests):
+        measured = r.measured_context
         boundary: Compaction | None = None
         while c < len(compacts) and compacts[c].index <= r.message_index:
             boundary = compacts[c]
             c += 1
         if prev is None:
-            sim = r.measured_context
+            sim = measured
         elif boundary is not None and boundary.index > prev.message_index:
             if boundary.trigger == "manual":
-                sim = r.measured_context
+                sim = measured
             else:  # the recording compacted here; the policy decides: what came before the boundary, then after it
-                sim += est.total(session.messages[prev.message_index:boundary.index])
+                sim += total(prev.message_index, boundary.index)
                 check(k, r, boundary.index)
-                sim += est.total([m for m in session.messages[boundary.index:r.seen_end]
-                                  if m.kind != "compact_summary"])
+                sim += total(boundary.index, r.seen_end, summaries=False)
         else:
-            sim += r.measured_context - prev.measured_context
+            sim += measured - before
         check(k, r, r.seen_end)
-        prev = r
+        prev, before = r, measured
     return WhatIf(threshold, keep_ratio, summary, prefix, fires, compacts, peak)
 
 
