@@ -19,6 +19,7 @@ Without PATH, uses benchmarks/data/large-session.jsonl, generating it first if m
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import subprocess
 import sys
@@ -35,17 +36,39 @@ LOAD = "import sys\nfrom inspector.core.formats import load\nload(sys.argv[1])\n
 TIME_RATIO, RSS_RATIO = 1.5, 2.0
 
 
+# The command is started by a small Python process of its own, which forks it, waits for it and writes back its
+# wall time and rusage: on Linux a child's peak RSS starts from its parent's at the fork (exec keeps the higher
+# mark), so a command forked from this process (over 100 MB once it has generated a session) would report that.
+SPAWN = """import json, os, sys, time
+start = time.perf_counter()
+pid = os.fork()
+if pid == 0:
+    try:
+        os.execvp(sys.argv[2], sys.argv[2:])
+    finally:
+        os._exit(127)
+_, status, usage = os.wait4(pid, 0)
+os.write(int(sys.argv[1]), json.dumps([time.perf_counter() - start, usage.ru_utime + usage.ru_stime,
+                                       usage.ru_maxrss, os.waitstatus_to_exitcode(status)]).encode())
+"""
+
+
 def measure(argv: list[str], env: dict[str, str] | None = None) -> tuple[float, float, int]:
     """(wall s, CPU s, peak RSS bytes) of one run of `argv`, output discarded; exits loudly if the command fails."""
-    start = time.perf_counter()
-    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
-    _, status, usage = os.wait4(proc.pid, 0)
-    elapsed = time.perf_counter() - start
-    code = os.waitstatus_to_exitcode(status)
+    read, write = os.pipe()
+    proc = subprocess.Popen([sys.executable, "-c", SPAWN, str(write), *argv], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, env=env, pass_fds=(write,))
+    os.close(write)
+    with os.fdopen(read, "rb") as got:
+        report = got.read()
+    err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
+    proc.wait()
+    if not report:
+        raise SystemExit(f"{' '.join(argv)} could not be started: {err.strip()}")
+    elapsed, cpu, maxrss, code = json.loads(report)
     if code != 0:
-        err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
         raise SystemExit(f"{' '.join(argv)} failed ({code}): {err.strip()}")
-    return elapsed, usage.ru_utime + usage.ru_stime, usage.ru_maxrss * 1024  # ru_maxrss is KiB on Linux
+    return elapsed, cpu, maxrss * 1024  # ru_maxrss is KiB on Linux
 
 
 Command = list[str] | tuple[list[str], dict[str, str]]  # argv, or argv and its environment
