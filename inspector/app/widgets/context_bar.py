@@ -168,9 +168,11 @@ class ContextBar(Widget):
         (its saving, or why it frees nothing: the core's note)."""
         window = max(1, f.window.window)
         marks: dict[int, tuple[tuple[str, ...], str]] = {}
+        thresholds = f.window.thresholds
         for key, labels, style in MARKS:  # two thresholds in one column: the later (auto-compact over warning) wins
-            at = f.window.thresholds.get(key)
-            if at is not None:
+            at = thresholds.get(key)
+            if at is not None and not (key == "blocking" and at == thresholds.get("autocompact")):
+                # (blocking at auto-compact itself, Claude Code 2.1.332's line: compacting is what happens there)
                 marks[min(width - 1, round(at / window * width))] = (labels, style)
         text, start = Text(), 0
         if f.micro_saving is not None:
