@@ -256,22 +256,6 @@ async def test_bar_adds_up_when_usage_runs_below_the_estimates_and_labels_a_mark
         assert marks.rstrip().endswith(("b▲", "block▲", "blocking▲"))  # before its mark: none would fit after it
 
 
-async def test_a_line_that_is_auto_compact_and_blocking_at_once_is_labelled_auto_compact():
-    """Claude Code 2.1.332 compacts at the old blocking line (its policy's auto-compact and blocking are one
-    figure): the mark says what happens there, not that requests stop."""
-    from conftest import FIXTURES
-
-    lab = FIXTURES / "agents" / "claude-code-2.1.332" / "compact-threshold"
-    sessions = sorted(lab.glob("home/.claude/projects/*/*.jsonl"))
-    app = make_app(next(p for p in sessions if '"model":"claude-opus-4-6"' in p.read_text()), home=False)
-    async with app.run_test(size=(120, 40)) as pilot:
-        screen = await ready(app, pilot)
-        thresholds = screen.figures.window.thresholds
-        assert thresholds["autocompact"] == thresholds["blocking"] == 177_000
-        marks = next(line for line in _bar(screen).splitlines() if "▲" in line)
-        assert "▲auto-compact" in marks and "block" not in marks and marks.count("▲") == 2
-
-
 async def test_the_bars_microcompaction_note_is_what_the_workbench_plans():
     """The session screen's "microcompact (clear, keep 5) frees ~N" estimates as its figures do (calibrated by
     default), so N is the saving the workbench then shows for the same strategy, not another estimator's."""

@@ -292,20 +292,3 @@ def test_the_what_if_lines_are_inert(report, tmp_path):
     assert not [line for line in what_if.splitlines() if line.startswith("forged")]
     assert "compaction (trigger unknown) at message" in what_if and "? compaction" not in what_if
 
-
-def test_the_window_notes_are_inert(report, tmp_path):
-    """A note of the claude-code policy names the session's model (a 4.5-generation model of Claude Code 2.1.332):
-    the model id is the file's, so its control characters must not reach the terminal."""
-    hostile = "claude-haiku-4-5\x1b]0;pwned\x07\x1b[2J\nforged"
-    lines = [
-        {"type": "user", "uuid": "u1", "parentUuid": None, "version": "2.1.332",
-         "message": {"role": "user", "content": "hi"}},
-        {"type": "assistant", "uuid": "a1", "parentUuid": "u1", "version": "2.1.332",
-         "message": {"id": "m1", "role": "assistant", "model": hostile,
-                     "content": [{"type": "text", "text": "ok"}], "usage": {"input_tokens": 100, "output_tokens": 5}}},
-    ]
-    path = tmp_path / "s.jsonl"
-    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
-    code, out, _ = report(path)
-    assert code == 0 and "only when the API refuses" in out
-    assert "\x1b" not in out and "\x07" not in out and not [line for line in out.splitlines() if line.startswith("forged")]

@@ -21,28 +21,6 @@ def test_claude_code_thresholds_on_200k():
     assert info.reserved == 33_000  # /context's autocompact buffer
 
 
-def test_claude_code_2_1_332_compacts_at_the_old_blocking_line_or_leaves_older_models_to_the_api():
-    """Measured in the lab (scenario compact-threshold): 177,000 of 200,000 and 977,000 of 1M on current models;
-    the 4.5 generation and older compact only when the API refuses a prompt past the window."""
-    def late(model, version="2.1.332", **kw):
-        s = session(model)
-        s.version = version
-        return window_info(s, "claude-code", **kw)
-
-    assert late("claude-opus-4-6", environ={}).thresholds.to_dict() == {
-        "warning": 157_000, "autocompact": 177_000, "blocking": 177_000}
-    assert late("claude-opus-5-5", environ={}).thresholds.autocompact == 977_000
-    for older in ("claude-haiku-4-5", "claude-sonnet-4-5-20250929", "claude-opus-4-5", "claude-3-7-sonnet-20250219"):
-        info = late(older, environ={})
-        assert info.thresholds.autocompact == info.thresholds.blocking == info.context_window, older
-        assert any("only when the API refuses" in n for n in info.notes)
-    assert late("claude-opus-4-6", "2.1.39", environ={}).thresholds.autocompact == 167_000  # the rule before
-    assert late("claude-opus-4-6", "2.2.0", environ={}).thresholds.autocompact == 177_000
-    ignored = late("claude-opus-4-6", environ={"CLAUDE_AUTOCOMPACT_PCT_OVERRIDE": "50"})
-    assert ignored.thresholds.autocompact == 177_000 and any("not applied" in n for n in ignored.notes)
-    assert late("claude-opus-4-6", environ={}, autocompact_pct=60).thresholds.autocompact == 108_000  # a what-if
-
-
 def test_small_max_output_lowers_the_reserve():
     assert max_output("claude-3-5-haiku-20241022") == 8_192
     info = window_info(session("claude-3-5-haiku-20241022"), "claude-code", environ={})

@@ -5,12 +5,11 @@ usage shows more than 200k); Codex states its own window in the rollout; `--wind
 
 Policies (`--policy`):
     reference    the reference agent design: compact above 70% of (window - output reserve)
-    claude-code  effective = window - min(max output, 20k). Before 2.1.332: auto-compact at effective - 13k;
-                 warning from 20k below that; requests refused at effective - 3k; CLAUDE_AUTOCOMPACT_PCT_OVERRIDE=N
-                 lowers the auto-compact threshold to N% of effective (never raises it). From 2.1.332 (measured in
-                 the lab, tests/agents/claude_code.py scenario compact-threshold): current models compact at
-                 effective - 3k; the 4.5 generation and older only once the API refuses a prompt past the window;
-                 the override changed neither.
+    claude-code  effective = window - min(max output, 20k); auto-compact at effective - 13k; warning from 20k below
+                 that; requests refused at effective - 3k. CLAUDE_AUTOCOMPACT_PCT_OVERRIDE=N lowers the
+                 auto-compact threshold to N% of effective (never raises it). (Offline, with no settings from
+                 Anthropic's servers, 2.1.332 compacts at the blocking line instead, or only when the API refuses
+                 the prompt: docs/claude-code-format.md.)
     codex        90% of the stated window (which Codex already gives as 95% of the raw one)
     gemini-cli   Gemini CLI's compression: when the last prompt reached 50% of the model's limit (1,048,576 for
                  Gemini models, 256,000 for Gemma 4), keeping the newest 30% of the history; no output reserve,
@@ -40,7 +39,6 @@ gets Codex's thresholds without asking; `WindowInfo.policy_source` says whether 
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass, field
 
 from inspector.core.model import Request, Session
@@ -61,9 +59,6 @@ CLAUDE_CODE_PROMPT = "You are Claude Code"  # how Claude Code's system prompt op
 # ... or, in `claude -p` (2.1.332, whose prompt opens "You are a Claude agent"), the billing block it sends first
 CLAUDE_CODE_BILLING = "x-anthropic-billing-header: cc_version="
 OVERRIDE_ENV = "CLAUDE_AUTOCOMPACT_PCT_OVERRIDE"
-LATE_RULE = (2, 1, 332)  # the first Claude Code version seen to compact at effective - 3k (the change lies after 2.1.39)
-REACTIVE_UP_TO = (4, 5)  # ... and to leave models of this generation and older to the API's refusal
-_GENERATION = re.compile(r"claude-(?:(?:opus|sonnet|haiku)-(\d+)(?:-(\d{1,2}))?(?!\d)|(\d+)-(\d+)-)")
 
 # Max output tokens per Claude model family (the Models overview), most specific first; the output reserve is
 # min(this, 20k) as in Claude Code.
@@ -163,42 +158,6 @@ def context_window(session: Session | None, model: str | None = None) -> int:
     if session is not None and _past_claude_window(session.requests):
         return LONG_WINDOW
     return CLAUDE_WINDOW if (model is None or "claude" in model.lower()) else DEFAULT_WINDOW
-
-
-def _version(text: str | None) -> tuple[int, ...]:
-    """A dotted version's numbers (2.1.332 -> (2, 1, 332)); () for none or another shape."""
-    parts = (text or "").split(".")
-    return tuple(map(int, parts)) if all(p.isdigit() for p in parts) else ()
-
-
-def claude_generation(model: str | None) -> tuple[int, int] | None:
-    """A Claude model's generation from its id (claude-opus-4-6 -> (4, 6), claude-sonnet-4-5-20250929 -> (4, 5),
-    claude-opus-4-20250514 -> (4, 0), claude-3-7-sonnet-... -> (3, 7)); None for an id of no such shape."""
-    found = _GENERATION.search((model or "").lower())
-    if found is None:
-        return None
-    major, minor, old_major, old_minor = found.groups()
-    return (int(major), int(minor or 0)) if major else (int(old_major), int(old_minor))
-
-
-def _late_claude_code(model: str | None, size: int, effective: int, options: dict, notes: list[str]) -> Thresholds:
-    """Claude Code 2.1.332's rule: current models compact before a request at effective - 3k (the old blocking
-    line); models of the 4.5 generation and older never compact on their own but when the API refuses a prompt
-    past the window. CLAUDE_AUTOCOMPACT_PCT_OVERRIDE=50 moved neither in the lab; `autocompact_pct`, the user's
-    what-if, still lowers the line."""
-    generation = claude_generation(model)
-    if generation is not None and generation <= REACTIVE_UP_TO:
-        autocompact = size
-        notes.append(f"Claude Code 2.1.332 compacts {model} only when the API refuses a prompt past the window")
-    else:
-        autocompact = effective - 3_000
-    pct = options.get("autocompact_pct")
-    if pct is not None:
-        lowered = int(effective * _pct("autocompact_pct", pct, 100) / 100)
-        if lowered < autocompact:
-            autocompact = lowered
-            notes.append(f"auto-compact lowered to {float(pct):g}% of effective")
-    return Thresholds(effective - 23_000, autocompact, max(autocompact, min(size, effective - 3_000)))
 
 
 def gemini_window(model: str | None) -> int:
@@ -389,11 +348,7 @@ def window_info(session: Session | None = None, policy: str | None = None, windo
     reserve = max(0, min(reserve, size))
     effective = size - reserve
 
-    if policy == "claude-code" and _version(session.version if session else None) >= LATE_RULE:
-        thresholds = _late_claude_code(model, size, effective, options, notes)
-        if (os.environ if environ is None else environ).get(OVERRIDE_ENV):
-            notes.append(f"{OVERRIDE_ENV} not applied: Claude Code 2.1.332 did not honour it in the lab")
-    elif policy == "claude-code":
+    if policy == "claude-code":
         autocompact = effective - 13_000
         env = os.environ if environ is None else environ
         override = options.get("autocompact_pct")

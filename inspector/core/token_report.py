@@ -72,7 +72,7 @@ def token_text(acc: Accounting, info: WindowInfo, safe, messages: bool = False) 
     t = info.thresholds
     out = ["", f"Context window ({info.policy} policy, {acc.estimator} estimator)",
            f"  window {info.context_window:,}, output reserve {info.output_reserve:,}, effective {info.effective:,}"
-           + (f"  ({safe('; '.join(info.notes))})" if info.notes else ""),  # (a note may name the file's model)
+           + (f"  ({safe('; '.join(info.notes))})" if info.notes else ""),
            f"  thresholds: warning {t.warning:,}, auto-compact {t.autocompact:,}, blocking {t.blocking:,}",
            f"  now {state.used:,} tokens ({state.percent:.1f}% of the window; "
            + ("measured " + f"{acc.current_measured:,} + estimated since" if acc.current_measured is not None

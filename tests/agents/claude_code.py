@@ -236,11 +236,14 @@ def auto_compact(scratch: Scratch, binary: Path) -> Capture:
         return one_run(scratch, binary, server, "What are the deploy rules in notes.txt?", "--allowedTools", "Read")
 
 
-# Where 2.1.332 compacts on its own, per model generation (limits.py models it): one run each side of the line,
-# each a session of its own. The current models compact before a request once the context reaches the window less
-# the 20,000 output reserve less 3,000 (177,000 of claude-opus-4-6's 200,000; 977,000 of claude-opus-5-5's 1M); the
-# 4.5 generation does not compact on its own (not even past its window, in a run where the API takes the request),
-# only once the API refuses a prompt as too long. Interactive runs (tmux) gave the same lines as these `-p` ones.
+# Where 2.1.332 compacts on its own in the lab (offline: no settings from Anthropic's servers), one run each side of
+# the line, each a session of its own. The current models compact before a request only once the context reaches
+# the blocking line (window - 20,000 output reserve - 3,000: 177,000 of claude-opus-4-6's 200,000, 977,000 of
+# claude-opus-5-5's 1M), not at the auto-compact line 10,000 below it; the 4.5 generation does not compact on its own
+# at all (not even past its window, with a server that takes the request), only once the API refuses a prompt as
+# too long. Interactive runs (tmux) gave the same lines. The corpus's online 2.1.39 sessions compacted at the
+# auto-compact line (limits.py), and offline 2.1.200 compacted at neither (it refused the prompt at the blocking
+# line): what sets the line off is a setting the servers send, which offline runs do without.
 THRESHOLD_RUNS = (  # (model, context of the first request, what happens before the second)
     ("claude-opus-4-6", 176_000, "sent"), ("claude-opus-4-6", 178_000, "compacted"),
     ("claude-opus-5-5", 976_000, "sent"), ("claude-opus-5-5", 978_000, "compacted"),
@@ -248,8 +251,9 @@ THRESHOLD_RUNS = (  # (model, context of the first request, what happens before 
 )
 
 
-@scenario("compact-threshold", "Where Claude Code compacts on its own: a context just below and just above the "
-                               "line for two current models, and a 4.5-generation model that waits for the API")
+@scenario("compact-threshold", "Where Claude Code compacts on its own offline: a context just below and just above "
+                               "the blocking line for two current models, and a 4.5-generation model that waits for "
+                               "the API")
 def compact_threshold(scratch: Scratch, binary: Path) -> Capture:
     notes = scratch.write("notes.txt", "Deploys happen on Tuesdays.\n")
     with model(scratch) as server:

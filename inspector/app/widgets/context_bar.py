@@ -168,11 +168,9 @@ class ContextBar(Widget):
         (its saving, or why it frees nothing: the core's note)."""
         window = max(1, f.window.window)
         marks: dict[int, tuple[tuple[str, ...], str]] = {}
-        thresholds = f.window.thresholds
         for key, labels, style in MARKS:  # two thresholds in one column: the later (auto-compact over warning) wins
-            at = thresholds.get(key)
-            if at is not None and not (key == "blocking" and at == thresholds.get("autocompact")):
-                # (blocking at auto-compact itself, Claude Code 2.1.332's line: compacting is what happens there)
+            at = f.window.thresholds.get(key)
+            if at is not None:
                 marks[min(width - 1, round(at / window * width))] = (labels, style)
         text, start = Text(), 0
         if f.micro_saving is not None:
