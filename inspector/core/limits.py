@@ -7,9 +7,8 @@ Policies (`--policy`):
     reference    the reference agent design: compact above 70% of (window - output reserve)
     claude-code  effective = window - min(max output, 20k); auto-compact at effective - 13k; warning from 20k below
                  that; requests refused at effective - 3k. CLAUDE_AUTOCOMPACT_PCT_OVERRIDE=N lowers the
-                 auto-compact threshold to N% of effective (never raises it). (Offline, with no settings from
-                 Anthropic's servers, 2.1.332 compacts at the blocking line instead, or only when the API refuses
-                 the prompt: docs/claude-code-format.md.)
+                 auto-compact threshold to N% of effective (never raises it). 2.1.332 measured in the lab: the
+                 same lines (docs/claude-code-format.md; a prefix alone past auto-compact waits for blocking).
     codex        90% of the stated window (which Codex already gives as 95% of the raw one)
     gemini-cli   Gemini CLI's compression: when the last prompt reached 50% of the model's limit (1,048,576 for
                  Gemini models, 256,000 for Gemma 4), keeping the newest 30% of the history; no output reserve,

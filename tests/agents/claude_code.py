@@ -236,42 +236,50 @@ def auto_compact(scratch: Scratch, binary: Path) -> Capture:
         return one_run(scratch, binary, server, "What are the deploy rules in notes.txt?", "--allowedTools", "Read")
 
 
-# Where 2.1.332 compacts on its own in the lab (offline: no settings from Anthropic's servers), one run each side of
-# the line, each a session of its own. The current models compact before a request only once the context reaches
-# the blocking line (window - 20,000 output reserve - 3,000: 177,000 of claude-opus-4-6's 200,000, 977,000 of
-# claude-opus-5-5's 1M), not at the auto-compact line 10,000 below it; the 4.5 generation does not compact on its own
-# at all (not even past its window, with a server that takes the request), only once the API refuses a prompt as
-# too long. Interactive runs (tmux) gave the same lines. The corpus's online 2.1.39 sessions compacted at the
-# auto-compact line (limits.py), and offline 2.1.200 compacted at neither (it refused the prompt at the blocking
-# line): what sets the line off is a setting the servers send, which offline runs do without.
-THRESHOLD_RUNS = (  # (model, context of the first request, what happens before the second)
-    ("claude-opus-4-6", 176_000, "sent"), ("claude-opus-4-6", 178_000, "compacted"),
-    ("claude-opus-5-5", 976_000, "sent"), ("claude-opus-5-5", 978_000, "compacted"),
-    ("claude-haiku-4-5", 190_000, "sent"), ("claude-haiku-4-5", 190_000, "refused"),
+# Where 2.1.332 compacts on its own, one run each side of each line, each a session of its own (its --debug log
+# says "autocompact: ... level=warn|compact|blocked effectiveWindow=180000"). Grown by messages (seven parallel
+# Reads, the usage counted from the request by the server), the context compacts past the auto-compact line, the
+# effective window less 13,000 (167,000 of claude-opus-4-6's 200,000): 166,600 did not, 170,800 did. All of it in
+# the first request's prefix (the usage reported as cache reads), it compacts only at the blocking line, 3,000 below
+# the effective window ("fixed prefix ~N > threshold 167000 - compaction cannot help"): 176,000 did not, 178,000 did.
+THRESHOLD_RUNS = (  # (model, how the context is made, its size: file characters a Read or the first usage)
+    ("claude-opus-4-6", "messages", 73_000), ("claude-opus-4-6", "messages", 75_000),
+    ("claude-opus-4-6", "prefix", 176_000), ("claude-opus-4-6", "prefix", 178_000),
 )
+THRESHOLD_READS = 7
 
 
-@scenario("compact-threshold", "Where Claude Code compacts on its own offline: a context just below and just above "
-                               "the blocking line for two current models, and a 4.5-generation model that waits for "
-                               "the API")
+@scenario("compact-threshold", "Where Claude Code compacts on its own: a context grown by messages just below and "
+                               "above the auto-compact line, and one held in the prefix either side of the blocking "
+                               "line")
 def compact_threshold(scratch: Scratch, binary: Path) -> Capture:
-    notes = scratch.write("notes.txt", "Deploys happen on Tuesdays.\n")
     with model(scratch) as server:
         capture = Capture(scratch)
-        for n, (name, context, then) in enumerate(THRESHOLD_RUNS):
-            server.add(r.Reply([r.thinking_block("Read it.", f"sig-lab-{n}"),
-                                use("Read", {"file_path": str(notes)}, f"toolu_lab_read_{n}")], stop_reason="tool_use",
-                               input_tokens=3, cache_creation_input_tokens=2_000, cache_read_input_tokens=context - 2_003))
-            if then == "refused":
-                server.add(r.ApiError(400, "invalid_request_error",
-                                      f"prompt is too long: {context + 150} tokens > 200000 maximum", None))
-            server.add(r.text("Deploys happen on Tuesdays."))
-            if then != "sent":
-                server.add_for(summary_request, r.text(SUMMARY.replace("What does notes.txt say?",
-                                                                       "When do deploys happen?")))
-            capture.run(claude(binary, "When do deploys happen?", "--model", name, "--allowedTools", "Read"),
+        outcomes = []
+        for n, (name, made, size) in enumerate(THRESHOLD_RUNS):
+            if made == "messages":
+                parts = [scratch.write(f"run{n}/part{i}.txt", "".join(
+                    f"line {k} of part {i}: the quick brown fox jumps over the lazy dog\n" for k in range(size // 60)))
+                    for i in range(THRESHOLD_READS)]
+                server.add(calls(*[use("Read", {"file_path": str(p)}, f"toolu_lab_read_{n}_{i}")
+                                   for i, p in enumerate(parts)]),
+                           calls(use("Bash", {"command": "echo ok", "description": "Say ok"}, f"toolu_lab_bash_{n}")),
+                           r.text("Read them all."))
+            else:
+                notes = scratch.write(f"run{n}/notes.txt", "Deploys happen on Tuesdays.\n")
+                server.add(r.Reply([r.thinking_block("Read it.", f"sig-lab-{n}"),
+                                    use("Read", {"file_path": str(notes)}, f"toolu_lab_read_{n}")],
+                                   stop_reason="tool_use", input_tokens=3, cache_creation_input_tokens=2_000,
+                                   cache_read_input_tokens=size - 2_003),
+                           r.text("Deploys happen on Tuesdays."))
+            before = len(server.message_requests)
+            server.add_for(summary_request, r.text(SUMMARY))
+            capture.run(claude(binary, "Read the files.", "--model", name, "--allowedTools", "Read,Bash"),
                         env(scratch, server), TIMEOUT)
-        capture.notes["runs"] = [{"model": m, "context": c, "then": t} for m, c, t in THRESHOLD_RUNS]
+            compacted = any(summary_request(q) for q in server.message_requests[before:])
+            server.drop_for(summary_request)
+            outcomes.append({"model": name, "made": made, "size": size, "compacted": compacted})
+        capture.notes["outcomes"] = outcomes
         return finish(capture, server)
 
 

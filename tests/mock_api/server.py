@@ -272,6 +272,17 @@ class MockAnthropicServer:
             self._routes.append((predicate, deque(responses)))
         return self
 
+    def drop_for(self, predicate: Callable[[RecordedRequest], bool]) -> int:
+        """Take back the answers queued for `predicate`'s requests that none asked for; how many there were (a
+        scenario that records whether the agent asked, rather than expecting it)."""
+        with self._lock:
+            for pred, queue in self._routes:
+                if pred is predicate:
+                    left = len(queue)
+                    queue.clear()
+                    return left
+        return 0
+
     @property
     def pending(self) -> int:
         """How many queued answers (main queue and routes) were not consumed yet."""
