@@ -48,7 +48,6 @@ class SubagentsView(Vertical):
         yield Static("", id="subagents-head")
         yield DataTable(cursor_type="row", zebra_stripes=True, id="subagents-table")
 
-
     def show(self, session: Session, agents: list[Subagent]) -> None:
         """List `agents`; the table is rebuilt only when its rows differ (not at a live append that starts none)."""
         rows = [(str(a.number), _started_at(session, a),
