@@ -95,6 +95,31 @@ def test_compression_is_a_boundary_with_the_state_snapshot_after_it():
     assert after[1].text() == summaries[1]["response"]["body"]["candidates"][0]["content"]["parts"][0]["text"]
 
 
+def test_a_compression_is_manual_after_compress_and_auto_when_the_cli_compressed_on_its_own():
+    """The file records no trigger; the record after the compression tells (tests/fixtures/formats/
+    gemini-0.61.0-interactive/SOURCES.md): an `info` with no text after /compress, "Context compressed ..." when the
+    app compressed on its own, the turn's prompt when `-p` did."""
+    from conftest import FIXTURES
+    from inspector.core.formats.gemini import GeminiLoader
+
+    typed = FIXTURES / "formats" / "gemini-0.61.0-interactive"
+    assert [c.trigger for c in load(typed / "manual-compress.jsonl").compactions] == ["manual"]
+    assert [c.trigger for c in load(typed / "auto-compress.jsonl").compactions] == ["auto"]
+    assert [c.trigger for c in session_of(lab.load_fixture("gemini", VERSION, "compression")).compactions] == ["auto"]
+    # read as it is written: unknown until the record after it, and a session built before keeps what it said
+    lines = (typed / "manual-compress.jsonl").read_text().splitlines()
+    after = next(n for n, line in enumerate(lines) if json.loads(line).get("type") == "info")
+    loader = GeminiLoader(str(typed / "manual-compress.jsonl"))
+    for n, line in enumerate(lines[:after], 1):
+        loader.feed(n, 0, json.loads(line))
+    before = loader.build()
+    assert [c.trigger for c in before.compactions] == [None]
+    for n, line in enumerate(lines[after:], after + 1):
+        loader.feed(n, 0, json.loads(line))
+    assert [c.trigger for c in loader.build().compactions] == ["manual"]
+    assert [c.trigger for c in before.compactions] == [None]
+
+
 def test_a_resumed_session_sends_a_tool_result_twice_and_says_so():
     """Gemini CLI 0.61.0, resumed, sends the function response of an earlier call twice (its `_response` turn and
     the recorded one): the loader shows both, as the server received them, and the pairing check names it."""

@@ -20,7 +20,7 @@ thoughts, tool}` is one Request, counted once per record id.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -71,6 +71,7 @@ class GeminiLoader(ObjectLoader):
         self.last_input: int | None = None  # the newest response's prompt tokens: what compression compares
         self._cache: dict[tuple, Message] = {}
         self._unknown = UnknownKinds("record", "records")
+        self._untold: int | None = None  # the last compression, while its trigger is unknown (`_tell`)
 
     # -- reading ------------------------------------------------------------------------------------------------
 
@@ -107,6 +108,8 @@ class GeminiLoader(ObjectLoader):
 
     def _record(self, line_no: int | None, offset: int | None, obj: dict) -> None:
         rec = _Record(obj["id"], obj, line_no, offset)
+        if self._untold is not None:
+            self._tell(rec)
         self.records[rec.id] = rec  # a record written again replaces its earlier copy, in place
         self._note_usage(rec)
         self._check_type(rec)
@@ -162,6 +165,7 @@ class GeminiLoader(ObjectLoader):
             self.masked = []
             self.compactions.append(Compaction("compact", len(self.frozen), pre_tokens=self.last_input,
                                                line=line_no, timestamp=ts))
+            self._untold = len(self.compactions) - 1
         else:
             cleared = self._newly_masked(new)
             if cleared:
@@ -172,6 +176,22 @@ class GeminiLoader(ObjectLoader):
         for rec in new.values():
             self._note_usage(rec)
             self._check_type(rec)
+
+    def _tell(self, rec: _Record) -> None:
+        """A compression's trigger, from the record after it (0.61.0, as the lab saw it): the CLI writes `info`
+        "Context compressed from N% to M%." after compressing on its own in the app, an `info` with no text after
+        `/compress`; headless (`-p`, where /compress is sent as a prompt) it compresses on its own and writes no
+        `info`, the turn's prompt comes next. Other records say nothing of it."""
+        text = rec.obj.get("content")
+        if rec.type == "info" and text == "":
+            trigger = "manual"
+        elif (rec.type == "info" and isinstance(text, str) and text.startswith("Context compressed")) or \
+                rec.type in ("user", "gemini"):
+            trigger = "auto"
+        else:
+            return
+        self.compactions[self._untold] = replace(self.compactions[self._untold], trigger=trigger)
+        self._untold = None
 
     def _is_compression(self, new: dict[str, _Record]) -> bool:
         """A history that opens (after the CLI's environment message) with a summary message not seen before."""
