@@ -136,3 +136,15 @@ def live_capture(agent: str, version: str, scenario: str, scenarios: dict[str, l
     texts = [(str(p), p.read_bytes().decode("utf-8", "replace")) for p in capture.files]
     assert lab.find_secrets(texts + [("server log", json.dumps(capture.server_log))]) == []
     return capture
+
+
+def triggers_as_written(loader, lines: list[str], cut: int) -> tuple[list, list, list]:
+    """The compactions' triggers of a file fed to `loader` a line at a time: as built after `lines[:cut]`, after all
+    of them, and the first build's again at the end (a session built before must keep what it said)."""
+    for n, line in enumerate(lines[:cut], 1):
+        loader.feed(n, 0, json.loads(line))
+    before = loader.build()
+    first = [c.trigger for c in before.compactions]
+    for n, line in enumerate(lines[cut:], cut + 1):
+        loader.feed(n, 0, json.loads(line))
+    return first, [c.trigger for c in loader.build().compactions], [c.trigger for c in before.compactions]

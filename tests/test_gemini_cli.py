@@ -10,7 +10,7 @@ import json
 import pytest
 
 import lab
-from agent_checks import live_capture, of_gemini, of_messages
+from agent_checks import live_capture, of_gemini, of_messages, triggers_as_written
 from gemini import SCENARIOS as RUNNABLE, VERSION
 from inspector.core.formats import detect, load
 from inspector.core.limits import default_policy, window_info
@@ -109,15 +109,8 @@ def test_a_compression_is_manual_after_compress_and_auto_when_the_cli_compressed
     # read as it is written: unknown until the record after it, and a session built before keeps what it said
     lines = (typed / "manual-compress.jsonl").read_text().splitlines()
     after = next(n for n, line in enumerate(lines) if json.loads(line).get("type") == "info")
-    loader = GeminiLoader(str(typed / "manual-compress.jsonl"))
-    for n, line in enumerate(lines[:after], 1):
-        loader.feed(n, 0, json.loads(line))
-    before = loader.build()
-    assert [c.trigger for c in before.compactions] == [None]
-    for n, line in enumerate(lines[after:], after + 1):
-        loader.feed(n, 0, json.loads(line))
-    assert [c.trigger for c in loader.build().compactions] == ["manual"]
-    assert [c.trigger for c in before.compactions] == [None]
+    assert triggers_as_written(GeminiLoader(str(typed / "manual-compress.jsonl")), lines, after) == (
+        [None], ["manual"], [None])
 
 
 def test_a_resumed_session_sends_a_tool_result_twice_and_says_so():

@@ -14,6 +14,7 @@ from inspector.core.formats import load
 from inspector.core.model import Session
 from inspector.core.tokens import account
 
+from agent_checks import triggers_as_written
 from conftest import ROOT
 
 sys.path.insert(0, str(ROOT / "tests" / "agents"))
@@ -195,15 +196,7 @@ def test_a_compaction_is_auto_inside_a_turn_and_manual_as_a_task_of_its_own():
     lines = _rollout("manual-compact").read_text().splitlines()
     compacted = next(i for i, line in enumerate(lines) if json.loads(line)["type"] == "compacted")
     done = next(i for i, line in enumerate(lines) if i > compacted and '"task_complete"' in line)
-    loader = CodexLoader("live")
-    for n, line in enumerate(lines[:done], 1):
-        loader.feed(n, 0, json.loads(line))
-    before = loader.build()
-    assert [c.trigger for c in before.compactions] == [None]
-    for n, line in enumerate(lines[done:], done + 1):
-        loader.feed(n, 0, json.loads(line))
-    assert [c.trigger for c in loader.build().compactions] == ["manual"]
-    assert [c.trigger for c in before.compactions] == [None]
+    assert triggers_as_written(CodexLoader("live"), lines, done) == ([None], ["manual"], [None])
 
 
 def test_resumed_session_is_one_rollout_with_three_turns():
