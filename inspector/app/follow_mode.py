@@ -105,9 +105,9 @@ class FollowMode:
             self.start()
         else:
             self.stop()
-        if self.opening:
-            return "following the file once it is read" if self.following else "follow paused"
-        return "following the file" if self.following else "follow paused"
+        if not self.following:
+            return "follow paused"
+        return "following the file once it is read" if self.opening else "following the file"
 
     async def _watch(self, stop: asyncio.Event) -> None:
         from watchfiles import awatch

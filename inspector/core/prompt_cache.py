@@ -85,8 +85,7 @@ class CacheReport:
     def uses(self) -> list[CacheUse]:
         """Every request's prompt as the cache saw it (made when asked: report --json reads the requests' own
         figures, 50,000 objects fewer in a long session)."""
-        return [CacheUse(r.cache_read, r.cache_creation, r.input_tokens, min(r.cache_write_1h, r.cache_creation))
-                for r in self.requests]
+        return [CacheUse(r.cache_read, r.cache_creation, r.input_tokens, _written_1h(r)) for r in self.requests]
 
     def totals(self) -> tuple[int, int, int]:
         """Tokens read, written and sent uncached over every request (C loops: 50,000 requests in a long
@@ -121,8 +120,13 @@ class CacheReport:
     def request_rows(self, session: Session, lo: int, hi: int) -> list[dict[str, Any]]:
         """`by_request[lo:hi]` of the report's `cache` key: each request's `CacheUse`, read as `uses` reads it."""
         return [{"id": r.id, "cache_read": r.cache_read, "cache_write": r.cache_creation,
-                 "cache_write_1h": min(r.cache_write_1h, r.cache_creation), "uncached": r.input_tokens}
+                 "cache_write_1h": _written_1h(r), "uncached": r.input_tokens}
                 for r in self.requests[lo:hi]]
+
+
+def _written_1h(r: Request) -> int:
+    """What a request wrote to the cache with the one-hour TTL (never more than it wrote)."""
+    return min(r.cache_write_1h, r.cache_creation)
 
 
 def _hit_ratio(read: int, written: int, uncached: int) -> float | None:
