@@ -8,6 +8,9 @@ on every response; generated on first use into benchmarks/data/). Per size, in f
 load of the shared machine drifts over all alike:
 
 - **floor**: `orjson.loads` of every line in a bare Python process (what any reader of the file must at least do);
+- **lower bound**: `report_lower_bound.py`, the least a pure-Python report of the messages can do (parse, pick
+  the fields, estimate with fixed ratios, spread the usage, write the rows): what is left of ours beyond it is the
+  product's own work;
 - **ours**: `context-inspector report PATH --json` (load, token accounting, what-if replay, the JSON);
 - **ccusage** 17.2.1 (`session --json --offline`, pricing from its own cache), which only sums each response's
   usage: from npm into the cache tests/agents/install.py uses (`install.py ccusage`), pointed at a copy of the file
@@ -60,6 +63,7 @@ def run(path: Path, repeat: int, ccusage: Path | None,
     ours = [py, "-m", "inspector", "report", str(path.resolve()), "--json"]
     commands: dict[str, tuple[list[str], dict[str, str] | None]] = {
         "floor (orjson)": ([py, "-c", FLOOR, str(path)], None),
+        "lower bound (Python)": ([py, str(HERE / "report_lower_bound.py"), str(path)], None),
         "ours: report --json": (ours, None),
     }
     for name, tree in (against or {}).items():
@@ -108,7 +112,8 @@ def main() -> int:
         wall, cpu, rss = results["ours: report --json"]
         print(f"  ours per message: {wall / messages * 1e6:.1f} us wall, {(wall - floor_wall) / messages * 1e6:.1f} us "
               f"beyond the floor")
-        line = f"  ours: {wall / floor_wall:.2f}x the floor"
+        bound = results["lower bound (Python)"][0]
+        line = f"  ours: {wall / floor_wall:.2f}x the floor, {wall / bound:.2f}x the lower bound"
         peer = results.get("ccusage session --json")
         if peer is not None:
             line += f", {wall / peer[0]:.2f}x ccusage"
