@@ -12,7 +12,7 @@ import pytest
 from inspector.core.formats import load, resolve
 from inspector.core.formats.agent_stores import STORES, list_sessions, session_file
 from inspector.core.limits import default_policy, window_info
-from inspector.core.model import CONVERSATION, SYSTEM_PROMPT, TOOL_DEFINITIONS
+from inspector.core.model import CONVERSATION, SYSTEM_PROMPT, TOOL_DEFINITIONS, LoadError
 
 AGENTS = Path(__file__).parent / "fixtures" / "agents"
 
@@ -134,7 +134,8 @@ def test_roo_condense_is_a_boundary_at_the_summary():
 
 
 def test_stores_list_each_agents_sessions_from_its_env_override(tmp_path, monkeypatch):
-    for var in ("COPILOT_HOME", "KIMI_SHARE_DIR", "CLINE_DIR", "CLINE_DATA_DIR", "CLINE_SESSION_DATA_DIR"):
+    for var in ("COPILOT_HOME", "KIMI_SHARE_DIR", "KIMI_CODE_HOME", "CLINE_DIR", "CLINE_DATA_DIR",
+                "CLINE_SESSION_DATA_DIR"):
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("HOME", str(tmp_path / "nobody"))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
@@ -160,3 +161,67 @@ def test_session_file_of_each_agents_folder():
     assert session_file(only("cline-cli-3.0.65/basic/store/*")).name.endswith(".messages.json")
     assert session_file(AGENTS / "roo-code-3.x-sourced" / "condensed").name == "api_conversation_history.json"
     assert session_file(AGENTS) is None
+
+
+KIMI_CODE = AGENTS / "kimi-code-2.1.0"
+
+
+def sent_text(message: dict) -> str:
+    content = message.get("content")
+    return content if isinstance(content, str) else "".join(p.get("text", "") for p in content or ())
+
+
+def test_kimi_code_session_is_what_its_requests_sent():
+    folder = only("kimi-code-2.1.0/basic/store/sessions/*/session_*")
+    s = load(folder)  # the session folder: agents/main/wire.jsonl
+    assert resolve(folder).name == "wire.jsonl" and s.format == "kimi-code" and default_policy(s) == "kimi"
+    log = server_log(KIMI_CODE / "basic")
+    last = log[-1]["request"]
+    assert s.system == last["messages"][0]["content"]  # profile.bind's systemPrompt, as sent
+    assert [t.name for t in s.tools] == [t["function"]["name"] for t in last["tools"]]
+    assert [t.input_schema for t in s.tools] == [t["function"]["parameters"] for t in last["tools"]]
+    usages = [e["reply"]["usage"] for e in log]
+    assert [r.measured_context for r in s.requests] == [u["prompt_tokens"] for u in usages]
+    assert [r.cache_read for r in s.requests] == [u["prompt_tokens_details"]["cached_tokens"] for u in usages]
+    assert [r.output_tokens for r in s.requests] == [u["completion_tokens"] for u in usages]
+    assert [r.id for r in s.requests] == [e["reply"]["id"] for e in log]
+    for r, entry in zip(s.requests, log):  # each request saw what it sent, the system prompt aside
+        sent = entry["request"]["messages"][1:]
+        seen = s.messages[r.seen_start:r.seen_end]
+        assert [m.role if m.kind != "tool_result" else "tool" for m in seen] == [m["role"] for m in sent]
+        assert [m.text() for m in seen if m.role == "user"] == [sent_text(m) for m in sent if m["role"] != "assistant"]
+    assert [m.kind for m in s.messages] == ["prompt", "meta", "meta", "assistant", "tool_result", "assistant"]
+    assert s.messages[3].blocks[0].tool_name == "Read" and s.cwd and s.cwd.endswith("/work")
+    assert window_info(s).thresholds.autocompact == min(int(262_144 * 0.85), 262_144 - 50_000)
+
+
+@pytest.mark.parametrize("scenario, trigger", [("compaction", "auto"), ("manual-compact", "manual")])
+def test_kimi_code_compaction_holds_the_summary_and_the_kept_prompt(scenario, trigger):
+    s = load(only(f"kimi-code-2.1.0/{scenario}/store/sessions/*/session_*/agents/main/wire.jsonl"))
+    (c,) = s.compactions
+    assert c.trigger == trigger  # full_compaction.begin's source
+    summary = s.messages[c.index]
+    assert summary.kind == "compact_summary"
+    log = server_log(KIMI_CODE / scenario)
+    after = log[-1]["request"]["messages"]
+    assert summary.text() in [sent_text(m) for m in after]  # contextSummary, as sent after the compaction
+    first_prompt = next(m for m in s.messages if m.kind == "prompt")
+    assert s.messages[c.index + 1].text() == first_prompt.text() == sent_text(after[1])  # kept verbatim
+    (own,) = [r for r in s.requests if r.kind == "compaction"]  # the summary's request: it saw the old context
+    assert (own.seen_start, own.seen_end, own.message_index) == (0, c.index, c.index - 1)
+    compaction_call = next(e for e in log if "handoff summary" in sent_text(e["request"]["messages"][-1]))
+    assert own.measured_context == compaction_call["reply"]["usage"]["prompt_tokens"]
+    assert c.pre_tokens == s.requests[s.requests.index(own) - 1].measured_context
+
+
+def test_kimi_code_store_is_listed_and_told_from_kimi_cli(monkeypatch):
+    monkeypatch.setenv("KIMI_CODE_HOME", str(KIMI_CODE / "compaction" / "store"))
+    (store,) = [store for store in STORES if store.agent == "kimi-code"]
+    (ref,) = list_sessions(store)
+    assert ref.path.name == "wire.jsonl" and ref.project.endswith("/work")
+    from inspector.core.formats.detect import detect
+
+    assert detect(ref.path) == "kimi-code"
+    old_wire = only("kimi-1.49.0/basic/store/sessions/*/*/wire.jsonl")  # Kimi CLI's UI log is no session at all
+    with pytest.raises(LoadError, match="not a recognised session format"):
+        detect(old_wire)

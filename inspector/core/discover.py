@@ -257,7 +257,7 @@ def _opencode_sessions(root: Path, agent: str) -> Iterable[Entry]:
 
 def _referenced(listing: Callable[[Path], Iterable[SessionRef]]) -> Callable[[Path, str], Iterable[Entry]]:
     """A store's `sessions` from an agent store that lists `SessionRef`s (Copilot, Cline, Roo, the Cline SDK,
-    Kimi: `core.formats.agent_stores`)."""
+    Kimi, Kimi Code: `core.formats.agent_stores`)."""
     def sessions(root: Path, agent: str) -> Iterable[Entry]:
         for ref in listing(root):
             e = file_entry(ref.path, agent)

@@ -28,8 +28,9 @@ Policies (`--policy`):
                  100, option condense_pct) or 90% of the window less the output reserve (8,192 by default)
     cline-sdk    the Cline SDK (CLI 3.x): compact at 90% of the usable input, itself 90% of the window when the model
                  states no input limit (compaction-shared.ts, compaction.ts)
-    kimi         Kimi CLI: compact when the context reaches 85% of max_context_size or leaves less than 50,000
-                 (reserved_context_size) free (soul/compaction.py should_auto_compact; config.py defaults)
+    kimi         Kimi CLI (and Kimi Code): compact when the context reaches 85% of max_context_size or leaves less
+                 than 50,000 (reserved_context_size) free (soul/compaction.py should_auto_compact; config.py
+                 defaults; Kimi Code 2.1.0's DEFAULT_COMPACTION_CONFIG)
 
 Without `--policy` a session is measured against its own harness's rule (`default_policy`), so a Codex rollout
 gets Codex's thresholds without asking; `WindowInfo.policy_source` says whether the policy was that default or chosen.
@@ -109,7 +110,7 @@ def default_policy(session: Session | None) -> str:
     - no session: `reference`. Nothing tells whose harness it is, and the one caller that asks without a session
       is our own agent's configuration (a threshold for a model alone).
     - `gemini-cli`, `qwen-code`, `opencode`, `copilot`, `cline`, `roo-code`, `cline-sdk`, `kimi`: the policy of the
-      same name, that agent's own rule.
+      same name, that agent's own rule; `kimi-code`: `kimi` (Kimi Code 2.1.0 compacts by Kimi CLI's numbers).
     """
     return _default_with_reason(session)[0]
 
@@ -121,6 +122,8 @@ def _default_with_reason(session: Session | None) -> tuple[str, str]:
         return "codex", "Codex's own rule"
     if session.format == "claude-code":
         return "claude-code", "Claude Code's own rule"
+    if session.format == "kimi-code":  # DEFAULT_COMPACTION_CONFIG of 2.1.0: Kimi CLI's numbers
+        return "kimi", "Kimi Code's own rule"
     if session.format in OWN_POLICY:
         return session.format, {"gemini-cli": "Gemini CLI's own rule", "qwen-code": "Qwen Code's own rule",
                                 "opencode": "opencode's own rule"}.get(session.format, "the agent's own rule")
@@ -144,7 +147,7 @@ def context_window(session: Session | None, model: str | None = None) -> int:
     """The window of `model` (default: the session's current model) as the session shows it."""
     if session is not None and session.window:
         return session.window
-    if session is not None and session.format == "kimi":
+    if session is not None and session.format in ("kimi", "kimi-code"):
         return KIMI_WINDOW
     if session is not None and model is None:
         model = current_model(session)

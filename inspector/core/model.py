@@ -31,9 +31,11 @@ except (ImportError, TypeError):  # no C accelerator (another Python implementat
     _input_json = json.JSONEncoder(ensure_ascii=False, default=str).encode
 
 Format = Literal["claude-code", "codex", "anthropic-request", "openai-chat", "openai-responses", "neutral",
-                 "copilot", "cline", "roo-code", "cline-sdk", "kimi", "gemini-cli", "qwen-code", "opencode"]
+                 "copilot", "cline", "roo-code", "cline-sdk", "kimi", "kimi-code", "gemini-cli", "qwen-code",
+                 "opencode"]
 FORMATS: tuple[str, ...] = ("claude-code", "codex", "anthropic-request", "openai-chat", "openai-responses", "neutral",
-                            "copilot", "cline", "roo-code", "cline-sdk", "kimi", "gemini-cli", "qwen-code", "opencode")
+                            "copilot", "cline", "roo-code", "cline-sdk", "kimi", "kimi-code", "gemini-cli", "qwen-code",
+                            "opencode")
 
 # Block types of the Messages API, plus "unknown" for anything a future format version adds.
 BlockType = Literal[

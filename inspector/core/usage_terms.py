@@ -45,6 +45,8 @@ TERMS: dict[str, UsageTerms] = {
     "roo-code": UsageTerms("tokensIn", "cacheWrites", "cacheReads", "tokensOut",
                            "tokensIn + cacheWrites + cacheReads"),
     "opencode": UsageTerms("input", "cache write", "cache read", "output", "input + cache.write + cache.read"),
+    "kimi-code": UsageTerms("inputOther", "inputCacheCreation", "inputCacheRead", "output",
+                            "inputOther + inputCacheCreation + inputCacheRead"),
     "kimi": UsageTerms("token_count", None, None, None, "token_count, the whole context as Kimi counts it"),
 }
 

@@ -36,7 +36,8 @@ from chat_server import serve  # noqa: E402
 FAKE_KEY = "sk-fake-offline-0000"
 # Not copied from a store: configuration (it names the local server), logs, locks, telemetry queues, device ids.
 KEEP_OUT = shutil.ignore_patterns("config.toml", "*.log", "logs", "bin", "*.lock", "telemetry", "device_id", "*.db",
-                                  "*.db-*", "providers.json")
+                                  "*.db-*", "providers.json", "cache", ".index-dirty", ".index-cache", "user-history",
+                                  "workspace-trust", "tui.toml")
 README = "# demo\n\nA tiny project used to record agent sessions offline.\n"
 
 # Scenarios: the prompt and the server's script of turns, per agent (tool names are the agent's own).
@@ -58,6 +59,29 @@ SCENARIOS: dict[str, dict[str, dict]] = {
                                    "text": "The user asked for README.md and LICENSE to be read and summarised; "
                                            "README.md was read (a tiny demo project); there is no LICENSE."},
                                   {"text": "Summary: a tiny demo project used to record sessions; no LICENSE."}]},
+    },
+    "kimi-code": {
+        "basic": {"prompt": "Read README.md and tell me what the project is.",
+                  "script": [{"tool": "Read", "arguments": {"path": "README.md"}},
+                             {"text": "It is a tiny demo project used to record agent sessions."}]},
+        # As Kimi CLI's: the third reply reports 230,000 prompt tokens of a 262,144 window, past 85%; the next
+        # request is the compaction's (answered in order: its prompt is Kimi Code's own), then the answer.
+        "compaction": {"prompt": "Read README.md and LICENSE, then summarise them.",
+                       "script": [{"tool": "Read", "arguments": {"path": "README.md"}},
+                                  {"tool": "Glob", "arguments": {"pattern": "*"}},
+                                  {"tool": "Read", "arguments": {"path": "README.md", "line_offset": 2},
+                                   "usage": {"prompt_tokens": 230000, "cached_tokens": 0,
+                                             "completion_tokens": 40}},
+                                  {"text": "The user asked for README.md and LICENSE to be read and summarised; "
+                                           "README.md was read (a tiny demo project); there is no LICENSE."},
+                                  {"text": "Summary: a tiny demo project used to record sessions; no LICENSE."}]},
+        # `/compact` asked for: a first run reads a file, a second continues the session with the slash command.
+        "manual-compact": {"prompt": "Read README.md and tell me what the project is.",
+                           "then": ["/compact"],
+                           "script": [{"tool": "Read", "arguments": {"path": "README.md"}},
+                                      {"text": "It is a tiny demo project used to record agent sessions."},
+                                      {"text": "The user asked what the project in README.md is; it was read: a "
+                                               "tiny demo project used to record agent sessions."}]},
     },
     "copilot": {
         "basic": {"prompt": "Read README.md and tell me what the project is.",
@@ -126,7 +150,16 @@ def run_kimi(scenario: dict, url: str, home: Path, work: Path) -> tuple[list[str
     return [binary, "--print", "--yolo", "-w", str(work), "-p", scenario["prompt"]], env, share
 
 
-RUNNERS = {"kimi": run_kimi, "copilot": run_copilot, "cline": run_cline}
+def run_kimi_code(scenario: dict, url: str, home: Path, work: Path) -> tuple[list[str], dict[str, str], Path]:
+    binary = os.environ.get("KIMI_CODE_BIN") or shutil.which("kimi") or "kimi"
+    store = home / ".kimi-code"
+    env = {"KIMI_CODE_HOME": str(store), "KIMI_MODEL_NAME": "kimi-k2-scripted", "KIMI_MODEL_API_KEY": FAKE_KEY,
+           "KIMI_MODEL_PROVIDER_TYPE": "kimi", "KIMI_MODEL_BASE_URL": f"{url}/v1",
+           "KIMI_MODEL_MAX_CONTEXT_SIZE": "262144", "KIMI_CODE_NO_AUTO_UPDATE": "1"}
+    return [binary, "-p", scenario["prompt"]], env, store
+
+
+RUNNERS = {"kimi": run_kimi, "kimi-code": run_kimi_code, "copilot": run_copilot, "cline": run_cline}
 
 
 def version(agent: str, cmd: list[str]) -> str:
@@ -152,6 +185,10 @@ def record(agent: str, name: str, out: Path) -> int:
         env = {"HOME": str(home), "PATH": os.environ.get("PATH", ""), "LANG": "C.UTF-8", "TERM": "dumb",
                "NO_COLOR": "1"} | extra
         done = subprocess.run(cmd, cwd=work, env=env, capture_output=True, text=True, timeout=600)
+        for prompt in scenario.get("then", ()):  # later runs continue the session (Kimi Code: `-c`)
+            if done.returncode == 0:
+                done = subprocess.run([cmd[0], "-c", "-p", prompt], cwd=work, env=env, capture_output=True,
+                                      text=True, timeout=600)
         end_leftovers(scratch)
         target = out / "store"
         shutil.rmtree(target, ignore_errors=True)

@@ -35,6 +35,7 @@ CLEARABLE_BY_FORMAT: dict[str, tuple[str, ...]] = {
     "cline": ("read_file", "execute_command", "search_files", "list_files", "replace_in_file", "write_to_file"),
     "roo-code": ("read_file", "execute_command", "search_files", "list_files", "apply_diff", "write_to_file"),
     "cline-sdk": ("read_files", "run_commands", "search_codebase", "fetch_web_content", "editor"),
+    "kimi-code": ("Read", "Bash", "Grep", "Glob", "FetchURL", "ReadMediaFile", "Edit", "Write"),
     "kimi": ("ReadFile", "Shell", "Grep", "Glob", "SearchWeb", "FetchURL", "WriteFile", "StrReplaceFile"),
 }
 

@@ -265,6 +265,12 @@ def _load_kimi(path: Path, progress: Progress | None) -> Session:
     return load_kimi(path, progress)
 
 
+def _load_kimi_code(path: Path, progress: Progress | None) -> Session:
+    from inspector.core.formats.kimi_code import load_kimi_code
+
+    return load_kimi_code(path, progress)
+
+
 def _load_cline_sdk(path: Path, progress: Progress | None) -> Session:
     from inspector.core.formats.cline_sdk import load_cline_sdk
 
@@ -302,6 +308,7 @@ _LOADERS: dict[str, Callable[[Path, Progress | None], Session]] = {
     "neutral": _load_neutral,
     "copilot": _load_copilot,
     "kimi": _load_kimi,
+    "kimi-code": _load_kimi_code,
     "cline-sdk": _load_cline_sdk,
     "gemini-cli": _load_gemini,
     "qwen-code": _load_qwen,

@@ -1,4 +1,5 @@
-"""Where Copilot CLI, Cline / Roo Code, the Cline SDK and Kimi CLI keep their sessions, for the picker and for PATH.
+"""Where Copilot CLI, Cline / Roo Code, the Cline SDK, Kimi CLI and Kimi Code keep their sessions, for the picker and
+for PATH.
 
 `STORES` lists, per agent, the store's roots now (each agent's own environment override first, as its source
 resolves it) and how to list the sessions in one: `sessions(root)` yields `SessionRef`s, newest write first is the
@@ -13,6 +14,8 @@ skipped. `session_file(folder)` is the file `load` reads for a session folder of
                `~/.cline/data/sessions`; `<id>/<id>.messages.json`
     kimi       `$KIMI_SHARE_DIR`, else `~/.kimi`; `sessions/<md5 of work dir>/<uuid>/context.jsonl` (the work dir of
                each hash is in `kimi.json`)
+    kimi-code  `$KIMI_CODE_HOME`, else `~/.kimi-code`; `sessions/wd_<dir name>_<hash>/session_<uuid>/agents/main/
+               wire.jsonl` (the work dir in the session's `state.json`)
 """
 
 from __future__ import annotations
@@ -90,6 +93,10 @@ def cline_sdk_roots() -> list[Path]:
 
 def kimi_roots() -> list[Path]:
     return [(_env("KIMI_SHARE_DIR") or _home() / ".kimi") / "sessions"]
+
+
+def kimi_code_roots() -> list[Path]:
+    return [(_env("KIMI_CODE_HOME") or _home() / ".kimi-code") / "sessions"]
 
 
 def _ref(path: Path, agent: str, project: str = "") -> SessionRef | None:
@@ -180,12 +187,22 @@ def _kimi_work_dirs(path: Path) -> dict[str, str]:
     return found
 
 
+def kimi_code_sessions(root: Path) -> Iterator[SessionRef]:
+    for workspace in _children(root):
+        for folder in _children(workspace):
+            ref = _ref(folder / KIMI_CODE_WIRE, "kimi-code", _manifest_cwd(folder / "state.json"))
+            if ref is not None:
+                yield ref
+
+
+KIMI_CODE_WIRE = Path("agents") / "main" / "wire.jsonl"
 STORES: tuple[AgentStore, ...] = (
     AgentStore("copilot", copilot_roots, copilot_sessions),
     AgentStore("cline", cline_roots, task_sessions("cline")),
     AgentStore("roo-code", roo_roots, task_sessions("roo-code")),
     AgentStore("cline-sdk", cline_sdk_roots, cline_sdk_sessions),
     AgentStore("kimi", kimi_roots, kimi_sessions),
+    AgentStore("kimi-code", kimi_code_roots, kimi_code_sessions),
 )
 
 
@@ -199,7 +216,8 @@ def session_file(folder: Path) -> Path | None:
     """The file to load for a session folder of one of these agents, or None when `folder` is none of theirs."""
     if task_folder(folder) is not None:
         return folder / HISTORY
-    for candidate in (folder / "context.jsonl", folder / "events.jsonl", folder / f"{folder.name}.messages.json"):
+    for candidate in (folder / "context.jsonl", folder / "events.jsonl", folder / f"{folder.name}.messages.json",
+                      folder / KIMI_CODE_WIRE):
         if candidate.is_file():
             return candidate
     return None

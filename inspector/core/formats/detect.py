@@ -49,11 +49,14 @@ def classify_line(obj: Any) -> Format | None:
         return "claude-code"
     from inspector.core.formats.copilot import is_copilot_event  # here, not at the top: a Claude Code or Codex
     from inspector.core.formats.kimi import is_kimi_record  # line (the status line's) never loads these loaders
+    from inspector.core.formats.kimi_code import is_kimi_code_record
 
     if is_copilot_event(obj):
         return "copilot"
     if is_kimi_record(obj):
         return "kimi"
+    if is_kimi_code_record(obj):
+        return "kimi-code"
     if "event" in obj or ("role" in obj and "type" not in obj):
         return "neutral"
     if "protocol" in obj and "seq" in obj:  # a record of `context-inspector capture` (docs/capture-format.md)
@@ -223,5 +226,6 @@ def detect(path: str | Path) -> Format:
     if not first:
         raise LoadError(f"{path}: empty file, no session in it")
     raise LoadError(f"{path}: not a recognised session format (Claude Code, Codex, Gemini CLI, Qwen Code, opencode, "
-                    "Copilot CLI, Cline, Roo Code, Cline SDK, Kimi CLI, an Anthropic request, OpenAI chat or "
+                    "Copilot CLI, Cline, Roo Code, Cline SDK, Kimi CLI, Kimi Code, an Anthropic request, OpenAI chat "
+                    "or "
                     "Responses, a capture, or neutral)")

@@ -1,0 +1,253 @@
+"""Kimi Code CLI sessions (`@moonshot-ai/kimi-code`, the TypeScript successor of the Python Kimi CLI, whose last
+release, 1.52.0, only points to it): `$KIMI_CODE_HOME` (else `~/.kimi-code`)
+`/sessions/wd_<dir name>_<hash>/session_<uuid>/agents/<agent>/wire.jsonl`, `main` the session's own window and any
+other agent a subagent's. Read from what 2.1.0 writes (tests/fixtures/agents/kimi-code-2.1.0, docs/kimi-code-format.md).
+
+One event a line, `{type, agentId, ..., time}` (epoch milliseconds). The context is what the `context.*` records
+build, in order:
+- `context.append_message`: a message; a user message's `origin.kind` is `user` (typed), `injection` (a
+  system-reminder the harness adds: date, permission mode, ...) or `compaction_summary`;
+- `context.append_loop_event`: a step of the agent loop, `event.type` `step.begin`, `content.part` (the model's
+  `text` or `think`), `tool.call` (`toolCallId`, `name`, `args`), `tool.result` (`result.output`, `result.note`,
+  `result.isError`) and `step.end`, whose `usage` {inputOther, inputCacheRead, inputCacheCreation, output} and
+  `messageId` are the step's request;
+- `context.apply_compaction`: the first `compactedCount` messages of the context replaced by the summary
+  (`contextSummary`, as sent; `summary` the model's own words) and the `keptUserMessageCount` latest prompts,
+  verbatim. `full_compaction.begin` before it says who asked (`source`: `auto` or `manual`), and the
+  `llm.request` of kind `compaction` then its `usage.record` (scope `session`) are the summary's request;
+- `context.clear` starts the context anew.
+Beside them: `profile.bind` holds the system prompt as sent, `llm.tools_snapshot` the tools (name, description,
+parameters), `llm.request` the model. `context.undo` (the undo of the last turns) is warned of, not replayed.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from inspector.core.formats.blocks import as_int, iso_from_ms, opt_int, opt_str
+from inspector.core.formats.jsonl import ObjectLoader, Progress, UnknownKinds, read_jsonl
+from inspector.core.model import Block, Compaction, Message, Request, Session, ToolSchema
+
+MAIN_AGENT = "main"
+# Records that hold nothing of the context: the session's bookkeeping, UI events, counts Kimi makes itself
+IGNORED = frozenset({
+    "metadata", "runtime.set_binding", "permission.set_mode", "turn.prompt", "turn.ended", "prompt.completed",
+    "plugin.session_start", "usage.record", "token_counting.measured", "token_counting.rebased",
+    "token_counting.turn_recorded", "full_compaction.complete", "full_compaction.cancel", "context.undone",
+    "context.update_token_count", "agent.switched"})
+PROMPT_KINDS = {"user": "prompt", "injection": "meta", "compaction_summary": "compact_summary"}
+
+
+class KimiCodeLoader(ObjectLoader):
+    def __init__(self, source: str) -> None:
+        self.session = Session(source=source, format="kimi-code")
+        self._unknown = UnknownKinds("record", "records")
+        self._step: Message | None = None  # the assistant message of the step in progress
+        self._step_index = 0  # ... and its index
+        self._model: str | None = None  # of the last `llm.request`
+        self._request_kind = "loop"
+        self._trigger: str | None = None  # of the compaction begun (`full_compaction.begin`)
+        self._summary_request: Request | None = None  # the compaction's own, until its summary is placed
+
+    def take(self, line_no: int | None, offset: int | None, obj: dict) -> None:
+        kind = opt_str(obj.get("type"))
+        ts = iso_from_ms(obj.get("time"))
+        if kind == "context.append_message":
+            message = obj.get("message")
+            if isinstance(message, dict):
+                self._step = None
+                self._add(_message(message), line_no, offset, ts)
+            else:
+                self.warn(line_no, "context message without a message object, skipped")
+        elif kind == "context.append_loop_event":
+            event = obj.get("event")
+            if isinstance(event, dict):
+                self._loop_event(event, line_no, offset, ts)
+        elif kind == "llm.request":
+            self._model = opt_str(obj.get("model")) or self._model
+            self._request_kind = opt_str(obj.get("kind")) or "loop"
+        elif kind == "usage.record":
+            if self._request_kind == "compaction" and obj.get("usageScope") == "session":
+                self._summary_request = self._request(obj.get("usage"), None, line_no, ts, "compaction")
+        elif kind == "full_compaction.begin":
+            self._trigger = opt_str(obj.get("source"))
+        elif kind == "context.apply_compaction":
+            self._compaction(obj, line_no, offset, ts)
+        elif kind == "context.clear":
+            s = self.session
+            s.compactions.append(Compaction("compact", len(s.messages), trigger="clear", line=line_no, timestamp=ts))
+            self._step = None
+        elif kind == "profile.bind":
+            self.session.system = opt_str(obj.get("systemPrompt")) or self.session.system
+        elif kind == "llm.tools_snapshot":
+            tools = obj.get("tools")
+            if isinstance(tools, list):
+                self.session.tools = [ToolSchema(t["name"], opt_str(t.get("description")) or "",
+                                                 t["parameters"] if isinstance(t.get("parameters"), dict) else {})
+                                      for t in tools if isinstance(t, dict) and isinstance(t.get("name"), str)]
+        elif kind == "context.undo":
+            self.warn(line_no, f"Kimi Code undid the last {obj.get('count')} turn(s) here; the messages it removed "
+                               "are still listed")
+        elif kind == "metadata" and isinstance(obj.get("protocol_version"), str):
+            self.session.version = f"wire protocol {obj['protocol_version']}"
+        elif kind not in IGNORED and obj.get("kind") != "event":  # `kind: event` lines echo the UI's view
+            self._unknown.note(kind, line_no)
+
+    def _loop_event(self, event: dict, line_no: int | None, offset: int | None, ts: str | None) -> None:
+        kind = event.get("type")
+        if kind == "step.begin":
+            self._step = None
+        elif kind == "content.part":
+            part = event.get("part")
+            if isinstance(part, dict):
+                block = _part(part)
+                if block is not None:
+                    self._assistant(line_no, offset, ts).blocks.append(block)
+        elif kind == "tool.call":
+            name, args = opt_str(event.get("name")), event.get("args")
+            self._assistant(line_no, offset, ts).blocks.append(
+                Block("tool_use", "", opt_str(event.get("toolCallId")), name, args if args is not None else {}))
+        elif kind == "tool.result":
+            result = event.get("result") if isinstance(event.get("result"), dict) else {}
+            output, note = result.get("output"), opt_str(result.get("note"))
+            text = output if isinstance(output, str) else json.dumps(output, ensure_ascii=False, default=str)
+            block = Block("tool_result", text + ("\n" + note if note else ""), opt_str(event.get("toolCallId")),
+                          is_error=bool(result.get("isError")))
+            self._add(Message("user", "tool_result", [block]), line_no, offset, ts)
+        elif kind == "step.end":
+            step = self._assistant(line_no, offset, ts)
+            step.response_id = opt_str(event.get("messageId"))
+            request = self._request(event.get("usage"), step.response_id, line_no, ts, "turn")
+            if request is not None:
+                request.message_index = request.seen_end = self._step_index
+                self.session.requests.append(request)
+                step.response_id = request.id
+            self._step = None
+
+    def _assistant(self, line_no: int | None, offset: int | None, ts: str | None) -> Message:
+        """The assistant message of the step in progress (added when its first part or call comes)."""
+        if self._step is None:
+            self._step, self._step_index = Message("assistant", "assistant", [], model=self._model), \
+                len(self.session.messages)
+            self._add(self._step, line_no, offset, ts)
+        elif line_no is not None and line_no not in self._step.lines:
+            self._step.lines += (line_no,)
+        return self._step
+
+    def _request(self, usage: Any, rid: str | None, line_no: int | None, ts: str | None,
+                 kind: str) -> Request | None:
+        if not isinstance(usage, dict):
+            return None
+        s = self.session
+        return Request(rid or f"kimi-code-line-{line_no}", self._model, as_int(usage.get("inputOther")),
+                       as_int(usage.get("inputCacheCreation")), as_int(usage.get("inputCacheRead")),
+                       as_int(usage.get("output")), len(s.messages), seen_start=s.context_start,
+                       seen_end=len(s.messages), line=line_no, timestamp=ts, kind=kind)  # type: ignore[arg-type]
+
+    def _compaction(self, obj: dict, line_no: int | None, offset: int | None, ts: str | None) -> None:
+        """The summary first, then copies of the prompts kept verbatim: the context Kimi sends next holds the same
+        messages, the prompts before the summary."""
+        s = self.session
+        start = s.context_start
+        count = opt_int(obj.get("compactedCount"))
+        compacted = s.messages[start:start + count] if count is not None else s.messages[start:]
+        keep = opt_int(obj.get("keptUserMessageCount")) or 0
+        prompts = [m for m in compacted if m.role == "user" and m.kind == "prompt"]
+        kept = prompts[len(prompts) - keep:] if keep else []
+        summary = obj.get("contextSummary") if isinstance(obj.get("contextSummary"), str) else obj.get("summary")
+        if isinstance(summary, dict):
+            summary_message = _message(summary)
+            summary_message.kind = "compact_summary"
+        else:
+            summary_message = Message("user", "compact_summary", [Block("text", opt_str(summary) or "")])
+        before = s.requests[-1].measured_context if s.requests else None
+        index = len(s.messages)
+        s.compactions.append(Compaction("compact", index, trigger=self._trigger, pre_tokens=before, line=line_no,
+                                        timestamp=ts))
+        self._add(summary_message, line_no, offset, ts)
+        request = self._summary_request
+        if request is not None:  # it saw the old context; its output is the summary, past the boundary: its figures
+            request.seen_start, request.seen_end, request.message_index = start, index, index - 1  # stay in that window
+            s.requests.append(request)
+        for m in kept:
+            self._add(m.copy_with(blocks=list(m.blocks)), line_no, offset, ts)
+        self._trigger, self._summary_request, self._step = None, None, None
+
+    def _add(self, message: Message, line_no: int | None, offset: int | None, ts: str | None) -> None:
+        message.lines, message.offset, message.timestamp = ((line_no,) if line_no is not None else ()), offset, ts
+        self.session.messages.append(message)
+
+    def build(self) -> Session:
+        s = self.session
+        return s.copy_with(messages=list(s.messages), requests=list(s.requests), compactions=list(s.compactions),
+                           warnings=list(s.warnings) + self._unknown.warnings(), models=_models(s.requests))
+
+
+def _models(requests: list[Request]) -> list[str]:
+    return list(dict.fromkeys(r.model for r in requests if r.model))
+
+
+def _part(part: dict) -> Block | None:
+    kind = part.get("type")
+    if kind == "text":
+        return Block("text", opt_str(part.get("text")) or "")
+    if kind == "think":
+        return Block("thinking", opt_str(part.get("think")) or "", signature=opt_str(part.get("encrypted")))
+    if kind == "image_url":
+        return Block("image")
+    return Block("unknown", raw=part) if kind is not None else None
+
+
+def _message(d: dict) -> Message:
+    """A context message `{role, content: parts, toolCalls, toolCallId, origin}` as a Message."""
+    role = opt_str(d.get("role")) or "user"
+    content = d.get("content")
+    parts = content if isinstance(content, list) else [{"type": "text", "text": content}] if content else []
+    blocks = [b for b in (_part(p) for p in parts if isinstance(p, dict)) if b is not None]
+    for call in d.get("toolCalls") or ():
+        if isinstance(call, dict):
+            args = call.get("arguments")
+            try:
+                value = json.loads(args) if isinstance(args, str) else args
+            except ValueError:
+                value = args
+            blocks.append(Block("tool_use", "", opt_str(call.get("id")), opt_str(call.get("name")), value))
+    origin = d.get("origin") if isinstance(d.get("origin"), dict) else {}
+    if role == "tool":
+        text = "\n".join(b.text for b in blocks if b.type == "text")
+        return Message("user", "tool_result", [Block("tool_result", text, opt_str(d.get("toolCallId")))])
+    if role == "assistant":
+        return Message("assistant", "assistant", blocks)
+    if role == "system":
+        return Message("system", "system", blocks)
+    kind = PROMPT_KINDS.get(opt_str(origin.get("kind")) or "user", "meta")
+    return Message("user", kind, blocks)  # type: ignore[arg-type]
+
+
+def is_kimi_code_record(obj: Any) -> bool:
+    """A wire record of Kimi Code: a dotted event type and the agent it belongs to."""
+    return isinstance(obj, dict) and isinstance(obj.get("agentId"), str) and "." in (opt_str(obj.get("type")) or "")
+
+
+def load_kimi_code(path: Path, progress: Progress | None = None) -> Session:
+    loader = KimiCodeLoader(str(path))
+    read_jsonl(path, loader.feed, loader.warn, progress)
+    session = loader.build()
+    agents = path.parent.parent
+    if path.parent.name == MAIN_AGENT and agents.name == "agents":
+        session.subagents = sorted(str(p) for p in agents.glob("*/wire.jsonl") if p.parent.name != MAIN_AGENT)
+        session.cwd, session.session_id = _state(agents.parent / "state.json")
+    return session
+
+
+def _state(path: Path) -> tuple[str | None, str | None]:
+    """The session's working directory and id from its `state.json`."""
+    try:
+        doc = json.loads(path.read_bytes()[:1 << 20])
+    except (OSError, ValueError, RecursionError):
+        return None, None
+    if not isinstance(doc, dict):
+        return None, None
+    return opt_str(doc.get("cwd")), opt_str(doc.get("id"))
