@@ -225,3 +225,19 @@ def test_kimi_code_store_is_listed_and_told_from_kimi_cli(monkeypatch):
     old_wire = only("kimi-1.49.0/basic/store/sessions/*/*/wire.jsonl")  # Kimi CLI's UI log is no session at all
     with pytest.raises(LoadError, match="not a recognised session format"):
         detect(old_wire)
+
+
+def test_kimi_code_subagent_is_its_own_window_started_by_the_agent_call():
+    s = load(only("kimi-code-2.1.0/subagent/store/sessions/*/session_*"))
+    assert not s.warnings
+    from inspector.core.subagents import subagents
+
+    (agent,) = subagents(s)
+    call = s.messages[agent.index].blocks[0]
+    assert call.tool_name == "Agent" and agent.tool_id == call.tool_id and agent.what  # the call that started it
+    sub = load(agent.path)
+    assert sub.messages[0].kind == "prompt" and sub.messages[0].text() == call.input["prompt"]  # its task
+    log = server_log(KIMI_CODE / "subagent")
+    own = [e for e in log if sent_text(e["request"]["messages"][1]) == call.input["prompt"]]
+    assert [r.measured_context for r in sub.requests] == [e["reply"]["usage"]["prompt_tokens"] for e in own]
+    assert sub.system == own[0]["request"]["messages"][0]["content"] != s.system  # a subagent's own prompt

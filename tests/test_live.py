@@ -16,6 +16,7 @@ from inspector.core.model import LoadError
 from conftest import CORPUS, FIXTURES
 
 COMPACT = CORPUS / "claude-code-manual-compact.jsonl"
+KIMI_CODE = next((FIXTURES / "agents" / "kimi-code-2.1.0" / "compaction" / "store").glob("sessions/*/*/agents/*/*"))
 
 
 def same_as_fresh(session, path) -> None:
@@ -45,7 +46,7 @@ def chunks(data: bytes, rng: random.Random, largest: int) -> list[bytes]:
 @pytest.mark.parametrize("source", [COMPACT, CORPUS / "claude-code-subagent-explore.jsonl",
                                     FIXTURES / "formats" / "codex-rollout.jsonl",
                                     FIXTURES / "formats" / "neutral.jsonl",
-                                    FIXTURES / "formats" / "anthropic-requests.jsonl"])
+                                    FIXTURES / "formats" / "anthropic-requests.jsonl", KIMI_CODE])
 def test_chunked_appends_split_mid_line_match_a_fresh_load_after_every_update(tmp_path, source):
     data = source.read_bytes()
     first = data.index(b"\n") + 1
@@ -89,6 +90,21 @@ def test_any_split_of_the_compaction_session_ends_as_a_fresh_load(tmp_path_facto
         shown.extend(range(change.first_new, len(change.session.messages)))
     same_as_fresh(follower.session, path)
     assert shown == list(range(len(follower.session.messages)))  # every message announced once, in order
+
+
+def test_a_kimi_code_step_that_grows_leaves_the_session_built_before_it_as_it_was(tmp_path):
+    lines = KIMI_CODE.read_bytes().splitlines(keepends=True)
+    call = next(i for i, line in enumerate(lines) if b'"tool.call"' in line)  # a step's first call: its message
+    path = tmp_path / "wire.jsonl"
+    path.write_bytes(b"".join(lines[:call + 1]))
+    follower = Follower(path)
+    before = follower.open()
+    shown = [(m.text(), m.response_id) for m in before.messages]
+    append(path, b"".join(lines[call + 1:]))
+    change = follower.update()
+    assert [(m.text(), m.response_id) for m in before.messages] == shown  # what is on screen did not change under it
+    assert call and change.session.messages[len(before.messages) - 1] is not before.messages[-1]  # its step grew
+    same_as_fresh(change.session, path)
 
 
 def test_partial_line_is_held_until_its_newline_and_a_whole_unterminated_line_is_fed_once(tmp_path):

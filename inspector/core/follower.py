@@ -134,6 +134,10 @@ def make_loader(path: Path, fmt: Format) -> Loader | None:
         from inspector.core.formats.qwen import QwenLoader
 
         return QwenLoader(str(path))
+    if fmt == "kimi-code":
+        from inspector.core.formats.kimi_code import KimiCodeLoader
+
+        return KimiCodeLoader(str(path))
     if fmt == "opencode":
         return None  # a database (or a storage tree): read whole again when it changes
     first = first_object(path)

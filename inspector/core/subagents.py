@@ -62,7 +62,10 @@ def spawned_at(agents: list[Subagent]) -> dict[int, list[Subagent]]:
 
 
 def _agent_id(path: str) -> str:
-    """The agent id a window's file is named for: `agent-<id>.jsonl`, else the file's stem."""
+    """The agent id a window's file is named for: `agent-<id>.jsonl` (Kimi Code: `agents/<id>/wire.jsonl`), else the
+    file's stem."""
+    if Path(path).name == "wire.jsonl":
+        return Path(path).parent.name
     stem = Path(path).name.split("#")[-1].removesuffix(".jsonl")
     return stem.removeprefix(PREFIX)
 

@@ -75,6 +75,14 @@ SCENARIOS: dict[str, dict[str, dict]] = {
                                   {"text": "The user asked for README.md and LICENSE to be read and summarised; "
                                            "README.md was read (a tiny demo project); there is no LICENSE."},
                                   {"text": "Summary: a tiny demo project used to record sessions; no LICENSE."}]},
+        # A subagent (the Agent tool, run in the foreground): its own loop, its own wire file beside the main one.
+        "subagent": {"prompt": "Ask a subagent what README.md says.",
+                     "script": [{"tool": "Agent", "arguments": {"prompt": "Read README.md and say what it is.",
+                                                                "description": "read the readme",
+                                                                "run_in_background": False}},
+                                {"tool": "Read", "arguments": {"path": "README.md"}},
+                                {"text": "README.md describes a tiny demo project."},
+                                {"text": "The subagent says README.md describes a tiny demo project."}]},
         # `/compact` asked for: a first run reads a file, a second continues the session with the slash command.
         "manual-compact": {"prompt": "Read README.md and tell me what the project is.",
                            "then": ["/compact"],

@@ -227,5 +227,4 @@ def detect(path: str | Path) -> Format:
         raise LoadError(f"{path}: empty file, no session in it")
     raise LoadError(f"{path}: not a recognised session format (Claude Code, Codex, Gemini CLI, Qwen Code, opencode, "
                     "Copilot CLI, Cline, Roo Code, Cline SDK, Kimi CLI, Kimi Code, an Anthropic request, OpenAI chat "
-                    "or "
-                    "Responses, a capture, or neutral)")
+                    "or Responses, a capture, or neutral)")

@@ -16,6 +16,9 @@ build, in order:
   verbatim. `full_compaction.begin` before it says who asked (`source`: `auto` or `manual`), and the
   `llm.request` of kind `compaction` then its `usage.record` (scope `session`) are the summary's request;
 - `context.clear` starts the context anew.
+A subagent's window is `agents/<id>/wire.jsonl` beside the main one, its task the first message (origin
+`system_trigger`, name `subagent`); `subagent.spawned {subagentId, parentToolCallId}` in the main file names the call
+that started it.
 Beside them: `profile.bind` holds the system prompt as sent, `llm.tools_snapshot` the tools (name, description,
 parameters), `llm.request` the model. `context.undo` (the undo of the last turns) is warned of, not replayed.
 """
@@ -36,7 +39,7 @@ IGNORED = frozenset({
     "metadata", "runtime.set_binding", "permission.set_mode", "turn.prompt", "turn.ended", "prompt.completed",
     "plugin.session_start", "usage.record", "token_counting.measured", "token_counting.rebased",
     "token_counting.turn_recorded", "full_compaction.complete", "full_compaction.cancel", "context.undone",
-    "context.update_token_count", "agent.switched"})
+    "context.update_token_count", "agent.switched", "subagent.started", "subagent.completed", "subagent.failed"})
 PROMPT_KINDS = {"user": "prompt", "injection": "meta", "compaction_summary": "compact_summary"}
 
 
@@ -46,6 +49,8 @@ class KimiCodeLoader(ObjectLoader):
         self._unknown = UnknownKinds("record", "records")
         self._step: Message | None = None  # the assistant message of the step in progress
         self._step_index = 0  # ... and its index
+        self._built = 0  # messages a build has handed out: copied before they change (a live follower keeps them)
+        self._folder: tuple[list[str], str | None, str | None] | None = None  # subagents, cwd, id: read once
         self._model: str | None = None  # of the last `llm.request`
         self._request_kind = "loop"
         self._trigger: str | None = None  # of the compaction begun (`full_compaction.begin`)
@@ -87,6 +92,10 @@ class KimiCodeLoader(ObjectLoader):
                 self.session.tools = [ToolSchema(t["name"], opt_str(t.get("description")) or "",
                                                  t["parameters"] if isinstance(t.get("parameters"), dict) else {})
                                       for t in tools if isinstance(t, dict) and isinstance(t.get("name"), str)]
+        elif kind == "subagent.spawned":  # the Agent call that started a subagent (its window: agents/<id>/)
+            call, agent = opt_str(obj.get("parentToolCallId")), opt_str(obj.get("subagentId"))
+            if call and agent:
+                self.session.spawns[call] = agent
         elif kind == "context.undo":
             self.warn(line_no, f"Kimi Code undid the last {obj.get('count')} turn(s) here; the messages it removed "
                                "are still listed")
@@ -132,8 +141,12 @@ class KimiCodeLoader(ObjectLoader):
             self._step, self._step_index = Message("assistant", "assistant", [], model=self._model), \
                 len(self.session.messages)
             self._add(self._step, line_no, offset, ts)
-        elif line_no is not None and line_no not in self._step.lines:
-            self._step.lines += (line_no,)
+        else:
+            if self._step_index < self._built:
+                self._step = self.session.messages[self._step_index] = self._step.copy_with(
+                    blocks=list(self._step.blocks))
+            if line_no is not None and line_no not in self._step.lines:
+                self._step.lines += (line_no,)
         return self._step
 
     def _request(self, usage: Any, rid: str | None, line_no: int | None, ts: str | None,
@@ -181,8 +194,13 @@ class KimiCodeLoader(ObjectLoader):
 
     def build(self) -> Session:
         s = self.session
+        self._built = len(s.messages)
+        if self._folder is None:
+            self._folder = _folder(Path(s.source))
+        subagents, cwd, session_id = self._folder
         return s.copy_with(messages=list(s.messages), requests=list(s.requests), compactions=list(s.compactions),
-                           warnings=list(s.warnings) + self._unknown.warnings(), models=_models(s.requests))
+                           warnings=list(s.warnings) + self._unknown.warnings(), models=_models(s.requests),
+                           subagents=list(subagents), cwd=cwd, session_id=session_id, spawns=dict(s.spawns))
 
 
 def _models(requests: list[Request]) -> list[str]:
@@ -222,32 +240,40 @@ def _message(d: dict) -> Message:
         return Message("assistant", "assistant", blocks)
     if role == "system":
         return Message("system", "system", blocks)
-    kind = PROMPT_KINDS.get(opt_str(origin.get("kind")) or "user", "meta")
+    source = opt_str(origin.get("kind")) or "user"
+    subagent_task = source == "system_trigger" and origin.get("name") == "subagent"
+    kind = "prompt" if subagent_task else PROMPT_KINDS.get(source, "meta")
     return Message("user", kind, blocks)  # type: ignore[arg-type]
 
 
 def is_kimi_code_record(obj: Any) -> bool:
-    """A wire record of Kimi Code: a dotted event type and the agent it belongs to."""
-    return isinstance(obj, dict) and isinstance(obj.get("agentId"), str) and "." in (opt_str(obj.get("type")) or "")
+    """A wire record of Kimi Code: a dotted event type and the agent it belongs to, or the file's first line
+    (`metadata` with its protocol version and creation time; Kimi CLI's UI log opens with no time)."""
+    if not isinstance(obj, dict):
+        return False
+    kind = opt_str(obj.get("type")) or ""
+    if kind == "metadata":
+        return isinstance(obj.get("protocol_version"), str) and isinstance(obj.get("created_at"), int)
+    return isinstance(obj.get("agentId"), str) and "." in kind
 
 
 def load_kimi_code(path: Path, progress: Progress | None = None) -> Session:
     loader = KimiCodeLoader(str(path))
     read_jsonl(path, loader.feed, loader.warn, progress)
-    session = loader.build()
+    return loader.build()
+
+
+def _folder(path: Path) -> tuple[list[str], str | None, str | None]:
+    """For the main agent's file of a session folder: the subagents' files beside it, and the session's working
+    directory and id from its `state.json`."""
     agents = path.parent.parent
-    if path.parent.name == MAIN_AGENT and agents.name == "agents":
-        session.subagents = sorted(str(p) for p in agents.glob("*/wire.jsonl") if p.parent.name != MAIN_AGENT)
-        session.cwd, session.session_id = _state(agents.parent / "state.json")
-    return session
-
-
-def _state(path: Path) -> tuple[str | None, str | None]:
-    """The session's working directory and id from its `state.json`."""
+    if path.parent.name != MAIN_AGENT or agents.name != "agents":
+        return [], None, None
+    subagents = sorted(str(p) for p in agents.glob("*/wire.jsonl") if p.parent.name != MAIN_AGENT)
     try:
-        doc = json.loads(path.read_bytes()[:1 << 20])
+        doc = json.loads((agents.parent / "state.json").read_bytes()[:1 << 20])
     except (OSError, ValueError, RecursionError):
-        return None, None
+        doc = None
     if not isinstance(doc, dict):
-        return None, None
-    return opt_str(doc.get("cwd")), opt_str(doc.get("id"))
+        return subagents, None, None
+    return subagents, opt_str(doc.get("cwd")), opt_str(doc.get("id"))
