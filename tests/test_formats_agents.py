@@ -261,3 +261,21 @@ def check_kimi_code_subagent(scenario: Path) -> None:
     own = [e for e in log if sent_text(e["request"]["messages"][1]) == call.input["prompt"]]
     assert [r.measured_context for r in sub.requests] == [e["reply"]["usage"]["prompt_tokens"] for e in own]
     assert sub.system == own[0]["request"]["messages"][0]["content"] != s.system  # a subagent's own prompt
+
+
+def test_kimi_code_undo_leaves_what_the_next_request_sent():
+    scenario = KIMI_CODE / "clear-undo"
+    log = server_log(scenario)
+    folders = sorted(scenario.glob("store/sessions/wd_*/session_*"), key=lambda f: json.loads(
+        (f / "state.json").read_text())["createdAt"])
+    assert len(folders) == 2  # /clear started a second session
+    before, after = (load(f) for f in folders)
+    assert not before.compactions and [m.text() for m in before.messages if m.kind == "prompt"] == [
+        "Hello one\n/clear", "Hello two"]
+    assert not after.warnings and len(after.requests) == 1  # the undone turn's request went with it
+    (r,) = after.requests
+    sent = log[-1]["request"]["messages"][1:]
+    seen = after.messages[r.seen_start:r.seen_end]
+    assert [m.text() for m in seen] == [sent_text(m) for m in sent]  # the reminders stayed, then the new prompt
+    assert r.measured_context == log[-1]["reply"]["usage"]["prompt_tokens"]
+    assert after.messages[-1].text() == log[-1]["reply"]["choices"][0]["message"]["content"]

@@ -17,6 +17,8 @@ from conftest import CORPUS, FIXTURES
 
 COMPACT = CORPUS / "claude-code-manual-compact.jsonl"
 KIMI_CODE = next((FIXTURES / "agents" / "kimi-code-2.1.0" / "compaction" / "store").glob("sessions/*/*/agents/*/*"))
+KIMI_CODE_UNDO = next(p for p in (FIXTURES / "agents" / "kimi-code-2.1.0" / "clear-undo" / "store").glob(
+    "sessions/*/*/agents/*/*") if b'"context.undo"' in p.read_bytes())
 
 
 def same_as_fresh(session, path) -> None:
@@ -46,7 +48,7 @@ def chunks(data: bytes, rng: random.Random, largest: int) -> list[bytes]:
 @pytest.mark.parametrize("source", [COMPACT, CORPUS / "claude-code-subagent-explore.jsonl",
                                     FIXTURES / "formats" / "codex-rollout.jsonl",
                                     FIXTURES / "formats" / "neutral.jsonl",
-                                    FIXTURES / "formats" / "anthropic-requests.jsonl", KIMI_CODE])
+                                    FIXTURES / "formats" / "anthropic-requests.jsonl", KIMI_CODE, KIMI_CODE_UNDO])
 def test_chunked_appends_split_mid_line_match_a_fresh_load_after_every_update(tmp_path, source):
     data = source.read_bytes()
     first = data.index(b"\n") + 1

@@ -20,7 +20,7 @@ A subagent's window is `agents/<id>/wire.jsonl` beside the main one, its task th
 `system_trigger`, name `subagent`); `subagent.spawned {subagentId, parentToolCallId}` in the main file names the call
 that started it.
 Beside them: `profile.bind` holds the system prompt as sent, `llm.tools_snapshot` the tools (name, description,
-parameters), `llm.request` the model. `context.undo` (the undo of the last turns) is warned of, not replayed.
+parameters), `llm.request` the model. `context.undo {count}` (`/undo`) withdraws the last prompts: see `_undo`.
 """
 
 from __future__ import annotations
@@ -38,8 +38,9 @@ MAIN_AGENT = "main"
 IGNORED = frozenset({
     "metadata", "runtime.set_binding", "permission.set_mode", "turn.prompt", "turn.ended", "prompt.completed",
     "plugin.session_start", "usage.record", "token_counting.measured", "token_counting.rebased",
-    "token_counting.turn_recorded", "full_compaction.complete", "full_compaction.cancel", "context.undone",
-    "context.update_token_count", "agent.switched", "subagent.started", "subagent.completed", "subagent.failed"})
+    "token_counting.turn_recorded", "token_counting.truncated", "full_compaction.complete", "full_compaction.cancel",
+    "context.undone", "context.update_token_count", "agent.switched", "subagent.started", "subagent.completed",
+    "subagent.failed"})
 PROMPT_KINDS = {"user": "prompt", "injection": "meta", "compaction_summary": "compact_summary"}
 
 
@@ -51,6 +52,8 @@ class KimiCodeLoader(ObjectLoader):
         self._step_index = 0  # ... and its index
         self._built = 0  # messages a build has handed out: copied before they change (a live follower keeps them)
         self._folder: tuple[list[str], str | None, str | None] | None = None  # subagents, cwd, id: read once
+        self._marks: list[tuple[str, str | None] | None] = []  # per message: its origin and the prompt it is or
+        # belongs to (("user", its id), ("injection", its owner's id)), for an undo; None: the loop's own
         self._model: str | None = None  # of the last `llm.request`
         self._request_kind = "loop"
         self._trigger: str | None = None  # of the compaction begun (`full_compaction.begin`)
@@ -63,7 +66,7 @@ class KimiCodeLoader(ObjectLoader):
             message = obj.get("message")
             if isinstance(message, dict):
                 self._step = None
-                self._add(_message(message), line_no, offset, ts)
+                self._add(_message(message), line_no, offset, ts, _mark(message))
             else:
                 self.warn(line_no, "context message without a message object, skipped")
         elif kind == "context.append_loop_event":
@@ -97,8 +100,7 @@ class KimiCodeLoader(ObjectLoader):
             if call and agent:
                 self.session.spawns[call] = agent
         elif kind == "context.undo":
-            self.warn(line_no, f"Kimi Code undid the last {obj.get('count')} turn(s) here; the messages it removed "
-                               "are still listed")
+            self._undo(obj.get("count"), line_no)
         elif kind == "metadata" and isinstance(obj.get("protocol_version"), str):
             self.session.version = f"wire protocol {obj['protocol_version']}"
         elif kind not in IGNORED and obj.get("kind") != "event":  # `kind: event` lines echo the UI's view
@@ -188,9 +190,39 @@ class KimiCodeLoader(ObjectLoader):
             self._add(m.copy_with(blocks=list(m.blocks)), line_no, offset, ts)
         self._trigger, self._summary_request, self._step = None, None, None
 
-    def _add(self, message: Message, line_no: int | None, offset: int | None, ts: str | None) -> None:
+    def _add(self, message: Message, line_no: int | None, offset: int | None, ts: str | None,
+             mark: tuple[str, str | None] | None = None) -> None:
         message.lines, message.offset, message.timestamp = ((line_no,) if line_no is not None else ()), offset, ts
         self.session.messages.append(message)
+        self._marks.append(mark)
+
+    def _undo(self, count: Any, line_no: int | None) -> None:
+        """`/undo` of the last `count` prompts, as Kimi folds it: the context goes back to before the count-th last
+        prompt (and the reminders it owned), never past a compaction; the reminders that came after it and belong
+        to no withdrawn prompt stay. The requests of what went are dropped with it, as the file's own view does."""
+        s, marks = self.session, self._marks
+        cut, found = None, 0
+        for i in range(len(s.messages) - 1, s.context_start - 1, -1):
+            if s.messages[i].kind == "compact_summary":
+                break
+            if marks[i] is not None and marks[i][0] == "user":
+                found += 1
+                if found == count:
+                    cut = i
+                    break
+        if cut is None or count.__class__ is not int:
+            self.warn(line_no, f"undo of {count!r} turn(s) reaches before the context this file holds: not replayed")
+            return
+        withdrawn = {mark[1] for mark in marks[cut:] if mark is not None and mark[0] == "user"}
+        while cut > 0 and marks[cut - 1] is not None and marks[cut - 1][0] == "injection" and \
+                marks[cut - 1][1] in withdrawn:
+            cut -= 1
+        kept = [i for i in range(cut, len(s.messages)) if marks[i] is not None and marks[i][0] == "injection"
+                and marks[i][1] not in withdrawn]
+        s.messages[cut:] = [s.messages[i] for i in kept]
+        marks[cut:] = [marks[i] for i in kept]
+        s.requests = [r for r in s.requests if r.message_index < cut and r.seen_end <= cut]
+        self._step, self._built = None, min(self._built, cut)
 
     def build(self) -> Session:
         s = self.session
@@ -216,6 +248,17 @@ def _part(part: dict) -> Block | None:
     if kind == "image_url":
         return Block("image")
     return Block("unknown", raw=part) if kind is not None else None
+
+
+def _mark(d: dict) -> tuple[str, str | None] | None:
+    """What an undo needs of a context message: a typed prompt and its id, or a reminder and the prompt owning it."""
+    origin = d.get("origin") if isinstance(d.get("origin"), dict) else {}
+    kind = opt_str(origin.get("kind"))
+    if kind == "user":
+        return "user", opt_str(d.get("id"))
+    if kind == "injection":
+        return "injection", opt_str(origin.get("ownerPromptId"))
+    return None
 
 
 def _message(d: dict) -> Message:
