@@ -279,3 +279,19 @@ def test_kimi_code_undo_leaves_what_the_next_request_sent():
     assert [m.text() for m in seen] == [sent_text(m) for m in sent]  # the reminders stayed, then the new prompt
     assert r.measured_context == log[-1]["reply"]["usage"]["prompt_tokens"]
     assert after.messages[-1].text() == log[-1]["reply"]["choices"][0]["message"]["content"]
+
+
+def test_kimi_code_thinking_is_a_block_of_the_step_as_sent_back():
+    check_kimi_code_thinking(KIMI_CODE / "thinking")
+
+
+def check_kimi_code_thinking(scenario: Path) -> None:
+    s = load(one_session(scenario))
+    log = server_log(scenario)
+    first, last = (s.messages[r.message_index] for r in s.requests)
+    assert [b.type for b in first.blocks] == ["thinking", "tool_use"] and [b.type for b in last.blocks] == [
+        "thinking", "text"]
+    sent_back = next(m for m in log[-1]["request"]["messages"] if m["role"] == "assistant")
+    assert first.blocks[0].text == sent_back["reasoning_content"] == log[0]["reply"]["choices"][0]["message"][
+        "reasoning_content"]
+    assert last.blocks[0].text == log[-1]["reply"]["choices"][0]["message"]["reasoning_content"]

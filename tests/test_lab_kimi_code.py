@@ -10,7 +10,8 @@ import pytest
 
 import install
 import record
-from test_formats_agents import check_kimi_code_basic, check_kimi_code_compaction, check_kimi_code_subagent
+from test_formats_agents import (check_kimi_code_basic, check_kimi_code_compaction, check_kimi_code_subagent,
+                                 check_kimi_code_thinking)
 
 pytestmark = pytest.mark.skipif(install.binary("kimi-code") is None or install.binary("node22") is None,
                                 reason="Kimi Code is not installed (python tests/agents/install.py kimi-code)")
@@ -32,3 +33,7 @@ def test_compaction_live(tmp_path):
 
 def test_subagent_live(tmp_path):
     check_kimi_code_subagent(recorded("subagent", tmp_path))
+
+
+def test_thinking_live(tmp_path):
+    check_kimi_code_thinking(recorded("thinking", tmp_path))

@@ -7,7 +7,8 @@ The script is a JSON list of turns, answered in order, one per POST to `/v1/chat
 agent must run; NAME must be among the request's tools or the turn is refused, so a script cannot silently drift
 from the agent's real tool set), optionally with `"usage": {"prompt_tokens": N, "cached_tokens": N,
 "completion_tokens": N}` to report other figures than the server's own count (how a test pushes an agent past its
-compaction threshold). `{"match": TEXT, ...}` turns answer only a request whose text holds TEXT (a compaction
+compaction threshold), and `"reasoning": "..."` for the model's thinking (`reasoning_content`, as Moonshot's API
+sends it). `{"match": TEXT, ...}` turns answer only a request whose text holds TEXT (a compaction
 request), out of order, as often as such a request comes. Without usage the server counts one token per 4 characters of the request's JSON messages
 and tools, and reports the previous request's prompt as cached, so cache figures are exercised.
 
@@ -67,6 +68,8 @@ class Script:
             finish = "tool_calls"
         else:
             message["content"] = turn.get("text", "")
+        if "reasoning" in turn:  # the model's thinking, as Moonshot's (and DeepSeek's) API sends it
+            message["reasoning_content"] = turn["reasoning"]
         given = turn.get("usage") or {}
         prompt = given.get("prompt_tokens") or math.ceil(
             len(json.dumps([body.get("messages"), body.get("tools")], ensure_ascii=False)) / 4)
@@ -86,6 +89,9 @@ def chunks(reply: dict) -> list[dict]:
     choice = reply["choices"][0]
     message = choice["message"]
     out = [base | {"choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}]}]
+    if message.get("reasoning_content"):
+        out.append(base | {"choices": [{"index": 0, "delta": {"reasoning_content": message["reasoning_content"]},
+                                        "finish_reason": None}]})
     if message.get("content"):
         out.append(base | {"choices": [{"index": 0, "delta": {"content": message["content"]},
                                         "finish_reason": None}]})

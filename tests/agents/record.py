@@ -79,6 +79,12 @@ SCENARIOS: dict[str, dict[str, dict]] = {
                                   {"text": "The user asked for README.md and LICENSE to be read and summarised; "
                                            "README.md was read (a tiny demo project); there is no LICENSE."},
                                   {"text": "Summary: a tiny demo project used to record sessions; no LICENSE."}]},
+        # The model thinks before it calls a tool and before it answers (`reasoning_content`): `think` parts.
+        "thinking": {"prompt": "Read README.md and tell me what the project is.",
+                     "script": [{"tool": "Read", "arguments": {"path": "README.md"}, "reasoning": "The user wants "
+                                 "to know what the project is; README.md should say. I will read it."},
+                                {"text": "It is a tiny demo project used to record agent sessions.",
+                                 "reasoning": "README.md says it is a tiny project used to record agent sessions."}]},
         # A subagent (the Agent tool, run in the foreground): its own loop, its own wire file beside the main one.
         "subagent": {"prompt": "Ask a subagent what README.md says.",
                      "script": [{"tool": "Agent", "arguments": {"prompt": "Read README.md and say what it is.",
