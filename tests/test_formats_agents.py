@@ -295,3 +295,14 @@ def check_kimi_code_thinking(scenario: Path) -> None:
     assert first.blocks[0].text == sent_back["reasoning_content"] == log[0]["reply"]["choices"][0]["message"][
         "reasoning_content"]
     assert last.blocks[0].text == log[-1]["reply"]["choices"][0]["message"]["reasoning_content"]
+
+
+def test_a_session_is_named_by_its_folder_where_every_file_is_named_alike():
+    from inspector.core.formats.agent_stores import session_name
+
+    wire = one_session(KIMI_CODE / "subagent") / "agents" / "main" / "wire.jsonl"
+    assert session_name(wire) == wire.parent.parent.parent.name and session_name(wire).startswith("session_")
+    assert session_name(wire.parent.parent / "agent-0" / "wire.jsonl").endswith(" (agent-0)")
+    events = only("copilot-1.0.102/basic/store/*") / "events.jsonl"
+    assert session_name(events) == events.parent.name
+    assert session_name(Path("/x/y/claude-session.jsonl")) == "claude-session.jsonl"

@@ -42,6 +42,7 @@ from inspector.app.widgets.subagents import MARK, SubagentsView
 from inspector.app.widgets.title import TitleBar
 from inspector.core.figures import Figures, Links, Settings, links
 from inspector.core.figures.last_response import last_response_window, preview_figures
+from inspector.core.formats.agent_stores import session_name
 from inspector.core.formats.tail import tail
 from inspector.core.follower import NotYet
 from inspector.core.gc_pause import gc_paused
@@ -361,7 +362,7 @@ class MainScreen(Screen):
         if s is None:
             return
         n = len(s.compactions)
-        name = visible(Path(s.source).name)
+        name = visible(session_name(Path(s.source)))
         parts: list[Part] = [((name, middle(name, 36)), 4, True), (s.format, 3),
                              ((counted(len(s.messages), "message"), counted(len(s.messages), "msg")), 1),
                              (counted(len(s.requests), "request"), 5), (counted(n, "compaction") if n else "", 6),

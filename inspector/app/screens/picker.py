@@ -19,6 +19,7 @@ from textual.worker import get_current_worker
 
 from inspector.app.widgets.footer import FittedFooter
 from inspector.core.discover import Entry, count_all, discover
+from inspector.core.formats.agent_stores import session_name
 from inspector.app.text import plain
 
 
@@ -130,7 +131,7 @@ class PickerScreen(Screen):
             modified = e.modified if widths.get("modified", 16) >= 16 or e.modified == "-" else e.modified[5:]
             cells = {"modified": modified, "source": e.source,
                      "project": plain(_clip(e.project or "-", widths.get("project", 0), keep="end")),
-                     "file": plain(_clip(e.path.name, widths.get("file", 0))),
+                     "file": plain(_clip(session_name(e.path), widths.get("file", 0))),
                      "size": Text(_size(e.size), justify="right"), "messages": _count_cell(e),
                      "started": plain(e.started)}
             table.add_row(*(cells[key] for key, _, _ in layout), key=str(n))

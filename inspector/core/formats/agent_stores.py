@@ -212,6 +212,17 @@ def list_sessions(store: AgentStore) -> list[SessionRef]:
     return sorted(found, key=lambda r: r.mtime, reverse=True)
 
 
+def session_name(path: Path) -> str:
+    """What names a session file to a reader: its own name, or for the files every session of an agent names alike
+    (Copilot's `events.jsonl`, Kimi's `context.jsonl`, Kimi Code's `agents/main/wire.jsonl`, a Cline task's
+    history) the session folder's."""
+    if path.name == KIMI_CODE_WIRE.name and path.parent.parent.name == KIMI_CODE_WIRE.parts[0]:
+        return path.parent.parent.parent.name + ("" if path.parent.name == "main" else f" ({path.parent.name})")
+    if path.name in ("events.jsonl", "context.jsonl", HISTORY):
+        return path.parent.name
+    return path.name
+
+
 def session_file(folder: Path) -> Path | None:
     """The file to load for a session folder of one of these agents, or None when `folder` is none of theirs."""
     if task_folder(folder) is not None:
