@@ -11,7 +11,7 @@ its exit status). Scratch paths inside the copies are left as written: they are 
 Agents (each installed outside the repository; the first argument of each `AGENTS` entry says how):
     kimi-code  Kimi Code, Kimi CLI's successor (`install.py kimi-code`: npm, with the Node.js 22 it needs;
                `KIMI_CODE_BIN` names another `kimi`), its model given by environment (provider type `kimi`) at the
-               local server. A scenario's `then` prompts continue the session (`-c`) in later runs.
+               local server (in `-p`, `/compact` is sent to the model: its fixture was recorded in the app).
     kimi     Kimi CLI, a Python package: `pip install kimi-cli` into a venv on Python >= 3.12 (`KIMI_BIN` names its
              `kimi` binary), provider type `kimi` (OpenAI-compatible chat) at the local server.
     copilot  GitHub Copilot CLI (`npm install @github/copilot`; `COPILOT_BIN` names its `copilot` binary) in its
@@ -45,40 +45,35 @@ KEEP_OUT = shutil.ignore_patterns("config.toml", "*.log", "logs", "bin", "*.lock
 README = "# demo\n\nA tiny project used to record agent sessions offline.\n"
 
 # Scenarios: the prompt and the server's script of turns, per agent (tool names are the agent's own).
+def _basic(read: str) -> dict:
+    return {"prompt": "Read README.md and tell me what the project is.",
+            "script": [{"tool": read, "arguments": {"path": "README.md"}},
+                       {"text": "It is a tiny demo project used to record agent sessions."}]}
+
+
+def _compaction(read: str, summary: dict) -> dict:
+    """The third reply reports 230,000 prompt tokens of a 262,144 window: past Kimi's 85% trigger, so the next step
+    compacts first (a request whose prompt asks for a summary, answered by `summary`), then answers."""
+    return {"prompt": "Read README.md and LICENSE, then summarise them.",
+            "script": [{"tool": read, "arguments": {"path": "README.md"}},
+                       {"tool": "Glob", "arguments": {"pattern": "*"}},
+                       {"tool": read, "arguments": {"path": "README.md", "line_offset": 2},
+                        "usage": {"prompt_tokens": 230000, "cached_tokens": 0, "completion_tokens": 40}},
+                       summary | {"text": "The user asked for README.md and LICENSE to be read and summarised; "
+                                          "README.md was read (a tiny demo project); there is no LICENSE."},
+                       {"text": "Summary: a tiny demo project used to record sessions; no LICENSE."}]}
+
+
 SCENARIOS: dict[str, dict[str, dict]] = {
     "kimi": {
-        "basic": {"prompt": "Read README.md and tell me what the project is.",
-                  "script": [{"tool": "ReadFile", "arguments": {"path": "README.md"}},
-                             {"text": "It is a tiny demo project used to record agent sessions."}]},
-        # The third reply reports 230,000 prompt tokens of a 262,144 window: past Kimi's 85% trigger, so the next
-        # step compacts first (the messages before the last two user/assistant ones go to a request whose system
-        # prompt asks to compact), then answers.
-        "compaction": {"prompt": "Read README.md and LICENSE, then summarise them.",
-                       "script": [{"tool": "ReadFile", "arguments": {"path": "README.md"}},
-                                  {"tool": "Glob", "arguments": {"pattern": "*"}},
-                                  {"tool": "ReadFile", "arguments": {"path": "README.md", "line_offset": 2},
-                                   "usage": {"prompt_tokens": 230000, "cached_tokens": 0,
-                                             "completion_tokens": 40}},
-                                  {"match": "compacts conversation context",
-                                   "text": "The user asked for README.md and LICENSE to be read and summarised; "
-                                           "README.md was read (a tiny demo project); there is no LICENSE."},
-                                  {"text": "Summary: a tiny demo project used to record sessions; no LICENSE."}]},
+        "basic": _basic("ReadFile"),
+        # Kimi CLI sends the compaction with a system prompt of its own: matched, out of order.
+        "compaction": _compaction("ReadFile", {"match": "compacts conversation context"}),
     },
     "kimi-code": {
-        "basic": {"prompt": "Read README.md and tell me what the project is.",
-                  "script": [{"tool": "Read", "arguments": {"path": "README.md"}},
-                             {"text": "It is a tiny demo project used to record agent sessions."}]},
-        # As Kimi CLI's: the third reply reports 230,000 prompt tokens of a 262,144 window, past 85%; the next
-        # request is the compaction's (answered in order: its prompt is Kimi Code's own), then the answer.
-        "compaction": {"prompt": "Read README.md and LICENSE, then summarise them.",
-                       "script": [{"tool": "Read", "arguments": {"path": "README.md"}},
-                                  {"tool": "Glob", "arguments": {"pattern": "*"}},
-                                  {"tool": "Read", "arguments": {"path": "README.md", "line_offset": 2},
-                                   "usage": {"prompt_tokens": 230000, "cached_tokens": 0,
-                                             "completion_tokens": 40}},
-                                  {"text": "The user asked for README.md and LICENSE to be read and summarised; "
-                                           "README.md was read (a tiny demo project); there is no LICENSE."},
-                                  {"text": "Summary: a tiny demo project used to record sessions; no LICENSE."}]},
+        "basic": _basic("Read"),
+        # Kimi Code's compaction request comes next: answered in order (its prompt asks for a "handoff summary").
+        "compaction": _compaction("Read", {}),
         # The model thinks before it calls a tool and before it answers (`reasoning_content`): `think` parts.
         "thinking": {"prompt": "Read README.md and tell me what the project is.",
                      "script": [{"tool": "Read", "arguments": {"path": "README.md"}, "reasoning": "The user wants "
@@ -93,13 +88,6 @@ SCENARIOS: dict[str, dict[str, dict]] = {
                                 {"tool": "Read", "arguments": {"path": "README.md"}},
                                 {"text": "README.md describes a tiny demo project."},
                                 {"text": "The subagent says README.md describes a tiny demo project."}]},
-        # `/compact` asked for: a first run reads a file, a second continues the session with the slash command.
-        "manual-compact": {"prompt": "Read README.md and tell me what the project is.",
-                           "then": ["/compact"],
-                           "script": [{"tool": "Read", "arguments": {"path": "README.md"}},
-                                      {"text": "It is a tiny demo project used to record agent sessions."},
-                                      {"text": "The user asked what the project in README.md is; it was read: a "
-                                               "tiny demo project used to record agent sessions."}]},
     },
     "copilot": {
         "basic": {"prompt": "Read README.md and tell me what the project is.",
@@ -203,10 +191,6 @@ def record(agent: str, name: str, out: Path) -> int:
         env = {"HOME": str(home), "PATH": os.environ.get("PATH", ""), "LANG": "C.UTF-8", "TERM": "dumb",
                "NO_COLOR": "1"} | extra
         done = subprocess.run(cmd, cwd=work, env=env, capture_output=True, text=True, timeout=600)
-        for prompt in scenario.get("then", ()):  # later runs continue the session (Kimi Code: `-c`)
-            if done.returncode == 0:
-                done = subprocess.run([cmd[0], "-c", "-p", prompt], cwd=work, env=env, capture_output=True,
-                                      text=True, timeout=600)
         end_leftovers(scratch)
         target = out / "store"
         shutil.rmtree(target, ignore_errors=True)
