@@ -1,5 +1,5 @@
 """The README's two commands are the ones that work: CI runs the test command verbatim, and the first opens a
-sample that is bundled."""
+sample that is bundled. The README and the JSON schema name every format (and the schema every policy)."""
 
 import re
 from pathlib import Path
@@ -25,3 +25,15 @@ def test_the_first_command_opens_a_bundled_sample():
     sample = install_and_open.rsplit(" ", 1)[1]
     assert ROOT.joinpath(sample).is_file()
     assert "\n" not in install_and_open
+
+
+def test_the_readme_and_the_json_schema_name_every_format_and_policy():
+    from inspector.core.limits import POLICIES
+    from inspector.core.model import FORMATS
+
+    readme = (ROOT / "README.md").read_text()
+    schema = (ROOT / "docs" / "report-json.md").read_text()
+    for fmt in FORMATS:
+        assert f"`{fmt}`" in readme and f"`{fmt}`" in schema, fmt
+    for policy in POLICIES:
+        assert f"`{policy}`" in schema, policy
