@@ -87,6 +87,14 @@ def test_kimi_compaction_starts_the_context_with_the_summary():
     info = window_info(s)
     assert info.thresholds.autocompact == min(int(262_144 * 0.85), 262_144 - 50_000)
     assert 230_000 >= info.thresholds.autocompact  # the reported usage that made Kimi compact
+    assert s.compactions[0].trigger == "auto"  # its CompactionBegin came inside a step (wire.jsonl)
+
+
+def test_kimi_compact_command_is_a_manual_compaction():
+    s = load(only("kimi-1.49.0/manual-compact/store/sessions/*/*/context.jsonl"))
+    assert [(c.index, c.trigger) for c in s.compactions] == [(0, "manual")]  # after TurnBegin "/compact", no step
+    last = server_log(AGENTS / "kimi-1.49.0" / "manual-compact")[-1]
+    assert len(s.messages) == len(last["request"]["messages"])  # system prompt aside, plus the final answer
 
 
 def test_cline_cli_writes_the_sdk_format_with_per_call_metrics():

@@ -21,6 +21,7 @@ each call's input into uncached / cache read / cache creation, the response id, 
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -124,18 +125,33 @@ def load_kimi(path: Path, progress: Progress | None = None) -> Session:
 
 
 def _apply_wire(session: Session, wire: Path) -> None:
-    """Fill each request's cache split, response id and the window from the StatusUpdates in `wire.jsonl`."""
-    if not wire.is_file() or not session.requests:
+    """Fill each request's cache split, response id and the window from the StatusUpdates in `wire.jsonl`, and the
+    last compaction's trigger from where its CompactionBegin came: inside a step (auto), or in a turn that is a
+    `/compact` command, before any step (manual; `soul/slash.py`, `kimisoul.py` `run`)."""
+    if not wire.is_file():
         return
     statuses: list[dict] = []
+    triggers: list[str] = []
+    turn: list[Any] = [None, False]  # the current turn's input, and whether a step has begun in it
 
     def feed(_line: int, _offset: int, obj: Any) -> None:
         message = obj.get("message") if isinstance(obj, dict) else None
-        payload = message.get("payload") if isinstance(message, dict) else None
-        if isinstance(message, dict) and message.get("type") == "StatusUpdate" and isinstance(payload, dict):
+        if not isinstance(message, dict):
+            return
+        kind, payload = message.get("type"), message.get("payload")
+        if kind == "StatusUpdate" and isinstance(payload, dict):
             statuses.append(payload)
+        elif kind == "TurnBegin":
+            turn[:] = [payload.get("user_input") if isinstance(payload, dict) else None, False]
+        elif kind == "StepBegin":
+            turn[1] = True
+        elif kind == "CompactionBegin":
+            command = isinstance(turn[0], str) and turn[0].lstrip().startswith("/compact")
+            triggers.append("manual" if command and not turn[1] else "auto")
 
     read_jsonl(wire, feed, lambda _line, _message: None)
+    if triggers and session.compactions:  # the context file holds the newest compaction only (it rotates at each)
+        session.compactions[-1] = replace(session.compactions[-1], trigger=triggers[-1])
     pending = iter(statuses)
     for request in session.requests:
         for status in pending:
