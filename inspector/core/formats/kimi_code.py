@@ -1,7 +1,7 @@
 """Kimi Code CLI sessions (`@moonshot-ai/kimi-code`, the TypeScript successor of the Python Kimi CLI, whose last
 release, 1.52.0, only points to it): `$KIMI_CODE_HOME` (else `~/.kimi-code`)
 `/sessions/wd_<dir name>_<hash>/session_<uuid>/agents/<agent>/wire.jsonl`, `main` the session's own window and any
-other agent a subagent's. Read from what 2.1.0 writes (tests/fixtures/agents/kimi-code-2.1.0, docs/kimi-code-format.md).
+other agent a subagent's. Read from what 2.1.0 writes (tests/fixtures/agents/kimi-code-2.1.0, docs/format-kimi-code.md).
 
 One event a line, `{type, agentId, ..., time}` (epoch milliseconds). The context is what the `context.*` records
 build, in order:
@@ -36,8 +36,8 @@ from inspector.core.model import Block, Compaction, Message, Request, Session, T
 MAIN_AGENT = "main"
 # Records that hold nothing of the context: the session's bookkeeping, UI events, counts Kimi makes itself
 IGNORED = frozenset({
-    "metadata", "runtime.set_binding", "permission.set_mode", "turn.prompt", "turn.ended", "prompt.completed",
-    "plugin.session_start", "usage.record", "token_counting.measured", "token_counting.rebased",
+    "runtime.set_binding", "permission.set_mode", "turn.prompt", "turn.ended", "prompt.completed",
+    "plugin.session_start", "token_counting.measured", "token_counting.rebased",
     "token_counting.turn_recorded", "token_counting.truncated", "full_compaction.complete", "full_compaction.cancel",
     "context.undone", "context.update_token_count", "agent.switched", "subagent.started", "subagent.completed",
     "subagent.failed"})
@@ -61,7 +61,9 @@ class KimiCodeLoader(ObjectLoader):
 
     def take(self, line_no: int | None, offset: int | None, obj: dict) -> None:
         kind = opt_str(obj.get("type"))
-        ts = iso_from_ms(obj.get("time"))
+        if kind in IGNORED or obj.get("kind") == "event":  # most lines: counts and the UI's echo of the turn
+            return
+        ts = obj.get("time")  # epoch milliseconds, made a timestamp only where one is kept
         if kind == "context.append_message":
             message = obj.get("message")
             if isinstance(message, dict):
@@ -85,7 +87,8 @@ class KimiCodeLoader(ObjectLoader):
             self._compaction(obj, line_no, offset, ts)
         elif kind == "context.clear":
             s = self.session
-            s.compactions.append(Compaction("compact", len(s.messages), trigger="clear", line=line_no, timestamp=ts))
+            s.compactions.append(Compaction("compact", len(s.messages), trigger="clear", line=line_no,
+                                            timestamp=iso_from_ms(ts)))
             self._step = None
         elif kind == "profile.bind":
             self.session.system = opt_str(obj.get("systemPrompt")) or self.session.system
@@ -101,12 +104,13 @@ class KimiCodeLoader(ObjectLoader):
                 self.session.spawns[call] = agent
         elif kind == "context.undo":
             self._undo(obj.get("count"), line_no)
-        elif kind == "metadata" and isinstance(obj.get("protocol_version"), str):
-            self.session.version = f"wire protocol {obj['protocol_version']}"
-        elif kind not in IGNORED and obj.get("kind") != "event":  # `kind: event` lines echo the UI's view
+        elif kind == "metadata":
+            version = opt_str(obj.get("protocol_version"))
+            self.session.version = f"wire protocol {version}" if version else self.session.version
+        else:
             self._unknown.note(kind, line_no)
 
-    def _loop_event(self, event: dict, line_no: int | None, offset: int | None, ts: str | None) -> None:
+    def _loop_event(self, event: dict, line_no: int | None, offset: int | None, ts: Any) -> None:
         kind = event.get("type")
         if kind == "step.begin":
             self._step = None
@@ -137,7 +141,7 @@ class KimiCodeLoader(ObjectLoader):
                 step.response_id = request.id
             self._step = None
 
-    def _assistant(self, line_no: int | None, offset: int | None, ts: str | None) -> Message:
+    def _assistant(self, line_no: int | None, offset: int | None, ts: Any) -> Message:
         """The assistant message of the step in progress (added when its first part or call comes)."""
         if self._step is None:
             self._step, self._step_index = Message("assistant", "assistant", [], model=self._model), \
@@ -151,7 +155,7 @@ class KimiCodeLoader(ObjectLoader):
                 self._step.lines += (line_no,)
         return self._step
 
-    def _request(self, usage: Any, rid: str | None, line_no: int | None, ts: str | None,
+    def _request(self, usage: Any, rid: str | None, line_no: int | None, ts: Any,
                  kind: str) -> Request | None:
         if not isinstance(usage, dict):
             return None
@@ -159,9 +163,10 @@ class KimiCodeLoader(ObjectLoader):
         return Request(rid or f"kimi-code-line-{line_no}", self._model, as_int(usage.get("inputOther")),
                        as_int(usage.get("inputCacheCreation")), as_int(usage.get("inputCacheRead")),
                        as_int(usage.get("output")), len(s.messages), seen_start=s.context_start,
-                       seen_end=len(s.messages), line=line_no, timestamp=ts, kind=kind)  # type: ignore[arg-type]
+                       seen_end=len(s.messages), line=line_no, timestamp=iso_from_ms(ts),
+                       kind=kind)  # type: ignore[arg-type]
 
-    def _compaction(self, obj: dict, line_no: int | None, offset: int | None, ts: str | None) -> None:
+    def _compaction(self, obj: dict, line_no: int | None, offset: int | None, ts: Any) -> None:
         """The summary first, then copies of the prompts kept verbatim: the context Kimi sends next holds the same
         messages, the prompts before the summary."""
         s = self.session
@@ -180,7 +185,7 @@ class KimiCodeLoader(ObjectLoader):
         before = s.requests[-1].measured_context if s.requests else None
         index = len(s.messages)
         s.compactions.append(Compaction("compact", index, trigger=self._trigger, pre_tokens=before, line=line_no,
-                                        timestamp=ts))
+                                        timestamp=iso_from_ms(ts)))
         self._add(summary_message, line_no, offset, ts)
         request = self._summary_request
         if request is not None:  # it saw the old context; its output is the summary, past the boundary: its figures
@@ -190,9 +195,10 @@ class KimiCodeLoader(ObjectLoader):
             self._add(m.copy_with(blocks=list(m.blocks)), line_no, offset, ts)
         self._trigger, self._summary_request, self._step = None, None, None
 
-    def _add(self, message: Message, line_no: int | None, offset: int | None, ts: str | None,
+    def _add(self, message: Message, line_no: int | None, offset: int | None, ts: Any,
              mark: tuple[str, str | None] | None = None) -> None:
-        message.lines, message.offset, message.timestamp = ((line_no,) if line_no is not None else ()), offset, ts
+        message.lines, message.offset = ((line_no,) if line_no is not None else ()), offset
+        message.timestamp = iso_from_ms(ts)
         self.session.messages.append(message)
         self._marks.append(mark)
 
