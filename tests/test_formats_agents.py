@@ -314,3 +314,19 @@ def test_a_session_is_named_by_its_folder_where_every_file_is_named_alike():
     events = only("copilot-1.0.102/basic/store/*") / "events.jsonl"
     assert session_name(events) == events.parent.name
     assert session_name(Path("/x/y/claude-session.jsonl")) == "claude-session.jsonl"
+
+
+def test_kimi_code_window_is_the_model_alias_of_the_stores_config(tmp_path):
+    import shutil
+
+    store = tmp_path / ".kimi-code"
+    shutil.copytree(KIMI_CODE / "basic" / "store", store)
+    folder = next(store.glob("sessions/wd_*/session_*"))
+    assert load(folder).window is None  # the lab's model came from the environment: no file states its window
+    (store / "config.toml").write_text('[models."__kimi_env_model__"]\nprovider = "local"\nmodel = "x"\n'
+                                       "max_context_size = 131072\n")  # the alias profile.bind names
+    s = load(folder)
+    assert s.window == 131_072
+    assert window_info(s).thresholds.autocompact == min(int(131_072 * 0.85), 131_072 - 50_000)
+    (store / "config.toml").write_text("[models\nbroken")
+    assert load(folder).window is None and not load(folder).warnings  # an unreadable config is no window, silently

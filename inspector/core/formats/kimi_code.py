@@ -26,6 +26,8 @@ parameters), `llm.request` the model. `context.undo {count}` (`/undo`) withdraws
 from __future__ import annotations
 
 import json
+import tomllib
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -51,7 +53,8 @@ class KimiCodeLoader(ObjectLoader):
         self._step: Message | None = None  # the assistant message of the step in progress
         self._step_index = 0  # ... and its index
         self._built = 0  # messages a build has handed out: copied before they change (a live follower keeps them)
-        self._folder: tuple[list[str], str | None, str | None] | None = None  # subagents, cwd, id: read once
+        self._folder: _Folder | None = None  # read once
+        self._alias: str | None = None  # the model alias the profile was bound to (config.toml names its window)
         self._marks: list[tuple[str, str | None] | None] = []  # per message: its origin and the prompt it is or
         # belongs to (("user", its id), ("injection", its owner's id)), for an undo; None: the loop's own
         self._model: str | None = None  # of the last `llm.request`
@@ -92,6 +95,7 @@ class KimiCodeLoader(ObjectLoader):
             self._step = None
         elif kind == "profile.bind":
             self.session.system = opt_str(obj.get("systemPrompt")) or self.session.system
+            self._alias = opt_str(obj.get("modelAlias")) or self._alias
         elif kind == "llm.tools_snapshot":
             tools = obj.get("tools")
             if isinstance(tools, list):
@@ -235,10 +239,11 @@ class KimiCodeLoader(ObjectLoader):
         self._built = len(s.messages)
         if self._folder is None:
             self._folder = _folder(Path(s.source))
-        subagents, cwd, session_id = self._folder
+        folder = self._folder
         return s.copy_with(messages=list(s.messages), requests=list(s.requests), compactions=list(s.compactions),
                            warnings=list(s.warnings) + self._unknown.warnings(), models=_models(s.requests),
-                           subagents=list(subagents), cwd=cwd, session_id=session_id, spawns=dict(s.spawns))
+                           subagents=list(folder.subagents), cwd=folder.cwd, session_id=folder.session_id,
+                           spawns=dict(s.spawns), window=folder.windows.get(self._alias or ""))
 
 
 def _models(requests: list[Request]) -> list[str]:
@@ -312,17 +317,39 @@ def load_kimi_code(path: Path, progress: Progress | None = None) -> Session:
     return loader.build()
 
 
-def _folder(path: Path) -> tuple[list[str], str | None, str | None]:
-    """For the main agent's file of a session folder: the subagents' files beside it, and the session's working
-    directory and id from its `state.json`."""
+@dataclass(frozen=True, slots=True)
+class _Folder:
+    """What a session folder tells beside an agent's file: the subagents' files (for the main agent's), the working
+    directory and session id (`state.json`), and each model alias's window (the store's `config.toml`, where every
+    model must state `max_context_size`; a model given by environment states none in a file)."""
+
+    subagents: tuple[str, ...] = ()
+    cwd: str | None = None
+    session_id: str | None = None
+    windows: dict[str, int] = field(default_factory=dict)
+
+
+def _folder(path: Path) -> _Folder:
     agents = path.parent.parent
-    if path.parent.name != MAIN_AGENT or agents.name != "agents":
-        return [], None, None
-    subagents = sorted(str(p) for p in agents.glob("*/wire.jsonl") if p.parent.name != MAIN_AGENT)
+    if agents.name != "agents":
+        return _Folder()
+    subagents = tuple(sorted(str(p) for p in agents.glob("*/wire.jsonl") if p.parent.name != MAIN_AGENT)) \
+        if path.parent.name == MAIN_AGENT else ()
     try:
-        doc = json.loads((agents.parent / "state.json").read_bytes()[:1 << 20])
+        state = json.loads((agents.parent / "state.json").read_bytes()[:1 << 20])
     except (OSError, ValueError, RecursionError):
-        doc = None
-    if not isinstance(doc, dict):
-        return subagents, None, None
-    return subagents, opt_str(doc.get("cwd")), opt_str(doc.get("id"))
+        state = None
+    state = state if isinstance(state, dict) else {}
+    return _Folder(subagents, opt_str(state.get("cwd")), opt_str(state.get("id")),
+                   _windows(agents.parent.parent.parent.parent / "config.toml"))
+
+
+def _windows(config: Path) -> dict[str, int]:
+    try:
+        doc = tomllib.loads(config.read_bytes()[:1 << 20].decode("utf-8", "replace"))
+    except (OSError, ValueError, RecursionError):
+        return {}
+    models = doc.get("models")
+    return {alias: entry["max_context_size"] for alias, entry in (models.items() if isinstance(models, dict) else ())
+            if isinstance(entry, dict) and entry.get("max_context_size").__class__ is int
+            and entry["max_context_size"] > 0}
