@@ -314,6 +314,10 @@ def test_a_session_is_named_by_its_folder_where_every_file_is_named_alike():
     events = only("copilot-1.0.102/basic/store/*") / "events.jsonl"
     assert session_name(events) == events.parent.name
     assert session_name(Path("/x/y/claude-session.jsonl")) == "claude-session.jsonl"
+    from inspector.core.formats.agent_stores import window_name
+
+    assert window_name(wire.parent.parent / "agent-0" / "wire.jsonl") == "agent-0/wire.jsonl"
+    assert window_name(Path("/p/subagents/agent-a1.jsonl")) == "agent-a1.jsonl"
 
 
 def test_kimi_code_window_is_the_model_alias_of_the_stores_config(tmp_path):

@@ -371,7 +371,7 @@ class MainScreen(Screen):
             parts.append(((f"read in {self.load_seconds:.2f} s", f"read {self.load_seconds:.2f} s"), 8))
         if self.opener is not None:
             screen, agent = self.opener
-            parent = Path(screen.session.source).name if screen.session else ""
+            parent = session_name(Path(screen.session.source)) if screen.session else ""
             parts.insert(1, ((f"subagent {agent.number} of {visible(parent)} (esc: back)",
                               f"subagent {agent.number} (esc: back)"), 0))
         label = step_label(self.shown)

@@ -14,6 +14,7 @@ from textual.message import Message as TMessage
 from textual.widgets import DataTable, Static
 
 from inspector.app.text import counted, plain, visible
+from inspector.core.formats.agent_stores import window_name
 from inspector.core.model import Session
 from inspector.core.subagents import Subagent
 
@@ -51,7 +52,8 @@ class SubagentsView(Vertical):
     def show(self, session: Session, agents: list[Subagent]) -> None:
         """List `agents`; the table is rebuilt only when its rows differ (not at a live append that starts none)."""
         rows = [(str(a.number), _started_at(session, a),
-                 Path(a.path.split("#")[0]).name if a.path else "not beside the session", a.what, bool(a.path))
+                 window_name(Path(a.path.split("#")[0])) if a.path else "not beside the session", a.what,
+                 bool(a.path))
                 for a in agents]
         self.session, self.agents = session, agents
         if rows == self._rows:

@@ -223,6 +223,12 @@ def session_name(path: Path) -> str:
     return path.name
 
 
+def window_name(path: Path) -> str:
+    """A subagent's window as its session's listing names it: the file, or for Kimi Code (`agents/<id>/wire.jsonl`,
+    one folder an agent) the agent's folder with it."""
+    return f"{path.parent.name}/{path.name}" if path.name == KIMI_CODE_WIRE.name else path.name
+
+
 def session_file(folder: Path) -> Path | None:
     """The file to load for a session folder of one of these agents, or None when `folder` is none of theirs."""
     if task_folder(folder) is not None:
