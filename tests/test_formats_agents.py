@@ -334,3 +334,23 @@ def test_kimi_code_window_is_the_model_alias_of_the_stores_config(tmp_path):
     assert window_info(s).thresholds.autocompact == min(int(131_072 * 0.85), 131_072 - 50_000)
     (store / "config.toml").write_text("[models\nbroken")
     assert load(folder).window is None and not load(folder).warnings  # an unreadable config is no window, silently
+
+
+def test_kimi_code_home_sessions_and_workspace_folders_open_their_newest_session(tmp_path):
+    import os
+    import shutil
+
+    from inspector.core.discover import discover
+
+    store = tmp_path / ".kimi-code"
+    shutil.copytree(KIMI_CODE / "clear-undo" / "store", store)
+    wires = sorted(store.glob("sessions/*/*/agents/main/wire.jsonl"))
+    for n, wire in enumerate(wires):
+        os.utime(wire, (1000 + n, 1000 + n))
+    workspace = wires[0].parents[3]
+    for folder in (store, store / "sessions", workspace):
+        assert resolve(folder) == wires[-1]  # not the store's session_index.jsonl
+        assert [e.path for e in discover(folder)] == wires[::-1] and discover(folder)[0].source == "kimi-code"
+    (store / "sessions" / workspace.name).rename(store / "elsewhere")
+    with pytest.raises(LoadError, match="holds no Kimi Code session yet"):
+        resolve(store)

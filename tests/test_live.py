@@ -327,3 +327,22 @@ def test_settle_is_nothing_to_a_loader_that_defers_nothing(tmp_path):
     append(path, b"".join(data[len(data) // 2:]))
     follower.update()
     same_as_fresh(follower.session, path)
+
+
+def test_a_kimi_code_home_is_followed_to_its_newest_session_and_to_a_new_one(tmp_path):
+    import shutil
+
+    store = tmp_path / ".kimi-code"
+    shutil.copytree(KIMI_CODE_UNDO.parents[4].parent, store)  # two sessions of one workspace
+    wires = sorted(store.glob("sessions/*/*/agents/main/wire.jsonl"))
+    for n, wire in enumerate(wires):
+        os.utime(wire, (1000 + n, 1000 + n))
+    follower = Follower(store)
+    follower.open()
+    assert follower.path == wires[-1]  # the newest write, not the store's own index file
+    new = wires[0].parents[2].with_name("session_new") / "agents" / "main" / "wire.jsonl"
+    new.parent.mkdir(parents=True)
+    new.write_bytes(KIMI_CODE.read_bytes())
+    change = follower.update()
+    assert change.switched == str(new) and follower.path == new
+    same_as_fresh(change.session, new)

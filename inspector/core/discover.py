@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from inspector.core.formats.jsonl import loads
-from inspector.core.formats.agent_stores import STORES as AGENT_STORES, SessionRef
+from inspector.core.formats.agent_stores import STORES as AGENT_STORES, SessionRef, sessions_under
 from inspector.core.model import LoadError
 from inspector.samples import sample_paths
 
@@ -260,11 +260,17 @@ def _referenced(listing: Callable[[Path], Iterable[SessionRef]]) -> Callable[[Pa
     Kimi, Kimi Code: `core.formats.agent_stores`)."""
     def sessions(root: Path, agent: str) -> Iterable[Entry]:
         for ref in listing(root):
-            e = file_entry(ref.path, agent)
+            e = _ref_entry(ref, agent)
             if e is not None:
-                e.mtime, e.project = ref.mtime, ref.project or e.project
                 yield e
     return sessions
+
+
+def _ref_entry(ref: SessionRef, agent: str | None = None) -> Entry | None:
+    e = file_entry(ref.path, agent or ref.agent)
+    if e is not None:
+        e.mtime, e.project = ref.mtime, ref.project or e.project
+    return e
 
 
 def _one(root: Callable[[], Path]) -> Callable[[], list[Path]]:
@@ -306,6 +312,9 @@ def discover(directory: Path | None = None, *, home: bool = True) -> list[Entry]
     """Sessions to offer: those in `directory` if given, else every store's recent sessions (when `home`), newest
     first, then the bundled samples."""
     if directory is not None:
+        listed = sessions_under(directory)  # an agent store's folder: its own listing
+        if listed is not None:
+            return [e for ref in listed if (e := _ref_entry(ref)) is not None]
         return _newest(glob_files("*.jsonl", _not_subagent)(directory, "directory"))
     found: list[Entry] = []
     if home:

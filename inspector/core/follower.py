@@ -465,6 +465,11 @@ class Follower:
 
     def _candidates(self) -> list[Path]:
         assert self.directory is not None
+        from inspector.core.formats.agent_stores import sessions_under
+
+        listed = sessions_under(self.directory)  # an agent store's folder (Kimi Code's): its sessions' files
+        if listed is not None:
+            return [ref.path for ref in listed]
         try:
             return [p for p in self.directory.iterdir() if p.suffix == ".jsonl" and not p.name.startswith("agent-")
                     and p.is_file()]
@@ -500,11 +505,14 @@ class Follower:
 def _holds_session(folder: Path) -> bool:
     """A directory with something `resolve` can read (a session file in it or a subdirectory, a task folder, an
     opencode database); unreadable counts as holding one, so the read says why."""
-    from inspector.core.formats.agent_stores import session_file  # here: a followed file never needs it
+    from inspector.core.formats.agent_stores import session_file, sessions_under  # a followed file never needs them
 
     try:
         if session_file(folder) is not None or any(folder.glob("opencode*.db")):
             return True
+        listed = sessions_under(folder)
+        if listed is not None:
+            return bool(listed)
         return any(p.stat().st_size > 0 for d in (folder, *(c for c in folder.iterdir() if c.is_dir()))
                    for p in d.glob("*.jsonl") if not p.name.startswith("agent-") and p.is_file())
     except OSError:

@@ -94,10 +94,14 @@ def resolve(path: str | os.PathLike[str]) -> Path:
     except OSError as exc:  # a symlink loop, a directory we may not enter, a name too long
         raise LoadError(f"{p}: cannot open ({exc.strerror or exc})") from None
     if p.is_dir():
-        from inspector.core.formats.agent_stores import session_file
+        from inspector.core.formats.agent_stores import session_file, sessions_under
 
-        if session_file(p) is not None:  # a Copilot, Cline, Roo Code, Cline SDK or Kimi session folder
+        if session_file(p) is not None:  # a Copilot, Cline, Roo Code, Cline SDK, Kimi or Kimi Code session folder
             p = session_file(p)  # type: ignore[assignment]
+        elif (listed := sessions_under(p)) is not None:  # Kimi Code's home, or a folder of its sessions
+            if not listed:
+                raise LoadError(f"{p}: holds no Kimi Code session yet")
+            p = listed[0].path
     if p.is_dir():
         opencode = _opencode_in(p)
         if opencode is not None:

@@ -189,10 +189,28 @@ def _kimi_work_dirs(path: Path) -> dict[str, str]:
 
 def kimi_code_sessions(root: Path) -> Iterator[SessionRef]:
     for workspace in _children(root):
-        for folder in _children(workspace):
-            ref = _ref(folder / KIMI_CODE_WIRE, "kimi-code", _manifest_cwd(folder / "state.json"))
-            if ref is not None:
-                yield ref
+        yield from _kimi_code_workspace(workspace)
+
+
+def _kimi_code_workspace(workspace: Path) -> Iterator[SessionRef]:
+    for folder in _children(workspace):
+        ref = _ref(folder / KIMI_CODE_WIRE, "kimi-code", _manifest_cwd(folder / "state.json"))
+        if ref is not None:
+            yield ref
+
+
+def sessions_under(folder: Path) -> list[SessionRef] | None:
+    """The sessions of an agent store's folder given as PATH (Kimi Code's home, its `sessions/`, or one workspace
+    folder of it), newest first; None when `folder` is no such folder."""
+    if (folder / "sessions").is_dir() and (folder / "session_index.jsonl").exists():
+        found = list(kimi_code_sessions(folder / "sessions"))
+    elif folder.name == "sessions" and (folder.parent / "session_index.jsonl").exists():
+        found = list(kimi_code_sessions(folder))
+    elif folder.name.startswith("wd_") and folder.parent.name == "sessions":
+        found = list(_kimi_code_workspace(folder))
+    else:
+        return None
+    return sorted(found, key=lambda r: r.mtime, reverse=True)
 
 
 KIMI_CODE_WIRE = Path("agents") / "main" / "wire.jsonl"
