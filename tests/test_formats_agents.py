@@ -336,6 +336,33 @@ def test_kimi_code_window_is_the_model_alias_of_the_stores_config(tmp_path):
     assert load(folder).window is None and not load(folder).warnings  # an unreadable config is no window, silently
 
 
+def test_kimi_code_compaction_settings_of_its_config_move_the_kimi_policys_line(tmp_path):
+    import shutil
+
+    store = tmp_path / ".kimi-code"
+    shutil.copytree(KIMI_CODE / "basic" / "store", store)
+    folder = next(store.glob("sessions/wd_*/session_*"))
+    (store / "config.toml").write_text("[loop_control]\ncompaction_trigger_ratio = 0.7\n"
+                                       "reserved_context_size = 100000\n")
+    s = load(folder)
+    assert s.compaction_settings == {"compact_pct": 70.0, "reserved": 100_000}
+    info = window_info(s)
+    assert info.thresholds.autocompact == min(int(262_144 * 0.7), 262_144 - 100_000)  # the reserve decides here
+    assert any("as its harness is set" in note for note in info.notes)
+    assert window_info(s, compact_pct=90).thresholds.autocompact == 262_144 - 100_000  # the caller's wins
+    other = window_info(s, "reference")  # another policy: the harness's settings are not its options
+    assert not any("as its harness is set" in note for note in other.notes)
+    (store / "config.toml").write_text("[loop_control]\ncompaction_trigger_ratio = 3\nreserved_context_size = -1\n")
+    assert load(folder).compaction_settings == {}  # out of the ranges Kimi Code accepts: not its settings
+
+
+def test_kimi_policy_reserve_applies_only_below_the_window():
+    from inspector.core.model import Session
+
+    s = Session(source="x", format="kimi-code", window=40_000)
+    assert window_info(s).thresholds.autocompact == int(40_000 * 0.85)  # 50,000 reserved exceeds the window
+
+
 def test_kimi_code_home_sessions_and_workspace_folders_open_their_newest_session(tmp_path):
     import os
     import shutil

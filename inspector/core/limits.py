@@ -53,6 +53,7 @@ AGENT_FORMATS = ("copilot", "cline", "roo-code", "cline-sdk", "kimi")  # their r
 # Formats whose own rule is the policy of the same name (the default for their sessions)
 OWN_POLICY = frozenset({"gemini-cli", "qwen-code", "opencode", *AGENT_FORMATS})
 KIMI_WINDOW = 262_144  # Kimi K2's context (the max_context_size Kimi's own config gives its models)
+KIMI_RESERVED = 50_000  # reserved_context_size: Kimi compacts when less than this is left
 ROO_RESERVE = 8_192  # ANTHROPIC_DEFAULT_MAX_TOKENS, Roo's output reserve when the model states none
 AGENT_POLICY = "reference"  # what our own agent loop compacts by unless told otherwise (`run --policy`)
 CLAUDE_CODE_PROMPT = "You are Claude Code"  # how Claude Code's system prompt opens: a request it sent
@@ -273,8 +274,12 @@ def _agent_thresholds(policy: str, size: int, effective: int, reserve: int, opti
         auto = int(min(size * 0.9 - reserve, size * _pct("condense_pct", options.get("condense_pct"), 100) / 100))
     elif policy == "cline-sdk":
         auto = int(size * 0.9 * 0.9)
-    else:  # kimi
-        auto = int(min(size * _pct("compact_pct", options.get("compact_pct"), 85) / 100, size - 50_000))
+    else:  # kimi: past the ratio, or with less than the reserved size left (a reserve the window exceeds)
+        proportional = size * _pct("compact_pct", options.get("compact_pct"), 85) / 100
+        reserved = options.get("reserved", KIMI_RESERVED)
+        if reserved.__class__ is not int or reserved < 0:
+            raise ValueError(f"reserved must be a number of tokens, got {reserved!r}")
+        auto = int(min(proportional, size - reserved) if 0 < reserved < size else proportional)
     return Thresholds(auto, auto, max(auto, effective if policy == "roo-code" else size))
 
 
@@ -312,7 +317,9 @@ def window_info(session: Session | None = None, policy: str | None = None, windo
              "codex": {"compact_pct"}, "custom": {"warning_pct", "autocompact_pct", "blocking_pct"},
              "gemini-cli": {"compact_pct"}, "qwen-code": {"compact_pct"}, "opencode": set(),
              "copilot": {"compact_pct"}, "cline": set(), "roo-code": {"condense_pct"}, "cline-sdk": set(),
-             "kimi": {"compact_pct"}}[policy]
+             "kimi": {"compact_pct", "reserved"}}[policy]
+    stated = session.compaction_settings if session is not None and policy == own else {}
+    options = {**stated, **options}  # what the caller gives wins over what the session's harness was set to
     unknown = set(options) - known
     if unknown:
         raise ValueError(f"policy {policy} takes no option {', '.join(sorted(unknown))}")
@@ -322,6 +329,8 @@ def window_info(session: Session | None = None, policy: str | None = None, windo
     warnings: list[str] = []  # what does not fit: shown wherever the window is (`notes` ends with them)
     if source == "default":
         notes.append(f"policy {policy}: the session's default, {why}")
+    if stated:
+        notes.append("as its harness is set: " + ", ".join(f"{k} {v:g}" for k, v in sorted(stated.items())))
     elif policy != own:
         notes.append(f"policy {policy} chosen; the session's default is {own}")
     if window is not None:

@@ -270,7 +270,8 @@ class Session:
     where it records them (Copilot). `subagents` are the files (or addresses) of the subagents' own windows;
     `spawns` links the tool calls that started subagents to them, where the format records it (Claude Code's
     `toolUseResult.agentId`): tool_use id -> agent id. `agent_cost` is the agent's own figure of what the session
-    cost, where it records one.
+    cost, where it records one. `compaction_settings` are options of its harness's own compaction rule that the
+    source states (Kimi Code's config: `compact_pct`, `reserved`): that policy applies them unless told otherwise.
     """
 
     source: str
@@ -291,6 +292,7 @@ class Session:
     breakdowns: list[Breakdown] = field(default_factory=list)
     spawns: dict[str, str] = field(default_factory=dict)
     agent_cost: AgentCost | None = None
+    compaction_settings: dict[str, float] = field(default_factory=dict)
 
     @property
     def context_start(self) -> int:

@@ -243,7 +243,8 @@ class KimiCodeLoader(ObjectLoader):
         return s.copy_with(messages=list(s.messages), requests=list(s.requests), compactions=list(s.compactions),
                            warnings=list(s.warnings) + self._unknown.warnings(), models=_models(s.requests),
                            subagents=list(folder.subagents), cwd=folder.cwd, session_id=folder.session_id,
-                           spawns=dict(s.spawns), window=folder.windows.get(self._alias or ""))
+                           spawns=dict(s.spawns), window=folder.windows.get(self._alias or ""),
+                           compaction_settings=dict(folder.settings))
 
 
 def _models(requests: list[Request]) -> list[str]:
@@ -320,13 +321,15 @@ def load_kimi_code(path: Path, progress: Progress | None = None) -> Session:
 @dataclass(frozen=True, slots=True)
 class _Folder:
     """What a session folder tells beside an agent's file: the subagents' files (for the main agent's), the working
-    directory and session id (`state.json`), and each model alias's window (the store's `config.toml`, where every
-    model must state `max_context_size`; a model given by environment states none in a file)."""
+    directory and session id (`state.json`), each model alias's window and the compaction settings (the store's
+    `config.toml`: every model must state `max_context_size`, a model given by environment states none in a file;
+    `[loop_control]` `compaction_trigger_ratio` and `reserved_context_size`)."""
 
     subagents: tuple[str, ...] = ()
     cwd: str | None = None
     session_id: str | None = None
     windows: dict[str, int] = field(default_factory=dict)
+    settings: dict[str, float] = field(default_factory=dict)
 
 
 def _folder(path: Path) -> _Folder:
@@ -340,16 +343,27 @@ def _folder(path: Path) -> _Folder:
     except (OSError, ValueError, RecursionError):
         state = None
     state = state if isinstance(state, dict) else {}
-    return _Folder(subagents, opt_str(state.get("cwd")), opt_str(state.get("id")),
-                   _windows(agents.parent.parent.parent.parent / "config.toml"))
+    windows, settings = _config(agents.parent.parent.parent.parent / "config.toml")
+    return _Folder(subagents, opt_str(state.get("cwd")), opt_str(state.get("id")), windows, settings)
 
 
-def _windows(config: Path) -> dict[str, int]:
+def _config(path: Path) -> tuple[dict[str, int], dict[str, float]]:
+    """Each model alias's `max_context_size`, and the `kimi` policy's options as `[loop_control]` sets them (in
+    the ranges Kimi Code accepts: a ratio of 0.5 to 0.99, a reserve of 0 or more)."""
     try:
-        doc = tomllib.loads(config.read_bytes()[:1 << 20].decode("utf-8", "replace"))
+        doc = tomllib.loads(path.read_bytes()[:1 << 20].decode("utf-8", "replace"))
     except (OSError, ValueError, RecursionError):
-        return {}
+        return {}, {}
     models = doc.get("models")
-    return {alias: entry["max_context_size"] for alias, entry in (models.items() if isinstance(models, dict) else ())
-            if isinstance(entry, dict) and entry.get("max_context_size").__class__ is int
-            and entry["max_context_size"] > 0}
+    windows = {alias: entry["max_context_size"] for alias, entry in (models.items() if isinstance(models, dict)
+                                                                   else ())
+               if isinstance(entry, dict) and entry.get("max_context_size").__class__ is int
+               and entry["max_context_size"] > 0}
+    loop = doc.get("loop_control") if isinstance(doc.get("loop_control"), dict) else {}
+    settings: dict[str, float] = {}
+    ratio, reserved = loop.get("compaction_trigger_ratio"), loop.get("reserved_context_size")
+    if ratio.__class__ in (int, float) and 0.5 <= ratio <= 0.99:
+        settings["compact_pct"] = round(ratio * 100, 6)
+    if reserved.__class__ is int and reserved >= 0:
+        settings["reserved"] = reserved
+    return windows, settings
