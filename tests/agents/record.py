@@ -51,12 +51,12 @@ def _basic(read: str) -> dict:
                        {"text": "It is a tiny demo project used to record agent sessions."}]}
 
 
-def _compaction(read: str, summary: dict) -> dict:
+def _compaction(read: str, look: dict, summary: dict) -> dict:
     """The third reply reports 230,000 prompt tokens of a 262,144 window: past Kimi's 85% trigger, so the next step
-    compacts first (a request whose prompt asks for a summary, answered by `summary`), then answers."""
+    compacts first (a request whose prompt asks for a summary, answered by `summary`), then answers. `look`: the
+    second call, which finds no LICENSE."""
     return {"prompt": "Read README.md and LICENSE, then summarise them.",
-            "script": [{"tool": read, "arguments": {"path": "README.md"}},
-                       {"tool": "Glob", "arguments": {"pattern": "*"}},
+            "script": [{"tool": read, "arguments": {"path": "README.md"}}, look,
                        {"tool": read, "arguments": {"path": "README.md", "line_offset": 2},
                         "usage": {"prompt_tokens": 230000, "cached_tokens": 0, "completion_tokens": 40}},
                        summary | {"text": "The user asked for README.md and LICENSE to be read and summarised; "
@@ -68,12 +68,14 @@ SCENARIOS: dict[str, dict[str, dict]] = {
     "kimi": {
         "basic": _basic("ReadFile"),
         # Kimi CLI sends the compaction with a system prompt of its own: matched, out of order.
-        "compaction": _compaction("ReadFile", {"match": "compacts conversation context"}),
+        "compaction": _compaction("ReadFile", {"tool": "Glob", "arguments": {"pattern": "*"}},
+                                  {"match": "compacts conversation context"}),
     },
     "kimi-code": {
         "basic": _basic("Read"),
         # Kimi Code's compaction request comes next: answered in order (its prompt asks for a "handoff summary").
-        "compaction": _compaction("Read", {}),
+        # No Glob or Grep: without rg on PATH, Kimi Code downloads ripgrep for them.
+        "compaction": _compaction("Read", {"tool": "Read", "arguments": {"path": "LICENSE"}}, {}),
         # The model thinks before it calls a tool and before it answers (`reasoning_content`): `think` parts.
         "thinking": {"prompt": "Read README.md and tell me what the project is.",
                      "script": [{"tool": "Read", "arguments": {"path": "README.md"}, "reasoning": "The user wants "
@@ -161,7 +163,7 @@ def run_kimi_code(scenario: dict, url: str, home: Path, work: Path) -> tuple[lis
     store = home / ".kimi-code"
     env = {"PATH": install.path_for("kimi-code"), "KIMI_CODE_HOME": str(store), "KIMI_MODEL_NAME": "kimi-k2-scripted",
            "KIMI_MODEL_API_KEY": FAKE_KEY, "KIMI_MODEL_PROVIDER_TYPE": "kimi", "KIMI_MODEL_BASE_URL": f"{url}/v1",
-           "KIMI_MODEL_MAX_CONTEXT_SIZE": "262144", "KIMI_CODE_NO_AUTO_UPDATE": "1"}
+           "KIMI_MODEL_MAX_CONTEXT_SIZE": "262144", "KIMI_CODE_NO_AUTO_UPDATE": "1", "KIMI_DISABLE_TELEMETRY": "1"}
     return [binary, "-p", scenario["prompt"]], env, store
 
 
