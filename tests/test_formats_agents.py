@@ -381,3 +381,17 @@ def test_kimi_code_home_sessions_and_workspace_folders_open_their_newest_session
     (store / "sessions" / workspace.name).rename(store / "elsewhere")
     with pytest.raises(LoadError, match="holds no Kimi Code session yet"):
         resolve(store)
+
+
+def test_kimi_code_image_part_keeps_its_media_type_and_size():
+    from inspector.core.formats.kimi_code import KimiCodeLoader
+
+    loader = KimiCodeLoader("x")
+    loader.feed(1, 0, {"type": "context.append_message", "agentId": "main", "message": {
+        "role": "user", "origin": {"kind": "user"}, "content": [
+            {"type": "text", "text": "this"},
+            {"type": "image_url", "image_url": {"url": "data:image/png;base64,QUJD"}}],
+        "toolCalls": [{"id": "c1", "name": "Read", "arguments": '{"path": "a"}'}]}})
+    (m,) = loader.build().messages
+    assert [(b.type, b.media, b.size) for b in m.blocks[:2]] == [("text", None, 0), ("image", "image/png", 4)]
+    assert m.blocks[2].input == {"path": "a"}  # the call's JSON arguments, decoded as neutral.call_arguments does

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from inspector.core.formats.agent_stores import KIMI_CODE_WIRE
 from inspector.core.model import Session
 
 PREFIX = "agent-"
@@ -64,7 +65,7 @@ def spawned_at(agents: list[Subagent]) -> dict[int, list[Subagent]]:
 def _agent_id(path: str) -> str:
     """The agent id a window's file is named for: `agent-<id>.jsonl` (Kimi Code: `agents/<id>/wire.jsonl`), else the
     file's stem."""
-    if Path(path).name == "wire.jsonl":
+    if Path(path).name == KIMI_CODE_WIRE.name:
         return Path(path).parent.name
     stem = Path(path).name.split("#")[-1].removesuffix(".jsonl")
     return stem.removeprefix(PREFIX)

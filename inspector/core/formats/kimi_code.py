@@ -31,8 +31,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from inspector.core.formats.blocks import as_int, iso_from_ms, opt_int, opt_str
+from inspector.core.formats.blocks import as_int, block_from_dict, image_from_url, iso_from_ms, opt_int, opt_str
 from inspector.core.formats.jsonl import ObjectLoader, Progress, UnknownKinds, read_jsonl
+from inspector.core.formats.neutral import call_arguments
 from inspector.core.model import Block, Compaction, Message, Request, Session, ToolSchema
 
 MAIN_AGENT = "main"
@@ -257,8 +258,9 @@ def _part(part: dict) -> Block | None:
         return Block("text", opt_str(part.get("text")) or "")
     if kind == "think":
         return Block("thinking", opt_str(part.get("think")) or "", signature=opt_str(part.get("encrypted")))
-    if kind == "image_url":
-        return Block("image")
+    if kind == "image_url":  # {image_url: {url}}: a data URL keeps its media type and size
+        image = part.get("image_url")
+        return block_from_dict(image_from_url(image.get("url") if isinstance(image, dict) else image))
     return Block("unknown", raw=part) if kind is not None else None
 
 
@@ -281,12 +283,8 @@ def _message(d: dict) -> Message:
     blocks = [b for b in (_part(p) for p in parts if isinstance(p, dict)) if b is not None]
     for call in d.get("toolCalls") or ():
         if isinstance(call, dict):
-            args = call.get("arguments")
-            try:
-                value = json.loads(args) if isinstance(args, str) else args
-            except ValueError:
-                value = args
-            blocks.append(Block("tool_use", "", opt_str(call.get("id")), opt_str(call.get("name")), value))
+            blocks.append(Block("tool_use", "", opt_str(call.get("id")), opt_str(call.get("name")),
+                                call_arguments(call.get("arguments"))))
     origin = d.get("origin") if isinstance(d.get("origin"), dict) else {}
     if role == "tool":
         text = "\n".join(b.text for b in blocks if b.type == "text")

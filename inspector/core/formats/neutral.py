@@ -259,15 +259,21 @@ def _tool_call(call: dict) -> Block:
     """A tool_use block from `{"id","name","input"}` (reference design) or `{"id","function":{"name","arguments"}}`."""
     function = call.get("function")
     if isinstance(function, dict):
-        name, args = function.get("name"), function.get("arguments")
-        if isinstance(args, str):
-            try:
-                args = loads(args) if args.strip() else {}
-            except ValueError:
-                pass  # the model sent malformed JSON: keep the string, it is what it saw
+        name, args = function.get("name"), call_arguments(function.get("arguments"))
     else:
         name, args = call.get("name"), call.get("input", call.get("arguments", {}))
     return Block("tool_use", tool_id=opt_str(call.get("id")), tool_name=opt_str(name), input=args)
+
+
+def call_arguments(args: Any) -> Any:
+    """A tool call's `arguments` as OpenAI-style APIs send them, a JSON string: its value (`{}` when empty); malformed
+    JSON stays the string, which is what the model saw."""
+    if isinstance(args, str):
+        try:
+            return loads(args) if args.strip() else {}
+        except ValueError:
+            pass
+    return args
 
 
 def _openai_parts(content: Any) -> Any:
