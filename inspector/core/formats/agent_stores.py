@@ -235,7 +235,8 @@ def session_name(path: Path) -> str:
     (Copilot's `events.jsonl`, Kimi's `context.jsonl`, Kimi Code's `agents/main/wire.jsonl`, a Cline task's
     history) the session folder's."""
     if path.name == KIMI_CODE_WIRE.name and path.parent.parent.name == KIMI_CODE_WIRE.parts[0]:
-        return path.parent.parent.parent.name + ("" if path.parent.name == "main" else f" ({path.parent.name})")
+        main = path.parent.name == KIMI_CODE_WIRE.parts[1]
+        return path.parent.parent.parent.name + ("" if main else f" ({path.parent.name})")
     if path.name in ("events.jsonl", "context.jsonl", HISTORY):
         return path.parent.name
     return path.name
