@@ -6,12 +6,16 @@ from __future__ import annotations
 import json
 import math
 import random
+import re
 import struct
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 from hypothesis import given, strategies as st
 
+import install  # tests/agents/install.py (conftest puts tests/agents on the path)
 from inspector.cli import main
 from inspector.core.cost import PriceError, Rates, prices, request_cost, rounded, session_cost
 from inspector.core.formats import load
@@ -22,6 +26,10 @@ from inspector.core.tokens import account
 HERE = Path(__file__).parent
 LIVE = HERE / "fixtures" / "statusline" / "claude-code-2.1.332" / "session.jsonl"  # a real interactive session
 CORPUS = HERE / "corpus" / "claude-code-manual-compact.jsonl"
+DATA = HERE.parent / "inspector" / "core" / "data"
+AGENTS = HERE / "fixtures" / "agents"
+CODEX = next((AGENTS / "codex-0.171.0" / "auto-compact").rglob("rollout-*.jsonl"))
+GEMINI = next((AGENTS / "gemini-0.61.0" / "edit-file").rglob("session-*.jsonl"))
 
 
 def test_claude_codes_own_cost_matches_ours_per_model():
@@ -41,7 +49,62 @@ def test_model_ids_as_transcripts_write_them():
     for model in ("claude-sonnet-4-5-20250929", "claude-opus-4-6", "claude-opus-4-6[1m]", "anthropic/claude-opus-4-6",
                   "us.anthropic.claude-sonnet-4-5-20250929-v1:0", "claude-opus-4-5@20251101"):
         assert table.rates(model) is not None, model
-    assert table.rates("gpt-5.5") is None and table.rates(None) is None
+    for model in ("gpt-5.5", "gemini-2.5-pro", "models/gemini-2.5-pro", "qwen3-coder-plus", "kimi-k2.7-code",
+                  "openai/gpt-5.5"):
+        assert table.rates(model) is not None, model
+    assert table.rates("kimi-k2-scripted") is None and table.rates(None) is None
+
+
+def test_other_makers_models_are_priced_by_their_own_catalog_entry(capsys):
+    """A Codex session (gpt-5.5) is priced from the models.dev file, at its rates; Claude's models keep Claude
+    Code's own catalog, and the text says whose date it is."""
+    other = json.loads((DATA / "prices-models-dev.json").read_text())
+    claude = json.loads((DATA / "prices.json").read_text())
+    assert not other["models"].keys() & claude["models"].keys()  # no model priced twice
+    assert {m["provider"] for m in other["models"].values()} >= {"openai", "google", "alibaba", "moonshotai"}
+    session = load(CODEX)
+    rates = other["models"]["gpt-5.5"]
+    expected = sum((r.input_tokens * rates["input"] + r.cache_read * rates["cache_read"]
+                    + r.cache_creation * rates["cache_write_5m"] + r.output_tokens * rates["output"]) / 1e6
+                   for r in session.requests)
+    cost = session_cost(session)
+    assert expected > 0 and cost.total_usd == pytest.approx(expected, rel=1e-12) and not cost.unpriced
+    assert prices().date_of("gpt-5.5") == other["date"] and prices().date_of("claude-opus-4-6") == claude["date"]
+    assert main(["report", str(CODEX)]) == 0
+    assert f"Cost (prices of {other['date']}, 2 price files)" in capsys.readouterr().out
+
+
+def test_context_tiers_nest():
+    """Qwen3-Coder 480B has two context tiers (above 32k and above 128k): each prompt gets its own."""
+    rates = prices().rates("qwen3-coder-480b-a35b-instruct")
+    assert [rates.tier(n).input for n in (32_000, 32_001, 128_000, 128_001)] == [1.5, 2.7, 2.7, 4.5]
+
+
+def test_thinking_billed_apart_is_priced_as_output():
+    """Gemini CLI counts a turn's thoughts apart from its output (`tokens.thoughts`): they are billed as output."""
+    session = load(GEMINI)
+    thoughts = [r.thinking_tokens for r in session.requests]
+    assert any(thoughts) and sorted(set(thoughts)) == sorted({int(x) for x in re.findall(
+        rb'"thoughts":(\d+)', GEMINI.read_bytes())})
+    rates = prices().rates(session.models[0])
+    with_thinking = session_cost(session).total_usd
+    for r in session.requests:
+        r.thinking_tokens = 0
+    assert with_thinking - session_cost(session).total_usd == pytest.approx(sum(thoughts) * rates.output / 1e6)
+
+
+@pytest.mark.skipif(not list(install.prefix("opencode").glob("node_modules/opencode-*/bin/opencode")),
+                    reason="opencode is not installed in the lab (tests/agents/install.py opencode)")
+def test_the_models_dev_prices_are_what_the_pinned_opencode_holds():
+    """tools/models_dev_prices.py, run on the pinned opencode's binary, makes the committed file."""
+    binary = sorted(install.prefix("opencode").glob("node_modules/opencode-*/bin/opencode"))[0]
+    committed = json.loads((DATA / "prices-models-dev.json").read_text())
+    pin = install.PINS["opencode"]
+    assert pin.version in committed["source"]
+    done = subprocess.run([sys.executable, str(HERE.parent / "tools" / "models_dev_prices.py"), str(binary),
+                           "--what", f"{pin.version} (npm {pin.spec})", "--date", committed["date"], "--check"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
 
 
 def test_a_request_priced_with_ttl_and_long_prompt_rates():

@@ -16,6 +16,8 @@ import pytest
 from inspector.cli import main
 from inspector.commands.statusline import DEFAULT_FORMAT, render
 from inspector.core import statusline as sl
+from inspector.core.cost import session_cost
+from inspector.core.formats import load
 from inspector.core.statusline import Cache, Settings, status
 
 HERE = Path(__file__).parent
@@ -126,7 +128,7 @@ def test_codex_rollouts_with_session(cache, capsys, monkeypatch):
     code, out, _ = _run(capsys, monkeypatch, ["--session", str(rollout), "--json"])
     figures = json.loads(out)
     assert figures["format"] == "codex" and figures["policy"] == "codex" and figures["compactions"] >= 1
-    assert figures["cost_usd"] is None  # no OpenAI prices are shipped: not guessed
+    assert figures["cost_usd"] == pytest.approx(session_cost(load(rollout)).total_usd, abs=1e-5)  # gpt-5.5's prices
 
 
 def _fresh(path: Path) -> sl.StatusFigures:

@@ -1,9 +1,10 @@
 """What a session cost: each request priced from its usage, summed per model and per session, and shared out
 over the messages that filled the context.
 
-Prices come from a data file (`data/prices.json`: per model, USD per million tokens of input, output, cache writes
-with the 5-minute and the 1-hour TTL and cache reads, with its date and source), which a file of the user's
-replaces or extends (`--prices FILE` or CONTEXT_INSPECTOR_PRICES). A request costs input x input rate + cache
+Prices come from data files (per model, USD per million tokens of input, output, cache writes with the 5-minute and
+the 1-hour TTL and cache reads, with its date and source): `data/prices.json`, Claude Code's own catalog, over
+`data/prices-models-dev.json`, the other makers' models (tools/models_dev_prices.py); a file of the user's
+replaces or extends them (`--prices FILE` or CONTEXT_INSPECTOR_PRICES). A request costs input x input rate + cache
 writes at their TTL's rate + cache reads + output, at the long-prompt rates where the model has them and the
 prompt is above their bound (as Claude Code prices it). A model the table does not know is not priced (its
 requests' cost is None and the model is named), never guessed. Where the agent recorded its own figure
@@ -36,6 +37,8 @@ if TYPE_CHECKING:
     from inspector.core.accounting import Accounting
 
 PRICES = Path(__file__).with_name("data") / "prices.json"
+# The other makers' models (tools/models_dev_prices.py): read first, so Claude Code's own catalog wins a model both name
+OTHER_PRICES = PRICES.with_name("prices-models-dev.json")
 PRICES_ENV = "CONTEXT_INSPECTOR_PRICES"
 MILLION = 1_000_000
 RATE_KEYS = ("input", "output", "cache_write_5m", "cache_write_1h", "cache_read")
@@ -60,8 +63,9 @@ class Rates:
     above: int | None = None
 
     def tier(self, prompt: int) -> Rates:
-        return self.long_prompt if self.long_prompt is not None and self.above is not None and prompt > self.above \
-            else self
+        """The rates of a prompt of `prompt` tokens: the highest tier whose bound it is above (tiers nest)."""
+        return self.long_prompt.tier(prompt) if self.long_prompt is not None and self.above is not None \
+            and prompt > self.above else self
 
 
 @dataclass(slots=True)
@@ -71,6 +75,8 @@ class PriceTable:
     source: str
     aliases: dict[str, str] = field(default_factory=dict)  # another id of a model (a dated one) -> its key
     files: tuple[str, ...] = ()
+    dates: tuple[str | None, ...] = ()  # each file's date (`date`: the last one's)
+    dated: dict[str, str | None] = field(default_factory=dict)  # a model key -> the date of the file pricing it
     _keys: dict[str, str | None] = field(default_factory=dict, repr=False, compare=False)  # key()'s answers
 
     def key(self, model: str | None) -> str | None:
@@ -93,8 +99,13 @@ class PriceTable:
         key = self.key(model)
         return self.models[key] if key is not None else None
 
+    def date_of(self, model: str | None) -> str | None:
+        """The date of the price a model has (the file's that gave it), or None."""
+        key = self.key(model)
+        return self.dated.get(key) if key is not None else None
+
     def to_dict(self) -> dict[str, Any]:
-        return {"date": self.date, "source": self.source, "files": list(self.files)}
+        return {"date": self.date, "source": self.source, "files": list(self.files), "dates": list(self.dates)}
 
 
 def _candidates(name: str) -> list[str]:
@@ -151,6 +162,7 @@ def _merge(table: PriceTable, data: dict, path: Path) -> None:
         rates = _rates(entry, f"{path}: model {key!r}")
         key = key.lower()
         table.models[key] = rates
+        table.dated[key] = data.get("date")
         for other in entry.get("ids") or () if isinstance(entry, dict) else ():
             if isinstance(other, str):
                 table.aliases[other.lower()] = key
@@ -158,16 +170,15 @@ def _merge(table: PriceTable, data: dict, path: Path) -> None:
 
 @lru_cache(maxsize=8)
 def _table(files: tuple[str, ...]) -> PriceTable:
-    base = _read(PRICES)
-    table = PriceTable({}, base.get("date"), str(base.get("source", "")), files=(str(PRICES),))
-    _merge(table, base, PRICES)
-    for name in files:
-        path = Path(name).expanduser()
+    table = PriceTable({}, None, "")
+    for n, path in enumerate([OTHER_PRICES, PRICES, *(Path(name).expanduser() for name in files)]):
         data = _read(path)
         _merge(table, data, path)
         table.files += (str(path),)
+        table.dates += (data.get("date"),)
         table.date = data.get("date", table.date)
-        table.source += f"; models from {path}"
+        source = str(data.get("source", "")) if n < 2 else f"models from {path}"
+        table.source += f"; {source}" if table.source else source
     return table
 
 
@@ -179,11 +190,13 @@ def prices(path: str | os.PathLike[str] | None = None, environ: dict[str, str] |
 
 
 def request_cost(r: Request, rates: Rates) -> float:
-    """What one request cost in USD: input, cache writes (1-hour part at its rate), cache reads and output."""
+    """What one request cost in USD: input, cache writes (1-hour part at its rate), cache reads and output (with
+    the thinking billed as output that `output_tokens` leaves out)."""
     rt = rates.tier(r.measured_context)
     one_hour = min(max(0, r.cache_write_1h), r.cache_creation)
     return (r.input_tokens * rt.input + (r.cache_creation - one_hour) * rt.cache_write_5m
-            + one_hour * rt.cache_write_1h + r.cache_read * rt.cache_read + r.output_tokens * rt.output) / MILLION
+            + one_hour * rt.cache_write_1h + r.cache_read * rt.cache_read
+            + (r.output_tokens + r.thinking_tokens) * rt.output) / MILLION
 
 
 @dataclass(slots=True)
@@ -280,7 +293,7 @@ def _shares(session: Session, acc: Accounting, by_request: list[float | None],
         measured = r.input_tokens + r.cache_creation + r.cache_read  # Request.measured_context
         if usd is None or measured <= 0:
             continue
-        output = r.output_tokens * rates.tier(measured).output / MILLION  # type: ignore[union-attr]
+        output = (r.output_tokens + r.thinking_tokens) * rates.tier(measured).output / MILLION  # type: ignore[union-attr]
         per_token = (usd - output) / measured
         start, end = r.seen_start, r.seen_end
         windows[start].append((end, per_token))

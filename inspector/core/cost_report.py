@@ -48,7 +48,8 @@ def cost_text(session: Session, cost: SessionCost, cache: CacheReport, safe) -> 
     """The text section: the session's cost (and the agent's own figure), per model, the cache and its breaks."""
     if not session.requests:
         return ""
-    out = ["", f"Cost (prices of {cost.table.date or 'unknown date'}, {len(cost.table.files)} price file"
+    dates = sorted({d for d in map(cost.table.date_of, cost.by_model) if d}, reverse=True) or [cost.table.date]
+    out = ["", f"Cost (prices of {', '.join(d or 'unknown date' for d in dates)}, {len(cost.table.files)} price file"
                f"{'s' if len(cost.table.files) > 1 else ''})",
            f"  total {usd(cost.total_usd)}" + (f"; the agent's own figure ({cost.agent.source}) "
                                                f"{usd(cost.agent.total_usd)}" if cost.agent else "")]

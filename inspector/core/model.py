@@ -158,6 +158,8 @@ class Request:
     `sent_id` names the request as the session recorded sending it (`Session.sent`), when it did.
     `cache_write_1h`: the part of `cache_creation` written with the one-hour TTL (Claude Code's usage says so in
     `cache_creation.ephemeral_1h_input_tokens`; 0 where the source does not split it: the 5-minute TTL).
+    `thinking_tokens`: output billed beyond `output_tokens` where the source counts the model's thinking apart
+    (Gemini's `thoughtsTokenCount`, never sent back); where `output_tokens` includes it (Anthropic, OpenAI), 0.
     """
 
     id: str
@@ -174,6 +176,7 @@ class Request:
     kind: Literal["turn", "compaction"] = "turn"
     sent_id: str | None = None
     cache_write_1h: int = 0
+    thinking_tokens: int = 0
 
     @property
     def measured_context(self) -> int:

@@ -15,7 +15,8 @@ user records that follow (0.61) or, in older files, the `toolCalls[].result` cop
 records are UI only. A `$set` whose history opens with a new `<state_snapshot>` user message is a compression: the
 history before it stays in `messages`, the new one follows the boundary. One whose tool outputs newly read
 `<tool_output_masked>` is a masking (a microcompact). Each `gemini` record's `tokens{input, output, cached,
-thoughts, tool}` is one Request, counted once per record id.
+thoughts, tool}` is one Request, counted once per record id (`thoughts` is billed as output, but is not in
+`output`).
 """
 
 from __future__ import annotations
@@ -354,7 +355,8 @@ class GeminiLoader(ObjectLoader):
             start = max((x for x in starts if x <= i), default=0)
             requests.append(Request(m.response_id, u.model, max(0, as_int(t.get("input")) - cached)
                                     + as_int(t.get("tool")), 0, cached, as_int(t.get("output")), message_index=i,
-                                    seen_start=start, seen_end=i, line=u.line, timestamp=u.timestamp))
+                                    seen_start=start, seen_end=i, line=u.line, timestamp=u.timestamp,
+                                    thinking_tokens=as_int(t.get("thoughts"))))
             if u.model and u.model not in models:
                 models.append(u.model)
         return requests, models

@@ -160,7 +160,8 @@ class QwenLoader(ObjectLoader):
                                         cached, as_int(usage.get("candidatesTokenCount")),
                                         message_index=len(messages) - 1, seen_start=start,
                                         seen_end=len(messages) - 1, line=_usage_line(node),
-                                        timestamp=opt_str(obj.get("timestamp"))))
+                                        timestamp=opt_str(obj.get("timestamp")),
+                                        thinking_tokens=as_int(usage.get("thoughtsTokenCount"))))
                 if model and model not in models:
                     models.append(model)
         warnings = list(s.warnings) + self._unknown.warnings()
