@@ -9,6 +9,7 @@ demand instead.
 
 from __future__ import annotations
 
+import bisect
 import json
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Iterator, Literal
@@ -215,6 +216,22 @@ class Compaction:
         return self.index - self.kept_from if self.kept_from is not None else 0
 
 
+class CompactionsByIndex:
+    """A session's compactions of one kind in index order, to find those in a range of messages by bisection: a
+    question asked per request, of sessions that may hold thousands of compactions."""
+
+    __slots__ = ("indices", "items")
+
+    def __init__(self, compactions: list[Compaction], kind: str) -> None:
+        ordered = sorted((c for c in compactions if c.kind == kind), key=lambda c: c.index)
+        self.indices = [c.index for c in ordered]
+        self.items = ordered
+
+    def between(self, lo: int, hi: int) -> list[Compaction]:
+        """Those with lo < index <= hi."""
+        return self.items[bisect.bisect_right(self.indices, lo):bisect.bisect_right(self.indices, hi)]
+
+
 @dataclass(slots=True)
 class Breakdown:
     """The context split into parts as the agent itself counted it at one point (GitHub Copilot CLI records system
@@ -296,12 +313,23 @@ class Session:
     spawns: dict[str, str] = field(default_factory=dict)
     agent_cost: AgentCost | None = None
     compaction_settings: dict[str, float] = field(default_factory=dict)
+    # `context_start` so far: [the compactions list it read, how many of them, the answer]
+    _start: list = field(default_factory=lambda: [None, 0, 0], init=False, repr=False, compare=False)
 
     @property
     def context_start(self) -> int:
-        """Index of the first message in the current context: just after the last full compaction, else 0."""
-        starts = [c.index for c in self.compactions if c.kind == "compact"]
-        return max(starts) if starts else 0
+        """Index of the first message in the current context: just after the last full compaction, else 0.
+        Loaders ask it per request while compactions are appended: only those appended since the last call are
+        read (a compaction replaced in place keeps its kind and index; another list is read afresh)."""
+        cs, known = self.compactions, self._start
+        if known[0] is not cs or known[1] > len(cs):
+            known[:] = [cs, 0, 0]
+        start = known[2]
+        for c in cs[known[1]:]:
+            if c.kind == "compact" and c.index > start:
+                start = c.index
+        known[1:] = [len(cs), start]
+        return start
 
     @property
     def context(self) -> list[Message]:

@@ -29,7 +29,7 @@ from operator import attrgetter
 from typing import Any
 
 from inspector.core.cost import MILLION, PriceTable, prices
-from inspector.core.model import Request, Session
+from inspector.core.model import CompactionsByIndex, Request, Session
 from inspector.core.stamps import when
 
 BREAK_SLACK = 1024  # tokens a read may fall short of the cached prefix without counting as a break (the minimum
@@ -147,6 +147,7 @@ def cache_breaks(session: Session, table: PriceTable | None = None, start: int =
     reqs = session.requests
     breaks: list[CacheBreak] = []
     first = max(1, start)
+    micro: CompactionsByIndex | None = None  # made at the first break
     for k, prev, cur in zip(range(first, len(reqs)), reqs[first - 1:], reqs[first:]):
         cached = prev.cache_read + prev.cache_creation
         short = cached - cur.cache_read
@@ -155,7 +156,9 @@ def cache_breaks(session: Session, table: PriceTable | None = None, start: int =
         rewritten = min(short, cur.cache_creation + cur.input_tokens)
         if rewritten <= 0:
             continue  # the prompt itself shrank (a compaction that wrote nothing yet): nothing paid again
-        cause, detail = _cause(session, k)
+        if micro is None:
+            micro = CompactionsByIndex(session.compactions, "microcompact")
+        cause, detail = _cause(session, k, micro)
         rates = table.rates(cur.model)
         cost = None
         if rates is not None:
@@ -166,13 +169,12 @@ def cache_breaks(session: Session, table: PriceTable | None = None, start: int =
     return breaks
 
 
-def _cause(session: Session, k: int) -> tuple[str, str]:
+def _cause(session: Session, k: int, microcompactions: CompactionsByIndex) -> tuple[str, str]:
     reqs = session.requests
     prev, cur = reqs[k - 1], reqs[k]
     if cur.seen_start != prev.seen_start or cur.kind == "compaction" or prev.kind == "compaction":
         return "compaction", "the history before the request was replaced by a summary"
-    micro = [c for c in session.compactions
-             if c.kind == "microcompact" and prev.seen_end < c.index <= cur.seen_end]
+    micro = microcompactions.between(prev.seen_end, cur.seen_end)
     if micro:
         return "microcompaction", f"{sum(len(c.cleared_tool_ids) for c in micro)} tool results cleared"
     if (cur.model or "") != (prev.model or ""):

@@ -43,7 +43,7 @@ from inspector.core.calibration import YOUNG, Calibrator
 from inspector.core.estimators import (
     N_FEATURES, O200K, Calibrated, Estimator, Exact, FeatureEstimator, Tokenizer, dot, get_estimator, tokenizer_for)
 from inspector.core.limits import current_model
-from inspector.core.model import Compaction, Message, Request, Session
+from inspector.core.model import Compaction, CompactionsByIndex, Message, Request, Session
 from inspector.core.accounting import Accounting, Accuracy, RequestFigures
 from inspector.core.compacted import after_all
 from inspector.core.pricing import Pricing, one_part, parts, scaled, total, vector
@@ -596,6 +596,7 @@ class _Run:
         edits, at = self.seen_edits, len(self.seen_edits) if self.resumed else 0
         edited: set[int] = set()
         prefix_of, prefix = self.prefix_of, self.prefix
+        micro = CompactionsByIndex(session.compactions, "microcompact")
         for ri in range(self.k, self.R):
             if ri in self.snaps:
                 self.snaps[ri]["prefix"] = dict(prefix_of), prefix
@@ -644,7 +645,7 @@ class _Run:
                 cause = COMPACTION_REQUEST
             elif model != (p.model or ""):
                 cause = f"model switch {p.model} -> {r.model}: another system prompt and tokenizer"
-            elif growth < 0 and any(c.kind == "microcompact" and lo_r < c.index <= hi for c in session.compactions):
+            elif growth < 0 and micro.between(lo_r, hi):
                 cause = "context shrank: tool results cleared (a microcompaction)"
             elif growth < 0:
                 cause = "context shrank: content cleared outside the transcript"

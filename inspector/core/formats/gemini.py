@@ -21,6 +21,7 @@ thoughts, tool}` is one Request, counted once per record id (`thoughts` is bille
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -352,7 +353,8 @@ class GeminiLoader(ObjectLoader):
             u = self.usage[m.uuid]
             t = u.tokens
             cached = as_int(t.get("cached"))  # inside `input` (promptTokenCount), never added again
-            start = max((x for x in starts if x <= i), default=0)
+            at = bisect.bisect_right(starts, i)  # the last compaction at or before i (a search: thousands of them)
+            start = starts[at - 1] if at else 0
             requests.append(Request(m.response_id, u.model, max(0, as_int(t.get("input")) - cached)
                                     + as_int(t.get("tool")), 0, cached, as_int(t.get("output")), message_index=i,
                                     seen_start=start, seen_end=i, line=u.line, timestamp=u.timestamp,
