@@ -196,3 +196,46 @@ def test_calibrated_on_a_codex_session_starts_from_o200k():
     session = load(FIXTURES / "formats" / "codex-rollout-0.58.jsonl")
     assert session_default(session) == "o200k"
     assert estimator_for(session).counter is O200K
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.text(max_size=300), max_size=30), st.text(max_size=300))
+def test_a_batch_counts_as_a_call_each_does(texts, other):
+    from inspector.core.estimators import O200K
+
+    alone, outside = [O200K(t) for t in texts], O200K(other)
+    with O200K.batch(texts):
+        assert [O200K(t) for t in texts] == alone
+        assert O200K(other) == outside  # a text the batch does not hold: counted alone
+    assert not O200K._counted  # nothing kept once the batch is done
+
+
+def test_a_codex_sessions_accounting_counts_its_texts_in_one_batch(monkeypatch):
+    """The per-text calls cost a long rollout most of its report (benchmarks/bench_formats.py): every message's
+    text goes to the tokenizer in one batch, on every core, and the figures are those of a call each."""
+    import toktok
+
+    from inspector.core.estimators import Tokenizer
+    from inspector.core.formats import load
+    from inspector.core.tokens import account
+
+    session = load(next((FIXTURES / "agents" / "codex-0.171.0" / "long-session" / "home").rglob("rollout-*.jsonl")))
+    calls: list[int] = []
+    real = toktok.batch_count
+
+    def counting(texts, *args, **kwargs):
+        texts = list(texts)
+        calls.append(len(texts))
+        return real(texts, *args, **kwargs)
+
+    monkeypatch.setattr(toktok, "batch_count", counting)
+    batched = account(session)
+    singles = [n for n in calls if n == 1]
+    assert max(calls) > 20 and len(singles) <= len(calls) // 10, calls
+    with monkeypatch.context() as m:  # a call each, as before batches
+        m.setattr(Tokenizer, "batch", lambda self, texts: __import__("contextlib").nullcontext())
+        calls.clear()
+        alone = account(session)
+        assert max(calls) == 1
+    assert batched.estimated == alone.estimated and batched.measured == alone.measured
+    assert [(f.predicted, f.estimated) for f in batched.requests] == [(f.predicted, f.estimated) for f in alone.requests]

@@ -23,10 +23,13 @@ from __future__ import annotations
 
 import json
 import os
+from contextlib import contextmanager, nullcontext
 from operator import mul
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, ContextManager, Iterable, Iterator, Sequence
 
 from inspector.core.model import Block, Message
+
+Count = Callable[[str], int]  # a text's tokens: a Tokenizer, or what stands in for one
 
 
 class EstimatorUnavailable(ValueError):
@@ -201,16 +204,36 @@ class Tokenizer:
     def __init__(self, encoding: str) -> None:
         self.encoding = encoding
         self._count = None
+        self._counted: dict[str, int] = {}  # `batch`'s counts, while it lasts
 
     def __call__(self, text: str) -> int:
         if not text:
             return 0
+        if self._counted:
+            known = self._counted.get(text)
+            if known is not None:
+                return known
         if self._count is None:
             import toktok  # o200k_base compiled in: no download at run time
 
             encoding = self.encoding
             self._count = lambda t: toktok.batch_count([t], encoding, threads=1)[0]
         return self._count(text)
+
+    @contextmanager
+    def batch(self, texts: list[str]) -> Iterator[None]:
+        """Within it, the calls for `texts` take their counts from one batch counted on every core instead of a call
+        each: the tokenizer's time on a long Codex rollout halves on 2 cores (benchmarks/bench_formats.py). A count
+        is the same either way, so a call for any other text (from any thread) is counted alone; the batch holds
+        the texts only while it lasts."""
+        import toktok
+
+        unique = list(dict.fromkeys(texts))
+        self._counted = dict(zip(unique, toktok.batch_count(unique, self.encoding, threads=0)))
+        try:
+            yield
+        finally:
+            self._counted = {}
 
     def __reduce__(self):  # pickled by name (the status line's cache keeps an accounting): the shared instance back
         return shared_tokenizer, (self.encoding,)
@@ -262,7 +285,7 @@ _LEADS = _lead_table()
 _NOT_LEAD = bytes(b for b in range(256) if _LEADS[b] == ord("."))
 
 
-def text_features(text: str, out: list[float], as_json: bool = False, counter: Tokenizer | None = None) -> None:
+def text_features(text: str, out: list[float], as_json: bool = False, counter: Count | None = None) -> None:
     """Add the character features of `text` to `out` (or, given a tokenizer, its tokens). Fast on large strings:
     C-level encode/translate/count only."""
     if not text:
@@ -297,7 +320,7 @@ def text_features(text: str, out: list[float], as_json: bool = False, counter: T
     out[PROSE] += latin - code
 
 
-def block_features(block: Block, out: list[float], counter: Tokenizer | None = None) -> None:
+def block_features(block: Block, out: list[float], counter: Count | None = None) -> None:
     """Add one block's features to `out`: its text by kind (or its tokens), plus the structure it carries."""
     kind = block.type
     if block.tokens is not None and isinstance(block.tokens, int) and kind != "tool_use" and kind != "tool_result":
@@ -318,6 +341,24 @@ def block_features(block: Block, out: list[float], counter: Tokenizer | None = N
                       counter)
     else:
         text_features(str(block.text or ""), out, False, counter)
+
+
+def batched(messages: Iterable[Message], counter: Tokenizer | None) -> ContextManager[None]:
+    """`counter.batch` of every text the features of `messages` have it count, found by `block_features`' own walk
+    with each text collected instead of counted; nothing without a counter."""
+    if counter is None:
+        return nullcontext()
+    texts: list[str] = []
+
+    def collect(text: str) -> int:
+        texts.append(text)
+        return 0
+
+    scratch = [0.0] * N_FEATURES
+    for message in messages:
+        for block in message.blocks:
+            block_features(block, scratch, collect)
+    return counter.batch(texts)
 
 
 def message_features(message: Message, counter: Tokenizer | None = None) -> list[float]:

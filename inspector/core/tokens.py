@@ -41,7 +41,8 @@ from typing import TYPE_CHECKING, Sequence
 from inspector.core import categories as cat
 from inspector.core.calibration import YOUNG, Calibrator
 from inspector.core.estimators import (
-    N_FEATURES, O200K, Calibrated, Estimator, Exact, FeatureEstimator, Tokenizer, dot, get_estimator, tokenizer_for)
+    N_FEATURES, O200K, Calibrated, Estimator, Exact, FeatureEstimator, Tokenizer, batched, dot, get_estimator,
+    tokenizer_for)
 from inspector.core.limits import current_model
 from inspector.core.model import Compaction, CompactionsByIndex, Message, Request, Session
 from inspector.core.accounting import Accounting, Accuracy, RequestFigures
@@ -404,32 +405,33 @@ class _Run:
         names, counter = self.names, self.counter
         firsts, at_last = self.first_version, self.at_last
         keys, multi, feats = self.keys, self.multi, self.feats
-        for i in range(self.lo, len(msgs)):
-            m = msgs[i]
-            if firsts:  # categories from the message as the last request saw it; its price as it first was
-                m = at_last.get(i, m)
-                p = parts(m, names, counter)
-                first = firsts.get(i, m)
-                f = vector(p) if first is m else vector(parts(first, names, counter))
-                m = first
-            elif len(m.blocks) == 1:  # most messages: one category, no dict of parts
-                p, f = None, None
-                key, one = one_part(m, names, counter)
-            else:
-                p, f = parts(m, names, counter), None
-            if p is not None and len(p) == 1:
-                ((key, one),) = p.items()
-            if p is None or len(p) == 1:
-                keys.append(key)
-                feats.fromlist(one if f is None else f)
-            else:
-                keys.append(None)
-                multi[i] = p
-                feats.fromlist(vector(p) if f is None else f)
-            if not self.by_features:
-                x = float(self.est.message(m))
-                self.per_message.append(x)
-                self.running.append(self.running[-1] + x)
+        with batched(msgs[self.lo:], counter):  # the o200k counts of every new text, in one batch
+            for i in range(self.lo, len(msgs)):
+                m = msgs[i]
+                if firsts:  # categories from the message as the last request saw it; its price as it first was
+                    m = at_last.get(i, m)
+                    p = parts(m, names, counter)
+                    first = firsts.get(i, m)
+                    f = vector(p) if first is m else vector(parts(first, names, counter))
+                    m = first
+                elif len(m.blocks) == 1:  # most messages: one category, no dict of parts
+                    p, f = None, None
+                    key, one = one_part(m, names, counter)
+                else:
+                    p, f = parts(m, names, counter), None
+                if p is not None and len(p) == 1:
+                    ((key, one),) = p.items()
+                if p is None or len(p) == 1:
+                    keys.append(key)
+                    feats.fromlist(one if f is None else f)
+                else:
+                    keys.append(None)
+                    multi[i] = p
+                    feats.fromlist(vector(p) if f is None else f)
+                if not self.by_features:
+                    x = float(self.est.message(m))
+                    self.per_message.append(x)
+                    self.running.append(self.running[-1] + x)
         if self.by_features:  # each feature's running sum: the same additions, in the same order, in C loops
             n, lo, cum, N = len(msgs), self.lo, self.cumulative, N_FEATURES
             cum.frombytes(bytes(cum.itemsize * N * (n - lo)))  # rows lo+1..n, filled a feature at a time
