@@ -199,6 +199,28 @@ def test_a_compaction_is_auto_inside_a_turn_and_manual_as_a_task_of_its_own():
     assert triggers_as_written(CodexLoader("live"), lines, done) == ([None], ["manual"], [None])
 
 
+def test_the_codex_policy_compacts_where_codex_did():
+    """With no limit configured, a context that would grow to just below the line went on uncompacted and one just
+    past it compacted (the step after the big output adds the same in both runs); with the lab's limit of 12,000
+    in the Codex home's config.toml, the line is that limit, and the what-if replay fires where Codex did."""
+    from inspector.core.compaction.replay import replay
+    from inspector.core.limits import window_info
+
+    below, _ = _fixture("default-limit-below")
+    above, _ = _fixture("default-limit-above")
+    assert below.compactions == [] and [c.trigger for c in above.compactions] == ["auto"]
+    step = below.requests[2].measured_context - below.requests[1].measured_context
+    line = window_info(below).thresholds.autocompact
+    assert window_info(above).thresholds.autocompact == line
+    assert below.requests[1].measured_context + step < line <= above.requests[1].measured_context + step
+    limited, _ = _fixture("auto-compact")
+    assert limited.compaction_settings == {"auto_compact_limit": 12_000}
+    info = window_info(limited)
+    assert info.thresholds.autocompact == 12_000 and "auto_compact_limit 12000" in " ".join(info.notes)
+    what_if = replay(limited, info.thresholds.autocompact, estimates=account(limited).estimated)
+    assert len(what_if.fires) == len(limited.compactions) == 1
+
+
 def test_resumed_session_is_one_rollout_with_three_turns():
     session, _ = _fixture("resume")
     assert [m.kind for m in session.messages].count("prompt") == 3

@@ -49,10 +49,28 @@ def test_reference_policy_is_70_percent_of_window_less_reserve():
     assert info.thresholds.blocking == 180_000
 
 
-def test_codex_uses_its_stated_window():
+def test_codex_compacts_at_90_percent_of_its_raw_window_or_its_configured_limit():
+    """codex-rs: 90% of the raw window (the stated 258,400 is 95% of 272,000), lowered by
+    `model_auto_compact_token_limit`; the lab's runs hold the line (test_formats_agents.py)."""
     info = window_info(session("gpt-5-codex", window=258_400, fmt="codex"), "codex")
     assert info.context_window == 258_400 and info.output_reserve == 0
-    assert info.thresholds.autocompact == 232_560
+    assert info.thresholds.to_dict() == {"warning": 217_600, "autocompact": 244_800, "blocking": 258_400}
+    configured = session("gpt-5-codex", window=258_400, fmt="codex")
+    configured.compaction_settings = {"auto_compact_limit": 200_000}
+    info = window_info(configured, "codex")
+    assert info.thresholds.autocompact == 200_000 and "auto_compact_limit 200000" in " ".join(info.notes)
+    assert window_info(configured, "codex", auto_compact_limit=300_000).thresholds.autocompact == 244_800  # lowers only
+    with pytest.raises(ValueError, match="positive"):
+        window_info(configured, "codex", auto_compact_limit=-5)
+
+
+def test_the_raw_window_behind_the_one_a_codex_rollout_states():
+    from inspector.core.limits import codex_raw_window
+
+    assert codex_raw_window(15_200, "0.171.0") == 16_000  # the lab's
+    assert codex_raw_window(995_197, "0.124.0") == 1_047_575  # gpt-4.1's 1,047,576 at 95%, floored: by the version
+    assert codex_raw_window(272_000, "0.58.0") == 272_000  # 0.58 stated the raw window
+    assert codex_raw_window(258_400, "0.90.1") == codex_raw_window(258_400, None) == 272_000  # 95% of a whole number
 
 
 def test_custom_percentages_and_their_order():

@@ -9,7 +9,9 @@ Policies (`--policy`):
                  that; requests refused at effective - 3k. CLAUDE_AUTOCOMPACT_PCT_OVERRIDE=N lowers the
                  auto-compact threshold to N% of effective (never raises it). 2.1.332 measured in the lab: the
                  same lines (docs/claude-code-format.md; a prefix alone past auto-compact waits for blocking).
-    codex        90% of the stated window (which Codex already gives as 95% of the raw one)
+    codex        90% of the raw window (a rollout states 95% of it: 272,000 as 258,400, compacting at 244,800),
+                 or `model_auto_compact_token_limit` from its config.toml where that is lower (option
+                 auto_compact_limit); 0.171.0 measured in the lab (docs/codex-format.md)
     gemini-cli   Gemini CLI's compression: when the last prompt reached 50% of the model's limit (1,048,576 for
                  Gemini models, 256,000 for Gemma 4), keeping the newest 30% of the history; no output reserve,
                  no warning; a request that would not fit the rest of the window is refused
@@ -78,6 +80,8 @@ LONG_MODELS = ("claude-opus-5", "claude-opus-4-7", "claude-opus-4-8", "claude-so
 # Gemini CLI's tokenLimit(model) (core/tokenLimits.ts, 0.61.0): every model 1,048,576 but Gemma 4.
 GEMINI_WINDOW = 1_048_576
 GEMINI_WINDOWS: tuple[tuple[str, int], ...] = (("gemma-4-31b-it", 256_000), ("gemma-4-26b-a4b-it", 256_000))
+CODEX_EFFECTIVE_PCT = 95  # effective_context_window_percent: the window a rollout states is 95% of the raw one
+CODEX_STATES_EFFECTIVE = (0, 124)  # ... in every version from this one on (`codex_raw_window`)
 GEMINI_COMPACT_PCT = 50  # DEFAULT_COMPRESSION_TOKEN_THRESHOLD (settings: model.compressionThreshold)
 GEMINI_KEEP = 0.3  # COMPRESSION_PRESERVE_THRESHOLD: the newest share of the history a compression keeps
 QWEN_COMPACT_PCT = 85  # DEFAULT_PCT of chatCompressionService.ts (0.24.4)
@@ -97,7 +101,7 @@ OPENCODE_WINDOWS: dict[str, int] = {
 def default_policy(session: Session | None) -> str:
     """The policy a session is measured against when none is chosen: the rule of the harness that wrote it.
 
-    - `codex` rollouts: `codex`, the rule Codex itself applies (90% of the window it states).
+    - `codex` rollouts: `codex`, the rule Codex itself applies (90% of its raw window, or its configured limit).
     - `claude-code` transcripts: `claude-code`, Claude Code's auto-compact arithmetic.
     - `neutral` (our own agent's files): `reference`, what the agent loop compacts by (`run --policy` and
       `agent.config.compaction_policy` default to it: 70% of the window less the output reserve); a `--compact-at`
@@ -161,6 +165,16 @@ def context_window(session: Session | None, model: str | None = None) -> int:
     if session is not None and _past_claude_window(session.requests):
         return LONG_WINDOW
     return CLAUDE_WINDOW if (model is None or "claude" in model.lower()) else DEFAULT_WINDOW
+
+
+def codex_raw_window(stated: int, version: str | None) -> int:
+    """The raw window behind the one a Codex rollout states. Codex states 95% of it (effective_context_window_percent)
+    from 0.124 at the latest (openai/codex#19319 saw 258,400 for 272,000; the lab's 0.171.0 states 15,200 for
+    16,000), while 0.58 stated the raw 272,000; a version between, or none, states 95% where the figure is 95% of a
+    whole number (258,400 is; 272,000 is not)."""
+    numbers = tuple(int(part) if part.isdigit() else 0 for part in (version or "").split(".")[:3])
+    effective = numbers >= CODEX_STATES_EFFECTIVE or stated * 100 % CODEX_EFFECTIVE_PCT == 0
+    return stated * 100 // CODEX_EFFECTIVE_PCT if effective else stated
 
 
 def gemini_window(model: str | None) -> int:
@@ -303,7 +317,7 @@ def window_info(session: Session | None = None, policy: str | None = None, windo
 
     `window` overrides the window; `output_reserve` the reserve. Options: claude-code `autocompact_pct` (else
     CLAUDE_AUTOCOMPACT_PCT_OVERRIDE from `environ`, default os.environ); reference `compact_pct` (70),
-    `warning_pct` (60); codex `compact_pct` (90); custom `warning_pct` (60), `autocompact_pct` (70),
+    `warning_pct` (60); codex `compact_pct` (90, of the raw window), `auto_compact_limit`; custom `warning_pct` (60), `autocompact_pct` (70),
     `blocking_pct` (95). Raises ValueError for an unknown policy or a bad option.
     """
     own, why = _default_with_reason(session)
@@ -314,7 +328,7 @@ def window_info(session: Session | None = None, policy: str | None = None, windo
     if window is not None and window <= 0:
         raise ValueError(f"the window must be a positive number of tokens, got {window}")
     known = {"reference": {"compact_pct", "warning_pct"}, "claude-code": {"autocompact_pct"},
-             "codex": {"compact_pct"}, "custom": {"warning_pct", "autocompact_pct", "blocking_pct"},
+             "codex": {"compact_pct", "auto_compact_limit"}, "custom": {"warning_pct", "autocompact_pct", "blocking_pct"},
              "gemini-cli": {"compact_pct"}, "qwen-code": {"compact_pct"}, "opencode": set(),
              "copilot": {"compact_pct"}, "cline": set(), "roo-code": {"condense_pct"}, "cline-sdk": set(),
              "kimi": {"compact_pct", "reserved"}}[policy]
@@ -380,9 +394,17 @@ def window_info(session: Session | None = None, policy: str | None = None, windo
         warning = _pct("warning_pct", options.get("warning_pct"), 60)
         thresholds = Thresholds(int(effective * min(warning, compact) / 100), int(effective * compact / 100),
                                 effective)
-    elif policy == "codex":
+    elif policy == "codex":  # codex-rs auto_compact_token_limit: of the raw window, lowered by the configured limit
         compact = _pct("compact_pct", options.get("compact_pct"), 90)
-        thresholds = Thresholds(int(size * (compact - 10) / 100), int(size * compact / 100), size)
+        stated = window is None and session is not None and session.format == "codex" and bool(session.window)
+        raw = codex_raw_window(size, session.version) if stated else size  # type: ignore[union-attr]
+        autocompact = int(raw * compact / 100)
+        limit = options.get("auto_compact_limit")
+        if limit is not None:
+            if limit.__class__ is not int or limit <= 0:  # type: ignore[attr-defined]
+                raise ValueError(f"auto_compact_limit must be a positive number of tokens, got {limit!r}")
+            autocompact = min(autocompact, limit)  # type: ignore[call-overload]
+        thresholds = Thresholds(max(0, autocompact - raw // 10), autocompact, size)  # warning: 10% of it before
     elif policy == "gemini-cli":
         compact = int(size * _pct("compact_pct", options.get("compact_pct"), GEMINI_COMPACT_PCT) / 100)
         thresholds = Thresholds(compact, compact, size)  # Gemini CLI warns of nothing before it compresses

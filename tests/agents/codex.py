@@ -164,6 +164,17 @@ PLANS: dict[str, Plan] = {s.name: s for s in [
                                    "numbered lines); the next step is to print its last line."))])],
         files={"big.txt": _big(300)},
         config="model_context_window = 16000\nmodel_auto_compact_token_limit = 12000\n"),
+    # The default auto-compact line, with no limit configured: a tool output leaves the next request just below it
+    # (312 lines: no compaction) or just past it (314 lines: compaction), for a raw window of 16,000
+    *[Plan(f"default-limit-{side}", f"with no limit configured, a context just {side} Codex's default "
+                                    "auto-compact line (90% of the raw window)", [
+        Exec("Read big.txt and tell me its last line.", [
+            Turn(exec_command("cat big.txt")), Turn(exec_command("tail -n 1 big.txt")),
+            Turn(text("The last line is number %04d." % (lines - 1)))],
+            compactions=[Turn(text("The user wants the last line of big.txt. I printed the whole file; the next "
+                                   "step is to print its last line."))] if side == "above" else [])],
+        files={"big.txt": _big(lines)}, config="model_context_window = 16000\n")
+      for side, lines in (("below", 312), ("above", 314))],
 ]}
 
 

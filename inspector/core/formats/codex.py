@@ -23,9 +23,11 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 from inspector.core.formats.blocks import as_int, blocks_from_content, image_from_url, opt_int, opt_str
+from inspector.core.formats.harness_config import read_toml
 from inspector.core.formats.jsonl import ObjectLoader, UnknownKinds, loads
 from inspector.core.formats.values import counted
 from inspector.core.model import Block, Compaction, Message, Request, Session
@@ -50,9 +52,19 @@ LEGACY_ITEMS = CALL_ITEMS | OUTPUT_ITEMS | {"message", "reasoning"}
 STATE_RECORDS = frozenset({"state", "world_state"})
 
 
+def codex_settings(rollout: Path) -> dict[str, float]:
+    """The `codex` policy's options as the Codex home holding `rollout` (its `sessions/YYYY/MM/DD/`) sets them:
+    `model_auto_compact_token_limit` in its config.toml, which Codex takes when it is below its default line."""
+    parents = rollout.parents
+    if len(parents) < 5 or parents[3].name not in ("sessions", "archived_sessions"):
+        return {}
+    limit = read_toml(parents[4] / "config.toml").get("model_auto_compact_token_limit")
+    return {"auto_compact_limit": limit} if limit.__class__ is int and limit > 0 else {}
+
+
 class CodexLoader(ObjectLoader):
     def __init__(self, source: str) -> None:
-        self.session = Session(source=source, format="codex")
+        self.session = Session(source=source, format="codex", compaction_settings=codex_settings(Path(source)))
         self.model: str | None = None
         self._last_total: Any = None
         self._open: Message | None = None  # the message consecutive items of the same side are appended to

@@ -26,12 +26,12 @@ parameters), `llm.request` the model. `context.undo {count}` (`/undo`) withdraws
 from __future__ import annotations
 
 import json
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from inspector.core.formats.blocks import as_int, block_from_dict, image_from_url, iso_from_ms, opt_int, opt_str
+from inspector.core.formats.harness_config import read_toml
 from inspector.core.formats.jsonl import ObjectLoader, Progress, UnknownKinds, read_jsonl
 from inspector.core.formats.neutral import call_arguments
 from inspector.core.model import Block, Compaction, Message, Request, Session, ToolSchema
@@ -348,10 +348,7 @@ def _folder(path: Path) -> _Folder:
 def _config(path: Path) -> tuple[dict[str, int], dict[str, float]]:
     """Each model alias's `max_context_size`, and the `kimi` policy's options as `[loop_control]` sets them (in
     the ranges Kimi Code accepts: a ratio of 0.5 to 0.99, a reserve of 0 or more)."""
-    try:
-        doc = tomllib.loads(path.read_bytes()[:1 << 20].decode("utf-8", "replace"))
-    except (OSError, ValueError, RecursionError):
-        return {}, {}
+    doc = read_toml(path)
     models = doc.get("models")
     windows = {alias: entry["max_context_size"] for alias, entry in (models.items() if isinstance(models, dict)
                                                                    else ())
