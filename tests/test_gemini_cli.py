@@ -41,7 +41,8 @@ def test_a_fixture_loads_as_gemini_cli_with_its_own_policy(scenario):
     assert session.cwd == fixture.meta["runs"][0]["cwd"]  # from the project's .project_root
     assert default_policy(session) == "gemini-cli"
     info = window_info(session)
-    assert info.context_window == 1_048_576 and info.thresholds.autocompact == 524_288
+    threshold = {"compression-threshold": 0.3}.get(scenario, 0.5)  # the settings.json the lab wrote
+    assert info.context_window == 1_048_576 and info.thresholds.autocompact == int(1_048_576 * threshold)
 
 
 @pytest.mark.parametrize("scenario", SCENARIOS)
@@ -93,6 +94,37 @@ def test_compression_is_a_boundary_with_the_state_snapshot_after_it():
                  and "state_snapshot" in json.dumps(e["body"].get("systemInstruction"))]
     assert len(summaries) == 2  # the summary and its verification; the second is what the history holds
     assert after[1].text() == summaries[1]["response"]["body"]["candidates"][0]["content"]["parts"][0]["text"]
+
+
+def test_the_policy_compresses_at_the_threshold_the_settings_set():
+    """model.compressionThreshold 0.3 in the user's settings.json: the real CLI compressed at 400,000 tokens, below
+    the default line (524,288), and the policy's line is 30% of the limit."""
+    s = session_of(lab.load_fixture("gemini", VERSION, "compression-threshold"))
+    assert s.compaction_settings == {"compact_pct": 30}
+    [c] = s.compactions
+    info = window_info(s)
+    assert info.thresholds.autocompact == 314_572 < c.pre_tokens == 400_000 < 524_288
+    assert "as its harness is set: compact_pct 30" in info.notes
+
+
+def test_the_projects_settings_win_over_the_users_and_odd_values_are_none(tmp_path):
+    from inspector.core.formats.gemini import gemini_settings
+
+    home, project = tmp_path / ".gemini", tmp_path / "project"
+    chats = home / "tmp" / "project" / "chats"
+    chats.mkdir(parents=True)
+    session = chats / "session-1.jsonl"
+    (home / "settings.json").write_text('{"model": {"compressionThreshold": 0.3}}')
+    assert gemini_settings(session, None) == {"compact_pct": 30}
+    (project / ".gemini").mkdir(parents=True)
+    (project / ".gemini" / "settings.json").write_text('{"model": {"compressionThreshold": 0.4}}')
+    assert gemini_settings(session, str(project)) == {"compact_pct": 40}
+    assert gemini_settings(chats / "abc" / "sub.jsonl", str(project)) == {"compact_pct": 40}  # a subagent's
+    for odd in ('{"model": {"compressionThreshold": 0}}', '{"model": {"compressionThreshold": 2}}',
+                '{"model": {"compressionThreshold": "0.2"}}', '// comment\n{"model": {}}', '[1]', '\xff\xfe'):
+        (project / ".gemini" / "settings.json").write_text(odd)
+        assert gemini_settings(session, str(project)) == {"compact_pct": 30}, odd  # the user's stays
+    assert gemini_settings(tmp_path / "elsewhere.jsonl", None) == {}
 
 
 def test_a_compression_is_manual_after_compress_and_auto_when_the_cli_compressed_on_its_own():

@@ -24,6 +24,11 @@ def session_of(fixture: lab.Fixture):
     return load(path)
 
 
+def _session_file(capture: lab.Capture):
+    [path] = [p for p in capture.files if p.suffix == ".jsonl"]  # beside it: the settings.json the lab wrote
+    return path
+
+
 def test_there_are_fixtures():
     assert {"read-file", "edit-file", "shell", "parallel-tools", "compression"} <= set(SCENARIOS)
 
@@ -38,7 +43,8 @@ def test_a_fixture_loads_as_qwen_code_with_its_own_policy(scenario):
     assert session.version == VERSION and session.cwd == fixture.meta["runs"][0]["cwd"]
     assert default_policy(session) == "qwen-code" and session.window == 1_000_000  # contextWindowSize
     t = window_info(session).thresholds
-    assert (t.warning, t.autocompact, t.blocking) == (830_000, 850_000, 977_000)
+    auto = 500_000 if scenario == "compression-threshold" else 850_000  # the settings.json the lab wrote
+    assert (t.warning, t.autocompact, t.blocking) == (auto - 20_000, auto, 977_000)
 
 
 @pytest.mark.parametrize("scenario", SCENARIOS)
@@ -95,6 +101,27 @@ def write(tmp_path, *records) -> str:
     return str(path)
 
 
+def test_the_policy_compacts_at_the_threshold_the_settings_set(tmp_path):
+    """context.autoCompactThreshold 0.5 in the user's settings.json: the real Qwen Code compacted at about 601,000
+    tokens, below the default line (850,000), and the policy's line is half the window; the project's own
+    settings.json wins over the user's."""
+    from inspector.core.formats.qwen import qwen_settings
+
+    s = session_of(lab.load_fixture("qwen", VERSION, "compression-threshold"))
+    assert s.compaction_settings == {"compact_pct": 50}
+    [c] = s.compactions
+    assert window_info(s).thresholds.autocompact == 500_000 < c.pre_tokens < 850_000
+    home, project = tmp_path / ".qwen", tmp_path / "project"
+    session = home / "projects" / "-project" / "chats" / "s.jsonl"
+    (project / ".qwen").mkdir(parents=True)
+    home.mkdir()
+    (home / "settings.json").write_text('{"context": {"autoCompactThreshold": 0.5}}')
+    (project / ".qwen" / "settings.json").write_text('{"context": {"autoCompactThreshold": 0.7}}')
+    assert qwen_settings(session, str(project)) == {"compact_pct": 70}
+    assert qwen_settings(session, None) == {"compact_pct": 50}
+    assert qwen_settings(tmp_path / "s.jsonl", str(project)) == {}  # not in a Qwen home
+
+
 def test_fragments_of_one_record_are_one_turn(tmp_path):
     s = load(write(tmp_path, rec("u1", None, "user", provenance="real_user", **said("hi")),
                    rec("a1", "u1", "assistant", **said("Hel", "model")),
@@ -148,8 +175,8 @@ def test_bad_lines_and_broken_chains_are_named_and_the_rest_loads(tmp_path):
 def test_live(scenario, tmp_path):
     # in full-suite runs on a loaded machine the real agent has twice left a read_file call without its result
     capture = live_capture("qwen", VERSION, scenario, RUNNABLE, tmp_path,
-                           botched=lambda c: bool(load(c.files[0]).warnings))
-    [path] = capture.files
+                           botched=lambda c: bool(load(_session_file(c)).warnings))
+    path = _session_file(capture)
     session = load(path)
     assert [w.message for w in session.warnings] == []
     check(session, capture.server_log)

@@ -14,8 +14,10 @@ Policies (`--policy`):
                  auto_compact_limit); 0.171.0 measured in the lab (docs/codex-format.md)
     gemini-cli   Gemini CLI's compression: when the last prompt reached 50% of the model's limit (1,048,576 for
                  Gemini models, 256,000 for Gemma 4), keeping the newest 30% of the history; no output reserve,
-                 no warning; a request that would not fit the rest of the window is refused
-    qwen-code    Qwen Code's compaction: 85% of the window, but at most window - 20k (summary reserve) - 13k;
+                 no warning; a request that would not fit the rest of the window is refused; the share is
+                 `model.compressionThreshold` where its settings.json sets one (option compact_pct)
+    qwen-code    Qwen Code's compaction: 85% of the window (context.autoCompactThreshold where its settings.json
+                 sets one: option compact_pct), but at most window - 20k (summary reserve) - 13k;
                  warning 20k below that; hard limit window - 23k (or 3k past auto-compact)
     opencode     opencode's overflow rule: compact once a response's tokens (input + output + cache) reach the
                  usable window, the window less the model's output limit (at most 32k); the prune of old tool

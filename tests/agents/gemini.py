@@ -29,7 +29,8 @@ MODEL = "gemini-2.5-pro"
 WINDOW = 1_048_576  # tokenLimit(gemini-2.5-pro)
 SCENARIOS: dict[str, Scenario] = {}
 TIMEOUT = 180
-KEPT = (".gemini/tmp/*/chats/**/*.jsonl", ".gemini/tmp/*/chats/**/*.json", ".gemini/tmp/*/.project_root")
+KEPT = (".gemini/tmp/*/chats/**/*.jsonl", ".gemini/tmp/*/chats/**/*.json", ".gemini/tmp/*/.project_root",
+        ".gemini/settings.json")
 
 
 scenario = registry(SCENARIOS)
@@ -139,14 +140,26 @@ def is_next_speaker(body: dict) -> bool:
 
 @scenario("compression", "Usage past 50% of the window: Gemini CLI compresses to a <state_snapshot>, keeping 30%")
 def compression(scratch: Scratch, binary: Path) -> Capture:
-    settings(scratch, model={"skipNextSpeakerCheck": False})
+    return _compress(scratch, binary, 600_000)
+
+
+@scenario("compression-threshold", "model.compressionThreshold 0.3 in the user's settings: usage at 38% of the "
+                                   "window, below the default 50%, compresses")
+def compression_threshold(scratch: Scratch, binary: Path) -> Capture:
+    return _compress(scratch, binary, 400_000, compressionThreshold=0.3)
+
+
+def _compress(scratch: Scratch, binary: Path, input_tokens: int, **model_settings: float) -> Capture:
+    """A read, then a turn whose usage reaches `input_tokens`, then a resumed prompt: the CLI compresses before it
+    sends the next-speaker check's "Please continue." turn when that usage is past its threshold."""
+    settings(scratch, model={"skipNextSpeakerCheck": False, **model_settings})
     scratch.write("notes.txt", "".join(f"line {i}: notes about the release plan\n" for i in range(120)))
     with model(scratch) as server:
         server.always_for(is_next_speaker, next_speaker)
         server.add(Turn("Reading the notes.", [Call("read_file", {"file_path": "notes.txt"})]),
                    Turn("The notes list 120 lines about the release plan."),
-                   Turn("The plan has three phases; the context is large now. (continuing)", input_tokens=600_000,
-                        output_tokens=40),
+                   Turn("The plan has three phases; the context is large now. (continuing)",
+                        input_tokens=input_tokens, output_tokens=40),
                    Turn("Continuing after the compression: the plan's phases are design, build and ship."))
         server.add_for(is_compression,
                        Turn("<state_snapshot>\n<overall_goal>Summarise notes.txt</overall_goal>\n"

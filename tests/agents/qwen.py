@@ -24,17 +24,17 @@ VERSION = install.PINS[AGENT].version
 MODEL = "qwen3-coder-plus"
 SCENARIOS: dict[str, Scenario] = {}
 TIMEOUT = 180
-KEPT = (".qwen/projects/*/chats/*.jsonl",)
+KEPT = (".qwen/projects/*/chats/*.jsonl", ".qwen/settings.json")
 
 
 scenario = registry(SCENARIOS)
 
 
-def settings(scratch: Scratch) -> None:
+def settings(scratch: Scratch, **extra: dict) -> None:
     path = scratch.home / ".qwen" / "settings.json"
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({"security": {"auth": {"selectedType": "openai"}, "folderTrust": {"enabled": False}}},
-                               indent=1) + "\n")
+    path.write_text(json.dumps({"security": {"auth": {"selectedType": "openai"}, "folderTrust": {"enabled": False}},
+                                **extra}, indent=1) + "\n")
 
 
 def env(scratch: Scratch, server: OpenAIChatServer) -> dict[str, str]:
@@ -60,8 +60,9 @@ def model(scratch: Scratch) -> Iterator[OpenAIChatServer]:
             keep_log(scratch, server.log)
 
 
-def run_prompts(scratch: Scratch, binary: Path, server: OpenAIChatServer, *runs: list[str]) -> Capture:
-    settings(scratch)
+def run_prompts(scratch: Scratch, binary: Path, server: OpenAIChatServer, *runs: list[str],
+                **extra_settings: dict) -> Capture:
+    settings(scratch, **extra_settings)
     capture = Capture(scratch)
     for argv in runs:
         capture.run(argv, env(scratch, server), TIMEOUT)
@@ -119,13 +120,26 @@ def parallel_tools(scratch: Scratch, binary: Path) -> Capture:
 
 @scenario("compression", "Usage past 85% of the 1M window: Qwen Code compacts to a <state_snapshot>")
 def compression(scratch: Scratch, binary: Path) -> Capture:
+    return _compact(scratch, binary, 900_000)
+
+
+@scenario("compression-threshold", "context.autoCompactThreshold 0.5 in the user's settings: usage at 60% of the "
+                                   "window, below the default 85%, compacts")
+def compression_threshold(scratch: Scratch, binary: Path) -> Capture:
+    return _compact(scratch, binary, 600_000, context={"autoCompactThreshold": 0.5})
+
+
+def _compact(scratch: Scratch, binary: Path, input_tokens: int, **extra_settings: dict) -> Capture:
+    """A read whose response reports `input_tokens`, then the answer: Qwen Code compacts before the request after
+    it when that usage is past its threshold."""
     notes = scratch.write("notes.txt", "".join(f"line {i}: notes about the release plan\n" for i in range(120)))
     with model(scratch) as server:
-        server.add(Turn("Reading the notes.", [Call("read_file", {"file_path": str(notes)})], input_tokens=900_000,
-                        output_tokens=30),
+        server.add(Turn("Reading the notes.", [Call("read_file", {"file_path": str(notes)})],
+                        input_tokens=input_tokens, output_tokens=30),
                    Turn("The notes list 120 lines about the release plan, in three phases."))
         server.add_for(is_compression,
                        Turn("<analysis>The user asked for the notes; they were read.</analysis>\n<state_snapshot>\n"
                             "<overall_goal>Summarise notes.txt</overall_goal>\n"
                             "<key_knowledge>120 lines on the release plan</key_knowledge>\n</state_snapshot>"))
-        return run_prompts(scratch, binary, server, qwen(binary, "Read notes.txt and summarise the plan."))
+        return run_prompts(scratch, binary, server, qwen(binary, "Read notes.txt and summarise the plan."),
+                           **extra_settings)

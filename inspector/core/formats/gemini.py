@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from inspector.core.formats.blocks import as_int, opt_str
+from inspector.core.formats.harness_config import settings_share
 from inspector.core.formats.jsonl import ObjectLoader, UnknownKinds
 from inspector.core.formats.parts import blocks_from_parts, has_part, part_list, part_text
 from inspector.core.model import Block, Compaction, Message, Request, Session
@@ -63,7 +64,9 @@ class GeminiLoader(ObjectLoader):
 
     def __init__(self, source: str) -> None:
         self.path = Path(source)
-        self.session = Session(source=source, format="gemini-cli", cwd=project_root(self.path))
+        cwd = project_root(self.path)
+        self.session = Session(source=source, format="gemini-cli", cwd=cwd,
+                               compaction_settings=gemini_settings(self.path, cwd))
         self._subagents: list[str] | None = None
         self.records: dict[str, _Record] = {}  # the current history, in order (ids as the CLI keys them)
         self.frozen: list[Message] = []  # messages before the last compression
@@ -380,6 +383,17 @@ def project_root(path: Path) -> str | None:
         except OSError:
             return None
     return None
+
+
+def gemini_settings(path: Path, cwd: str | None) -> dict[str, float]:
+    """The `gemini-cli` policy's options as Gemini CLI's settings set them: `model.compressionThreshold` in the
+    settings.json of the Gemini home that holds the session (`tmp/<project>/chats/`), then in the project's own
+    `.gemini/settings.json`, which wins."""
+    tmp = next((folder for folder in path.parents[1:4] if folder.name == "tmp"), None)
+    if tmp is None:
+        return {}
+    project = [Path(cwd) / ".gemini" / "settings.json"] if cwd else []
+    return settings_share([tmp.parent / "settings.json", *project], "model", "compressionThreshold")
 
 
 def subagent_files(path: Path, session_id: str | None) -> list[str]:

@@ -1,10 +1,13 @@
-"""An agent's own settings file beside its sessions (Codex's and Kimi Code's `config.toml`), read for the options of
+"""An agent's own settings file beside its sessions (Codex's and Kimi Code's `config.toml`, Gemini CLI's and
+Qwen Code's `settings.json`), read for the options of
 its compaction rule: defensively, as data from disk (the first MiB, bytes that are no UTF-8 replaced, a file that
 is missing or no TOML read as empty), and as it is now, not as it was when the session ran."""
 
 from __future__ import annotations
 
+import json
 import tomllib
+from collections.abc import Iterable
 from pathlib import Path
 
 MAX_BYTES = 1 << 20
@@ -16,3 +19,26 @@ def read_toml(path: Path) -> dict:
         return tomllib.loads(path.read_bytes()[:MAX_BYTES].decode("utf-8", "replace"))
     except (OSError, ValueError, RecursionError):
         return {}
+
+
+def read_json(path: Path) -> dict:
+    """The JSON object at `path`, or {} when there is none to read (a file with comments, which some agents allow in
+    their settings, is none)."""
+    try:
+        doc = json.loads(path.read_bytes()[:MAX_BYTES])
+    except (OSError, ValueError, RecursionError):
+        return {}
+    return doc if isinstance(doc, dict) else {}
+
+
+def settings_share(files: Iterable[Path], section: str, key: str) -> dict[str, float]:
+    """A policy's `compact_pct` from settings.json files, lowest precedence first (the user's, then the project's):
+    `section.key` where it is a share of the window in (0, 1] (Gemini CLI's model.compressionThreshold, Qwen Code's
+    context.autoCompactThreshold; both CLIs take 0, or anything else, as their default)."""
+    share = None
+    for path in files:
+        found = read_json(path).get(section)
+        value = found.get(key) if isinstance(found, dict) else None
+        if value.__class__ in (int, float) and 0 < value <= 1:
+            share = value
+    return {"compact_pct": round(share * 100, 6)} if share is not None else {}

@@ -17,9 +17,11 @@ one Request; `contextWindowSize` is the window the session states.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from inspector.core.formats.blocks import as_int, opt_int, opt_str
+from inspector.core.formats.harness_config import settings_share
 from inspector.core.formats.jsonl import ObjectLoader, UnknownKinds
 from inspector.core.formats.parts import blocks_from_parts, part_text
 from inspector.core.model import Block, Compaction, Message, Request, Session
@@ -54,6 +56,17 @@ class _Node:
         return self.fragments[0].line
 
 
+def qwen_settings(path: Path, cwd: str | None) -> dict[str, float]:
+    """The `qwen-code` policy's options as Qwen Code's settings set them: `context.autoCompactThreshold` in the
+    settings.json of the Qwen home that holds the session (`projects/<project>/chats/`), then in the project's own
+    `.qwen/settings.json`, which wins."""
+    parents = path.parents
+    if len(parents) < 4 or parents[2].name != "projects":
+        return {}
+    project = [Path(cwd) / ".qwen" / "settings.json"] if cwd else []
+    return settings_share([parents[3] / "settings.json", *project], "context", "autoCompactThreshold")
+
+
 class QwenLoader(ObjectLoader):
     """Feed parsed lines in file order with `feed`, then `build` a Session (as often as you like)."""
 
@@ -64,6 +77,7 @@ class QwenLoader(ObjectLoader):
         self._cache: dict[tuple, list[Message]] = {}
         self._unknown = UnknownKinds("record", "records")
         self._chain_warnings: set[str] = set()
+        self._settings: tuple[str | None, dict[str, float]] = ("", {})  # (the cwd they were read for, them)
 
     def take(self, line_no: int, offset: int, obj: dict) -> None:
         kind, uuid = opt_str(obj.get("type")), opt_str(obj.get("uuid"))
@@ -165,8 +179,10 @@ class QwenLoader(ObjectLoader):
                 if model and model not in models:
                     models.append(model)
         warnings = list(s.warnings) + self._unknown.warnings()
+        if self._settings[0] != s.cwd:  # read once its records have said where the session ran
+            self._settings = (s.cwd, qwen_settings(Path(s.source), s.cwd))
         return s.copy_with(messages=messages, requests=requests, compactions=compactions, warnings=warnings,
-                           models=models)
+                           models=models, compaction_settings=dict(self._settings[1]))
 
     def _cached(self, key: tuple, make) -> list[Message]:
         made = self._cache.get(key)
