@@ -125,7 +125,7 @@ def test_live(scenario, tmp_path):
     if binary is None:
         pytest.skip(f"Claude Code {VERSION} is not installed: python3 tests/agents/install.py claude-code")
     capture = RUNNABLE[scenario].run(lab.Scratch.fresh("claude-code", scenario, base=tmp_path), binary)
-    loaded = [load(p) for p in capture.files]
+    loaded = [load(p) for p in capture.files if p.suffix == ".jsonl"]  # beside them: a settings.json the lab wrote
     for session in loaded:
         assert [w.message for w in session.warnings] == [] and session.version == VERSION
     check_rebuilt(capture.server_log, loaded)
@@ -269,3 +269,35 @@ def test_claude_code_compacts_at_the_policys_auto_compact_line():
         assert abs(peak - line) < 5_000  # each run close to its line
         seen.append(("prefix" if prefix else "messages", bool(session.compactions)))
     assert sorted(seen) == sorted((o["made"], o["compacted"]) for o in fixture.meta["outcomes"])
+
+
+def test_the_override_set_in_settings_json_moves_the_line_where_claude_code_compacted(tmp_path):
+    """Scenario compact-override: CLAUDE_AUTOCOMPACT_PCT_OVERRIDE=50 in the `env` of the user's settings.json (not
+    in the inspector's environment): 2.1.332 went on at 89,781 tokens and compacted past 97,000, and the policy
+    reads the setting, its line half the effective window (90,000). The project's settings win over the user's."""
+    from inspector.core.formats.claude_code import claude_settings
+    from inspector.core.limits import window_info
+
+    fixture = lab.load_fixture("claude-code", VERSION, "compact-override")
+    outcomes = []
+    for session in sessions(fixture):
+        assert session.compaction_settings == {"autocompact_pct": 50}
+        info = window_info(session, environ={})
+        assert info.thresholds.autocompact == 90_000 and "as its harness is set: autocompact_pct 50" in info.notes
+        cut = session.compactions[0].index if session.compactions else len(session.messages)
+        peak = max(r.measured_context for r in session.requests if r.message_index < cut)
+        assert bool(session.compactions) == (peak >= 90_000) and abs(peak - 90_000) < 8_000
+        outcomes.append(bool(session.compactions))
+    assert sorted(outcomes) == sorted(o["compacted"] for o in fixture.meta["outcomes"]) == [False, True]
+    home, project = tmp_path / ".claude", tmp_path / "work"
+    transcript = home / "projects" / "-work" / "s.jsonl"
+    (project / ".claude").mkdir(parents=True)
+    home.mkdir()
+    (home / "settings.json").write_text('{"env": {"CLAUDE_AUTOCOMPACT_PCT_OVERRIDE": "50"}}')
+    (project / ".claude" / "settings.json").write_text('{"env": {"CLAUDE_AUTOCOMPACT_PCT_OVERRIDE": 60}}')
+    assert claude_settings(transcript, str(project)) == {"autocompact_pct": 60}
+    (project / ".claude" / "settings.local.json").write_text('{"env": {"CLAUDE_AUTOCOMPACT_PCT_OVERRIDE": "lots"}}')
+    assert claude_settings(transcript, str(project)) == {"autocompact_pct": 60}  # not a percentage: the one before
+    assert claude_settings(home / "projects" / "-work" / "s" / "subagents" / "agent-a.jsonl", None) == \
+        {"autocompact_pct": 50}
+    assert claude_settings(tmp_path / "s.jsonl", str(project)) == {}

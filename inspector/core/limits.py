@@ -7,7 +7,8 @@ Policies (`--policy`):
     reference    the reference agent design: compact above 70% of (window - output reserve)
     claude-code  effective = window - min(max output, 20k); auto-compact at effective - 13k; warning from 20k below
                  that; requests refused at effective - 3k. CLAUDE_AUTOCOMPACT_PCT_OVERRIDE=N lowers the
-                 auto-compact threshold to N% of effective (never raises it). 2.1.332 measured in the lab: the
+                 auto-compact threshold to N% of effective (never raises it; from the env of its settings.json
+                 files where set, else this process's: option autocompact_pct). 2.1.332 measured in the lab: the
                  same lines (docs/claude-code-format.md; a prefix alone past auto-compact waits for blocking).
     codex        90% of the raw window (a rollout states 95% of it: 272,000 as 258,400, compacting at 244,800),
                  or `model_auto_compact_token_limit` from its config.toml where that is lower (option

@@ -290,9 +290,10 @@ class Session:
     where it records them (Copilot). `subagents` are the files (or addresses) of the subagents' own windows;
     `spawns` links the tool calls that started subagents to them, where the format records it (Claude Code's
     `toolUseResult.agentId`): tool_use id -> agent id. `agent_cost` is the agent's own figure of what the session
-    cost, where it records one. `compaction_settings` are options of its harness's own compaction rule that the
-    source states (Kimi Code's config: `compact_pct`, `reserved`; Codex's: `auto_compact_limit`; Gemini CLI's and Qwen Code's
-    settings: `compact_pct`): that policy applies them unless told otherwise.
+    cost, where it records one. `compaction_settings` are options of its harness's own compaction rule that its
+    settings files beside the session state (Kimi Code's config: `compact_pct`, `reserved`; Codex's:
+    `auto_compact_limit`; Gemini CLI's and Qwen Code's settings: `compact_pct`; Claude Code's settings env:
+    `autocompact_pct`): that policy applies them unless told otherwise.
     """
 
     source: str

@@ -283,6 +283,42 @@ def compact_threshold(scratch: Scratch, binary: Path) -> Capture:
         return finish(capture, server)
 
 
+# CLAUDE_AUTOCOMPACT_PCT_OVERRIDE=50 set in the user's settings.json `env` (where users put it, not the shell): the
+# auto-compact line drops to 50% of the effective window (90,000 of claude-opus-4-6's 180,000); a context grown by
+# messages just below it goes on, one just above it compacts.
+OVERRIDE_RUNS = (34_600, 38_400)  # file characters a Read: about 86,000 and 94,000 tokens of context
+
+
+@scenario("compact-override", "CLAUDE_AUTOCOMPACT_PCT_OVERRIDE=50 in settings.json's env: a context grown by "
+                              "messages just below and above half the effective window")
+def compact_override(scratch: Scratch, binary: Path) -> Capture:
+    settings = scratch.home / ".claude" / "settings.json"
+    settings.parent.mkdir(parents=True, exist_ok=True)
+    settings.write_text(json.dumps({"env": {"CLAUDE_AUTOCOMPACT_PCT_OVERRIDE": "50"}}, indent=1) + "\n")
+    with model(scratch) as server:
+        capture = Capture(scratch)
+        outcomes = []
+        for n, size in enumerate(OVERRIDE_RUNS):
+            parts = [scratch.write(f"run{n}/part{i}.txt", "".join(
+                f"line {k} of part {i}: the quick brown fox jumps over the lazy dog\n" for k in range(size // 60)))
+                for i in range(THRESHOLD_READS)]
+            server.add(calls(*[use("Read", {"file_path": str(p)}, f"toolu_lab_read_{n}_{i}")
+                               for i, p in enumerate(parts)]),
+                       calls(use("Bash", {"command": "echo ok", "description": "Say ok"}, f"toolu_lab_bash_{n}")),
+                       r.text("Read them all."))
+            before = len(server.message_requests)
+            server.add_for(summary_request, r.text(SUMMARY))
+            capture.run(claude(binary, "Read the files.", "--model", "claude-opus-4-6", "--allowedTools", "Read,Bash"),
+                        env(scratch, server), TIMEOUT)
+            compacted = any(summary_request(q) for q in server.message_requests[before:])
+            server.drop_for(summary_request)
+            outcomes.append({"size": size, "compacted": compacted})
+        capture.notes["outcomes"] = outcomes
+        capture = finish(capture, server)
+        capture.keep(settings)
+        return capture
+
+
 @scenario("api-error-retry", "The API answers 529 overloaded once; Claude Code records the failed attempt and retries")
 def api_error_retry(scratch: Scratch, binary: Path) -> Capture:
     with model(scratch) as server:

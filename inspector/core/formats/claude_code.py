@@ -20,6 +20,7 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass, replace
 from operator import attrgetter
+from pathlib import Path
 from typing import Any, Iterable
 
 from inspector.core.formats.blocks import (NestedTooDeep, as_int, blocks_from_content, edited_message, opt_int,
@@ -27,7 +28,9 @@ from inspector.core.formats.blocks import (NestedTooDeep, as_int, blocks_from_co
 from inspector.core.formats.claude_code_records import (
     COST_STATE, IGNORED, REQUEST_RECORDS, RequestRecorder, agent_cost, attachment_type, reminder,
 )
+from inspector.core.formats.harness_config import read_json
 from inspector.core.formats.jsonl import UnknownKinds
+from inspector.core.limits import OVERRIDE_ENV
 from inspector.core.model import AgentCost, Block, Compaction, LoadWarning, Message, Request, Session
 
 CLEARED = "[Old tool result content cleared]"
@@ -100,6 +103,30 @@ class _Graph:
         self.tip: str | None = None  # the newest record: the end of the active branch
 
 
+def claude_settings(path: Path, cwd: str | None) -> dict[str, float]:
+    """The `claude-code` policy's options as Claude Code's settings set them: CLAUDE_AUTOCOMPACT_PCT_OVERRIDE in the
+    `env` of the settings.json of the Claude home that holds the session (`projects/<project>/`), then of the
+    project's `.claude/settings.json` and `.claude/settings.local.json`, the later winning, as Claude Code applies
+    them (where users set it; the inspector's own environment is the fallback, limits.py)."""
+    projects = next((folder for folder in path.parents[1:4] if folder.name == "projects"), None)
+    if projects is None:
+        return {}
+    files = [projects.parent / "settings.json"]
+    if cwd:
+        files += [Path(cwd) / ".claude" / "settings.json", Path(cwd) / ".claude" / "settings.local.json"]
+    share = None
+    for settings in files:
+        env = read_json(settings).get("env")
+        value = env.get(OVERRIDE_ENV) if isinstance(env, dict) else None
+        try:
+            number = float(value) if value.__class__ in (str, int, float) else None
+        except ValueError:
+            number = None
+        if number is not None and 0 < number <= 100:
+            share = number
+    return {"autocompact_pct": share} if share is not None else {}
+
+
 class ClaudeCodeLoader:
     """Feed parsed lines in file order with `feed`, then `build` a Session (as often as you like)."""
 
@@ -123,6 +150,7 @@ class ClaudeCodeLoader:
         self.spawns: dict[str, str] = {}  # tool_use id -> the agent id of the subagent it started
         self._calls: dict[str, str] = {}  # the ids of the tool calls fed and not yet answered
         self.cost: AgentCost | None = None  # the last `cost-state`: Claude Code's own figure of the session's cost
+        self._settings: tuple[str | None, dict[str, float]] = ("", {})  # (the cwd they were read for, them)
 
     def warn(self, line: int | None, message: str) -> None:
         self.warnings.append(LoadWarning(line, message))
@@ -349,8 +377,11 @@ class ClaudeCodeLoader:
         else:
             self.last_build = ("extended", self._steps)
         branch.seen = len(graph.order)
+        if self._settings[0] != self.cwd:  # read once the entries have said where the session ran
+            self._settings = (self.cwd, claude_settings(Path(self.source), self.cwd))
         session = Session(source=self.source, format="claude-code", cwd=self.cwd, session_id=self.session_id,
-                          version=self.version, subagents=list(self.subagents), spawns=dict(self.spawns))
+                          version=self.version, subagents=list(self.subagents), spawns=dict(self.spawns),
+                          compaction_settings=dict(self._settings[1]))
         session.warnings = list(self.warnings)
         session.warnings.extend(self._unknown.warnings())
         more = len(self.conflicts) - MAX_CONFLICT_WARNINGS
