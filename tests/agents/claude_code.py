@@ -253,10 +253,15 @@ THRESHOLD_READS = 7
                                "above the auto-compact line, and one held in the prefix either side of the blocking "
                                "line")
 def compact_threshold(scratch: Scratch, binary: Path) -> Capture:
+    return _threshold_runs(scratch, binary, THRESHOLD_RUNS)
+
+
+def _threshold_runs(scratch: Scratch, binary: Path, runs: tuple[tuple[str, str, int], ...]) -> Capture:
+    """Each run a session of its own, its context made as told (`THRESHOLD_RUNS`); the notes say which compacted."""
     with model(scratch) as server:
         capture = Capture(scratch)
         outcomes = []
-        for n, (name, made, size) in enumerate(THRESHOLD_RUNS):
+        for n, (name, made, size) in enumerate(runs):
             if made == "messages":
                 parts = [scratch.write(f"run{n}/part{i}.txt", "".join(
                     f"line {k} of part {i}: the quick brown fox jumps over the lazy dog\n" for k in range(size // 60)))
@@ -295,28 +300,9 @@ def compact_override(scratch: Scratch, binary: Path) -> Capture:
     settings = scratch.home / ".claude" / "settings.json"
     settings.parent.mkdir(parents=True, exist_ok=True)
     settings.write_text(json.dumps({"env": {"CLAUDE_AUTOCOMPACT_PCT_OVERRIDE": "50"}}, indent=1) + "\n")
-    with model(scratch) as server:
-        capture = Capture(scratch)
-        outcomes = []
-        for n, size in enumerate(OVERRIDE_RUNS):
-            parts = [scratch.write(f"run{n}/part{i}.txt", "".join(
-                f"line {k} of part {i}: the quick brown fox jumps over the lazy dog\n" for k in range(size // 60)))
-                for i in range(THRESHOLD_READS)]
-            server.add(calls(*[use("Read", {"file_path": str(p)}, f"toolu_lab_read_{n}_{i}")
-                               for i, p in enumerate(parts)]),
-                       calls(use("Bash", {"command": "echo ok", "description": "Say ok"}, f"toolu_lab_bash_{n}")),
-                       r.text("Read them all."))
-            before = len(server.message_requests)
-            server.add_for(summary_request, r.text(SUMMARY))
-            capture.run(claude(binary, "Read the files.", "--model", "claude-opus-4-6", "--allowedTools", "Read,Bash"),
-                        env(scratch, server), TIMEOUT)
-            compacted = any(summary_request(q) for q in server.message_requests[before:])
-            server.drop_for(summary_request)
-            outcomes.append({"size": size, "compacted": compacted})
-        capture.notes["outcomes"] = outcomes
-        capture = finish(capture, server)
-        capture.keep(settings)
-        return capture
+    capture = _threshold_runs(scratch, binary, tuple(("claude-opus-4-6", "messages", size) for size in OVERRIDE_RUNS))
+    capture.keep(settings)
+    return capture
 
 
 @scenario("api-error-retry", "The API answers 529 overloaded once; Claude Code records the failed attempt and retries")
