@@ -301,3 +301,23 @@ def test_the_override_set_in_settings_json_moves_the_line_where_claude_code_comp
     assert claude_settings(home / "projects" / "-work" / "s" / "subagents" / "agent-a.jsonl", None) == \
         {"autocompact_pct": 50}
     assert claude_settings(tmp_path / "s.jsonl", str(project)) == {}
+
+
+def test_auto_compact_switched_off_leaves_only_the_blocking_line(tmp_path):
+    """Scenario compact-disabled: `autoCompactEnabled: false` in ~/.claude.json (/config's Auto-compact off), and
+    2.1.332 went on at 170,862 tokens, past the 167,000 where it compacts by default; the policy draws no
+    auto-compact line before the blocking one. Under CLAUDE_CONFIG_DIR the file is inside that directory."""
+    from inspector.core.formats.claude_code import claude_settings
+    from inspector.core.limits import window_info
+
+    [session] = sessions(lab.load_fixture("claude-code", VERSION, "compact-disabled"))
+    assert session.compaction_settings == {"autocompact_enabled": 0} and session.compactions == []
+    info = window_info(session, environ={})
+    assert info.thresholds.autocompact == info.thresholds.blocking == 177_000
+    assert max(r.measured_context for r in session.requests) > 167_000
+    assert window_info(session, environ={}, autocompact_enabled=1).thresholds.autocompact == 167_000
+    config_dir = tmp_path / "claude-config"
+    (config_dir / "projects" / "-work").mkdir(parents=True)
+    (config_dir / ".claude.json").write_text('{"autoCompactEnabled": false}')
+    (tmp_path / ".claude.json").write_text('{"autoCompactEnabled": true}')  # not this one: the directory has its own
+    assert claude_settings(config_dir / "projects" / "-work" / "s.jsonl", None) == {"autocompact_enabled": 0}

@@ -8,7 +8,8 @@ Policies (`--policy`):
     claude-code  effective = window - min(max output, 20k); auto-compact at effective - 13k; warning from 20k below
                  that; requests refused at effective - 3k. CLAUDE_AUTOCOMPACT_PCT_OVERRIDE=N lowers the
                  auto-compact threshold to N% of effective (never raises it; from the env of its settings.json
-                 files where set, else this process's: option autocompact_pct). 2.1.332 measured in the lab: the
+                 files where set, else this process's: option autocompact_pct); autoCompactEnabled false in its
+                 .claude.json (option autocompact_enabled 0): no line before blocking. 2.1.332 measured in the lab: the
                  same lines (docs/claude-code-format.md; a prefix alone past auto-compact waits for blocking).
     codex        90% of the raw window (a rollout states 95% of it: 272,000 as 258,400, compacting at 244,800),
                  or `model_auto_compact_token_limit` from its config.toml where that is lower (option
@@ -330,7 +331,7 @@ def window_info(session: Session | None = None, policy: str | None = None, windo
         raise ValueError(f"unknown policy {policy!r}; choose from {', '.join(POLICIES)}")
     if window is not None and window <= 0:
         raise ValueError(f"the window must be a positive number of tokens, got {window}")
-    known = {"reference": {"compact_pct", "warning_pct"}, "claude-code": {"autocompact_pct"},
+    known = {"reference": {"compact_pct", "warning_pct"}, "claude-code": {"autocompact_pct", "autocompact_enabled"},
              "codex": {"compact_pct", "auto_compact_limit"}, "custom": {"warning_pct", "autocompact_pct", "blocking_pct"},
              "gemini-cli": {"compact_pct"}, "qwen-code": {"compact_pct"}, "opencode": set(),
              "copilot": {"compact_pct"}, "cline": set(), "roo-code": {"condense_pct"}, "cline-sdk": set(),
@@ -391,6 +392,9 @@ def window_info(session: Session | None = None, policy: str | None = None, windo
             if lowered < autocompact:
                 autocompact = lowered
                 notes.append(f"auto-compact lowered to {float(override):g}% of effective")
+        if options.get("autocompact_enabled") == 0:  # /config's Auto-compact off: nothing compacts before refusal
+            autocompact = effective - 3_000
+            notes.append("auto-compact off: the context grows to the blocking line")
         thresholds = Thresholds(autocompact - 20_000, autocompact, effective - 3_000)
     elif policy == "reference":
         compact = _pct("compact_pct", options.get("compact_pct"), 70)

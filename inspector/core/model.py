@@ -292,8 +292,8 @@ class Session:
     `toolUseResult.agentId`): tool_use id -> agent id. `agent_cost` is the agent's own figure of what the session
     cost, where it records one. `compaction_settings` are options of its harness's own compaction rule that its
     settings files beside the session state (Kimi Code's config: `compact_pct`, `reserved`; Codex's:
-    `auto_compact_limit`; Gemini CLI's and Qwen Code's settings: `compact_pct`; Claude Code's settings env:
-    `autocompact_pct`): that policy applies them unless told otherwise.
+    `auto_compact_limit`; Gemini CLI's and Qwen Code's settings: `compact_pct`; Claude Code's settings env
+    and config: `autocompact_pct`, `autocompact_enabled`): that policy applies them unless told otherwise.
     """
 
     source: str

@@ -305,6 +305,16 @@ def compact_override(scratch: Scratch, binary: Path) -> Capture:
     return capture
 
 
+@scenario("compact-disabled", "autoCompactEnabled false in ~/.claude.json (/config's Auto-compact off): a context "
+                              "grown past the auto-compact line goes on uncompacted")
+def compact_disabled(scratch: Scratch, binary: Path) -> Capture:
+    config = scratch.home / ".claude.json"
+    config.write_text(json.dumps({"autoCompactEnabled": False}, indent=1) + "\n")
+    capture = _threshold_runs(scratch, binary, (("claude-opus-4-6", "messages", THRESHOLD_RUNS[1][2]),))
+    capture.keep(config)
+    return capture
+
+
 @scenario("api-error-retry", "The API answers 529 overloaded once; Claude Code records the failed attempt and retries")
 def api_error_retry(scratch: Scratch, binary: Path) -> Capture:
     with model(scratch) as server:

@@ -107,10 +107,14 @@ def claude_settings(path: Path, cwd: str | None) -> dict[str, float]:
     """The `claude-code` policy's options as Claude Code's settings set them: CLAUDE_AUTOCOMPACT_PCT_OVERRIDE in the
     `env` of the settings.json of the Claude home that holds the session (`projects/<project>/`), then of the
     project's `.claude/settings.json` and `.claude/settings.local.json`, the later winning, as Claude Code applies
-    them (where users set it; the inspector's own environment is the fallback, limits.py)."""
+    them (where users set it; the inspector's own environment is the fallback, limits.py); and
+    `autoCompactEnabled: false` in its `.claude.json` (beside the Claude home, or in it under CLAUDE_CONFIG_DIR)."""
     projects = next((folder for folder in path.parents[1:4] if folder.name == "projects"), None)
     if projects is None:
         return {}
+    home = projects.parent  # ~/.claude, or $CLAUDE_CONFIG_DIR, which holds its .claude.json itself
+    config = home / ".claude.json" if (home / ".claude.json").is_file() else home.parent / ".claude.json"
+    off = read_json(config).get("autoCompactEnabled") is False  # /config's "Auto-compact" switch
     files = [projects.parent / "settings.json"]
     if cwd:
         files += [Path(cwd) / ".claude" / "settings.json", Path(cwd) / ".claude" / "settings.local.json"]
@@ -124,7 +128,8 @@ def claude_settings(path: Path, cwd: str | None) -> dict[str, float]:
             number = None
         if number is not None and 0 < number <= 100:
             share = number
-    return {"autocompact_pct": share} if share is not None else {}
+    found = {"autocompact_pct": share} if share is not None else {}
+    return {**found, "autocompact_enabled": 0} if off else found
 
 
 class ClaudeCodeLoader:
