@@ -21,14 +21,43 @@ def read_toml(path: Path) -> dict:
         return {}
 
 
-def read_json(path: Path) -> dict:
-    """The JSON object at `path`, or {} when there is none to read (a file with comments, which some agents allow in
-    their settings, is none)."""
+def read_json(path: Path, comments: bool = False) -> dict:
+    """The JSON object at `path`, or {} when there is none to read; `comments`: `//` and `/* */` comments outside
+    strings are allowed, as Gemini CLI and Qwen Code allow them in their settings (strip-json-comments)."""
     try:
-        doc = json.loads(path.read_bytes()[:MAX_BYTES])
+        data = path.read_bytes()[:MAX_BYTES]
+        try:
+            doc = json.loads(data)
+        except ValueError:
+            if not comments:
+                raise
+            doc = json.loads(without_comments(data.decode("utf-8", "replace")))
     except (OSError, ValueError, RecursionError):
         return {}
     return doc if isinstance(doc, dict) else {}
+
+
+def without_comments(text: str) -> str:
+    """`text` with its `//` and `/* */` comments outside JSON strings replaced by spaces (line breaks kept)."""
+    out: list[str] = []
+    i, n, start = 0, len(text), 0
+    while i < n:
+        c = text[i]
+        if c == '"':  # a string: to its closing quote, escapes skipped
+            i += 1
+            while i < n and text[i] != '"':
+                i += 2 if text[i] == "\\" else 1
+            i += 1
+        elif text.startswith("//", i) or text.startswith("/*", i):
+            end = text.find("\n", i) if text[i + 1] == "/" else text.find("*/", i + 2)
+            end = n if end < 0 else end + (0 if text[i + 1] == "/" else 2)
+            out.append(text[start:i])
+            out.append("".join(ch if ch == "\n" else " " for ch in text[i:end]))
+            i = start = end
+        else:
+            i += 1
+    out.append(text[start:])
+    return "".join(out)
 
 
 def settings_share(files: Iterable[Path], section: str, key: str) -> dict[str, float]:
@@ -37,7 +66,7 @@ def settings_share(files: Iterable[Path], section: str, key: str) -> dict[str, f
     context.autoCompactThreshold; both CLIs take 0, or anything else, as their default)."""
     share = None
     for path in files:
-        found = read_json(path).get(section)
+        found = read_json(path, comments=True).get(section)
         value = found.get(key) if isinstance(found, dict) else None
         if value.__class__ in (int, float) and 0 < value <= 1:
             share = value

@@ -1,0 +1,37 @@
+"""The agents' settings files, read defensively: comments where the agent allows them, nothing lost from strings."""
+
+from __future__ import annotations
+
+import json
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from inspector.core.formats.harness_config import read_json, settings_share, without_comments
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(alphabet=st.sampled_from('ab/*"\\\n é')),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(alphabet="ab/*", max_size=4), inner,
+                                                                 max_size=4),
+    max_leaves=12)
+
+
+@settings(max_examples=200, deadline=None)
+@given(JSON_VALUES)
+def test_json_without_comments_is_left_as_it_is(value):
+    """Slashes and stars inside strings are no comments: a comment-free document comes back byte for byte."""
+    text = json.dumps(value, ensure_ascii=False)
+    assert without_comments(text) == text
+
+
+def test_comments_go_and_the_settings_are_read_where_the_agent_allows_them(tmp_path):
+    path = tmp_path / "settings.json"
+    path.write_text('{\n  // Gemini CLI reads this file with strip-json-comments\n  "url": "http://example.test//x",\n'
+                    '  /* a block\n  comment */ "model": {"compressionThreshold": 0.25} // after\n}')
+    assert read_json(path) == {}  # strict where the agent is (Claude Code's files)
+    assert read_json(path, comments=True) == {"url": "http://example.test//x", "model": {"compressionThreshold": 0.25}}
+    assert settings_share([path], "model", "compressionThreshold") == {"compact_pct": 25}
+    path.write_text('{"model": {"compressionThreshold": 0.25}} /* never closed')
+    assert read_json(path, comments=True) == {"model": {"compressionThreshold": 0.25}}
+    path.write_bytes(b"\xff\xfe{ not json")
+    assert read_json(path, comments=True) == {} and read_json(tmp_path / "missing.json") == {}
