@@ -238,4 +238,5 @@ def test_a_codex_sessions_accounting_counts_its_texts_in_one_batch(monkeypatch):
         alone = account(session)
         assert max(calls) == 1
     assert batched.estimated == alone.estimated and batched.measured == alone.measured
-    assert [(f.predicted, f.estimated) for f in batched.requests] == [(f.predicted, f.estimated) for f in alone.requests]
+    assert [(f.predicted, f.estimated) for f in batched.requests] == \
+        [(f.predicted, f.estimated) for f in alone.requests]

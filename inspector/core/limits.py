@@ -320,9 +320,9 @@ def window_info(session: Session | None = None, policy: str | None = None, windo
     session's current model.
 
     `window` overrides the window; `output_reserve` the reserve. Options: claude-code `autocompact_pct` (else
-    CLAUDE_AUTOCOMPACT_PCT_OVERRIDE from `environ`, default os.environ); reference `compact_pct` (70),
-    `warning_pct` (60); codex `compact_pct` (90, of the raw window), `auto_compact_limit`; custom `warning_pct` (60), `autocompact_pct` (70),
-    `blocking_pct` (95). Raises ValueError for an unknown policy or a bad option.
+    CLAUDE_AUTOCOMPACT_PCT_OVERRIDE from `environ`, default os.environ), `autocompact_enabled`; reference
+    `compact_pct` (70), `warning_pct` (60); codex `compact_pct` (90, of the raw window), `auto_compact_limit`;
+    custom `warning_pct` (60), `autocompact_pct` (70), `blocking_pct` (95). Raises ValueError for an unknown policy or a bad option.
     """
     own, why = _default_with_reason(session)
     source = "chosen" if policy is not None else "default"
@@ -332,7 +332,8 @@ def window_info(session: Session | None = None, policy: str | None = None, windo
     if window is not None and window <= 0:
         raise ValueError(f"the window must be a positive number of tokens, got {window}")
     known = {"reference": {"compact_pct", "warning_pct"}, "claude-code": {"autocompact_pct", "autocompact_enabled"},
-             "codex": {"compact_pct", "auto_compact_limit"}, "custom": {"warning_pct", "autocompact_pct", "blocking_pct"},
+             "codex": {"compact_pct", "auto_compact_limit"},
+             "custom": {"warning_pct", "autocompact_pct", "blocking_pct"},
              "gemini-cli": {"compact_pct"}, "qwen-code": {"compact_pct"}, "opencode": set(),
              "copilot": {"compact_pct"}, "cline": set(), "roo-code": {"condense_pct"}, "cline-sdk": set(),
              "kimi": {"compact_pct", "reserved"}}[policy]

@@ -115,7 +115,7 @@ def claude_settings(path: Path, cwd: str | None) -> dict[str, float]:
     home = projects.parent  # ~/.claude, or $CLAUDE_CONFIG_DIR, which holds its .claude.json itself
     config = home / ".claude.json" if (home / ".claude.json").is_file() else home.parent / ".claude.json"
     off = read_json(config).get("autoCompactEnabled") is False  # /config's "Auto-compact" switch
-    files = [projects.parent / "settings.json"]
+    files = [home / "settings.json"]
     if cwd:
         files += [Path(cwd) / ".claude" / "settings.json", Path(cwd) / ".claude" / "settings.local.json"]
     share = None
