@@ -7,10 +7,10 @@ import json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from inspector.core.formats.harness_config import read_json, settings_share, without_comments
+from inspector.core.formats.harness_config import read_json, settings_share, without_comments, without_trailing_commas
 
 JSON_VALUES = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.text(alphabet=st.sampled_from('ab/*"\\\n é')),
+    st.none() | st.booleans() | st.integers() | st.text(alphabet=st.sampled_from('ab/*"\\\n é,}]')),
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(alphabet="ab/*", max_size=4), inner,
                                                                  max_size=4),
     max_leaves=12)
@@ -19,9 +19,17 @@ JSON_VALUES = st.recursive(
 @settings(max_examples=200, deadline=None)
 @given(JSON_VALUES)
 def test_json_without_comments_is_left_as_it_is(value):
-    """Slashes and stars inside strings are no comments: a comment-free document comes back byte for byte."""
+    """Slashes and stars inside strings are no comments, nor `,}` a trailing comma: a plain JSON document comes back
+    byte for byte."""
     text = json.dumps(value, ensure_ascii=False)
-    assert without_comments(text) == text
+    assert without_comments(text) == text and without_trailing_commas(text) == text
+
+
+def test_trailing_commas_go_where_opencode_allows_them(tmp_path):
+    path = tmp_path / "opencode.jsonc"
+    path.write_text('{"a": [1, 2, ], "b": {"c": ",}",\n},  // so\n}')
+    assert read_json(path, comments=True) == {}
+    assert read_json(path, comments=True, trailing_commas=True) == {"a": [1, 2], "b": {"c": ",}"}}
 
 
 def test_comments_go_and_the_settings_are_read_where_the_agent_allows_them(tmp_path):

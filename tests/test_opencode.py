@@ -22,7 +22,8 @@ from agent_checks import live_capture, of_anthropic, of_messages
 from inspector.core.formats import detect, load, resolve
 from inspector.core.formats.claude_code import CLEARED
 from inspector.cli import main
-from inspector.core.formats.opencode import list_sessions, reading
+from inspector.core.compaction.replay import replay
+from inspector.core.formats.opencode import list_sessions, opencode_settings, reading
 from inspector.core.limits import default_policy, window_info
 from inspector.core.model import LoadError
 from mock_api import RecordedRequest
@@ -57,7 +58,54 @@ def test_a_fixture_loads_as_opencode_with_its_own_policy(scenario):
     assert session.source == f"{database(fixture)}#{session.session_id}"
     assert default_policy(session) == "opencode"
     info = window_info(session)  # claude-sonnet-4-5 has 1M in opencode's models; overflow at 1M - 32k
-    assert info.context_window == 1_000_000 and info.thresholds.autocompact == 968_000
+    auto = 1_000_000 if scenario == "compact-disabled" else 968_000  # the config the lab wrote
+    assert info.context_window == 1_000_000 and info.thresholds.autocompact == auto
+
+
+def test_compaction_switched_off_in_the_config_leaves_the_window_as_the_only_line():
+    """compact-disabled: `compaction.auto: false` in the user's opencode.json (JSONC: a comment, a trailing comma).
+    The same script as `compaction`, whose 970,000-token response opencode compacted after; here it went on."""
+    s = load(database(lab.load_fixture("opencode", VERSION, "compact-disabled")))
+    assert s.compaction_settings == {"autocompact_enabled": 0} and s.compactions == []
+    assert max(r.measured_context for r in s.requests) > 968_000
+    info = window_info(s)
+    assert (info.thresholds.warning, info.thresholds.autocompact, info.thresholds.blocking) == (1_000_000,) * 3
+    assert "as its harness is set: autocompact_enabled 0" in info.notes
+    assert replay(s, info.thresholds.autocompact).fires == []
+    default = window_info(s, autocompact_enabled=1)  # what opencode does unset: it would have compacted
+    assert default.thresholds.autocompact == 968_000 and replay(s, default.thresholds.autocompact).fires
+
+
+def config(folder: Path, name: str, text: str) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / name).write_text(text)
+
+
+def test_the_config_files_merge_as_opencode_merges_them(tmp_path):
+    """Global, then the project's files from its git root down, then `.opencode` folders, then the environment;
+    the later wins. The global config sits beside the data directory's home when the session is in one."""
+    home = tmp_path / "home"
+    db = home / ".local" / "share" / "opencode" / "opencode.db"
+    repo, cwd = tmp_path / "repo", tmp_path / "repo" / "pkg"
+    (repo / ".git").mkdir(parents=True)
+    cwd.mkdir()
+    off, on = '{"compaction": {"auto": false, }, }', '{"compaction": {"auto": true}}'
+    assert opencode_settings(db, str(cwd), {}) == {}
+    config(home / ".config" / "opencode", "opencode.jsonc", "// mine\n" + off)
+    assert opencode_settings(db, str(cwd), {}) == {"autocompact_enabled": 0}
+    config(repo, "opencode.json", on)  # the project's, at its git root
+    assert opencode_settings(db, str(cwd), {}) == {}
+    config(cwd, "opencode.jsonc", off)  # nearer the session's directory: later
+    assert opencode_settings(db, str(cwd), {}) == {"autocompact_enabled": 0}
+    config(cwd / ".opencode", "opencode.json", on)  # .opencode folders come after the project's files
+    assert opencode_settings(db, str(cwd), {}) == {}
+    config(tmp_path, "opencode.json", off)  # above the git root: not opencode's project
+    assert opencode_settings(db, str(cwd), {}) == {}
+    assert opencode_settings(db, str(cwd), {"OPENCODE_DISABLE_AUTOCOMPACT": "true"}) == {"autocompact_enabled": 0}
+    elsewhere = tmp_path / "db" / "opencode.db"  # $OPENCODE_DB: the global config is this process's XDG one
+    config(tmp_path / "xdg" / "opencode", "config.json", off)
+    assert opencode_settings(elsewhere, None, {"XDG_CONFIG_HOME": str(tmp_path / "xdg")}) == {
+        "autocompact_enabled": 0}
 
 
 @pytest.mark.parametrize("scenario", SCENARIOS)

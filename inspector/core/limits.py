@@ -23,7 +23,8 @@ Policies (`--policy`):
                  warning 20k below that; hard limit window - 23k (or 3k past auto-compact)
     opencode     opencode's overflow rule: compact once a response's tokens (input + output + cache) reach the
                  usable window, the window less the model's output limit (at most 32k); the prune of old tool
-                 outputs is separate (docs/opencode-format.md)
+                 outputs is separate (docs/opencode-format.md); `compaction.auto: false` in its config (option
+                 autocompact_enabled 0): nothing compacts before the window
     custom       percentages of the effective window: warning_pct, autocompact_pct, blocking_pct
     copilot      GitHub Copilot CLI: background compaction at 80% of the token limit (the prompt limit its events
                  record as tokenLimit / maxPromptTokens), blocking at 95% (the SDK's InfiniteSessionConfig defaults)
@@ -322,7 +323,8 @@ def window_info(session: Session | None = None, policy: str | None = None, windo
     `window` overrides the window; `output_reserve` the reserve. Options: claude-code `autocompact_pct` (else
     CLAUDE_AUTOCOMPACT_PCT_OVERRIDE from `environ`, default os.environ), `autocompact_enabled`; reference
     `compact_pct` (70), `warning_pct` (60); codex `compact_pct` (90, of the raw window), `auto_compact_limit`;
-    custom `warning_pct` (60), `autocompact_pct` (70), `blocking_pct` (95). Raises ValueError for an unknown policy or a bad option.
+    opencode `autocompact_enabled`; custom `warning_pct` (60), `autocompact_pct` (70), `blocking_pct` (95). Raises
+    ValueError for an unknown policy or a bad option.
     """
     own, why = _default_with_reason(session)
     source = "chosen" if policy is not None else "default"
@@ -334,7 +336,7 @@ def window_info(session: Session | None = None, policy: str | None = None, windo
     known = {"reference": {"compact_pct", "warning_pct"}, "claude-code": {"autocompact_pct", "autocompact_enabled"},
              "codex": {"compact_pct", "auto_compact_limit"},
              "custom": {"warning_pct", "autocompact_pct", "blocking_pct"},
-             "gemini-cli": {"compact_pct"}, "qwen-code": {"compact_pct"}, "opencode": set(),
+             "gemini-cli": {"compact_pct"}, "qwen-code": {"compact_pct"}, "opencode": {"autocompact_enabled"},
              "copilot": {"compact_pct"}, "cline": set(), "roo-code": {"condense_pct"}, "cline-sdk": set(),
              "kimi": {"compact_pct", "reserved"}}[policy]
     stated = session.compaction_settings if session is not None and policy == own else {}
@@ -425,6 +427,9 @@ def window_info(session: Session | None = None, policy: str | None = None, windo
                                 min(size, max(effective - QWEN_HARD_BUFFER, auto + QWEN_HARD_BUFFER)))
     elif policy == "opencode":
         thresholds = Thresholds(effective, effective, size)  # overflow at the usable window; no warning
+        if options.get("autocompact_enabled") == 0:  # compaction.auto false: the provider's refusal is the end
+            thresholds = Thresholds(size, size, size)
+            notes.append("auto-compact off: the context grows to the window")
     elif policy in AGENT_FORMATS:
         thresholds = _agent_thresholds(policy, size, effective, reserve, options)
     else:

@@ -202,6 +202,30 @@ def compaction(scratch: Scratch, binary: Path) -> Capture:
                            opencode(binary, "Read notes.txt and tell me what it describes.", "--continue"))
 
 
+@scenario("compact-disabled", "compaction.auto false in the user's opencode.json: a response past the usable window "
+                              "and opencode goes on without compacting")
+def compact_disabled(scratch: Scratch, binary: Path) -> Capture:
+    global_config = scratch.config / "opencode" / "opencode.json"
+    global_config.parent.mkdir(parents=True, exist_ok=True)
+    global_config.write_text('{\n  "$schema": "https://opencode.ai/config.json",\n  // /config in the TUI has no '
+                             'switch for it\n  "compaction": {"auto": false},\n}\n')  # JSONC, as users write it
+    big = [big_file(scratch, f"log{k}.txt", 480) for k in range(2)]
+    notes = scratch.write("notes.txt", "".join(f"line {i}: notes about the release plan\n" for i in range(60)))
+    with model(scratch) as server:
+        configure(scratch, server)
+        server.add(calls(*[use("read", {"filePath": str(f)}, f"toolu_lab_read_log{k}") for k, f in enumerate(big)]),
+                   r.text("Both logs hold 480 numbered lines."),
+                   calls(use("read", {"filePath": str(notes)}, "toolu_lab_read_notes"), text="Reading the notes.",
+                         input_tokens=970_000),
+                   r.text("The notes describe the release plan in 60 lines."))
+        capture = run_prompts(scratch, binary, server, opencode(binary, "Read log0.txt and log1.txt."),
+                              opencode(binary, "Read notes.txt and tell me what it describes.", "--continue"))
+    if any(is_summary(q) for q in server.message_requests):
+        raise LabError("opencode asked for a summary with compaction.auto false")
+    capture.keep(global_config)
+    return capture
+
+
 def big_file(scratch: Scratch, name: str, n: int) -> Path:
     """A file of about 44 KB (11k of opencode's chars/4 tokens): under read's 50 KB cap."""
     return scratch.write(name, "".join(f"{name} line {i:04d}: " + "x" * 70 + "\n" for i in range(n)))

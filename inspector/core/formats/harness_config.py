@@ -1,5 +1,5 @@
 """An agent's own settings files beside its sessions (Codex's and Kimi Code's `config.toml`, the settings.json of
-Claude Code, Gemini CLI and Qwen Code), read for the options of its compaction rule: defensively, as data from disk
+Claude Code, Gemini CLI and Qwen Code, opencode's opencode.json), read for the options of its compaction rule: defensively, as data from disk
 (the first MiB, bytes that are no UTF-8 replaced, a file that is missing or unreadable read as empty), and as they
 are now, not as they were when the session ran."""
 
@@ -21,9 +21,10 @@ def read_toml(path: Path) -> dict:
         return {}
 
 
-def read_json(path: Path, comments: bool = False) -> dict:
+def read_json(path: Path, comments: bool = False, trailing_commas: bool = False) -> dict:
     """The JSON object at `path`, or {} when there is none to read; `comments`: `//` and `/* */` comments outside
-    strings are allowed, as Gemini CLI and Qwen Code allow them in their settings (strip-json-comments)."""
+    strings are allowed, as Gemini CLI and Qwen Code allow them in their settings (strip-json-comments);
+    `trailing_commas`: a comma before a closing bracket too, as opencode's jsonc-parser allows (allowTrailingComma)."""
     try:
         data = path.read_bytes()[:MAX_BYTES]
         try:
@@ -31,7 +32,8 @@ def read_json(path: Path, comments: bool = False) -> dict:
         except ValueError:
             if not comments:
                 raise
-            doc = json.loads(without_comments(data.decode("utf-8", "replace")))
+            text = without_comments(data.decode("utf-8", "replace"))
+            doc = json.loads(without_trailing_commas(text) if trailing_commas else text)
     except (OSError, ValueError, RecursionError):
         return {}
     return doc if isinstance(doc, dict) else {}
@@ -43,11 +45,8 @@ def without_comments(text: str) -> str:
     i, n, start = 0, len(text), 0
     while i < n:
         c = text[i]
-        if c == '"':  # a string: to its closing quote, escapes skipped
-            i += 1
-            while i < n and text[i] != '"':
-                i += 2 if text[i] == "\\" else 1
-            i += 1
+        if c == '"':
+            i = _past_string(text, i)
         elif text.startswith("//", i) or text.startswith("/*", i):
             end = text.find("\n", i) if text[i + 1] == "/" else text.find("*/", i + 2)
             end = n if end < 0 else end + (0 if text[i + 1] == "/" else 2)
@@ -58,6 +57,34 @@ def without_comments(text: str) -> str:
             i += 1
     out.append(text[start:])
     return "".join(out)
+
+
+def without_trailing_commas(text: str) -> str:
+    """`text` (no comments in it) with each comma outside strings that only whitespace parts from a closing bracket
+    replaced by a space."""
+    out = list(text)
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if c == '"':
+            i = _past_string(text, i)
+            continue
+        if c == ",":
+            j = i + 1
+            while j < n and text[j] in " \t\r\n":
+                j += 1
+            if j < n and text[j] in "}]":
+                out[i] = " "
+        i += 1
+    return "".join(out)
+
+
+def _past_string(text: str, i: int) -> int:
+    """The index after the JSON string that opens at `i` (escapes skipped; the end of `text` if it never closes)."""
+    i += 1
+    while i < len(text) and text[i] != '"':
+        i += 2 if text[i] == "\\" else 1
+    return i + 1
 
 
 def settings_share(files: Iterable[Path], section: str, key: str) -> dict[str, float]:

@@ -41,6 +41,7 @@ from urllib.parse import quote
 
 from inspector.core.formats.blocks import as_int, opt_str
 from inspector.core.formats.claude_code import CLEARED
+from inspector.core.formats.harness_config import read_json
 from inspector.core.model import Block, Compaction, LoadError, LoadWarning, Message, Request, Session
 
 TABLES = ("session", "message", "part")
@@ -543,5 +544,58 @@ def load(path: Path, selector: str | None) -> Session:
     if selector is not None and not database:
         raise LoadError(f"{path}{SELECTOR}{selector}: '{SELECTOR}ID' picks a session of an opencode database; "
                         f"{path} is not one")
-    return load_rows(database_rows(path, selector) if database else tree_rows(path))
+    session = load_rows(database_rows(path, selector) if database else tree_rows(path))
+    session.compaction_settings = opencode_settings(path, session.cwd)
+    return session
+
+
+DISABLE_AUTOCOMPACT_ENV = "OPENCODE_DISABLE_AUTOCOMPACT"
+
+
+def opencode_settings(path: Path, cwd: str | None, environ: dict[str, str] | None = None) -> dict[str, float]:
+    """The `opencode` policy's options as opencode's config sets them: `compaction.auto: false` turns its overflow
+    compaction off (option autocompact_enabled 0). The files are merged as 1.18.33's Config.loadInstanceState merges
+    them, the later winning: the global config.json, opencode.json and opencode.jsonc (in the `.config/opencode` of
+    the home whose `.local/share/opencode` holds the session, else `$XDG_CONFIG_HOME/opencode` or
+    `~/.config/opencode`); the project's opencode.jsonc and opencode.json found upwards from the session's directory to
+    its git root, the outermost first; then `opencode.json(c)` in the `.opencode` folders found the same way and in
+    the home's; `OPENCODE_DISABLE_AUTOCOMPACT` (this process's environment: opencode's own is not recorded) last.
+    `compaction.reserved` is not read: 1.18.33 applies it only to models that state an input limit, which the
+    windows here do not (limits.OPENCODE_WINDOWS)."""
+    env = os.environ if environ is None else environ
+    data = next((folder for folder in (path, *path.parents) if folder.name == "opencode"), None)
+    if data is not None and data.parent.name == "share" and data.parent.parent.name == ".local":
+        home = data.parents[2]
+        config = home / ".config" / "opencode"
+    else:
+        home = Path.home()
+        config = Path(env.get("XDG_CONFIG_HOME") or home / ".config") / "opencode"
+    files = [config / name for name in ("config.json", "opencode.json", "opencode.jsonc")]
+    if cwd:
+        up = _up_to_git_root(Path(cwd))
+        files += [d / name for d in reversed(up) for name in ("opencode.json", "opencode.jsonc")]
+        files += [d / ".opencode" / name for d in up for name in ("opencode.json", "opencode.jsonc")]
+    files += [home / ".opencode" / name for name in ("opencode.json", "opencode.jsonc")]
+    auto = None
+    for config_file in files:
+        compaction = read_json(config_file, comments=True, trailing_commas=True).get("compaction")
+        value = compaction.get("auto") if isinstance(compaction, dict) else None
+        if isinstance(value, bool):
+            auto = value
+    if env.get(DISABLE_AUTOCOMPACT_ENV, "").lower() in ("1", "true"):
+        auto = False
+    return {"autocompact_enabled": 0} if auto is False else {}
+
+
+def _up_to_git_root(start: Path) -> list[Path]:
+    """`start` and the folders above it up to the first that holds `.git` (opencode's worktree), or to the root."""
+    folders = []
+    for folder in (start, *start.parents):
+        folders.append(folder)
+        try:
+            if (folder / ".git").exists():
+                break
+        except OSError:
+            break
+    return folders
 
