@@ -17,15 +17,16 @@ from pathlib import Path
 
 import pytest
 
+import install
 import lab
 from agent_checks import live_capture, of_anthropic, of_messages
 from inspector.core.formats import detect, load, resolve
 from inspector.core.formats.claude_code import CLEARED
 from inspector.cli import main
 from inspector.core.compaction.replay import replay
-from inspector.core.formats.opencode import list_sessions, opencode_settings, reading
+from inspector.core.formats.opencode import list_sessions, opencode_config, reading
 from inspector.core.limits import default_policy, window_info
-from inspector.core.model import LoadError
+from inspector.core.model import LoadError, Session
 from mock_api import RecordedRequest
 from opencode import DATABASE, SCENARIOS as RUNNABLE, VERSION, is_summary, is_title
 
@@ -58,8 +59,65 @@ def test_a_fixture_loads_as_opencode_with_its_own_policy(scenario):
     assert session.source == f"{database(fixture)}#{session.session_id}"
     assert default_policy(session) == "opencode"
     info = window_info(session)  # claude-sonnet-4-5 has 1M in opencode's models; overflow at 1M - 32k
-    auto = 1_000_000 if scenario == "compact-disabled" else 968_000  # the config the lab wrote
-    assert info.context_window == 1_000_000 and info.thresholds.autocompact == auto
+    window, auto = {"compact-disabled": (1_000_000, 1_000_000), "input-limit": (200_000, 110_000)}.get(
+        scenario, (1_000_000, 968_000))  # the config the lab wrote
+    assert info.context_window == window and info.thresholds.autocompact == auto
+    assert session.providers == {"claude-sonnet-4-5": "anthropic"}
+
+
+def test_an_input_limit_less_the_reserve_is_where_opencode_compacts():
+    """input-limit: the config states claude-sonnet-4-5's limits (200,000 context, 120,000 input) and
+    `compaction.reserved` 10,000. opencode went on after a response at 109,500 and compacted after one at 110,500;
+    the policy's line is 110,000 and the what-if replay first fires where opencode compacted."""
+    s = load(database(lab.load_fixture("opencode", VERSION, "input-limit")))
+    assert s.model_limits == {"claude-sonnet-4-5": {"context": 200_000, "input": 120_000, "output": 8_000}}
+    assert s.compaction_settings == {"reserved": 10_000}
+    [c] = s.compactions
+    assert c.trigger == "auto" and c.pre_tokens == 110_500
+    info = window_info(s)
+    assert (info.context_window, info.effective, info.thresholds.autocompact) == (200_000, 110_000, 110_000)
+    assert "input limit 120,000 less 10,000 reserved" in info.notes
+    measured = [r.measured_context for r in s.requests]
+    assert measured[0] == 109_500 and measured[2] == 110_500
+    first = replay(s, info.thresholds.autocompact).fires[0]  # (the scripted usage is no text a replay can cut)
+    assert first.request_index == 2 and first.measured == 110_500
+    assert window_info(s, reserved=20_000).thresholds.autocompact == 100_000  # the caller's option wins
+
+
+def test_the_catalog_gives_each_provider_its_limits():
+    """Without a config limit, the model's entry in opencode's catalog for the provider the session called it
+    through: openai's gpt-5 states an input limit (272,000 less the default reserve, 20,000), anthropic's models do
+    not (the window less the output cap, 32,000); one the catalog does not hold gets the default window, and one whose
+    config states no context limit never compacts."""
+    def info(provider: str, model: str, **kw):
+        s = Session("x.db", "opencode", providers={model: provider}, models=[model])
+        return window_info(s, **kw)
+
+    gpt = info("openai", "gpt-5")
+    assert (gpt.context_window, gpt.thresholds.autocompact, gpt.thresholds.blocking) == (400_000, 252_000, 400_000)
+    assert info("anthropic", "claude-opus-4-5").thresholds.autocompact == 200_000 - 32_000
+    unknown = info("ollama-local", "qwen3:8b")  # not in the catalog: the default window, less the output cap
+    assert (unknown.context_window, unknown.thresholds.autocompact) == (200_000, 168_000)
+    s = Session("x.db", "opencode", providers={"qwen3:8b": "ollama-local"}, models=["qwen3:8b"],
+                model_limits={"qwen3:8b": {"context": 0}})  # opencode's config says it knows no limit
+    local = window_info(s)
+    assert local.thresholds.autocompact == local.context_window and any("never compacts" in n for n in local.notes)
+    assert info("openai", "gpt-5", window=300_000).thresholds.autocompact == 300_000 - 32_000  # --window: no catalog
+
+
+@pytest.mark.skipif(not list(install.prefix("opencode").glob("node_modules/opencode-*/bin/opencode")),
+                    reason="opencode is not installed in the lab (tests/agents/install.py opencode)")
+def test_the_model_limits_are_what_the_pinned_opencode_holds():
+    """tools/opencode_models.py, run on the pinned opencode's binary, makes the committed file."""
+    binary = sorted(install.prefix("opencode").glob("node_modules/opencode-*/bin/opencode"))[0]
+    data = Path(__file__).resolve().parent.parent / "inspector" / "core" / "data" / "opencode-models.json"
+    committed = json.loads(data.read_text())
+    pin = install.PINS["opencode"]
+    assert pin.version in committed["source"]
+    done = subprocess.run([sys.executable, str(Path(__file__).resolve().parent.parent / "tools" / "opencode_models.py"),
+                           str(binary), "--what", f"{pin.version} (npm {pin.spec})", "--date", committed["date"],
+                           "--check"], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
 
 
 def test_compaction_switched_off_in_the_config_leaves_the_window_as_the_only_line():
@@ -90,21 +148,21 @@ def test_the_config_files_merge_as_opencode_merges_them(tmp_path):
     (repo / ".git").mkdir(parents=True)
     cwd.mkdir()
     off, on = '{"compaction": {"auto": false, }, }', '{"compaction": {"auto": true}}'
-    assert opencode_settings(db, str(cwd), {}) == {}
+    assert opencode_config(db, str(cwd), {}, {})[0] == {}
     config(home / ".config" / "opencode", "opencode.jsonc", "// mine\n" + off)
-    assert opencode_settings(db, str(cwd), {}) == {"autocompact_enabled": 0}
+    assert opencode_config(db, str(cwd), {}, {})[0] == {"autocompact_enabled": 0}
     config(repo, "opencode.json", on)  # the project's, at its git root
-    assert opencode_settings(db, str(cwd), {}) == {}
+    assert opencode_config(db, str(cwd), {}, {})[0] == {}
     config(cwd, "opencode.jsonc", off)  # nearer the session's directory: later
-    assert opencode_settings(db, str(cwd), {}) == {"autocompact_enabled": 0}
+    assert opencode_config(db, str(cwd), {}, {})[0] == {"autocompact_enabled": 0}
     config(cwd / ".opencode", "opencode.json", on)  # .opencode folders come after the project's files
-    assert opencode_settings(db, str(cwd), {}) == {}
+    assert opencode_config(db, str(cwd), {}, {})[0] == {}
     config(tmp_path, "opencode.json", off)  # above the git root: not opencode's project
-    assert opencode_settings(db, str(cwd), {}) == {}
-    assert opencode_settings(db, str(cwd), {"OPENCODE_DISABLE_AUTOCOMPACT": "true"}) == {"autocompact_enabled": 0}
+    assert opencode_config(db, str(cwd), {}, {})[0] == {}
+    assert opencode_config(db, str(cwd), {}, {"OPENCODE_DISABLE_AUTOCOMPACT": "true"})[0] == {"autocompact_enabled": 0}
     elsewhere = tmp_path / "db" / "opencode.db"  # $OPENCODE_DB: the global config is this process's XDG one
     config(tmp_path / "xdg" / "opencode", "config.json", off)
-    assert opencode_settings(elsewhere, None, {"XDG_CONFIG_HOME": str(tmp_path / "xdg")}) == {
+    assert opencode_config(elsewhere, None, {}, {"XDG_CONFIG_HOME": str(tmp_path / "xdg")})[0] == {
         "autocompact_enabled": 0}
 
 

@@ -116,21 +116,28 @@ def price_file(data: dict, what: str, date: str) -> dict:
     }
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def main(make=None, out: Path = OUT, description: str = __doc__, dump=None) -> int:
+    """Write the file `make(catalog, source, date)` makes (as `dump` writes it: indented JSON by default) to
+    stdout, or with --check compare it with `out`."""
+    parser = argparse.ArgumentParser(description=description.split("\n\n")[0])
     parser.add_argument("binary", type=Path)
     parser.add_argument("--what", default=None, help="what the catalog is, for `source` (e.g. 'opencode 1.18.33')")
     parser.add_argument("--date", required=True, help="the catalog's date (the opencode release's), YYYY-MM-DD")
     parser.add_argument("--check", action="store_true")
     args = parser.parse_args()
     data, what = catalog(args.binary)
-    made = json.dumps(price_file(data, f"{what} {args.what}" if args.what else what, args.date), indent=1) + "\n"
+    made = (dump or _indented)((make or price_file)(data, f"{what} {args.what}" if args.what else what,
+                                                    args.date))
     if args.check:
-        same = OUT.read_text() == made
-        print(f"{OUT}: {'up to date' if same else 'differs from what the catalog makes'}", file=sys.stderr)
+        same = out.read_text() == made
+        print(f"{out}: {'up to date' if same else 'differs from what the catalog makes'}", file=sys.stderr)
         return 0 if same else 1
     sys.stdout.write(made)
     return 0
+
+
+def _indented(doc: dict) -> str:
+    return json.dumps(doc, indent=1) + "\n"
 
 
 if __name__ == "__main__":

@@ -22,9 +22,11 @@ Policies (`--policy`):
                  sets one: option compact_pct), but at most window - 20k (summary reserve) - 13k;
                  warning 20k below that; hard limit window - 23k (or 3k past auto-compact)
     opencode     opencode's overflow rule: compact once a response's tokens (input + output + cache) reach the
-                 usable window, the window less the model's output limit (at most 32k); the prune of old tool
-                 outputs is separate (docs/opencode-format.md); `compaction.auto: false` in its config (option
-                 autocompact_enabled 0): nothing compacts before the window
+                 usable window, the window less the model's output limit (at most 32k), or where the model states
+                 an input limit, that less `compaction.reserved` (option reserved; default min(20k, output cap));
+                 limits from opencode's catalog for the provider used, under its config's; a model without one
+                 never compacts; `compaction.auto: false` (option autocompact_enabled 0): nothing compacts before
+                 the window; the prune of old tool outputs is separate (docs/opencode-format.md)
     custom       percentages of the effective window: warning_pct, autocompact_pct, blocking_pct
     copilot      GitHub Copilot CLI: background compaction at 80% of the token limit (the prompt limit its events
                  record as tokenLimit / maxPromptTokens), blocking at 95% (the SDK's InfiniteSessionConfig defaults)
@@ -45,8 +47,11 @@ gets Codex's thresholds without asking; `WindowInfo.policy_source` says whether 
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
 
 from inspector.core.model import Request, Session
 
@@ -92,15 +97,10 @@ GEMINI_KEEP = 0.3  # COMPRESSION_PRESERVE_THRESHOLD: the newest share of the his
 QWEN_COMPACT_PCT = 85  # DEFAULT_PCT of chatCompressionService.ts (0.24.4)
 QWEN_SUMMARY_RESERVE, QWEN_AUTOCOMPACT_BUFFER, QWEN_WARN_BUFFER, QWEN_HARD_BUFFER = 20_000, 13_000, 20_000, 3_000
 OPENCODE_OUTPUT_MAX = 32_000  # OUTPUT_TOKEN_MAX: opencode's cap on a model's output limit (provider/transform)
-# The context limits opencode 1.18.33 gives Anthropic's models (the models.dev snapshot it ships, used as is with
-# OPENCODE_DISABLE_MODELS_FETCH; a fetched models.dev may differ): Sonnet 4.5 and the 4.6+ models have 1,000,000.
-OPENCODE_WINDOWS: dict[str, int] = {
-    "claude-haiku-4-5": 200_000, "claude-haiku-4-5-20251001": 200_000, "claude-opus-4-5": 200_000,
-    "claude-opus-4-5-20251101": 200_000, "claude-sonnet-4-5": 1_000_000, "claude-sonnet-4-5-20250929": 1_000_000,
-    "claude-sonnet-4-6": 1_000_000, "claude-opus-4-6": 1_000_000, "claude-opus-4-7": 1_000_000,
-    "claude-opus-4-8": 1_000_000, "claude-sonnet-5": 1_000_000, "claude-opus-5": 1_000_000,
-    "claude-opus-5-5": 1_000_000, "claude-fable-5": 1_000_000, "claude-fable-5-1": 1_000_000,
-}
+OPENCODE_RESERVED = 20_000  # the reserve opencode keeps below a model's input limit, at most its output limit
+# The limits opencode 1.18.33 gives each model of its catalog (tools/opencode_models.py; the models.dev snapshot it
+# ships, used as is with OPENCODE_DISABLE_MODELS_FETCH; a fetched models.dev may differ), read on first use
+OPENCODE_MODELS = Path(__file__).with_name("data") / "opencode-models.json"
 
 
 def default_policy(session: Session | None) -> str:
@@ -163,13 +163,36 @@ def context_window(session: Session | None, model: str | None = None) -> int:
         model = current_model(session)
     if (session is not None and session.format == "gemini-cli") or (model or "").lower().startswith(("gemini", "gemma")):
         return gemini_window(model)
-    if session is not None and session.format == "opencode" and model in OPENCODE_WINDOWS:
-        return OPENCODE_WINDOWS[model]
+    if session is not None and session.format == "opencode":
+        limits = opencode_limits(session, model)
+        if limits is not None and limits[0]:
+            return limits[0]
     if model and ("[1m]" in model.lower() or model.lower().startswith(LONG_MODELS)):
         return LONG_WINDOW
     if session is not None and _past_claude_window(session.requests):
         return LONG_WINDOW
     return CLAUDE_WINDOW if (model is None or "claude" in model.lower()) else DEFAULT_WINDOW
+
+
+def opencode_limits(session: Session, model: str | None) -> tuple[int, int, int] | None:
+    """A model's context, input and output limits (0: none) as opencode 1.18.33 resolves them: what its config
+    states for the model (`Session.model_limits`) over its catalog's entry for the provider the session called it
+    through (anthropic where it names none), field by field (provider.ts); None where neither knows the model (one
+    of a newer catalog than the one here, say)."""
+    entry = _opencode_catalog().get(session.providers.get(model or "", "anthropic"), {}).get(model or "")
+    stated = session.model_limits.get(model or "")
+    if entry is None and stated is None:
+        return None
+    entry, stated = entry or (0, 0, 0), stated or {}
+    return stated.get("context", entry[0]), stated.get("input", entry[1]), stated.get("output", entry[2])
+
+
+@cache
+def _opencode_catalog() -> dict[str, dict[str, list[int]]]:
+    try:
+        return json.loads(OPENCODE_MODELS.read_bytes())["providers"]
+    except (OSError, ValueError, KeyError):
+        return {}
 
 
 def codex_raw_window(stated: int, version: str | None) -> int:
@@ -295,11 +318,39 @@ def _agent_thresholds(policy: str, size: int, effective: int, reserve: int, opti
         auto = int(size * 0.9 * 0.9)
     else:  # kimi: past the ratio, or with less than the reserved size left (a reserve the window exceeds)
         proportional = size * _pct("compact_pct", options.get("compact_pct"), 85) / 100
-        reserved = options.get("reserved", KIMI_RESERVED)
-        if reserved.__class__ is not int or reserved < 0:
-            raise ValueError(f"reserved must be a number of tokens, got {reserved!r}")
+        reserved = _tokens("reserved", options.get("reserved", KIMI_RESERVED))
         auto = int(min(proportional, size - reserved) if 0 < reserved < size else proportional)
     return Thresholds(auto, auto, max(auto, effective if policy == "roo-code" else size))
+
+
+def _opencode_usable(session: Session | None, model: str | None, size: int, options: dict,
+                     notes: list[str]) -> tuple[int, bool]:
+    """The usable window of opencode's overflow rule (1.18.33's usable()), and whether it compacts at all. Where the
+    model states an input limit: that less `compaction.reserved` (option reserved; default the smaller of 20,000 and
+    its output cap); else the window less the output cap, the model's output limit at most 32,000 (32,000 where it
+    states none). A model whose config states a context limit of 0 never compacts. Without an opencode session
+    (another format, or a window set by --window) or limits for the model, the window less the cap."""
+    limits = opencode_limits(session, model) if session is not None and session.format == "opencode" else None
+    if limits is None:
+        return size - min(max_output(model), OPENCODE_OUTPUT_MAX), True
+    context, entered, output = limits
+    cap = min(output, OPENCODE_OUTPUT_MAX) or OPENCODE_OUTPUT_MAX
+    if not context:
+        notes.append(f"no context limit for {model} in opencode's config: it never compacts")
+        return size - cap, False
+    if not entered:
+        return max(0, size - cap), True
+    stated = options.get("reserved")
+    reserved = min(OPENCODE_RESERVED, cap) if stated is None else _tokens("reserved", stated)
+    notes.append(f"input limit {entered:,} less {reserved:,} reserved")
+    return max(0, min(size, entered - reserved)), True
+
+
+def _tokens(name: str, value: object) -> int:
+    """An option that is a number of tokens."""
+    if value.__class__ is not int or value < 0:  # type: ignore[operator]
+        raise ValueError(f"{name} must be a number of tokens, got {value!r}")
+    return value  # type: ignore[return-value]
 
 
 def _pct(name: str, value: object, default: float) -> float:
@@ -323,7 +374,7 @@ def window_info(session: Session | None = None, policy: str | None = None, windo
     `window` overrides the window; `output_reserve` the reserve. Options: claude-code `autocompact_pct` (else
     CLAUDE_AUTOCOMPACT_PCT_OVERRIDE from `environ`, default os.environ), `autocompact_enabled`; reference
     `compact_pct` (70), `warning_pct` (60); codex `compact_pct` (90, of the raw window), `auto_compact_limit`;
-    opencode `autocompact_enabled`; custom `warning_pct` (60), `autocompact_pct` (70), `blocking_pct` (95). Raises
+    opencode `autocompact_enabled`, `reserved`; custom `warning_pct` (60), `autocompact_pct` (70), `blocking_pct` (95). Raises
     ValueError for an unknown policy or a bad option.
     """
     own, why = _default_with_reason(session)
@@ -336,7 +387,8 @@ def window_info(session: Session | None = None, policy: str | None = None, windo
     known = {"reference": {"compact_pct", "warning_pct"}, "claude-code": {"autocompact_pct", "autocompact_enabled"},
              "codex": {"compact_pct", "auto_compact_limit"},
              "custom": {"warning_pct", "autocompact_pct", "blocking_pct"},
-             "gemini-cli": {"compact_pct"}, "qwen-code": {"compact_pct"}, "opencode": {"autocompact_enabled"},
+             "gemini-cli": {"compact_pct"}, "qwen-code": {"compact_pct"},
+             "opencode": {"autocompact_enabled", "reserved"},
              "copilot": {"compact_pct"}, "cline": set(), "roo-code": {"condense_pct"}, "cline-sdk": set(),
              "kimi": {"compact_pct", "reserved"}}[policy]
     stated = session.compaction_settings if session is not None and policy == own else {}
@@ -372,7 +424,8 @@ def window_info(session: Session | None = None, policy: str | None = None, windo
     elif policy == "qwen-code":
         reserve = output_reserve if output_reserve is not None else QWEN_SUMMARY_RESERVE
     elif policy == "opencode":
-        reserve = output_reserve if output_reserve is not None else min(max_output(model), OPENCODE_OUTPUT_MAX)
+        usable, compacts = _opencode_usable(session if window is None else None, model, size, options, notes)
+        reserve = output_reserve if output_reserve is not None else size - usable
     elif policy in ("codex", "gemini-cli") + AGENT_FORMATS:  # their rules are fractions of the window: no reserve
         reserve = output_reserve if output_reserve is not None else 0
     else:
@@ -430,6 +483,8 @@ def window_info(session: Session | None = None, policy: str | None = None, windo
         if options.get("autocompact_enabled") == 0:  # compaction.auto false: the provider's refusal is the end
             thresholds = Thresholds(size, size, size)
             notes.append("auto-compact off: the context grows to the window")
+        elif not compacts:
+            thresholds = Thresholds(size, size, size)
     elif policy in AGENT_FORMATS:
         thresholds = _agent_thresholds(policy, size, effective, reserve, options)
     else:

@@ -293,7 +293,10 @@ class Session:
     cost, where it records one. `compaction_settings` are options of its harness's own compaction rule that its
     settings files beside the session state (Kimi Code's config: `compact_pct`, `reserved`; Codex's:
     `auto_compact_limit`; Gemini CLI's and Qwen Code's settings: `compact_pct`; Claude Code's settings env
-    and config: `autocompact_pct`, `autocompact_enabled`): that policy applies them unless told otherwise.
+    and config: `autocompact_pct`, `autocompact_enabled`; opencode's config: `autocompact_enabled`, `reserved`): that
+    policy applies them unless told otherwise. `providers` names the provider each model was called through, where the
+    source records it (opencode: model id -> provider id), and `model_limits` the limits the agent's config states
+    for a model (opencode's `provider.<id>.models.<id>.limit`: context, input, output), over its catalog's.
     """
 
     source: str
@@ -315,6 +318,8 @@ class Session:
     spawns: dict[str, str] = field(default_factory=dict)
     agent_cost: AgentCost | None = None
     compaction_settings: dict[str, float] = field(default_factory=dict)
+    providers: dict[str, str] = field(default_factory=dict)
+    model_limits: dict[str, dict[str, int]] = field(default_factory=dict)
     # `context_start` so far: [the compactions list it read, how many of them, the answer]
     _start: list = field(default_factory=lambda: [None, 0, 0], init=False, repr=False, compare=False)
 

@@ -7,7 +7,7 @@ PROMPT` runs one prompt (`--continue` continues the last session). opencode also
 (a standing answer here) and stores everything in `$XDG_DATA_HOME/opencode/opencode.db`. At every start opencode
 runs npm to install @opencode-ai/plugin into its config directory; the npm settings here keep that offline (it
 fails, opencode logs "background dependency install failed" and goes on). Its bundled models.dev snapshot gives
-claude-sonnet-4-5 a 1,000,000-token context (limits.OPENCODE_WINDOWS).
+claude-sonnet-4-5 a 1,000,000-token context (data/opencode-models.json).
 
 What a fixture keeps of the database: opencode exits with most of its writes still in the write-ahead log, so the
 scenario copies the database with SQLite's backup API (read-only on the source, the WAL included) into one
@@ -187,41 +187,79 @@ def parallel_tools(scratch: Scratch, binary: Path) -> Capture:
 
 @scenario("compaction", "A response past the usable window (1M less 32k): opencode compacts, keeping the last turn")
 def compaction(scratch: Scratch, binary: Path) -> Capture:
-    big = [big_file(scratch, f"log{k}.txt", 480) for k in range(2)]
-    notes = scratch.write("notes.txt", "".join(f"line {i}: notes about the release plan\n" for i in range(60)))
     with model(scratch) as server:
-        configure(scratch, server)
-        server.add(calls(*[use("read", {"filePath": str(f)}, f"toolu_lab_read_log{k}") for k, f in enumerate(big)]),
-                   r.text("Both logs hold 480 numbered lines."),
-                   calls(use("read", {"filePath": str(notes)}, "toolu_lab_read_notes"), text="Reading the notes.",
-                         input_tokens=970_000),
-                   r.text("The notes describe the release plan in 60 lines."))
+        past_the_window(scratch, server)
         server.add_for(is_summary, r.text("## Goal\nRead the logs and the notes.\n\n## Done\nRead log0.txt and "
                                           "log1.txt (480 lines each).\n\n## Next\nAnswer about notes.txt."))
-        return run_prompts(scratch, binary, server, opencode(binary, "Read log0.txt and log1.txt."),
-                           opencode(binary, "Read notes.txt and tell me what it describes.", "--continue"))
+        return run_prompts(scratch, binary, server, *past_the_window_prompts(binary))
+
+
+def past_the_window(scratch: Scratch, server: MockAnthropicServer) -> None:
+    """Two logs read, then a response of 970,000 tokens (past the 968,000 usable) and the answer after it."""
+    big = [big_file(scratch, f"log{k}.txt", 480) for k in range(2)]
+    notes = scratch.write("notes.txt", "".join(f"line {i}: notes about the release plan\n" for i in range(60)))
+    configure(scratch, server)
+    server.add(calls(*[use("read", {"filePath": str(f)}, f"toolu_lab_read_log{k}") for k, f in enumerate(big)]),
+               r.text("Both logs hold 480 numbered lines."),
+               calls(use("read", {"filePath": str(notes)}, "toolu_lab_read_notes"), text="Reading the notes.",
+                     input_tokens=970_000),
+               r.text("The notes describe the release plan in 60 lines."))
+
+
+def past_the_window_prompts(binary: Path) -> list[list[str]]:
+    return [opencode(binary, "Read log0.txt and log1.txt."),
+            opencode(binary, "Read notes.txt and tell me what it describes.", "--continue")]
+
+
+def user_config(scratch: Scratch, text: str) -> Path:
+    """The user's own opencode.json (`$XDG_CONFIG_HOME/opencode`), which the fixture keeps."""
+    path = scratch.config / "opencode" / "opencode.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
 
 
 @scenario("compact-disabled", "compaction.auto false in the user's opencode.json: a response past the usable window "
                               "and opencode goes on without compacting")
 def compact_disabled(scratch: Scratch, binary: Path) -> Capture:
-    global_config = scratch.config / "opencode" / "opencode.json"
-    global_config.parent.mkdir(parents=True, exist_ok=True)
-    global_config.write_text('{\n  "$schema": "https://opencode.ai/config.json",\n  // /config in the TUI has no '
-                             'switch for it\n  "compaction": {"auto": false},\n}\n')  # JSONC, as users write it
-    big = [big_file(scratch, f"log{k}.txt", 480) for k in range(2)]
-    notes = scratch.write("notes.txt", "".join(f"line {i}: notes about the release plan\n" for i in range(60)))
+    global_config = user_config(scratch, '{\n  "$schema": "https://opencode.ai/config.json",\n  // no switch in '
+                                         'the TUI\n  "compaction": {"auto": false},\n}\n')  # JSONC, as users write it
     with model(scratch) as server:
-        configure(scratch, server)
-        server.add(calls(*[use("read", {"filePath": str(f)}, f"toolu_lab_read_log{k}") for k, f in enumerate(big)]),
-                   r.text("Both logs hold 480 numbered lines."),
-                   calls(use("read", {"filePath": str(notes)}, "toolu_lab_read_notes"), text="Reading the notes.",
-                         input_tokens=970_000),
-                   r.text("The notes describe the release plan in 60 lines."))
-        capture = run_prompts(scratch, binary, server, opencode(binary, "Read log0.txt and log1.txt."),
-                              opencode(binary, "Read notes.txt and tell me what it describes.", "--continue"))
+        past_the_window(scratch, server)
+        capture = run_prompts(scratch, binary, server, *past_the_window_prompts(binary))
     if any(is_summary(q) for q in server.message_requests):
         raise LabError("opencode asked for a summary with compaction.auto false")
+    capture.keep(global_config)
+    return capture
+
+
+INPUT_LIMIT, RESERVED = 120_000, 10_000  # input-limit: usable 110,000
+
+
+@scenario("input-limit", "A config limit with an input limit (120k) and compaction.reserved (10k): a response at 109.5k "
+                         "goes on, one at 110.5k compacts")
+def input_limit(scratch: Scratch, binary: Path) -> Capture:
+    global_config = user_config(scratch, json.dumps({
+        "$schema": "https://opencode.ai/config.json", "compaction": {"reserved": RESERVED},
+        "provider": {"anthropic": {"models": {MODEL: {"limit": {"context": 200_000, "input": INPUT_LIMIT,
+                                                                "output": 8_000}}}}}}, indent=1) + "\n")
+    notes = scratch.write("notes.txt", "".join(f"line {i}: notes about the release plan\n" for i in range(60)))
+    log = big_file(scratch, "log0.txt", 480)
+    with model(scratch) as server:
+        configure(scratch, server)
+        server.add(calls(use("read", {"filePath": str(notes)}, "toolu_lab_read_notes"), text="Reading the notes.",
+                         input_tokens=INPUT_LIMIT - RESERVED - 500),
+                   r.text("The notes describe the release plan in 60 lines."),
+                   calls(use("read", {"filePath": str(log)}, "toolu_lab_read_log0"), text="Reading the log.",
+                         input_tokens=INPUT_LIMIT - RESERVED + 500),
+                   r.text("The log holds 480 numbered lines."))
+        server.add_for(is_summary, r.text("## Goal\nRead the notes and the log.\n\n## Done\nRead notes.txt (60 "
+                                          "lines) and log0.txt.\n\n## Next\nAnswer about log0.txt."))
+        capture = run_prompts(scratch, binary, server, opencode(binary, "Read notes.txt and tell me what it describes."),
+                              opencode(binary, "Now read log0.txt.", "--continue"))
+    summaries = [n for n, q in enumerate(server.message_requests) if is_summary(q)]
+    if len(summaries) != 1:
+        raise LabError(f"opencode asked for {len(summaries)} summaries, not one")
     capture.keep(global_config)
     return capture
 

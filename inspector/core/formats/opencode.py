@@ -438,7 +438,9 @@ class _Builder:
             steps[-1].append(p)
         out: list[Message] = []
         summary = d.get("summary") is True
-        model = opt_str(d.get("modelID"))
+        model, provider = opt_str(d.get("modelID")), opt_str(d.get("providerID"))
+        if model and provider:
+            self.s.providers[model] = provider
         ts = _iso(row.time or _created(d))
         for n, step in enumerate(steps):
             blocks: list[Block] = []
@@ -545,24 +547,56 @@ def load(path: Path, selector: str | None) -> Session:
         raise LoadError(f"{path}{SELECTOR}{selector}: '{SELECTOR}ID' picks a session of an opencode database; "
                         f"{path} is not one")
     session = load_rows(database_rows(path, selector) if database else tree_rows(path))
-    session.compaction_settings = opencode_settings(path, session.cwd)
+    session.compaction_settings, session.model_limits = opencode_config(path, session.cwd, session.providers)
     return session
 
 
 DISABLE_AUTOCOMPACT_ENV = "OPENCODE_DISABLE_AUTOCOMPACT"
+LIMITS = ("context", "input", "output")
 
 
-def opencode_settings(path: Path, cwd: str | None, environ: dict[str, str] | None = None) -> dict[str, float]:
-    """The `opencode` policy's options as opencode's config sets them: `compaction.auto: false` turns its overflow
-    compaction off (option autocompact_enabled 0). The files are merged as 1.18.33's Config.loadInstanceState merges
-    them, the later winning: the global config.json, opencode.json and opencode.jsonc (in the `.config/opencode` of
-    the home whose `.local/share/opencode` holds the session, else `$XDG_CONFIG_HOME/opencode` or
-    `~/.config/opencode`); the project's opencode.jsonc and opencode.json found upwards from the session's directory to
-    its git root, the outermost first; then `opencode.json(c)` in the `.opencode` folders found the same way and in
-    the home's; `OPENCODE_DISABLE_AUTOCOMPACT` (this process's environment: opencode's own is not recorded) last.
-    `compaction.reserved` is not read: 1.18.33 applies it only to models that state an input limit, which the
-    windows here do not (limits.OPENCODE_WINDOWS)."""
+def opencode_config(path: Path, cwd: str | None, providers: dict[str, str], environ: dict[str, str] | None = None
+                    ) -> tuple[dict[str, float], dict[str, dict[str, int]]]:
+    """The `opencode` policy's options and the model limits as opencode's config sets them. Options:
+    `compaction.auto: false` turns its overflow compaction off (autocompact_enabled 0); `compaction.reserved`, what
+    it keeps below an input limit (reserved). Limits: `provider.<id>.models.<id>.limit` {context, input, output} of
+    each model the session called through that provider (`providers`), field by field over its catalog's.
+
+    The files are merged as 1.18.33's Config.loadInstanceState merges them, the later winning: the global
+    config.json, opencode.json and opencode.jsonc (in the `.config/opencode` of the home whose
+    `.local/share/opencode` holds the session, else `$XDG_CONFIG_HOME/opencode` or `~/.config/opencode`); the
+    project's opencode.json and opencode.jsonc found upwards from the session's directory to its git root, the
+    outermost first; then those in the `.opencode` folders found the same way and in the home's;
+    `OPENCODE_DISABLE_AUTOCOMPACT` (this process's environment: opencode's own is not recorded) last."""
     env = os.environ if environ is None else environ
+    options: dict[str, float] = {}
+    limits: dict[str, dict[str, int]] = {}
+    for config_file in _config_files(path, cwd, env):
+        doc = read_json(config_file, comments=True, trailing_commas=True)
+        compaction = doc.get("compaction") if isinstance(doc.get("compaction"), dict) else {}
+        if compaction.get("auto") is True:
+            options.pop("autocompact_enabled", None)
+        elif compaction.get("auto") is False:
+            options["autocompact_enabled"] = 0
+        reserved = compaction.get("reserved")
+        if reserved.__class__ is int and reserved >= 0:
+            options["reserved"] = reserved
+        stated = doc.get("provider") if isinstance(doc.get("provider"), dict) else {}
+        for model, provider in providers.items():
+            entry = stated.get(provider)
+            entry = entry.get("models") if isinstance(entry, dict) else None
+            entry = entry.get(model) if isinstance(entry, dict) else None
+            limit = entry.get("limit") if isinstance(entry, dict) else None
+            for key in LIMITS if isinstance(limit, dict) else ():
+                if limit.get(key).__class__ is int and limit[key] >= 0:
+                    limits.setdefault(model, {})[key] = limit[key]
+    if env.get(DISABLE_AUTOCOMPACT_ENV, "").lower() in ("1", "true"):
+        options["autocompact_enabled"] = 0
+    return options, limits
+
+
+def _config_files(path: Path, cwd: str | None, env) -> list[Path]:
+    """opencode's config files for a session at `path` run in `cwd`, lowest precedence first (`opencode_config`)."""
     data = next((folder for folder in (path, *path.parents) if folder.name == "opencode"), None)
     if data is not None and data.parent.name == "share" and data.parent.parent.name == ".local":
         home = data.parents[2]
@@ -575,16 +609,7 @@ def opencode_settings(path: Path, cwd: str | None, environ: dict[str, str] | Non
         up = _up_to_git_root(Path(cwd))
         files += [d / name for d in reversed(up) for name in ("opencode.json", "opencode.jsonc")]
         files += [d / ".opencode" / name for d in up for name in ("opencode.json", "opencode.jsonc")]
-    files += [home / ".opencode" / name for name in ("opencode.json", "opencode.jsonc")]
-    auto = None
-    for config_file in files:
-        compaction = read_json(config_file, comments=True, trailing_commas=True).get("compaction")
-        value = compaction.get("auto") if isinstance(compaction, dict) else None
-        if isinstance(value, bool):
-            auto = value
-    if env.get(DISABLE_AUTOCOMPACT_ENV, "").lower() in ("1", "true"):
-        auto = False
-    return {"autocompact_enabled": 0} if auto is False else {}
+    return files + [home / ".opencode" / name for name in ("opencode.json", "opencode.jsonc")]
 
 
 def _up_to_git_root(start: Path) -> list[Path]:
