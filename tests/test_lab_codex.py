@@ -5,6 +5,7 @@ what was sent; the figures follow from the usage. The live test reruns a scenari
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 from pathlib import Path
 
@@ -239,3 +240,63 @@ def test_live_codex_writes_what_the_server_received(tmp_path):
     check_against_server(load(rollout), capture.server_log)
     written = rollout.read_text() + json.dumps(capture.server_log)
     assert lab.find_secrets([("capture", written)]) == []  # the fake key reaches neither the rollout nor the log
+
+
+@pytest.mark.parametrize("trust", ["trusted", "untrusted"])
+def test_a_trusted_projects_own_config_sets_the_limit(tmp_path, trust):
+    """project-limit-*: the project's .codex/config.toml sets 12,000 and the home's config.toml none. Codex took it
+    where the home's config trusts the project (and compacted), and ignored it where not (and went on): the policy
+    reads it the same way. The fixture is copied to where its project can be found (the rollout's cwd is the lab's)."""
+    from dataclasses import replace
+
+    from inspector.core.compaction.replay import replay
+    from inspector.core.formats.codex import codex_settings
+    from inspector.core.limits import window_info
+
+    name = f"project-limit-{trust}"
+    fixture = lab.load_fixture("codex", codex.VERSION, name)
+    session = load(_rollout(name))
+    for part in ("home", "work"):
+        shutil.copytree(fixture.root / part, tmp_path / part)
+    home_config = tmp_path / "home" / ".codex" / "config.toml"
+    home_config.write_text(home_config.read_text().replace(session.cwd, str(tmp_path / "work")))
+    settings = codex_settings(tmp_path / _rollout(name).relative_to(fixture.root), str(tmp_path / "work"))
+    assert settings == ({"auto_compact_limit": 12_000} if trust == "trusted" else {})
+    assert [c.trigger for c in session.compactions] == (["auto"] if trust == "trusted" else [])
+    info = window_info(replace(session, compaction_settings=settings))
+    fires = replay(session, info.thresholds.autocompact, estimates=account(session).estimated).fires
+    assert len(fires) == len(session.compactions)
+
+
+def test_codex_config_layers_stack_as_codex_stacks_them(tmp_path, monkeypatch):
+    """/etc/codex, then the home's, then a trusted project's from its git root down to the directory: the last
+    that sets the limit wins; an untrusted project's are not read."""
+    from inspector.core.formats import codex as codex_format
+
+    system = tmp_path / "etc" / "config.toml"
+    monkeypatch.setattr(codex_format, "SYSTEM_CONFIG", system)
+    home = tmp_path / "home" / ".codex"
+    rollout = home / "sessions" / "2026" / "12" / "03" / "rollout.jsonl"
+    repo = tmp_path / "repo"
+    cwd = repo / "pkg"
+    (repo / ".git").mkdir(parents=True)
+    (cwd / ".codex").mkdir(parents=True)
+    (repo / ".codex").mkdir()
+    home.mkdir(parents=True)
+
+    def limit() -> int | None:
+        return codex_format.codex_settings(rollout, str(cwd)).get("auto_compact_limit")
+
+    system.parent.mkdir()
+    system.write_text("model_auto_compact_token_limit = 50000\n")
+    assert limit() == 50_000
+    (home / "config.toml").write_text("model_auto_compact_token_limit = 40000\n")
+    assert limit() == 40_000
+    (repo / ".codex" / "config.toml").write_text("model_auto_compact_token_limit = 30000\n")
+    (cwd / ".codex" / "config.toml").write_text("model_auto_compact_token_limit = 20000\n")
+    assert limit() == 40_000  # not trusted
+    (home / "config.toml").write_text(f'model_auto_compact_token_limit = 40000\n[projects."{repo}"]\n'
+                                      'trust_level = "trusted"\n')
+    assert limit() == 20_000
+    (cwd / ".codex" / "config.toml").write_text("model_auto_compact_token_limit = 0\n")  # no limit: not taken
+    assert limit() == 30_000

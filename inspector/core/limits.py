@@ -12,7 +12,7 @@ Policies (`--policy`):
                  .claude.json (option autocompact_enabled 0): no line before blocking. 2.1.332 measured in the lab: the
                  same lines (docs/claude-code-format.md; a prefix alone past auto-compact waits for blocking).
     codex        90% of the raw window (a rollout states 95% of it: 272,000 as 258,400, compacting at 244,800),
-                 or `model_auto_compact_token_limit` from its config.toml where that is lower (option
+                 or `model_auto_compact_token_limit` from its config layers where that is lower (option
                  auto_compact_limit); 0.171.0 measured in the lab (docs/codex-format.md)
     gemini-cli   Gemini CLI's compression: when the last prompt reached 50% of the model's limit (1,048,576 for
                  Gemini models, 256,000 for Gemma 4), keeping the newest 30% of the history; no output reserve,

@@ -164,6 +164,20 @@ PLANS: dict[str, Plan] = {s.name: s for s in [
                                    "numbered lines); the next step is to print its last line."))])],
         files={"big.txt": _big(300)},
         config="model_context_window = 16000\nmodel_auto_compact_token_limit = 12000\n"),
+    # The limit in the project's .codex/config.toml, which Codex reads for a project the user's config trusts
+    *[Plan(f"project-limit-{trust}", f"the auto-compact limit set in the project's .codex/config.toml, the project "
+                                     f"{trust}: Codex {'takes' if trust == 'trusted' else 'ignores'} it", [
+        Exec("Read big.txt and tell me its last line.", [
+            Turn(exec_command("cat big.txt")),
+            Turn(exec_command("tail -n 1 big.txt")),
+            Turn(text("The last line is number 0299."))],
+            compactions=[Turn(text("The user wants the last line of big.txt. I printed the whole file (300 "
+                                   "numbered lines); the next step is to print its last line."))]
+            if trust == "trusted" else [])],
+        files={"big.txt": _big(300), ".codex/config.toml": "model_auto_compact_token_limit = 12000\n"},
+        config="model_context_window = 16000\n" + (
+            '\n[projects."{work}"]\ntrust_level = "trusted"\n\n' if trust == "trusted" else ""))
+      for trust in ("trusted", "untrusted")],
     # The default auto-compact line, with no limit configured: a tool output leaves the next request just below it
     # (312 lines: no compaction) or just past it (314 lines: compaction), for a raw window of 16,000
     *[Plan(f"default-limit-{side}", f"with no limit configured, a context just {side} Codex's default "
@@ -250,7 +264,7 @@ def play(plan: Plan, scratch: Scratch, codex: Path) -> Capture:
     config = scratch.home / ".codex" / "config.toml"
     config.parent.mkdir(parents=True)
     with ResponsesServer() as server:
-        config.write_text(_config(server.url, plan.config))
+        config.write_text(_config(server.url, plan.config.replace("{work}", str(scratch.work))))
         env = agent_env(scratch, {"MOCK_API_KEY": FAKE_KEY})
         for step in plan.steps:
             if isinstance(step, Exec):
@@ -272,7 +286,7 @@ def play(plan: Plan, scratch: Scratch, codex: Path) -> Capture:
     found = rollouts(scratch.home)
     if len(found) != 1:
         raise LabError(f"expected one rollout, found {len(found)}")
-    capture.keep(found[0], config)
+    capture.keep(found[0], config, *[scratch.work / name for name in plan.files if name.startswith(".codex/")])
     return capture
 
 

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from inspector.core.formats.blocks import as_int, blocks_from_content, image_from_url, opt_int, opt_str
-from inspector.core.formats.harness_config import read_toml
+from inspector.core.formats.harness_config import read_toml, up_to_git_root
 from inspector.core.formats.jsonl import ObjectLoader, UnknownKinds, loads
 from inspector.core.formats.values import counted
 from inspector.core.model import Block, Compaction, Message, Request, Session
@@ -52,14 +52,36 @@ LEGACY_ITEMS = CALL_ITEMS | OUTPUT_ITEMS | {"message", "reasoning"}
 STATE_RECORDS = frozenset({"state", "world_state"})
 
 
-def codex_settings(rollout: Path) -> dict[str, float]:
-    """The `codex` policy's options as the Codex home holding `rollout` (its `sessions/YYYY/MM/DD/`) sets them:
-    `model_auto_compact_token_limit` in its config.toml, which Codex takes when it is below its default line."""
+SYSTEM_CONFIG = Path("/etc/codex/config.toml")
+
+
+def codex_settings(rollout: Path, cwd: str | None = None) -> dict[str, float]:
+    """The `codex` policy's options as Codex's config layers set them for the Codex home holding `rollout` (its
+    `sessions/YYYY/MM/DD/`) and the session's `cwd`: `model_auto_compact_token_limit`, which Codex takes when it is
+    below its default line, from the last layer that sets it. The layers, as 0.171 stacks them: /etc/codex's
+    config.toml, the home's, then for a project the home's config trusts (`[projects."<dir>"] trust_level =
+    "trusted"`, for the session's directory or its git root) each `.codex/config.toml` from that root down to the
+    directory (lab scenarios project-limit-trusted and -untrusted). A `--profile NAME` layer (`NAME.config.toml`) is
+    not recorded in the rollout, so not read."""
     parents = rollout.parents
     if len(parents) < 5 or parents[3].name not in ("sessions", "archived_sessions"):
         return {}
-    limit = read_toml(parents[4] / "config.toml").get("model_auto_compact_token_limit")
-    return {"auto_compact_limit": limit} if limit.__class__ is int and limit > 0 else {}
+    user = read_toml(parents[4] / "config.toml")
+    layers = [read_toml(SYSTEM_CONFIG), user]
+    if cwd:
+        folders = up_to_git_root(Path(cwd))
+        if not (folders[-1] / ".git").exists():  # no repository: the directory is the project
+            folders = folders[:1]
+        projects = user.get("projects") if isinstance(user.get("projects"), dict) else {}
+        if any(isinstance(projects.get(str(d)), dict) and projects[str(d)].get("trust_level") == "trusted"
+               for d in (folders[0], folders[-1])):
+            layers += [read_toml(d / ".codex" / "config.toml") for d in reversed(folders)]
+    limit = None
+    for layer in layers:
+        found = layer.get("model_auto_compact_token_limit")
+        if found.__class__ is int and found > 0:
+            limit = found
+    return {"auto_compact_limit": limit} if limit is not None else {}
 
 
 class CodexLoader(ObjectLoader):
@@ -94,7 +116,9 @@ class CodexLoader(ObjectLoader):
         ts = opt_str(obj.get("timestamp"))
         if kind == "session_meta":
             s.session_id = opt_str(payload.get("id")) or s.session_id
-            s.cwd = opt_str(payload.get("cwd")) or s.cwd
+            cwd = opt_str(payload.get("cwd")) or s.cwd
+            if cwd != s.cwd:  # the project's own config layers apply from here
+                s.cwd, s.compaction_settings = cwd, codex_settings(Path(s.source), cwd)
             s.version = opt_str(payload.get("cli_version")) or s.version
             instructions = payload.get("instructions") or payload.get("base_instructions")
             if isinstance(instructions, dict):

@@ -98,3 +98,17 @@ def settings_share(files: Iterable[Path], section: str, key: str) -> dict[str, f
         if value.__class__ in (int, float) and 0 < value <= 1:
             share = value
     return {"compact_pct": round(share * 100, 6)} if share is not None else {}
+
+
+def up_to_git_root(start: Path) -> list[Path]:
+    """`start` and the folders above it up to the first that holds `.git` (the project's root: opencode's worktree,
+    Codex's project root), or to the root of the file system."""
+    folders = []
+    for folder in (start, *start.parents):
+        folders.append(folder)
+        try:
+            if (folder / ".git").exists():
+                break
+        except OSError:
+            break
+    return folders

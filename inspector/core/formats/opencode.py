@@ -41,7 +41,7 @@ from urllib.parse import quote
 
 from inspector.core.formats.blocks import as_int, opt_str
 from inspector.core.formats.claude_code import CLEARED
-from inspector.core.formats.harness_config import read_json
+from inspector.core.formats.harness_config import read_json, up_to_git_root
 from inspector.core.model import Block, Compaction, LoadError, LoadWarning, Message, Request, Session
 
 TABLES = ("session", "message", "part")
@@ -606,21 +606,8 @@ def _config_files(path: Path, cwd: str | None, env) -> list[Path]:
         config = Path(env.get("XDG_CONFIG_HOME") or home / ".config") / "opencode"
     files = [config / name for name in ("config.json", "opencode.json", "opencode.jsonc")]
     if cwd:
-        up = _up_to_git_root(Path(cwd))
+        up = up_to_git_root(Path(cwd))
         files += [d / name for d in reversed(up) for name in ("opencode.json", "opencode.jsonc")]
         files += [d / ".opencode" / name for d in up for name in ("opencode.json", "opencode.jsonc")]
     return files + [home / ".opencode" / name for name in ("opencode.json", "opencode.jsonc")]
-
-
-def _up_to_git_root(start: Path) -> list[Path]:
-    """`start` and the folders above it up to the first that holds `.git` (opencode's worktree), or to the root."""
-    folders = []
-    for folder in (start, *start.parents):
-        folders.append(folder)
-        try:
-            if (folder / ".git").exists():
-                break
-        except OSError:
-            break
-    return folders
 
