@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import json
+import shutil
 
 import pytest
 
@@ -124,6 +125,8 @@ def test_live(scenario, tmp_path):
     binary = install.binary("claude-code")
     if binary is None:
         pytest.skip(f"Claude Code {VERSION} is not installed: python3 tests/agents/install.py claude-code")
+    if scenario == "managed-override":  # it writes the machine's /etc/claude-code, which every other run would read
+        pytest.skip("managed-override runs by tests/agents/regenerate.py only")
     capture = RUNNABLE[scenario].run(lab.Scratch.fresh("claude-code", scenario, base=tmp_path), binary)
     loaded = [load(p) for p in capture.files if p.suffix == ".jsonl"]  # beside them: a settings.json the lab wrote
     for session in loaded:
@@ -321,3 +324,32 @@ def test_auto_compact_switched_off_leaves_only_the_blocking_line(tmp_path):
     (config_dir / ".claude.json").write_text('{"autoCompactEnabled": false}')
     (tmp_path / ".claude.json").write_text('{"autoCompactEnabled": true}')  # not this one: the directory has its own
     assert claude_settings(config_dir / "projects" / "-work" / "s.jsonl", None) == {"autocompact_enabled": 0}
+
+
+def test_managed_settings_override_the_users(monkeypatch, tmp_path):
+    """Scenario managed-override: CLAUDE_AUTOCOMPACT_PCT_OVERRIDE 50 in /etc/claude-code/managed-settings.json, 70 in
+    the user's settings.json. 2.1.332 compacted at about 94,000 tokens, below the user's line (126,000): the managed
+    value won, and the policy reads it so (the fixture keeps a copy of the managed file, read in its place)."""
+    from inspector.core.formats import claude_code
+    from inspector.core.limits import window_info
+
+    fixture = lab.load_fixture("claude-code", VERSION, "managed-override")
+    monkeypatch.setattr(claude_code, "MANAGED_SETTINGS", fixture.root / "missing")
+    assert {s.compaction_settings["autocompact_pct"] for s in sessions(fixture)} == {70}  # the user's alone
+    monkeypatch.setattr(claude_code, "MANAGED_SETTINGS", fixture.root / "etc-claude-code")
+    outcomes = []
+    for session in sessions(fixture):
+        assert session.compaction_settings == {"autocompact_pct": 50}
+        assert window_info(session, environ={}).thresholds.autocompact == 90_000
+        cut = session.compactions[0].index if session.compactions else len(session.messages)
+        peak = max(r.measured_context for r in session.requests if r.message_index < cut)
+        assert bool(session.compactions) == (peak >= 90_000)
+        outcomes.append(bool(session.compactions))
+    assert sorted(outcomes) == sorted(o["compacted"] for o in fixture.meta["outcomes"]) == [False, True]
+    managed = tmp_path / "etc-claude-code"
+    shutil.copytree(fixture.root / "etc-claude-code", managed)
+    (managed / "managed-settings.d").mkdir()  # a drop-in applies after the base file
+    drop_in = managed / "managed-settings.d" / "10-compact.json"
+    drop_in.write_text('{"env": {"CLAUDE_AUTOCOMPACT_PCT_OVERRIDE": "40"}}')
+    monkeypatch.setattr(claude_code, "MANAGED_SETTINGS", managed)
+    assert {s.compaction_settings["autocompact_pct"] for s in sessions(fixture)} == {40}

@@ -374,8 +374,8 @@ def window_info(session: Session | None = None, policy: str | None = None, windo
     `window` overrides the window; `output_reserve` the reserve. Options: claude-code `autocompact_pct` (else
     CLAUDE_AUTOCOMPACT_PCT_OVERRIDE from `environ`, default os.environ), `autocompact_enabled`; reference
     `compact_pct` (70), `warning_pct` (60); codex `compact_pct` (90, of the raw window), `auto_compact_limit`;
-    opencode `autocompact_enabled`, `reserved`; custom `warning_pct` (60), `autocompact_pct` (70), `blocking_pct` (95). Raises
-    ValueError for an unknown policy or a bad option.
+    opencode `autocompact_enabled`, `reserved`; custom `warning_pct` (60), `autocompact_pct` (70), `blocking_pct`
+    (95). Raises ValueError for an unknown policy or a bad option.
     """
     own, why = _default_with_reason(session)
     source = "chosen" if policy is not None else "default"

@@ -9,6 +9,7 @@ fake key and the server's address, and keeps the session files Claude Code wrote
 from __future__ import annotations
 
 import json
+import os
 import re
 import sys
 from collections.abc import Callable
@@ -302,6 +303,35 @@ def compact_override(scratch: Scratch, binary: Path) -> Capture:
     settings.write_text(json.dumps({"env": {"CLAUDE_AUTOCOMPACT_PCT_OVERRIDE": "50"}}, indent=1) + "\n")
     capture = _threshold_runs(scratch, binary, tuple(("claude-opus-4-6", "messages", size) for size in OVERRIDE_RUNS))
     capture.keep(settings)
+    return capture
+
+
+MANAGED = Path("/etc/claude-code")  # where 2.1.332 reads managed settings on Linux (no override)
+
+
+@scenario("managed-override", "CLAUDE_AUTOCOMPACT_PCT_OVERRIDE=50 in /etc/claude-code/managed-settings.json over 70 in "
+                              "the user's settings.json: the managed one wins (writes /etc: root, regenerate.py only)")
+def managed_override(scratch: Scratch, binary: Path) -> Capture:
+    managed = MANAGED / "managed-settings.json"
+    if managed.exists() or not os.access(MANAGED if MANAGED.exists() else MANAGED.parent, os.W_OK):
+        raise LabError(f"{managed} exists already or cannot be written: the scenario needs it to itself")
+    settings = scratch.home / ".claude" / "settings.json"
+    settings.parent.mkdir(parents=True, exist_ok=True)
+    settings.write_text(json.dumps({"env": {"CLAUDE_AUTOCOMPACT_PCT_OVERRIDE": "70"}}, indent=1) + "\n")
+    made = not MANAGED.exists()
+    MANAGED.mkdir(exist_ok=True)
+    try:
+        managed.write_text(json.dumps({"env": {"CLAUDE_AUTOCOMPACT_PCT_OVERRIDE": "50"}}, indent=1) + "\n")
+        capture = _threshold_runs(scratch, binary, tuple(("claude-opus-4-6", "messages", size)
+                                                         for size in OVERRIDE_RUNS))
+    finally:
+        managed.unlink(missing_ok=True)
+        if made:
+            MANAGED.rmdir()
+    kept = scratch.root / "etc-claude-code" / "managed-settings.json"  # the fixture's copy of what was in /etc
+    kept.parent.mkdir()
+    kept.write_text(json.dumps({"env": {"CLAUDE_AUTOCOMPACT_PCT_OVERRIDE": "50"}}, indent=1) + "\n")
+    capture.keep(settings, kept)
     return capture
 
 

@@ -236,8 +236,8 @@ def compact_disabled(scratch: Scratch, binary: Path) -> Capture:
 INPUT_LIMIT, RESERVED = 120_000, 10_000  # input-limit: usable 110,000
 
 
-@scenario("input-limit", "A config limit with an input limit (120k) and compaction.reserved (10k): a response at 109.5k "
-                         "goes on, one at 110.5k compacts")
+@scenario("input-limit", "A config limit with an input limit (120k) and compaction.reserved (10k): a response at "
+                         "109.5k goes on, one at 110.5k compacts")
 def input_limit(scratch: Scratch, binary: Path) -> Capture:
     global_config = user_config(scratch, json.dumps({
         "$schema": "https://opencode.ai/config.json", "compaction": {"reserved": RESERVED},
@@ -255,7 +255,8 @@ def input_limit(scratch: Scratch, binary: Path) -> Capture:
                    r.text("The log holds 480 numbered lines."))
         server.add_for(is_summary, r.text("## Goal\nRead the notes and the log.\n\n## Done\nRead notes.txt (60 "
                                           "lines) and log0.txt.\n\n## Next\nAnswer about log0.txt."))
-        capture = run_prompts(scratch, binary, server, opencode(binary, "Read notes.txt and tell me what it describes."),
+        capture = run_prompts(scratch, binary, server,
+                              opencode(binary, "Read notes.txt and tell me what it describes."),
                               opencode(binary, "Now read log0.txt.", "--continue"))
     summaries = [n for n, q in enumerate(server.message_requests) if is_summary(q)]
     if len(summaries) != 1:

@@ -103,11 +103,26 @@ class _Graph:
         self.tip: str | None = None  # the newest record: the end of the active branch
 
 
+# Where Claude Code reads managed (policy) settings, which override every other source
+MANAGED_SETTINGS = Path("/Library/Application Support/ClaudeCode" if sys.platform == "darwin" else "/etc/claude-code")
+
+
+def managed_settings_files() -> list[Path]:
+    """The managed settings files, in the order they apply: managed-settings.json, then managed-settings.d/*.json
+    by name."""
+    try:
+        drop_ins = sorted((MANAGED_SETTINGS / "managed-settings.d").glob("*.json"))
+    except OSError:
+        drop_ins = []
+    return [MANAGED_SETTINGS / "managed-settings.json", *drop_ins]
+
+
 def claude_settings(path: Path, cwd: str | None) -> dict[str, float]:
     """The `claude-code` policy's options as Claude Code's settings set them: CLAUDE_AUTOCOMPACT_PCT_OVERRIDE in the
     `env` of the settings.json of the Claude home that holds the session (`projects/<project>/`), then of the
-    project's `.claude/settings.json` and `.claude/settings.local.json`, the later winning, as Claude Code applies
-    them (where users set it; the inspector's own environment is the fallback, limits.py); and
+    project's `.claude/settings.json` and `.claude/settings.local.json`, then of the managed settings, the later
+    winning, as Claude Code applies them (where users set it; the inspector's own environment is the fallback,
+    limits.py; lab scenario managed-override: the managed file's 50 over the user's 70); and
     `autoCompactEnabled: false` in its `.claude.json` (beside the Claude home, or in it under CLAUDE_CONFIG_DIR)."""
     projects = next((folder for folder in path.parents[1:4] if folder.name == "projects"), None)
     if projects is None:
@@ -118,6 +133,7 @@ def claude_settings(path: Path, cwd: str | None) -> dict[str, float]:
     files = [home / "settings.json"]
     if cwd:
         files += [Path(cwd) / ".claude" / "settings.json", Path(cwd) / ".claude" / "settings.local.json"]
+    files += managed_settings_files()
     share = None
     for settings in files:
         env = read_json(settings).get("env")

@@ -1,7 +1,7 @@
 """An agent's own settings files beside its sessions (Codex's and Kimi Code's `config.toml`, the settings.json of
-Claude Code, Gemini CLI and Qwen Code, opencode's opencode.json), read for the options of its compaction rule: defensively, as data from disk
-(the first MiB, bytes that are no UTF-8 replaced, a file that is missing or unreadable read as empty), and as they
-are now, not as they were when the session ran."""
+Claude Code, Gemini CLI and Qwen Code, opencode's opencode.json), read for the options of its compaction rule:
+defensively, as data from disk (the first MiB, bytes that are no UTF-8 replaced, a file that is missing or
+unreadable read as empty), and as they are now, not as they were when the session ran."""
 
 from __future__ import annotations
 
