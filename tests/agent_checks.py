@@ -130,7 +130,10 @@ def live_capture(agent: str, version: str, scenario: str, scenarios: dict[str, l
     binary = install.binary(agent)
     if binary is None:
         pytest.skip(f"{agent} {version} is not installed: python3 tests/agents/install.py {agent}")
-    capture = scenarios[scenario].run(lab.Scratch.fresh(agent, scenario, base=tmp_path), binary)
+    try:
+        capture = scenarios[scenario].run(lab.Scratch.fresh(agent, scenario, base=tmp_path), binary)
+    except lab.Unrunnable as exc:
+        pytest.skip(f"{agent} {scenario}: {exc}")
     if botched is not None and botched(capture):
         capture = scenarios[scenario].run(lab.Scratch.fresh(agent, scenario, base=tmp_path), binary)
     texts = [(str(p), p.read_bytes().decode("utf-8", "replace")) for p in capture.files]

@@ -41,7 +41,7 @@ def test_a_fixture_loads_as_gemini_cli_with_its_own_policy(scenario):
     assert session.cwd == fixture.meta["runs"][0]["cwd"]  # from the project's .project_root
     assert default_policy(session) == "gemini-cli"
     info = window_info(session)
-    threshold = {"compression-threshold": 0.3}.get(scenario, 0.5)  # the settings.json the lab wrote
+    threshold = {"compression-threshold": 0.3, "system-threshold": 0.6}.get(scenario, 0.5)  # the user's settings
     assert info.context_window == 1_048_576 and info.thresholds.autocompact == int(1_048_576 * threshold)
 
 
@@ -283,3 +283,32 @@ def test_following_a_session_reads_what_is_appended(tmp_path):
         f.write(json.dumps(model("m1", "hi there", 100)) + "\n")  # the same turn written again
     change = follower.update()
     assert [m.text() for m in change.session.messages] == ["hello", "hi there"] and len(change.session.requests) == 1
+
+
+def test_the_system_settings_win_where_they_are_roots_alone(monkeypatch, tmp_path):
+    """system-threshold: 0.3 in the system settings (GEMINI_CLI_SYSTEM_SETTINGS_PATH), 0.6 in the user's. 0.61.0
+    compressed at 400,000 tokens (38%), so the system file won; it reads one only where the file and its folders are
+    root's alone (in the lab's /tmp scratch it was skipped, and nothing compressed), and so does the policy."""
+    from inspector.core.formats import gemini
+
+    fixture = lab.load_fixture("gemini", VERSION, "system-threshold")
+    monkeypatch.setenv("GEMINI_CLI_SYSTEM_SETTINGS_PATH", str(fixture.root / "etc" / "settings.json"))
+    monkeypatch.setattr(gemini, "root_owned", lambda path: True)
+    s = session_of(fixture)
+    [c] = s.compactions
+    assert s.compaction_settings == {"compact_pct": 30} and c.pre_tokens == 400_000
+    assert window_info(s).thresholds.autocompact == 314_572
+    monkeypatch.setattr(gemini, "root_owned", lambda path: False)
+    assert session_of(fixture).compaction_settings == {"compact_pct": 60}  # skipped: the user's
+    (tmp_path / "defaults.json").write_text('{"model": {"compressionThreshold": 0.2}}')  # below the user's
+    monkeypatch.setenv("GEMINI_CLI_SYSTEM_DEFAULTS_PATH", str(tmp_path / "defaults.json"))
+    monkeypatch.setattr(gemini, "root_owned", lambda path: True)
+    assert session_of(fixture).compaction_settings == {"compact_pct": 30}
+
+
+def test_a_file_under_a_folder_others_can_write_is_not_roots_alone(tmp_path):
+    from inspector.core.formats.harness_config import root_owned
+
+    (tmp_path / "settings.json").write_text("{}")
+    assert not root_owned(tmp_path / "settings.json")  # under /tmp (writable by all), or not owned by root
+    assert not root_owned(tmp_path / "missing.json")

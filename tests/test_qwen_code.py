@@ -43,7 +43,7 @@ def test_a_fixture_loads_as_qwen_code_with_its_own_policy(scenario):
     assert session.version == VERSION and session.cwd == fixture.meta["runs"][0]["cwd"]
     assert default_policy(session) == "qwen-code" and session.window == 1_000_000  # contextWindowSize
     t = window_info(session).thresholds
-    auto = 500_000 if scenario == "compression-threshold" else 850_000  # the settings.json the lab wrote
+    auto = {"compression-threshold": 500_000, "system-threshold": 900_000}.get(scenario, 850_000)  # the user's
     assert (t.warning, t.autocompact, t.blocking) == (auto - 20_000, auto, 977_000)
 
 
@@ -180,3 +180,15 @@ def test_live(scenario, tmp_path):
     session = load(path)
     assert [w.message for w in session.warnings] == []
     check(session, capture.server_log)
+
+
+def test_the_system_settings_win_over_the_users(monkeypatch):
+    """system-threshold: 0.5 in the system settings (QWEN_CODE_SYSTEM_SETTINGS_PATH), 0.9 in the user's: 0.24.4
+    compacted at about 601,000 tokens, below the user's line (900,000), and the policy reads the system file too (Qwen
+    Code asks nothing of its owner)."""
+    fixture = lab.load_fixture("qwen", VERSION, "system-threshold")
+    monkeypatch.setenv("QWEN_CODE_SYSTEM_SETTINGS_PATH", str(fixture.root / "etc" / "settings.json"))
+    s = session_of(fixture)
+    [c] = s.compactions
+    assert s.compaction_settings == {"compact_pct": 50}
+    assert window_info(s).thresholds.autocompact == 500_000 < c.pre_tokens < 900_000

@@ -20,7 +20,8 @@ from typing import Iterator
 
 import install
 from gemini_server import GeminiServer, is_compression
-from lab import FAKE_KEY, Capture, LabError, Scenario, Scratch, agent_env, keep_log, registry
+from lab import (FAKE_KEY, Capture, LabError, Scenario, Scratch, agent_env, keep_log, registry, system_paths,
+                 system_settings)
 from scripted import SHELL_PROMPT, Call, Turn, shell_turns
 
 AGENT = "gemini"
@@ -44,7 +45,8 @@ def settings(scratch: Scratch, **extra: dict) -> None:
 
 
 def env(scratch: Scratch, server: GeminiServer) -> dict[str, str]:
-    return agent_env(scratch, {"GEMINI_API_KEY": FAKE_KEY, "GOOGLE_GEMINI_BASE_URL": server.url})
+    return agent_env(scratch, {"GEMINI_API_KEY": FAKE_KEY, "GOOGLE_GEMINI_BASE_URL": server.url,
+                               **system_paths(scratch, "GEMINI_CLI")})
 
 
 def gemini(binary: Path, prompt: str, *flags: str) -> list[str]:
@@ -147,6 +149,15 @@ def compression(scratch: Scratch, binary: Path) -> Capture:
                                    "window, below the default 50%, compresses")
 def compression_threshold(scratch: Scratch, binary: Path) -> Capture:
     return _compress(scratch, binary, 400_000, compressionThreshold=0.3)
+
+
+@scenario("system-threshold", "model.compressionThreshold 0.3 in the system settings (root's alone, as the CLI "
+                              "requires) over 0.6 in the user's: usage at 38% of the window compresses")
+def system_threshold(scratch: Scratch, binary: Path) -> Capture:
+    system = system_settings(scratch, secure=True, model={"compressionThreshold": 0.3})
+    capture = _compress(scratch, binary, 400_000, compressionThreshold=0.6)
+    capture.keep(system)
+    return capture
 
 
 def _compress(scratch: Scratch, binary: Path, input_tokens: int, **model_settings: float) -> Capture:

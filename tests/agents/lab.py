@@ -61,6 +61,10 @@ class LabError(Exception):
     """A scenario that could not run as scripted (timeout, the agent failing, a secret in its output)."""
 
 
+class Unrunnable(LabError):
+    """A scenario this machine cannot run (it needs root, say): a live test skips it."""
+
+
 class Server(Protocol):
     """What the lab needs of a scripted model server (tests/mock_api for Anthropic; others for other APIs)."""
 
@@ -123,6 +127,52 @@ class Scratch:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
         return path
+
+
+def system_folder(scratch: Scratch) -> Path:
+    """Where a scenario's system settings go, not the machine's /etc: the scratch directory's `etc`, or, for a
+    scenario that needs them root's alone (Gemini CLI reads them only so), a folder of the lab's cache, which a
+    scratch under /tmp (writable by all) cannot be; `secure_system_folder` makes that one."""
+    secure = _secure_folder(scratch)
+    return secure if secure.is_dir() else scratch.root / "etc"
+
+
+def _secure_folder(scratch: Scratch) -> Path:
+    import install  # (tests/agents/install.py: the lab's cache)
+
+    return install.cache_dir() / "secure" / f"{scratch.root.parent.name}-{scratch.root.name}"
+
+
+def secure_system_folder(scratch: Scratch) -> Path:
+    if os.geteuid() != 0:
+        raise Unrunnable("the scenario's system settings must be root's alone: run it as root")
+    folder = _secure_folder(scratch)
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True, mode=0o755)
+    for p in (folder, *folder.parents):
+        if p.stat().st_uid != 0 or p.stat().st_mode & 0o022:
+            raise Unrunnable(f"{p} is not root's alone: the scenario's system settings cannot be secure there")
+    return folder
+
+
+def system_paths(scratch: Scratch, prefix: str) -> dict[str, str]:
+    """The CLI's system settings and system defaults (`system_folder`), which Gemini CLI and Qwen Code read from
+    these variables: a scenario may write them, and the fixture keeps them."""
+    folder = system_folder(scratch)
+    return {f"{prefix}_SYSTEM_SETTINGS_PATH": str(folder / "settings.json"),
+            f"{prefix}_SYSTEM_DEFAULTS_PATH": str(folder / "system-defaults.json")}
+
+
+def system_settings(scratch: Scratch, secure: bool = False, **settings: dict) -> Path:
+    """Write the system settings `system_paths` names (in the secure folder if `secure`), and a copy in the scratch
+    directory's `etc` that the fixture keeps (the path returned)."""
+    text = json.dumps(settings, indent=1) + "\n"
+    if secure:
+        (secure_system_folder(scratch) / "settings.json").write_text(text)
+    path = scratch.root / "etc" / "settings.json"
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(text)
+    return path
 
 
 def agent_env(scratch: Scratch, extra: dict[str, str]) -> dict[str, str]:

@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Iterator
 
 import install
-from lab import FAKE_KEY, Capture, LabError, Scenario, Scratch, agent_env, keep_log, registry
+from lab import (FAKE_KEY, Capture, LabError, Scenario, Scratch, agent_env, keep_log, registry, system_paths,
+                 system_settings)
 from openai_chat_server import OpenAIChatServer
 from scripted import SHELL_PROMPT, Call, Turn, shell_turns
 
@@ -39,7 +40,8 @@ def settings(scratch: Scratch, **extra: dict) -> None:
 
 def env(scratch: Scratch, server: OpenAIChatServer) -> dict[str, str]:
     return agent_env(scratch, {"OPENAI_API_KEY": FAKE_KEY, "OPENAI_BASE_URL": server.url + "/v1",
-                               "OPENAI_MODEL": MODEL, "QWEN_CODE_SUPPRESS_YOLO_WARNING": "1"})
+                               "OPENAI_MODEL": MODEL, "QWEN_CODE_SUPPRESS_YOLO_WARNING": "1",
+                               **system_paths(scratch, "QWEN_CODE")})
 
 
 def qwen(binary: Path, prompt: str, *flags: str) -> list[str]:
@@ -121,6 +123,15 @@ def parallel_tools(scratch: Scratch, binary: Path) -> Capture:
 @scenario("compression", "Usage past 85% of the 1M window: Qwen Code compacts to a <state_snapshot>")
 def compression(scratch: Scratch, binary: Path) -> Capture:
     return _compact(scratch, binary, 900_000)
+
+
+@scenario("system-threshold", "context.autoCompactThreshold 0.5 in the system settings over 0.9 in the user's: usage "
+                              "at 60% of the window compacts (the system settings win)")
+def system_threshold(scratch: Scratch, binary: Path) -> Capture:
+    system = system_settings(scratch, context={"autoCompactThreshold": 0.5})
+    capture = _compact(scratch, binary, 600_000, context={"autoCompactThreshold": 0.9})
+    capture.keep(system)
+    return capture
 
 
 @scenario("compression-threshold", "context.autoCompactThreshold 0.5 in the user's settings: usage at 60% of the "

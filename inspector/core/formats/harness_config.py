@@ -6,8 +6,10 @@ unreadable read as empty), and as they are now, not as they were when the sessio
 from __future__ import annotations
 
 import json
+import os
+import sys
 import tomllib
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 MAX_BYTES = 1 << 20
@@ -85,6 +87,31 @@ def _past_string(text: str, i: int) -> int:
     while i < len(text) and text[i] != '"':
         i += 2 if text[i] == "\\" else 1
     return i + 1
+
+
+def system_settings(env_prefix: str, folder: str, mac_folder: str, environ: Mapping[str, str] | None = None
+                    ) -> tuple[Path, Path]:
+    """The system defaults and system settings files of Gemini CLI (env_prefix GEMINI_CLI) or Qwen Code (QWEN_CODE):
+    `<env_prefix>_SYSTEM_DEFAULTS_PATH` and `_SYSTEM_SETTINGS_PATH` in this process's environment (the agent's own is
+    not recorded), else `folder` (`mac_folder` on macOS) /system-defaults.json and /settings.json. The defaults
+    apply before the user's settings, the system settings after the project's."""
+    env = os.environ if environ is None else environ
+    system = Path(env.get(f"{env_prefix}_SYSTEM_SETTINGS_PATH") or
+                  Path(mac_folder if sys.platform == "darwin" else folder) / "settings.json")
+    defaults = Path(env.get(f"{env_prefix}_SYSTEM_DEFAULTS_PATH") or system.parent / "system-defaults.json")
+    return defaults, system
+
+
+def root_owned(path: Path) -> bool:
+    """Whether `path` and every folder above it are owned by root and writable by no group or other user: Gemini
+    CLI 0.61.0 skips a system settings file that is not (isFileAndDirectorySecureSync). Always true on Windows,
+    whose ACL check is not modelled."""
+    if os.name == "nt":
+        return True
+    try:
+        return all((st := os.stat(p)).st_uid == 0 and not st.st_mode & 0o022 for p in (path, *path.parents))
+    except OSError:
+        return False
 
 
 def settings_share(files: Iterable[Path], section: str, key: str) -> dict[str, float]:

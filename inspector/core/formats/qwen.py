@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from inspector.core.formats.blocks import as_int, opt_int, opt_str
-from inspector.core.formats.harness_config import settings_share
+from inspector.core.formats.harness_config import settings_share, system_settings
 from inspector.core.formats.jsonl import ObjectLoader, UnknownKinds
 from inspector.core.formats.parts import blocks_from_parts, part_text
 from inspector.core.model import Block, Compaction, Message, Request, Session
@@ -59,12 +59,15 @@ class _Node:
 def qwen_settings(path: Path, cwd: str | None) -> dict[str, float]:
     """The `qwen-code` policy's options as Qwen Code's settings set them: `context.autoCompactThreshold` in the
     settings.json of the Qwen home that holds the session (`projects/<project>/chats/`), then in the project's own
-    `.qwen/settings.json`, which wins."""
+    `.qwen/settings.json`, layered as Gemini CLI's are: system defaults, the user's, the project's, then the system
+    settings, the later winning (`harness_config.system_settings`; lab scenario system-threshold)."""
     parents = path.parents
     if len(parents) < 4 or parents[2].name != "projects":
         return {}
     project = [Path(cwd) / ".qwen" / "settings.json"] if cwd else []
-    return settings_share([parents[3] / "settings.json", *project], "context", "autoCompactThreshold")
+    defaults, system = system_settings("QWEN_CODE", "/etc/qwen-code", "/Library/Application Support/QwenCode")
+    return settings_share([defaults, parents[3] / "settings.json", *project, system], "context",
+                          "autoCompactThreshold")
 
 
 class QwenLoader(ObjectLoader):
