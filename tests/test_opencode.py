@@ -98,6 +98,7 @@ def test_the_catalog_gives_each_provider_its_limits():
     assert info("anthropic", "claude-opus-4-5").thresholds.autocompact == 200_000 - 32_000
     unknown = info("ollama-local", "qwen3:8b")  # not in the catalog: the default window, less the output cap
     assert (unknown.context_window, unknown.thresholds.autocompact) == (200_000, 168_000)
+    assert "ollama-local/qwen3:8b is not in opencode's catalog here (1.18.33's): its window is a guess" in unknown.notes
     s = Session("x.db", "opencode", providers={"qwen3:8b": "ollama-local"}, models=["qwen3:8b"],
                 model_limits={"qwen3:8b": {"context": 0}})  # opencode's config says it knows no limit
     local = window_info(s)

@@ -332,6 +332,9 @@ def _opencode_usable(session: Session | None, model: str | None, size: int, opti
     (another format, or a window set by --window) or limits for the model, the window less the cap."""
     limits = opencode_limits(session, model) if session is not None and session.format == "opencode" else None
     if limits is None:
+        if session is not None and session.format == "opencode" and model:
+            provider = session.providers.get(model, "anthropic")
+            notes.append(f"{provider}/{model} is not in opencode's catalog here (1.18.33's): its window is a guess")
         return size - min(max_output(model), OPENCODE_OUTPUT_MAX), True
     context, entered, output = limits
     cap = min(output, OPENCODE_OUTPUT_MAX) or OPENCODE_OUTPUT_MAX
