@@ -286,7 +286,9 @@ def test_the_override_set_in_settings_json_moves_the_line_where_claude_code_comp
     for session in sessions(fixture):
         assert session.compaction_settings == {"autocompact_pct": 50}
         info = window_info(session, environ={})
-        assert info.thresholds.autocompact == 90_000 and "as its harness is set: autocompact_pct 50" in info.notes
+        settings = fixture.root / "home" / ".claude" / "settings.json"  # the note names the file that set it
+        assert info.thresholds.autocompact == 90_000
+        assert f"as its harness is set: autocompact_pct 50 ({settings})" in info.notes
         cut = session.compactions[0].index if session.compactions else len(session.messages)
         peak = max(r.measured_context for r in session.requests if r.message_index < cut)
         assert bool(session.compactions) == (peak >= 90_000) and abs(peak - 90_000) < 8_000

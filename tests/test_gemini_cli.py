@@ -104,7 +104,8 @@ def test_the_policy_compresses_at_the_threshold_the_settings_set():
     [c] = s.compactions
     info = window_info(s)
     assert info.thresholds.autocompact == 314_572 < c.pre_tokens == 400_000 < 524_288
-    assert "as its harness is set: compact_pct 30" in info.notes
+    settings = lab.load_fixture("gemini", VERSION, "compression-threshold").root / "home" / ".gemini" / "settings.json"
+    assert f"as its harness is set: compact_pct 30 ({settings})" in info.notes  # where it was set
 
 
 def test_the_projects_settings_win_over_the_users_and_odd_values_are_none(tmp_path):

@@ -43,3 +43,21 @@ def test_comments_go_and_the_settings_are_read_where_the_agent_allows_them(tmp_p
     assert read_json(path, comments=True) == {"model": {"compressionThreshold": 0.25}}
     path.write_bytes(b"\xff\xfe{ not json")
     assert read_json(path, comments=True) == {} and read_json(tmp_path / "missing.json") == {}
+
+
+def test_a_note_names_the_file_that_set_each_option(tmp_path, monkeypatch):
+    """The policy's note says where the harness was set, a file under the home as ~/..."""
+    from inspector.core.formats.harness_config import Stated
+    from inspector.core.limits import window_info
+    from inspector.core.model import Session
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    stated = Stated()
+    stated.set("compact_pct", 40, tmp_path / ".gemini" / "settings.json")
+    stated.set("compact_pct", 30, "/etc/gemini-cli/settings.json")  # a later file wins, and is the one named
+    assert stated == {"compact_pct": 30} and stated.copy().files == {"compact_pct": "/etc/gemini-cli/settings.json"}
+    stated.set("compact_pct", 40, tmp_path / ".gemini" / "settings.json")
+    info = window_info(Session("s.jsonl", "gemini-cli", compaction_settings=stated))
+    assert "as its harness is set: compact_pct 40 (~/.gemini/settings.json)" in info.notes
+    stated.drop("compact_pct")
+    assert stated == {} and stated.files == {}

@@ -124,12 +124,14 @@ def test_the_model_limits_are_what_the_pinned_opencode_holds():
 def test_compaction_switched_off_in_the_config_leaves_the_window_as_the_only_line():
     """compact-disabled: `compaction.auto: false` in the user's opencode.json (JSONC: a comment, a trailing comma).
     The same script as `compaction`, whose 970,000-token response opencode compacted after; here it went on."""
-    s = load(database(lab.load_fixture("opencode", VERSION, "compact-disabled")))
+    fixture = lab.load_fixture("opencode", VERSION, "compact-disabled")
+    s = load(database(fixture))
     assert s.compaction_settings == {"autocompact_enabled": 0} and s.compactions == []
     assert max(r.measured_context for r in s.requests) > 968_000
     info = window_info(s)
     assert (info.thresholds.warning, info.thresholds.autocompact, info.thresholds.blocking) == (1_000_000,) * 3
-    assert "as its harness is set: autocompact_enabled 0" in info.notes
+    user_config = fixture.root / "home" / ".config" / "opencode" / "opencode.json"
+    assert f"as its harness is set: autocompact_enabled 0 ({user_config})" in info.notes
     assert replay(s, info.thresholds.autocompact).fires == []
     default = window_info(s, autocompact_enabled=1)  # what opencode does unset: it would have compacted
     assert default.thresholds.autocompact == 968_000 and replay(s, default.thresholds.autocompact).fires

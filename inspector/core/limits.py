@@ -349,6 +349,12 @@ def _opencode_usable(session: Session | None, model: str | None, size: int, opti
     return max(0, min(size, entered - reserved)), True
 
 
+def _shown_path(path: str) -> str:
+    """A settings file as a note names it: under the user's home as ~/..."""
+    home = os.path.expanduser("~")
+    return "~" + path[len(home):] if home not in ("", "/") and path.startswith(home + os.sep) else path
+
+
 def _tokens(name: str, value: object) -> int:
     """An option that is a number of tokens."""
     if value.__class__ is not int or value < 0:  # type: ignore[operator]
@@ -406,7 +412,9 @@ def window_info(session: Session | None = None, policy: str | None = None, windo
     if source == "default":
         notes.append(f"policy {policy}: the session's default, {why}")
     if stated:
-        notes.append("as its harness is set: " + ", ".join(f"{k} {v:g}" for k, v in sorted(stated.items())))
+        files = getattr(stated, "files", {})  # where each was set (the loaders' harness_config.Stated)
+        notes.append("as its harness is set: " + ", ".join(
+            f"{k} {v:g}" + (f" ({_shown_path(files[k])})" if k in files else "") for k, v in sorted(stated.items())))
     elif policy != own:
         notes.append(f"policy {policy} chosen; the session's default is {own}")
     if window is not None:
@@ -418,8 +426,12 @@ def window_info(session: Session | None = None, policy: str | None = None, windo
                             "the model's real window is larger")
     else:
         size = context_window(session, model)
+        limits = opencode_limits(session, model) if session is not None and session.format == "opencode" else None
         if session is not None and session.window:
             notes.append("window stated by the session")
+        elif limits is not None and limits[0]:
+            where = "config" if "context" in session.model_limits.get(model or "", {}) else "catalog"
+            notes.append(f"window: opencode's {where} for {session.providers.get(model or '', 'anthropic')}/{model}")
         elif size == LONG_WINDOW:
             notes.append("1M window: [1m] model id, a 1M model or usage above 200k")
     if policy == "roo-code":

@@ -294,7 +294,8 @@ class Session:
     settings files beside the session state (Kimi Code's config: `compact_pct`, `reserved`; Codex's:
     `auto_compact_limit`; Gemini CLI's and Qwen Code's settings: `compact_pct`; Claude Code's settings env
     and config: `autocompact_pct`, `autocompact_enabled`; opencode's config: `autocompact_enabled`, `reserved`): that
-    policy applies them unless told otherwise. `providers` names the provider each model was called through, where the
+    policy applies them unless told otherwise, and names where each was set (the loaders give a
+    `harness_config.Stated`, whose `files` say). `providers` names the provider each model was called through, where the
     source records it (opencode: model id -> provider id), and `model_limits` the limits the agent's config states
     for a model (opencode's `provider.<id>.models.<id>.limit`: context, input, output), over its catalog's.
     """

@@ -71,8 +71,8 @@ def token_text(acc: Accounting, info: WindowInfo, safe, messages: bool = False) 
     state = info.state(acc.current_context)
     t = info.thresholds
     out = ["", f"Context window ({info.policy} policy, {acc.estimator} estimator)",
-           f"  window {info.context_window:,}, output reserve {info.output_reserve:,}, effective {info.effective:,}"
-           + (f"  ({safe('; '.join(info.notes))})" if info.notes else ""),
+           f"  window {info.context_window:,}, output reserve {info.output_reserve:,}, effective {info.effective:,}",
+           *[f"    {safe(note)}" for note in info.notes],  # each on its own line: a settings file's path can be long
            f"  thresholds: warning {t.warning:,}, auto-compact {t.autocompact:,}, blocking {t.blocking:,}",
            f"  now {state.used:,} tokens ({state.percent:.1f}% of the window; "
            + ("measured " + f"{acc.current_measured:,} + estimated since" if acc.current_measured is not None

@@ -28,7 +28,7 @@ from inspector.core.formats.blocks import (NestedTooDeep, as_int, blocks_from_co
 from inspector.core.formats.claude_code_records import (
     COST_STATE, IGNORED, REQUEST_RECORDS, RequestRecorder, agent_cost, attachment_type, reminder,
 )
-from inspector.core.formats.harness_config import read_json
+from inspector.core.formats.harness_config import Stated, read_json
 from inspector.core.formats.jsonl import UnknownKinds
 from inspector.core.limits import OVERRIDE_ENV
 from inspector.core.model import AgentCost, Block, Compaction, LoadWarning, Message, Request, Session
@@ -117,7 +117,7 @@ def managed_settings_files() -> list[Path]:
     return [MANAGED_SETTINGS / "managed-settings.json", *drop_ins]
 
 
-def claude_settings(path: Path, cwd: str | None) -> dict[str, float]:
+def claude_settings(path: Path, cwd: str | None) -> Stated:
     """The `claude-code` policy's options as Claude Code's settings set them: CLAUDE_AUTOCOMPACT_PCT_OVERRIDE in the
     `env` of the settings.json of the Claude home that holds the session (`projects/<project>/`), then of the
     project's `.claude/settings.json` and `.claude/settings.local.json`, then of the managed settings, the later
@@ -126,7 +126,7 @@ def claude_settings(path: Path, cwd: str | None) -> dict[str, float]:
     `autoCompactEnabled: false` in its `.claude.json` (beside the Claude home, or in it under CLAUDE_CONFIG_DIR)."""
     projects = next((folder for folder in path.parents[1:4] if folder.name == "projects"), None)
     if projects is None:
-        return {}
+        return Stated()
     home = projects.parent  # ~/.claude, or $CLAUDE_CONFIG_DIR, which holds its .claude.json itself
     config = home / ".claude.json" if (home / ".claude.json").is_file() else home.parent / ".claude.json"
     off = read_json(config).get("autoCompactEnabled") is False  # /config's "Auto-compact" switch
@@ -134,7 +134,7 @@ def claude_settings(path: Path, cwd: str | None) -> dict[str, float]:
     if cwd:
         files += [Path(cwd) / ".claude" / "settings.json", Path(cwd) / ".claude" / "settings.local.json"]
     files += managed_settings_files()
-    share = None
+    stated = Stated()
     for settings in files:
         env = read_json(settings).get("env")
         value = env.get(OVERRIDE_ENV) if isinstance(env, dict) else None
@@ -143,9 +143,10 @@ def claude_settings(path: Path, cwd: str | None) -> dict[str, float]:
         except ValueError:
             number = None
         if number is not None and 0 < number <= 100:
-            share = number
-    found = {"autocompact_pct": share} if share is not None else {}
-    return {**found, "autocompact_enabled": 0} if off else found
+            stated.set("autocompact_pct", number, settings)
+    if off:
+        stated.set("autocompact_enabled", 0, config)
+    return stated
 
 
 class ClaudeCodeLoader:
@@ -402,7 +403,7 @@ class ClaudeCodeLoader:
             self._settings = (self.cwd, claude_settings(Path(self.source), self.cwd))
         session = Session(source=self.source, format="claude-code", cwd=self.cwd, session_id=self.session_id,
                           version=self.version, subagents=list(self.subagents), spawns=dict(self.spawns),
-                          compaction_settings=dict(self._settings[1]))
+                          compaction_settings=self._settings[1].copy())
         session.warnings = list(self.warnings)
         session.warnings.extend(self._unknown.warnings())
         more = len(self.conflicts) - MAX_CONFLICT_WARNINGS

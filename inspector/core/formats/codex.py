@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from inspector.core.formats.blocks import as_int, blocks_from_content, image_from_url, opt_int, opt_str
-from inspector.core.formats.harness_config import read_toml, up_to_git_root
+from inspector.core.formats.harness_config import Stated, read_toml, up_to_git_root
 from inspector.core.formats.jsonl import ObjectLoader, UnknownKinds, loads
 from inspector.core.formats.values import counted
 from inspector.core.model import Block, Compaction, Message, Request, Session
@@ -55,7 +55,7 @@ STATE_RECORDS = frozenset({"state", "world_state"})
 SYSTEM_CONFIG = Path("/etc/codex/config.toml")
 
 
-def codex_settings(rollout: Path, cwd: str | None = None) -> dict[str, float]:
+def codex_settings(rollout: Path, cwd: str | None = None) -> Stated:
     """The `codex` policy's options as Codex's config layers set them for the Codex home holding `rollout` (its
     `sessions/YYYY/MM/DD/`) and the session's `cwd`: `model_auto_compact_token_limit`, which Codex takes when it is
     below its default line, from the last layer that sets it. The layers, as 0.171 stacks them: /etc/codex's
@@ -65,9 +65,9 @@ def codex_settings(rollout: Path, cwd: str | None = None) -> dict[str, float]:
     not recorded in the rollout, so not read."""
     parents = rollout.parents
     if len(parents) < 5 or parents[3].name not in ("sessions", "archived_sessions"):
-        return {}
+        return Stated()
     user = read_toml(parents[4] / "config.toml")
-    layers = [read_toml(SYSTEM_CONFIG), user]
+    layers = [(SYSTEM_CONFIG, read_toml(SYSTEM_CONFIG)), (parents[4] / "config.toml", user)]
     if cwd:
         folders = up_to_git_root(Path(cwd))
         if not (folders[-1] / ".git").exists():  # no repository: the directory is the project
@@ -75,13 +75,14 @@ def codex_settings(rollout: Path, cwd: str | None = None) -> dict[str, float]:
         projects = user.get("projects") if isinstance(user.get("projects"), dict) else {}
         if any(isinstance(projects.get(str(d)), dict) and projects[str(d)].get("trust_level") == "trusted"
                for d in (folders[0], folders[-1])):
-            layers += [read_toml(d / ".codex" / "config.toml") for d in reversed(folders)]
-    limit = None
-    for layer in layers:
+            layers += [(d / ".codex" / "config.toml", read_toml(d / ".codex" / "config.toml"))
+                       for d in reversed(folders)]
+    stated = Stated()
+    for path, layer in layers:
         found = layer.get("model_auto_compact_token_limit")
         if found.__class__ is int and found > 0:
-            limit = found
-    return {"auto_compact_limit": limit} if limit is not None else {}
+            stated.set("auto_compact_limit", found, path)
+    return stated
 
 
 class CodexLoader(ObjectLoader):

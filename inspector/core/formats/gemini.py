@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from inspector.core.formats.blocks import as_int, opt_str
-from inspector.core.formats.harness_config import root_owned, settings_share, system_settings
+from inspector.core.formats.harness_config import Stated, root_owned, settings_share, system_settings
 from inspector.core.formats.jsonl import ObjectLoader, UnknownKinds
 from inspector.core.formats.parts import blocks_from_parts, has_part, part_list, part_text
 from inspector.core.model import Block, Compaction, Message, Request, Session
@@ -385,7 +385,7 @@ def project_root(path: Path) -> str | None:
     return None
 
 
-def gemini_settings(path: Path, cwd: str | None) -> dict[str, float]:
+def gemini_settings(path: Path, cwd: str | None) -> Stated:
     """The `gemini-cli` policy's options as Gemini CLI's settings set them: `model.compressionThreshold` in the
     settings.json of the Gemini home that holds the session (`tmp/<project>/chats/`), then in the project's own
     `.gemini/settings.json`, as 0.61.0's mergeSettings layers them: system defaults, the user's, the project's, then
@@ -393,7 +393,7 @@ def gemini_settings(path: Path, cwd: str | None) -> dict[str, float]:
     system file is read only where it and its folders are root's alone (`root_owned`), as the CLI reads them.""" 
     tmp = next((folder for folder in path.parents[1:4] if folder.name == "tmp"), None)
     if tmp is None:
-        return {}
+        return Stated()
     project = [Path(cwd) / ".gemini" / "settings.json"] if cwd else []
     defaults, system = system_settings("GEMINI_CLI", "/etc/gemini-cli", "/Library/Application Support/GeminiCli")
     files = [defaults, tmp.parent / "settings.json", *project, system]

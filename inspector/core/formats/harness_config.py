@@ -15,6 +15,26 @@ from pathlib import Path
 MAX_BYTES = 1 << 20
 
 
+class Stated(dict):
+    """A policy's options as an agent's settings state them, and where each was set (`files`: option -> the file,
+    or the environment variable): a dict of the options, so it compares, copies into others and applies as one."""
+
+    def __init__(self, options: Mapping[str, float] = (), files: Mapping[str, str] | None = None) -> None:
+        super().__init__(options)
+        self.files = {k: v for k, v in (files or {}).items() if k in self}
+
+    def copy(self) -> Stated:
+        return Stated(self, self.files)
+
+    def set(self, option: str, value: float, where: object) -> None:
+        self[option] = value
+        self.files[option] = str(where)
+
+    def drop(self, option: str) -> None:
+        self.pop(option, None)
+        self.files.pop(option, None)
+
+
 def read_toml(path: Path) -> dict:
     """The TOML document at `path`, or {} when there is none to read."""
     try:
@@ -114,17 +134,17 @@ def root_owned(path: Path) -> bool:
         return False
 
 
-def settings_share(files: Iterable[Path], section: str, key: str) -> dict[str, float]:
+def settings_share(files: Iterable[Path], section: str, key: str) -> Stated:
     """A policy's `compact_pct` from settings.json files, lowest precedence first (the user's, then the project's):
     `section.key` where it is a share of the window in (0, 1] (Gemini CLI's model.compressionThreshold, Qwen Code's
     context.autoCompactThreshold; both CLIs take 0, or anything else, as their default)."""
-    share = None
+    stated = Stated()
     for path in files:
         found = read_json(path, comments=True).get(section)
         value = found.get(key) if isinstance(found, dict) else None
         if value.__class__ in (int, float) and 0 < value <= 1:
-            share = value
-    return {"compact_pct": round(share * 100, 6)} if share is not None else {}
+            stated.set("compact_pct", round(value * 100, 6), path)
+    return stated
 
 
 def up_to_git_root(start: Path) -> list[Path]:

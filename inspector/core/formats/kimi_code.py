@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from inspector.core.formats.blocks import as_int, block_from_dict, image_from_url, iso_from_ms, opt_int, opt_str
-from inspector.core.formats.harness_config import read_toml
+from inspector.core.formats.harness_config import Stated, read_toml
 from inspector.core.formats.jsonl import ObjectLoader, Progress, UnknownKinds, read_jsonl
 from inspector.core.formats.neutral import call_arguments
 from inspector.core.model import Block, Compaction, Message, Request, Session, ToolSchema
@@ -245,7 +245,7 @@ class KimiCodeLoader(ObjectLoader):
                            warnings=list(s.warnings) + self._unknown.warnings(), models=_models(s.requests),
                            subagents=list(folder.subagents), cwd=folder.cwd, session_id=folder.session_id,
                            spawns=dict(s.spawns), window=folder.windows.get(self._alias or ""),
-                           compaction_settings=dict(folder.settings))
+                           compaction_settings=folder.settings.copy())
 
 
 def _models(requests: list[Request]) -> list[str]:
@@ -327,7 +327,7 @@ class _Folder:
     cwd: str | None = None
     session_id: str | None = None
     windows: dict[str, int] = field(default_factory=dict)
-    settings: dict[str, float] = field(default_factory=dict)
+    settings: Stated = field(default_factory=Stated)
 
 
 def _folder(path: Path) -> _Folder:
@@ -345,7 +345,7 @@ def _folder(path: Path) -> _Folder:
     return _Folder(subagents, opt_str(state.get("cwd")), opt_str(state.get("id")), windows, settings)
 
 
-def _config(path: Path) -> tuple[dict[str, int], dict[str, float]]:
+def _config(path: Path) -> tuple[dict[str, int], Stated]:
     """Each model alias's `max_context_size`, and the `kimi` policy's options as `[loop_control]` sets them (in
     the ranges Kimi Code accepts: a ratio of 0.5 to 0.99, a reserve of 0 or more)."""
     doc = read_toml(path)
@@ -355,10 +355,10 @@ def _config(path: Path) -> tuple[dict[str, int], dict[str, float]]:
                if isinstance(entry, dict) and entry.get("max_context_size").__class__ is int
                and entry["max_context_size"] > 0}
     loop = doc.get("loop_control") if isinstance(doc.get("loop_control"), dict) else {}
-    settings: dict[str, float] = {}
+    settings = Stated()
     ratio, reserved = loop.get("compaction_trigger_ratio"), loop.get("reserved_context_size")
     if ratio.__class__ in (int, float) and 0.5 <= ratio <= 0.99:
-        settings["compact_pct"] = round(ratio * 100, 6)
+        settings.set("compact_pct", round(ratio * 100, 6), path)
     if reserved.__class__ is int and reserved >= 0:
-        settings["reserved"] = reserved
+        settings.set("reserved", reserved, path)
     return windows, settings

@@ -41,7 +41,7 @@ from urllib.parse import quote
 
 from inspector.core.formats.blocks import as_int, opt_str
 from inspector.core.formats.claude_code import CLEARED
-from inspector.core.formats.harness_config import read_json, up_to_git_root
+from inspector.core.formats.harness_config import Stated, read_json, up_to_git_root
 from inspector.core.model import Block, Compaction, LoadError, LoadWarning, Message, Request, Session
 
 TABLES = ("session", "message", "part")
@@ -556,7 +556,7 @@ LIMITS = ("context", "input", "output")
 
 
 def opencode_config(path: Path, cwd: str | None, providers: dict[str, str], environ: dict[str, str] | None = None
-                    ) -> tuple[dict[str, float], dict[str, dict[str, int]]]:
+                    ) -> tuple[Stated, dict[str, dict[str, int]]]:
     """The `opencode` policy's options and the model limits as opencode's config sets them. Options:
     `compaction.auto: false` turns its overflow compaction off (autocompact_enabled 0); `compaction.reserved`, what
     it keeps below an input limit (reserved). Limits: `provider.<id>.models.<id>.limit` {context, input, output} of
@@ -569,18 +569,18 @@ def opencode_config(path: Path, cwd: str | None, providers: dict[str, str], envi
     outermost first; then those in the `.opencode` folders found the same way and in the home's;
     `OPENCODE_DISABLE_AUTOCOMPACT` (this process's environment: opencode's own is not recorded) last."""
     env = os.environ if environ is None else environ
-    options: dict[str, float] = {}
+    options = Stated()
     limits: dict[str, dict[str, int]] = {}
     for config_file in _config_files(path, cwd, env):
         doc = read_json(config_file, comments=True, trailing_commas=True)
         compaction = doc.get("compaction") if isinstance(doc.get("compaction"), dict) else {}
         if compaction.get("auto") is True:
-            options.pop("autocompact_enabled", None)
+            options.drop("autocompact_enabled")
         elif compaction.get("auto") is False:
-            options["autocompact_enabled"] = 0
+            options.set("autocompact_enabled", 0, config_file)
         reserved = compaction.get("reserved")
         if reserved.__class__ is int and reserved >= 0:
-            options["reserved"] = reserved
+            options.set("reserved", reserved, config_file)
         stated = doc.get("provider") if isinstance(doc.get("provider"), dict) else {}
         for model, provider in providers.items():
             entry = stated.get(provider)
@@ -591,7 +591,7 @@ def opencode_config(path: Path, cwd: str | None, providers: dict[str, str], envi
                 if limit.get(key).__class__ is int and limit[key] >= 0:
                     limits.setdefault(model, {})[key] = limit[key]
     if env.get(DISABLE_AUTOCOMPACT_ENV, "").lower() in ("1", "true"):
-        options["autocompact_enabled"] = 0
+        options.set("autocompact_enabled", 0, f"${DISABLE_AUTOCOMPACT_ENV}")
     return options, limits
 
 

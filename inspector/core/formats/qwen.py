@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from inspector.core.formats.blocks import as_int, opt_int, opt_str
-from inspector.core.formats.harness_config import settings_share, system_settings
+from inspector.core.formats.harness_config import Stated, settings_share, system_settings
 from inspector.core.formats.jsonl import ObjectLoader, UnknownKinds
 from inspector.core.formats.parts import blocks_from_parts, part_text
 from inspector.core.model import Block, Compaction, Message, Request, Session
@@ -56,14 +56,14 @@ class _Node:
         return self.fragments[0].line
 
 
-def qwen_settings(path: Path, cwd: str | None) -> dict[str, float]:
+def qwen_settings(path: Path, cwd: str | None) -> Stated:
     """The `qwen-code` policy's options as Qwen Code's settings set them: `context.autoCompactThreshold` in the
     settings.json of the Qwen home that holds the session (`projects/<project>/chats/`), then in the project's own
     `.qwen/settings.json`, layered as Gemini CLI's are: system defaults, the user's, the project's, then the system
     settings, the later winning (`harness_config.system_settings`; lab scenario system-threshold)."""
     parents = path.parents
     if len(parents) < 4 or parents[2].name != "projects":
-        return {}
+        return Stated()
     project = [Path(cwd) / ".qwen" / "settings.json"] if cwd else []
     defaults, system = system_settings("QWEN_CODE", "/etc/qwen-code", "/Library/Application Support/QwenCode")
     return settings_share([defaults, parents[3] / "settings.json", *project, system], "context",
@@ -185,7 +185,7 @@ class QwenLoader(ObjectLoader):
         if self._settings[0] != s.cwd:  # read once its records have said where the session ran
             self._settings = (s.cwd, qwen_settings(Path(s.source), s.cwd))
         return s.copy_with(messages=messages, requests=requests, compactions=compactions, warnings=warnings,
-                           models=models, compaction_settings=dict(self._settings[1]))
+                           models=models, compaction_settings=self._settings[1].copy())
 
     def _cached(self, key: tuple, make) -> list[Message]:
         made = self._cache.get(key)
