@@ -143,7 +143,9 @@ async def test_app_on_a_codex_session_shows_the_codex_policy():
         await pilot.press("s")
         panel = screen.query_one(SettingsPanel)
         assert panel.query_one("#set-policy", Select).value is None
-        assert "this session's own: codex" in str(panel.query_one("#set-policy-own", Static).render())
+        own = str(panel.query_one("#set-policy-own", Static).render())
+        assert "this session's own: codex" in own and "policy codex: the session's default" in own  # and its notes
+        assert "policy codex: the session's default" in str(screen.query_one(ContextBar).tooltip)  # on hover
 
         panel.query_one("#set-policy", Select).value = "claude-code"  # a choice overrides it
         await _settle(screen, pilot)

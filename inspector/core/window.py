@@ -31,6 +31,7 @@ class Window:
     percent: float
     warnings: tuple[str, ...] = ()  # what does not fit: a window below a measured context, the context past it
     policy_source: str = "chosen"
+    notes: tuple[str, ...] = ()  # where the window and the lines came from (the policy's notes, but the warnings)
 
 
 
@@ -46,4 +47,5 @@ def window_figures(info: WindowInfo, used: int, measured: bool) -> Window:
     return Window(model=info.model, window=info.context_window, reserve=info.reserved, policy=info.policy,
                   thresholds=t.to_dict(), used=state.used, used_measured=measured, free=state.free,
                   reserved=reserved, percent=state.percent, warnings=tuple(warnings),
-                  policy_source=info.policy_source)
+                  policy_source=info.policy_source,
+                  notes=tuple(n for n in info.notes if n not in info.warnings))

@@ -312,7 +312,7 @@ class MainScreen(Screen):
         """Every view from `f` (the owner's figures)."""
         self.query_one("#loading").display = False
         self.query_one(ContextBar).show(f)
-        self.query_one(SettingsPanel).show_session(f.session)
+        self.query_one(SettingsPanel).show_session(f.session, f.window.notes)
         lst = self.query_one(MessageList)
         shown = lst.session is f.session  # already listed (from Loaded): keep where the user is
         lst.show(f)

@@ -92,6 +92,9 @@ class ContextBar(Widget):
         """Draw `figures`; a layout of the screen only when the bar's height changes (each one redraws the whole
         screen: a live append's frame twice the cost)."""
         lines = self.get_content_height(None, None, 0) if self.figures is not None else None
+        notes = figures.window.notes
+        if self.figures is None or self.figures.window.notes != notes:  # where the lines came from, on hover
+            self.tooltip = Text("\n".join(notes)) if notes else None
         self.figures = figures
         self.stale = False
         self.refresh(layout=lines != self.get_content_height(None, None, 0))

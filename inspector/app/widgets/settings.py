@@ -102,11 +102,12 @@ class SettingsPanel(VerticalScroll):
         self.settings = replace(self.settings, **changes)
         self.post_message(self.Changed(self.settings))
 
-    def show_session(self, session: Session) -> None:
-        """Name the policy "session's own" stands for with this session."""
+    def show_session(self, session: Session, notes: tuple[str, ...] = ()) -> None:
+        """Name the policy "session's own" stands for with this session, and under it where the window and the
+        lines in force came from (the settings file that moved a line, say): text shown as it is."""
         from inspector.core.limits import default_policy
 
-        text = f"this session's own: {default_policy(session)}"
+        text = "\n".join([f"this session's own: {default_policy(session)}", *notes])
         own = self.query_one("#set-policy-own", Static)
         if str(own.content) != text:  # (every exact figures of a live append name the same one: no layout then)
             own.update(text)
