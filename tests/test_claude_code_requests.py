@@ -355,3 +355,25 @@ def test_managed_settings_override_the_users(monkeypatch, tmp_path):
     drop_in.write_text('{"env": {"CLAUDE_AUTOCOMPACT_PCT_OVERRIDE": "40"}}')
     monkeypatch.setattr(claude_code, "MANAGED_SETTINGS", managed)
     assert {s.compaction_settings["autocompact_pct"] for s in sessions(fixture)} == {40}
+
+
+def test_the_what_if_replay_holds_to_the_blocking_line_while_the_prefix_alone_passes_the_threshold():
+    """compact-threshold: with Claude Code's prefix guard (the blocking line given), the replay fires where 2.1.332
+    compacted and nowhere else in every run; without it, it fires in the prefix run that went on at 176,000."""
+    from inspector.core.compaction.replay import render_what_if, replay
+    from inspector.core.limits import window_info
+    from inspector.core.tokens import account
+
+    fixture = lab.load_fixture("claude-code", VERSION, "compact-threshold")
+    unguarded = []
+    for session in sessions(fixture):
+        t = window_info(session, environ={}).thresholds
+        estimated = account(session).estimated
+        guarded = replay(session, t.autocompact, estimates=estimated, blocking=t.blocking)
+        assert bool(guarded.fires) == bool(session.compactions)
+        if guarded.fires:
+            assert guarded.fires[0].measured == max(r.measured_context for r in session.requests)
+        unguarded.append(bool(replay(session, t.autocompact, estimates=estimated).fires) != bool(session.compactions))
+        if guarded.prefix > t.autocompact:
+            assert "(over the threshold: held to 177,000)" in render_what_if(guarded)[0]
+    assert unguarded.count(True) == 1  # the 176,000 prefix run

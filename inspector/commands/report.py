@@ -73,7 +73,8 @@ def _run(args: argparse.Namespace) -> int:
     except ValueError as exc:  # an unknown policy, a bad window, `exact` without a key
         raise UsageError(str(exc)) from None
     # where the policy would have compacted, from the report's own estimates (its prefix and summary sizes)
-    what_if = replay(session, info.thresholds.autocompact, estimates=accounting.estimated)
+    guard = info.thresholds.blocking if info.policy == "claude-code" else None  # its prefix guard
+    what_if = replay(session, info.thresholds.autocompact, estimates=accounting.estimated, blocking=guard)
     if args.json:
         report = add_token_keys(report_dict(session, rows=False), accounting, info)
         report["what_if"] = what_if.to_dict()

@@ -46,11 +46,12 @@ class WhatIf:
     fires: list[Fire] = field(default_factory=list)
     recorded: list[Compaction] = field(default_factory=list)
     peak: int = 0
+    blocking: int | None = None  # the prefix guard's line (Claude Code's), where one applies
 
     def to_dict(self) -> dict:
         return {
             "threshold": self.threshold, "keep_ratio": self.keep_ratio, "summary_tokens": self.summary_tokens,
-            "prefix": self.prefix, "peak": self.peak,
+            "prefix": self.prefix, "peak": self.peak, "prefix_guard_blocking": self.blocking,
             "would_fire": [{"request": f.request_id, "message_index": f.message_index, "context": f.context,
                             "measured": f.measured, "after": f.after, "line": f.line, "timestamp": f.timestamp}
                            for f in self.fires],
@@ -60,10 +61,12 @@ class WhatIf:
 
 
 def replay(session: Session, threshold: int, keep_ratio: float = 0.3, summary_tokens: int | None = None,
-           estimates: Estimates | Sequence[int] | None = None) -> WhatIf:
+           estimates: Estimates | Sequence[int] | None = None, blocking: int | None = None) -> WhatIf:
     """Replay `session`'s measured requests against `threshold` (tokens; e.g. a limits policy's autocompact).
     `estimates`: an `Estimates`, or every message's figure by index (the report's accounting: nothing to estimate
-    or cache)."""
+    or cache). `blocking`: Claude Code's prefix guard, which holds a compaction while the prefix alone passes the
+    threshold ("compaction cannot help") until the context passes this line (2.1.332, lab scenario
+    compact-threshold)."""
     messages = session.messages
     if estimates is None or isinstance(estimates, Estimates):
         est = estimates or Estimates()
@@ -83,9 +86,10 @@ def replay(session: Session, threshold: int, keep_ratio: float = 0.3, summary_to
     requests: list[Request] = sorted(session.requests, key=attrgetter("message_index"))
     compacts = sorted((c for c in session.compactions if c.kind == "compact"), key=lambda c: c.index)
     if not requests:
-        return WhatIf(threshold, keep_ratio, summary, 0, recorded=compacts)
+        return WhatIf(threshold, keep_ratio, summary, 0, recorded=compacts, blocking=blocking)
     first = requests[0]
     prefix = max(0, first.measured_context - total(first.seen_start, first.seen_end))
+    line = blocking if blocking is not None and prefix > threshold else threshold
     fires: list[Fire] = []
     sim = peak = 0
     prev: Request | None = None
@@ -95,7 +99,7 @@ def replay(session: Session, threshold: int, keep_ratio: float = 0.3, summary_to
         """Compact when the simulated context passes the threshold, at message index `at` (before request r)."""
         nonlocal sim, peak
         peak = max(peak, sim)
-        if sim > threshold:
+        if sim > line:
             after = int(prefix + summary + keep_ratio * max(0, sim - prefix))
             message = messages[at] if at < len(messages) else None
             fires.append(Fire(k, r.id, at, sim, r.measured_context, after, r.line,
@@ -121,13 +125,15 @@ def replay(session: Session, threshold: int, keep_ratio: float = 0.3, summary_to
             sim += measured - before
         check(k, r, r.seen_end)
         prev, before = r, measured
-    return WhatIf(threshold, keep_ratio, summary, prefix, fires, compacts, peak)
+    return WhatIf(threshold, keep_ratio, summary, prefix, fires, compacts, peak, blocking)
 
 
 def render_what_if(what_if: WhatIf) -> list[str]:
     """Text lines: the policy's firings and the recorded compactions, in message order."""
     lines = [f"what-if: threshold {what_if.threshold:,} tokens, keep ratio {what_if.keep_ratio:g}, summary "
-             f"~{what_if.summary_tokens:,} tokens, prefix {what_if.prefix:,}: "
+             f"~{what_if.summary_tokens:,} tokens, prefix {what_if.prefix:,}"
+             + (f" (over the threshold: held to {what_if.blocking:,})" if what_if.blocking is not None
+                and what_if.prefix > what_if.threshold else "") + ": "
              f"{len(what_if.fires)} compaction(s) would fire, {len(what_if.recorded)} recorded"]
     events: list[tuple[int, int, str]] = []
     for f in what_if.fires:
