@@ -24,8 +24,8 @@ Policies (`--policy`):
     opencode     opencode's overflow rule: compact once a response's tokens (input + output + cache) reach the
                  usable window, the window less the model's output limit (at most 32k), or where the model states
                  an input limit, that less `compaction.reserved` (option reserved; default min(20k, output cap));
-                 limits from opencode's catalog for the provider used, under its config's; a model without one
-                 never compacts; `compaction.auto: false` (option autocompact_enabled 0): nothing compacts before
+                 limits from opencode's catalog for the provider used, under its config's (a model neither knows:
+                 the default window, said to be a guess; a config stating no context: it never compacts); `compaction.auto: false` (option autocompact_enabled 0): nothing compacts before
                  the window; the prune of old tool outputs is separate (docs/opencode-format.md)
     custom       percentages of the effective window: warning_pct, autocompact_pct, blocking_pct
     copilot      GitHub Copilot CLI: background compaction at 80% of the token limit (the prompt limit its events
@@ -323,16 +323,16 @@ def _agent_thresholds(policy: str, size: int, effective: int, reserve: int, opti
     return Thresholds(auto, auto, max(auto, effective if policy == "roo-code" else size))
 
 
-def _opencode_usable(session: Session | None, model: str | None, size: int, options: dict,
-                     notes: list[str]) -> tuple[int, bool]:
+def _opencode_usable(session: Session | None, limits: tuple[int, int, int] | None, model: str | None, size: int,
+                     options: dict, notes: list[str]) -> tuple[int, bool]:
     """The usable window of opencode's overflow rule (1.18.33's usable()), and whether it compacts at all. Where the
     model states an input limit: that less `compaction.reserved` (option reserved; default the smaller of 20,000 and
     its output cap); else the window less the output cap, the model's output limit at most 32,000 (32,000 where it
-    states none). A model whose config states a context limit of 0 never compacts. Without an opencode session
-    (another format, or a window set by --window) or limits for the model, the window less the cap."""
-    limits = opencode_limits(session, model) if session is not None and session.format == "opencode" else None
+    states none). A model whose config states a context limit of 0 never compacts. Without `limits` (another
+    format, a window set by --window, a model opencode's catalog here does not hold), the window less the cap;
+    `session` is the opencode session whose model that is, for the note."""
     if limits is None:
-        if session is not None and session.format == "opencode" and model:
+        if session is not None and model:
             provider = session.providers.get(model, "anthropic")
             notes.append(f"{provider}/{model} is not in opencode's catalog here (1.18.33's): its window is a guess")
         return size - min(max_output(model), OPENCODE_OUTPUT_MAX), True
@@ -417,6 +417,8 @@ def window_info(session: Session | None = None, policy: str | None = None, windo
             f"{k} {v:g}" + (f" ({_shown_path(files[k])})" if k in files else "") for k, v in sorted(stated.items())))
     elif policy != own:
         notes.append(f"policy {policy} chosen; the session's default is {own}")
+    opencode = session is not None and session.format == "opencode"
+    limits = opencode_limits(session, model) if opencode else None  # type: ignore[arg-type]
     if window is not None:
         size = window
         notes.append("window set by --window")
@@ -426,7 +428,6 @@ def window_info(session: Session | None = None, policy: str | None = None, windo
                             "the model's real window is larger")
     else:
         size = context_window(session, model)
-        limits = opencode_limits(session, model) if session is not None and session.format == "opencode" else None
         if session is not None and session.window:
             notes.append("window stated by the session")
         elif limits is not None and limits[0]:
@@ -439,7 +440,8 @@ def window_info(session: Session | None = None, policy: str | None = None, windo
     elif policy == "qwen-code":
         reserve = output_reserve if output_reserve is not None else QWEN_SUMMARY_RESERVE
     elif policy == "opencode":
-        usable, compacts = _opencode_usable(session if window is None else None, model, size, options, notes)
+        usable, compacts = _opencode_usable(session if opencode and window is None else None,
+                                            limits if window is None else None, model, size, options, notes)
         reserve = output_reserve if output_reserve is not None else size - usable
     elif policy in ("codex", "gemini-cli") + AGENT_FORMATS:  # their rules are fractions of the window: no reserve
         reserve = output_reserve if output_reserve is not None else 0

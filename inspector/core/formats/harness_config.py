@@ -109,13 +109,12 @@ def _past_string(text: str, i: int) -> int:
     return i + 1
 
 
-def system_settings(env_prefix: str, folder: str, mac_folder: str, environ: Mapping[str, str] | None = None
-                    ) -> tuple[Path, Path]:
+def system_settings(env_prefix: str, folder: str, mac_folder: str) -> tuple[Path, Path]:
     """The system defaults and system settings files of Gemini CLI (env_prefix GEMINI_CLI) or Qwen Code (QWEN_CODE):
     `<env_prefix>_SYSTEM_DEFAULTS_PATH` and `_SYSTEM_SETTINGS_PATH` in this process's environment (the agent's own is
     not recorded), else `folder` (`mac_folder` on macOS) /system-defaults.json and /settings.json. The defaults
     apply before the user's settings, the system settings after the project's."""
-    env = os.environ if environ is None else environ
+    env = os.environ
     system = Path(env.get(f"{env_prefix}_SYSTEM_SETTINGS_PATH") or
                   Path(mac_folder if sys.platform == "darwin" else folder) / "settings.json")
     defaults = Path(env.get(f"{env_prefix}_SYSTEM_DEFAULTS_PATH") or system.parent / "system-defaults.json")
