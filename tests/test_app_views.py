@@ -218,6 +218,7 @@ async def test_unreadable_file_shows_an_error_and_keeps_running(tmp_path):
             if "Cannot open" in str(app.screen.query_one("#loading-label").render()):
                 break
         assert "binary file" in str(app.screen.query_one("#loading-label").render())
+        assert "could not be opened" in str(app.screen.query_one(ContextBar).render())  # not "computing…"
         await pilot.press("j", "2", "3", "1")
         assert app.is_running
 

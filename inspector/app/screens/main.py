@@ -353,6 +353,9 @@ class MainScreen(Screen):
             self.notify(visible(event.error), severity="warning", timeout=6, markup=False)
             return
         self.shown.preview = None  # (the list keeps the session's end it showed: nothing more is being read)
+        bar = self.query_one(ContextBar)
+        bar.placeholder = "no token figures: the session could not be opened"  # none are coming
+        bar.refresh()
         self.query_one("#loading-label", Label).update(plain(f"Cannot open: {event.error}"))
         self.query_one(ProgressBar).display = False
         self.notify(visible(event.error), title="Cannot open", severity="error", timeout=10, markup=False)
