@@ -176,6 +176,9 @@ class Follower:
         self._head = b""  # the start of its first line, to notice a rewrite that kept inode and size
         self._stamp: tuple = ()  # a document's size and time (and its database's write-ahead log's)
         self._tail_fed: int | None = None  # offset of an unterminated last line already fed (it parsed whole)
+        # (line, bytes) of an unfinished last line the last read held back until its newline comes (not a warning:
+        # it goes when the line is finished)
+        self.unfinished: tuple[int, int] | None = None
         self._known: set[str] = set()  # session files of the directory already seen
         self._tail: list[tuple] = []  # `_key` of the last messages, to see which of them grew
         self.reads = 0  # bytes read by the last update (a work counter for tests and the benchmark)
@@ -194,6 +197,9 @@ class Follower:
             return self._index.offset(line_no) if self._index is not None else None
         except IndexError:
             return None
+
+    def _held(self, line_no: int, size: int) -> None:
+        self.unfinished = line_no, size
 
     def pending(self) -> int:
         """Bytes of an unfinished last line, held back until its newline arrives."""
@@ -244,7 +250,7 @@ class Follower:
         fmt = detect(path)
         loader = make_loader(path, fmt)
         st = os.stat(path)
-        self.format, self._loader, self._tail_fed = fmt, loader, None
+        self.format, self._loader, self._tail_fed, self.unfinished = fmt, loader, None, None
         self._identity = (st.st_dev, st.st_ino)
         self._head = self._read_head()
         if loader is None:  # one JSON document (or a database): read whole, every time
@@ -257,7 +263,7 @@ class Follower:
         else:
             self._index = LineIndex(path)
             self._index.end = start
-            read_jsonl(path, self._feed, loader.warn, progress, self._index, self._skip_fed_tail)
+            read_jsonl(path, self._feed, loader.warn, progress, self._index, self._skip_fed_tail, self._held)
             session = loader.build()
             self._figure_warnings = {}
             self._check_figures(session, None)
@@ -348,7 +354,8 @@ class Follower:
         index = self._index
         before_end, before_lines, before_fed = index.end, len(index), self._fed
         try:
-            read_jsonl(self.path, self._feed, self._loader.warn, None, index, self._skip_fed_tail)
+            self.unfinished = None
+            read_jsonl(self.path, self._feed, self._loader.warn, None, index, self._skip_fed_tail, self._held)
         except FileShrunk:
             return self._reopen("the file was truncated")
         except OSError as exc:

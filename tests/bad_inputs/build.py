@@ -416,7 +416,7 @@ class Case:
 CASES: dict[str, Case] = {
     "empty": Case(empty, "error", "empty file"),
     "whitespace": Case(whitespace, "error", "empty file"),
-    "truncated-last-line": Case(truncated_last_line, "load"),
+    "truncated-last-line": Case(truncated_last_line, "load", "line 4: unfinished last line not read"),
     "corrupt-mid": Case(committed("corrupt-mid.jsonl"), "load",
                         "line 3: corrupt line skipped (Unterminated string starting at column 56)"),
     "scalar-lines": Case(committed("scalar-lines.jsonl"), "load", "not a JSON object (list)"),

@@ -16,7 +16,7 @@ KEYS = ("G", "3", "W")  # the last message, the timeline, the warnings
 
 async def outcome(path: Path, keys: tuple[str, ...] = KEYS) -> dict:
     """{"state": "loaded"|"failed"|"picker", "error": text shown, "messages", "warnings", "orphans" (unpaired
-    tool calls marked in the list), "entries" (sessions a picker lists), "running"}."""
+    tool calls marked in the list), "status" (the status line), "entries" (sessions a picker lists), "running"}."""
     from inspector.app import make_app
     from inspector.app.screens.main import MainScreen
     from inspector.app.screens.picker import PickerScreen
@@ -41,6 +41,9 @@ async def outcome(path: Path, keys: tuple[str, ...] = KEYS) -> dict:
                     result.update(state="loaded", messages=len(session.messages), warnings=len(session.warnings),
                                   orphans=len(screen.figures.orphans))
                     break
+        if result["state"] == "loaded":
+            await pilot.pause()
+            result["status"] = str(app.screen.query_one("#status").render())
         for key in keys if result["state"] == "loaded" else ():
             await pilot.press(key)
         await pilot.pause()

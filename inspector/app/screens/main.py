@@ -444,6 +444,12 @@ class MainScreen(Screen):
             status += f"  ·  {visible(event.description)}"
         if self.session and self.session.warnings:
             status += f"  ·  {counted(len(self.session.warnings), 'load warning')} (W)"
+        follower = self.follow.follower
+        held = follower.unfinished if follower is not None and not self.follow.opening else None
+        if held is not None:  # a write in progress, or a file cut short: said, not warned (it may yet finish)
+            line, size = held
+            status += f"  ·  line {line:,} unfinished ({size:,} bytes, no newline): " + (
+                "shown once written" if self.follow.following else "not read; f follows it")
         if not self.query_one(DetailView).display:
             status += "  ·  d shows the detail"
         self.query_one("#status", Static).update(plain(status), layout=False)  # (one line high, as #live)

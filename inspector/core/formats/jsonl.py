@@ -1,8 +1,9 @@
 """Read a JSONL session line by line through the line index, feeding each parsed object to a loader.
 
 A corrupt line becomes a warning with its line number and reading goes on. An unterminated last line is fed only
-when it is complete JSON (a file merely missing its final newline); otherwise it is a write in progress and is held
-back silently. Progress is reported in time-boxed batches, so a caller's UI updates a few times a second whatever the
+when it is complete JSON (a file merely missing its final newline); otherwise it is a write in progress (or a file
+cut short) and is held back, with a warning naming it (a follower, which reads it once its newline comes, is told
+apart instead: `held`). Progress is reported in time-boxed batches, so a caller's UI updates a few times a second whatever the
 line sizes.
 """
 
@@ -24,23 +25,35 @@ Progress = Callable[[int, int], None]
 Feed = Callable[[int, int, Any], None]
 Warn = Callable[[int | None, str], None]
 Skip = Callable[[int, int, bytes], bool]
+Held = Callable[[int, int], None]
 
 PROGRESS_EVERY = 0.1  # seconds
 
 
 def read_jsonl(path: str | os.PathLike[str], feed: Feed, warn: Warn, progress: Progress | None = None,
-               index: LineIndex | None = None, skip: Skip | None = None) -> LineIndex:
+               index: LineIndex | None = None, skip: Skip | None = None, held: Held | None = None) -> LineIndex:
     """Feed `(line_no, offset, obj)` for every line of `path` from where `index` stopped; return the index.
 
     `skip(line_no, offset, raw)`, when given, sees each raw line first and returns True for a line the caller has
-    already taken (a live follower's last line, fed before its newline arrived)."""
+    already taken (a live follower's last line, fed before its newline arrived). `held(line_no, bytes)`, when
+    given, is told of an unfinished last line instead of a warning."""
     index = index if index is not None else LineIndex(path)  # an empty index is falsy (len 0)
+    if held is None:
+        def held(line_no: int, size: int) -> None:
+            warn(line_no, unfinished(size))
     with gc_paused():
-        _read(index, feed, warn, progress, skip)
+        _read(index, feed, warn, progress, skip, held)
     return index
 
 
-def _read(index: LineIndex, feed: Feed, warn: Warn, progress: Progress | None, skip: Skip | None) -> None:
+def unfinished(size: int) -> str:
+    """What an unfinished last line is, said once for the CLI and the app alike."""
+    return (f"unfinished last line not read: {size:,} bytes without a newline or a whole JSON value (a write in "
+            "progress, or the file was cut short)")
+
+
+def _read(index: LineIndex, feed: Feed, warn: Warn, progress: Progress | None, skip: Skip | None,
+          held: Held) -> None:
     total = os.path.getsize(index.path)  # for progress: the read itself stops at the size it first sees
     decode = orjson.loads  # 3x the standard library's speed; what it refuses goes to the standard library below
     clock = time.monotonic
@@ -75,8 +88,8 @@ def _read(index: LineIndex, feed: Feed, warn: Warn, progress: Progress | None, s
     elif tail.strip():
         try:
             obj = loads(tail)
-        except ValueError:
-            pass  # an unfinished write: held back until its newline arrives
+        except ValueError:  # an unfinished write: held back until its newline arrives
+            held(len(index) + 1, len(tail))
         else:
             feed(len(index) + 1, index.end, obj)
     if progress is not None:
