@@ -243,3 +243,23 @@ def test_follow_flag_needs_a_path(capsys):
 
     assert main(["--follow"]) == 2
     assert "--follow needs a PATH" in capsys.readouterr().err
+
+
+async def test_an_unfinished_last_line_is_said_until_its_newline_comes(tmp_path):
+    """Half a line at the end: the status line names it (not read while paused, shown once written when
+    following), and it goes once the rest of the line is written."""
+    line = LINES[40]
+    path = tmp_path / "live.jsonl"
+    path.write_bytes(b"".join(LINES[:40]) + line[:50])
+    app = make_app(path, follow=False, home=False)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await opened(app, pilot)
+        status = lambda: str(screen.query_one("#status").render())  # noqa: E731
+        await until(pilot, lambda: "line 41 unfinished (50 bytes, no newline): not read; f follows it" in status(),
+                    "the unfinished line said")
+        await pilot.press("f")
+        await until(pilot, lambda: "shown once written" in status(), "following said")
+        with open(path, "ab") as f:
+            f.write(line[50:])
+        await until(pilot, lambda: "unfinished" not in status() and settled(screen)
+                    and len(screen.session.messages) == len(load(path).messages), "the line read")

@@ -132,6 +132,7 @@ class FollowMode:
 
     async def _update(self, follower: Follower) -> None:
         self._hold_gc()
+        held = follower.unfinished
         try:
             change = await asyncio.to_thread(follower.update)
         except NotYet as exc:  # still nothing written: keep waiting, saying what for
@@ -147,6 +148,8 @@ class FollowMode:
             self.screen.post_message(SessionGrew(change.session, change, "follow"))  # `grew` releases the GC
         else:
             self._release_gc()
+            if follower.unfinished != held:  # a line finished with nothing to show (a progress entry), or begun
+                self.screen.update_status()  # type: ignore[attr-defined]
 
     def _hold_gc(self) -> None:
         """No cyclic collections from reading an append until the frame that shows it (at most HOLD_GC seconds).

@@ -169,7 +169,7 @@ class MainScreen(Screen):
         self.set_class(height <= SHORT, "-short")
         if self._detail_chosen is None:
             self.query_one(DetailView).display = width >= DETAIL_FROM
-            self._update_status()
+            self.update_status()
 
     # -- loading and computing (workers post; handlers below change widgets) ---------------------------------------
 
@@ -431,9 +431,9 @@ class MainScreen(Screen):
     @on(MessageList.RowsChanged)
     def _rows_changed(self, event: MessageList.RowsChanged) -> None:
         self._rows = event
-        self._update_status()
+        self.update_status()
 
-    def _update_status(self) -> None:
+    def update_status(self) -> None:
         event = self._rows
         if event is None:
             return
@@ -505,7 +505,7 @@ class MainScreen(Screen):
     def action_toggle_detail(self) -> None:
         detail = self.query_one(DetailView)
         detail.display = self._detail_chosen = not detail.display
-        self._update_status()
+        self.update_status()
 
     def action_cycle_policy(self) -> None:
         names = policy_names()
@@ -624,6 +624,7 @@ class MainScreen(Screen):
             self.query_one(MessageList).action_last()
             self.follow.back_at_bottom()
         self._show_live()
+        self.update_status()  # (an unfinished last line: "shown once written" now, or "f follows it")
         self.notify(note, timeout=2)
 
     # -- subagents ---------------------------------------------------------------------------------------------------
