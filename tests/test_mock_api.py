@@ -6,7 +6,7 @@ import anthropic
 import httpx2
 import pytest
 
-from mock_api import MockAnthropicServer, count_tokens, responses as r
+from mock_api import BROKEN_STREAM, MockAnthropicServer, count_tokens, responses as r
 
 MODEL = "claude-sonnet-4-6"
 USER = [{"role": "user", "content": "hello"}]
@@ -83,7 +83,7 @@ def test_errors_past_the_retries_reach_the_client(mock_api):
 
 def test_dropped_stream_raises_a_transport_error(mock_api):
     mock_api.add(r.dropped(after_events=4))
-    with pytest.raises(httpx2.HTTPError):
+    with pytest.raises(BROKEN_STREAM):
         stream_final(mock_api.client())
 
 

@@ -184,7 +184,7 @@ class AnthropicProvider:
         except Exception as exc:
             if cancel.cancelled:
                 raise Cancelled([]) from None
-            error = self._error(exc)
+            error = self._error(exc, started)
             if not started and _should_retry(exc):
                 response = getattr(exc, "response", None)
                 raise _Retryable(error, response.headers if response is not None else None) from None
@@ -193,7 +193,9 @@ class AnthropicProvider:
             raise ProviderError("the response stream ended before the message was complete", "stream_error")
         return _response(message)
 
-    def _error(self, exc: Exception) -> ProviderError:
+    def _error(self, exc: Exception, started: bool = False) -> ProviderError:
+        """What `exc` means to the user. `started`: events had arrived, so a lost connection broke the stream off
+        (anthropic 2.17 and later raise that as APIConnectionError, earlier versions as the transport's error)."""
         if isinstance(exc, anthropic.APIStatusError):
             body = exc.body if isinstance(exc.body, dict) else {}
             error = body.get("error") if isinstance(body.get("error"), dict) else {}
@@ -205,6 +207,8 @@ class AnthropicProvider:
             return ProviderError(self._scrub(text), kind, exc.status_code)
         if isinstance(exc, anthropic.APITimeoutError):
             return ProviderError("the API did not answer in time (after the SDK's retries)", "timeout")
+        if isinstance(exc, anthropic.APIConnectionError) and started:
+            return ProviderError(self._scrub(f"the response stream broke off: {exc.__cause__ or exc}"), "stream_error")
         if isinstance(exc, anthropic.APIConnectionError):
             cause = exc.__cause__ or exc
             return ProviderError(self._scrub(f"could not reach {self._endpoint()}: {cause}"), "connection_error")
