@@ -99,11 +99,11 @@ def streamed_rows(session: Session, accounting: Accounting, cost: SessionCost, c
     """The per-message and per-request rows of report --json, for `write_json` to make a chunk at a time."""
     n = len(session.requests)
     return {
-        ("messages",): (len(session.messages), lambda lo, hi: cost_shares(
-            message_keys(message_rows(session, lo, hi), accounting, lo), cost, lo)),
-        ("requests",): (n, lambda lo, hi: request_keys(request_rows(session, lo, hi), accounting, lo)),
-        ("cost", "by_request"): (n, lambda lo, hi: cost.request_rows(session, lo, hi)),
-        ("cache", "by_request"): (n, lambda lo, hi: cache.request_rows(session, lo, hi))}
+        ("messages",): (len(session.messages), lambda lo, hi, into: cost_shares(
+            message_keys(message_rows(session, lo, hi, into), accounting, lo), cost, lo)),
+        ("requests",): (n, lambda lo, hi, into: request_keys(request_rows(session, lo, hi, into), accounting, lo)),
+        ("cost", "by_request"): (n, lambda lo, hi, into: cost.request_rows(session, lo, hi, into)),
+        ("cache", "by_request"): (n, lambda lo, hi, into: cache.request_rows(session, lo, hi, into))}
 
 
 def _progress(done: int, total: int) -> None:

@@ -107,21 +107,27 @@ class CacheReport:
         """The report's `cache` key (docs/report-json.md). Without `rows`, `by_request` is left empty, for
         `report.write_json` to stream (`request_rows`)."""
         read, written, uncached = self.totals()  # once: three passes over every request
+        n = len(self.requests) if rows else 0
         ratio = _hit_ratio(read, written, uncached)
         return {
             "hit_ratio": None if ratio is None else round(ratio, 6),
             "caching_observed": self.caching_observed,
             "read": read, "written": written, "uncached": uncached,
-            "by_request": self.request_rows(session, 0, len(self.requests)) if rows else [],
+            "by_request": self.request_rows(session, 0, n, [{} for _ in range(n)]),
             "breaks": [b.to_dict(session) for b in self.breaks],
             "breaks_cost_usd": round(sum(b.cost_usd or 0.0 for b in self.breaks), 6),
         }
 
-    def request_rows(self, session: Session, lo: int, hi: int) -> list[dict[str, Any]]:
-        """`by_request[lo:hi]` of the report's `cache` key: each request's `CacheUse`, read as `uses` reads it."""
-        return [{"id": r.id, "cache_read": r.cache_read, "cache_write": r.cache_creation,
-                 "cache_write_1h": _written_1h(r), "uncached": r.input_tokens}
-                for r in self.requests[lo:hi]]
+    def request_rows(self, session: Session, lo: int, hi: int, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """`by_request[lo:hi]` of the report's `cache` key: each request's `CacheUse`, read as `uses` reads it,
+        written into the dicts `rows` (as `report.message_rows`)."""
+        for entry, r in zip(rows, self.requests[lo:hi]):
+            entry["id"] = r.id
+            entry["cache_read"] = r.cache_read
+            entry["cache_write"] = r.cache_creation
+            entry["cache_write_1h"] = min(r.cache_write_1h, r.cache_creation)  # _written_1h
+            entry["uncached"] = r.input_tokens
+        return rows
 
 
 def _written_1h(r: Request) -> int:
