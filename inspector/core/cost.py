@@ -21,9 +21,8 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections import defaultdict
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import lru_cache, reduce
 from itertools import accumulate, chain, repeat
 from operator import add, attrgetter, mul, sub
 from pathlib import Path
@@ -284,9 +283,12 @@ def session_cost(session: Session, table: PriceTable | None = None,
     by_request, output = _price(session.requests, list(map(rates.__getitem__, models)))
     unpriced = list(dict.fromkeys(m or "?" for m, r in rates.items() if r is None))
     by_model: dict[str, float] = {}
-    for model, usd in zip(models, by_request):
-        if usd is not None:
-            by_model[model] = by_model.get(model, 0.0) + usd  # type: ignore[index]
+    if len(rates) == 1 and not unpriced:  # one model: its sum in one C loop, in the same order
+        by_model[models[0]] = reduce(add, by_request, 0.0)  # type: ignore[arg-type]
+    else:
+        for model, usd in zip(models, by_request):
+            if usd is not None:
+                by_model[model] = by_model.get(model, 0.0) + usd  # type: ignore[index]
     priced = [c for c in by_request if c is not None] if unpriced else by_request
     result = SessionCost(sum(priced) if priced else None, by_model, by_request, unpriced, table,  # type: ignore[arg-type]
                          session.agent_cost)
@@ -305,10 +307,9 @@ def _shares(session: Session, acc: Accounting, by_request: list[float | None],
     shares = [0.0] * n
     prefix = 0.0
     sizes = acc.sizes()
-    held = list(accumulate(sizes, initial=0))  # held[i]: the figures of messages[:i], for every i a request names
-    held += repeat(held[-1], max(chain((0,), map(attrgetter("seen_start"), session.requests),
-                                       map(attrgetter("seen_end"), session.requests))) - n)
-    windows: defaultdict[int, list[tuple[int, float]]] = defaultdict(list)
+    held = list(accumulate(sizes, initial=0))  # held[i]: the figures of messages[:i]
+    windows: dict[int, list[tuple[int, float]]] = {}
+    window, points = None, []  # the last request's `seen_start`, and its window's points
     for r, usd, out in zip(session.requests, by_request, output):
         measured = r.input_tokens + r.cache_creation + r.cache_read  # Request.measured_context
         if usd is None or measured <= 0:
@@ -316,10 +317,17 @@ def _shares(session: Session, acc: Accounting, by_request: list[float | None],
         out /= MILLION
         per_token = (usd - out) / measured
         start, end = r.seen_start, r.seen_end
-        windows[start].append((end, per_token))
-        prefix += per_token * (measured - (held[end] - held[start]))  # below 0 where the estimates ran high: sums
-        if 0 <= r.message_index < n:
-            shares[r.message_index] += out
+        if start != window:
+            window, points = start, windows.setdefault(start, [])
+        points.append((end, per_token))
+        try:
+            explained = held[end] - held[start]
+        except IndexError:  # a request that names messages beyond the last: those hold nothing
+            explained = held[min(end, n)] - held[min(start, n)]
+        prefix += per_token * (measured - explained)  # below 0 where the estimates ran high: sums
+        i = r.message_index
+        if 0 <= i < n:
+            shares[i] += out
     for start in sorted(windows):
         points = sorted(windows[start])
         ends, per_token = zip(*points)

@@ -48,7 +48,7 @@ def request_rows(session: Session, lo: int, hi: int, rows: list[dict[str, Any]])
     for entry, r in zip(rows, session.requests[lo:hi]):
         entry["id"] = r.id
         entry["model"] = r.model
-        entry["measured_context"] = r.measured_context
+        entry["measured_context"] = r.input_tokens + r.cache_creation + r.cache_read  # Request.measured_context
         entry["output_tokens"] = r.output_tokens
     return rows
 
