@@ -142,9 +142,10 @@ def _output(session: Session, accounting: Accounting, n: int) -> list[tuple[str,
         rows.append(("write_json (rows made and encoded a chunk at a time)",
                      cpu_best(lambda: write_json(out, keys, streamed), n)[0]))
     for path, (length, make) in streamed.items():
+        into = [{} for _ in range(ROWS_CHUNK)]  # as write_json reuses them
         rows.append((PART + f"{'.'.join(path)}: {length:,} rows made",
-                     cpu_best(lambda: [make(lo, min(length, lo + ROWS_CHUNK)) for lo in range(0, length, ROWS_CHUNK)],
-                              n)[0]))
+                     cpu_best(lambda: [make(lo, min(length, lo + ROWS_CHUNK), into[:min(length, lo + ROWS_CHUNK) - lo])
+                                       for lo in range(0, length, ROWS_CHUNK)], n)[0]))
     return rows
 
 

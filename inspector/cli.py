@@ -9,6 +9,7 @@ CONTEXT_INSPECTOR_DEBUG=1 to see a traceback for a real bug.
 from __future__ import annotations
 
 import argparse
+import gc
 import importlib
 import os
 import sys
@@ -83,10 +84,26 @@ def _parser(command: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+_LEFT: list[object] | None = None  # when `main` runs as the program: what its command left for the exit
+
+
+def leave_for_exit(*objects: object) -> None:
+    """Keep `objects` until the process exits instead of freeing them as the command returns, when `main` runs as
+    the program: a command whose output is written leaves its object graph (freeing a 100,000-message session object
+    by object took 70 ms of `report --json`), and `main` exits without freeing anything (`os._exit` once the output
+    is flushed, as mypy does). Called from code (the tests), nothing changes."""
+    if _LEFT is not None:
+        gc.freeze()  # no collection walks them again (all of them were made with the collector paused)
+        _LEFT.extend(objects)
+
+
 def main(argv: list[str] | None = None) -> int:
+    global _LEFT
+    if argv is None:
+        _LEFT = []
     try:
         try:
-            return _main(argv)
+            code = _main(argv)
         finally:
             sys.stdout.flush()  # a reader gone (`| head -1`) shows here, not in the interpreter's exit
     except BrokenPipeError:
@@ -95,7 +112,11 @@ def main(argv: list[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         os.close(devnull)
-        return 0
+        code = 0
+    if _LEFT:
+        sys.stderr.flush()
+        os._exit(code)
+    return code
 
 
 def _main(argv: list[str] | None) -> int:

@@ -6,7 +6,7 @@ import argparse
 import io
 import sys
 
-from inspector.cli import UsageError, add_custom_pct, policy_options
+from inspector.cli import UsageError, add_custom_pct, leave_for_exit, policy_options
 from inspector.core.cost import PriceError, SessionCost, prices
 from inspector.core.cost_report import add_cost_keys, cost_shares, cost_text
 from inspector.core.compaction.replay import render_what_if, replay
@@ -85,6 +85,7 @@ def _run(args: argparse.Namespace) -> int:
         write_json(out, report, streamed_rows(session, accounting, cost, cache))
         if binary is None:
             sys.stdout.write(out.getvalue().decode())  # type: ignore[union-attr]
+        leave_for_exit(cost, cache)
     else:
         sys.stdout.write(report_text(session))
         sys.stdout.write(token_text(accounting, info, safe_line, getattr(args, "messages", False)))
@@ -92,6 +93,7 @@ def _run(args: argparse.Namespace) -> int:
             sys.stdout.write("\n" + "\n".join(render_what_if(what_if)) + "\n")
             sys.stdout.write(cost_text(session, *add_cost_keys({}, session, accounting, table), safe_line))
     sys.stdout.flush()
+    leave_for_exit(session, accounting)
     return 0
 
 
@@ -99,11 +101,11 @@ def streamed_rows(session: Session, accounting: Accounting, cost: SessionCost, c
     """The per-message and per-request rows of report --json, for `write_json` to make a chunk at a time."""
     n = len(session.requests)
     return {
-        ("messages",): (len(session.messages), lambda lo, hi: cost_shares(
-            message_keys(message_rows(session, lo, hi), accounting, lo), cost, lo)),
-        ("requests",): (n, lambda lo, hi: request_keys(request_rows(session, lo, hi), accounting, lo)),
-        ("cost", "by_request"): (n, lambda lo, hi: cost.request_rows(session, lo, hi)),
-        ("cache", "by_request"): (n, lambda lo, hi: cache.request_rows(session, lo, hi))}
+        ("messages",): (len(session.messages), lambda lo, hi, into: cost_shares(
+            message_keys(message_rows(session, lo, hi, into), accounting, lo), cost, lo)),
+        ("requests",): (n, lambda lo, hi, into: request_keys(request_rows(session, lo, hi, into), accounting, lo)),
+        ("cost", "by_request"): (n, lambda lo, hi, into: cost.request_rows(session, lo, hi, into)),
+        ("cache", "by_request"): (n, lambda lo, hi, into: cache.request_rows(session, lo, hi, into))}
 
 
 def _progress(done: int, total: int) -> None:

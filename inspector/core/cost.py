@@ -21,9 +21,8 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections import defaultdict
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import lru_cache, reduce
 from itertools import accumulate, chain, repeat
 from operator import add, attrgetter, mul, sub
 from pathlib import Path
@@ -192,11 +191,31 @@ def prices(path: str | os.PathLike[str] | None = None, environ: dict[str, str] |
 def request_cost(r: Request, rates: Rates) -> float:
     """What one request cost in USD: input, cache writes (1-hour part at its rate), cache reads and output (with
     the thinking billed as output that `output_tokens` leaves out)."""
-    rt = rates.tier(r.measured_context)
-    one_hour = min(max(0, r.cache_write_1h), r.cache_creation)
-    return (r.input_tokens * rt.input + (r.cache_creation - one_hour) * rt.cache_write_5m
-            + one_hour * rt.cache_write_1h + r.cache_read * rt.cache_read
-            + (r.output_tokens + r.thinking_tokens) * rt.output) / MILLION
+    return _price([r], [rates])[0][0]  # type: ignore[return-value]
+
+
+def _price(requests: list[Request], rates_of: list[Rates | None]) -> tuple[list[float | None], list[float]]:
+    """`request_cost` of each request (None: no rates), and what its output cost (output and thinking tokens x
+    the output rate, USD per million; 0.0 without rates). One loop without calls (a session prices 50,000)."""
+    usd: list[float | None] = []
+    output: list[float] = []
+    for r, rates in zip(requests, rates_of):
+        if rates is None:
+            usd.append(None)
+            output.append(0.0)
+            continue
+        written = r.cache_creation
+        rt = rates if rates.long_prompt is None else rates.tier(r.input_tokens + written + r.cache_read)
+        one_hour = r.cache_write_1h  # min(max(0, it), written)
+        if one_hour < 0:
+            one_hour = 0
+        if one_hour > written:
+            one_hour = written
+        out = (r.output_tokens + r.thinking_tokens) * rt.output
+        usd.append((r.input_tokens * rt.input + (written - one_hour) * rt.cache_write_5m
+                    + one_hour * rt.cache_write_1h + r.cache_read * rt.cache_read + out) / MILLION)
+        output.append(out)
+    return usd, output
 
 
 @dataclass(slots=True)
@@ -217,10 +236,11 @@ class SessionCost:
     def to_dict(self, session: Session, rows: bool = True) -> dict[str, Any]:
         """The report's `cost` key (docs/report-json.md). Without `rows`, `by_request` is left empty, for
         `report.write_json` to stream (`request_rows`)."""
+        n = len(session.requests) if rows else 0
         out: dict[str, Any] = {
             "total_usd": _round(self.total_usd),
             "by_model": {m: _round(v) for m, v in self.by_model.items()},
-            "by_request": self.request_rows(session, 0, len(session.requests)) if rows else [],
+            "by_request": self.request_rows(session, 0, n, [{} for _ in range(n)]),
             "unpriced_models": list(self.unpriced),
             "prefix_share_usd": _round(self.prefix_usd),
             "prices": self.table.to_dict(),
@@ -230,10 +250,14 @@ class SessionCost:
         }
         return out
 
-    def request_rows(self, session: Session, lo: int, hi: int) -> list[dict[str, Any]]:
-        """`by_request[lo:hi]` of the report's `cost` key."""
-        return [{"id": r.id, "model": r.model, "usd": c}
-                for r, c in zip(session.requests[lo:hi], rounded(self.by_request[lo:hi]))]
+    def request_rows(self, session: Session, lo: int, hi: int, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """`by_request[lo:hi]` of the report's `cost` key, written into the dicts `rows` (as
+        `report.message_rows`)."""
+        for entry, r, usd in zip(rows, session.requests[lo:hi], rounded(self.by_request[lo:hi])):
+            entry["id"] = r.id
+            entry["model"] = r.model
+            entry["usd"] = usd
+        return rows
 
 
 def _round(x: float | None) -> float | None:
@@ -241,11 +265,11 @@ def _round(x: float | None) -> float | None:
 
 
 def rounded(values: list[float | None]) -> list[float | None]:
-    """`_round` of each of a list of floats, written to six places and read back by orjson in one call: the same
-    floats (both round the value's exact binary expansion correctly, ties to even; tests/test_cost.py checks it) in
-    about 60% of the time of a `round` call each (report --json rounds 100,000 message shares)."""
+    """`_round` of each of a list of floats, written to six places by one format and read back by orjson in one
+    call: the same floats (both round the value's exact binary expansion correctly, ties to even; tests/test_cost.py
+    checks it) in about a third of the time of a `round` call each (report --json rounds 100,000 message shares)."""
     try:
-        return orjson.loads("[" + ",".join(map("%.6f".__mod__, values)) + "]")
+        return orjson.loads("[" + (("%.6f," * len(values)) % tuple(values))[:-1] + "]")
     except (TypeError, ValueError):  # None (an unpriced request), or inf or nan, which JSON has no word for
         return list(map(_round, values))
 
@@ -254,29 +278,27 @@ def session_cost(session: Session, table: PriceTable | None = None,
                  accounting: Accounting | None = None) -> SessionCost:
     """Every request of `session` priced; with `accounting`, each message's share of the cost too."""
     table = table or prices()
-    by_request: list[float | None] = []
+    models = list(map(attrgetter("model"), session.requests))
+    rates = {m: table.rates(m) for m in dict.fromkeys(models)}  # each model once, in order of first use
+    by_request, output = _price(session.requests, list(map(rates.__getitem__, models)))
+    unpriced = list(dict.fromkeys(m or "?" for m, r in rates.items() if r is None))
     by_model: dict[str, float] = {}
-    unpriced: list[str] = []
-    models = [r.model for r in session.requests]
-    rates_of = list(map({m: table.rates(m) for m in set(models)}.__getitem__, models))
-    for r, rates in zip(session.requests, rates_of):
-        if rates is None:
-            by_request.append(None)
-            if (r.model or "?") not in unpriced:
-                unpriced.append(r.model or "?")
-            continue
-        usd = request_cost(r, rates)
-        by_request.append(usd)
-        by_model[r.model or "?"] = by_model.get(r.model or "?", 0.0) + usd
-    priced = [c for c in by_request if c is not None]
-    result = SessionCost(sum(priced) if priced else None, by_model, by_request, unpriced, table, session.agent_cost)
+    if len(rates) == 1 and not unpriced:  # one model: its sum in one C loop, in the same order
+        by_model[models[0]] = reduce(add, by_request, 0.0)  # type: ignore[arg-type]
+    else:
+        for model, usd in zip(models, by_request):
+            if usd is not None:
+                by_model[model] = by_model.get(model, 0.0) + usd  # type: ignore[index]
+    priced = [c for c in by_request if c is not None] if unpriced else by_request
+    result = SessionCost(sum(priced) if priced else None, by_model, by_request, unpriced, table,  # type: ignore[arg-type]
+                         session.agent_cost)
     if accounting is not None:
-        result.messages, result.prefix_usd = _shares(session, accounting, by_request, rates_of)
+        result.messages, result.prefix_usd = _shares(session, accounting, by_request, output)
     return result
 
 
 def _shares(session: Session, acc: Accounting, by_request: list[float | None],
-            rates_of: list[Rates | None]) -> tuple[list[float], float]:
+            output: list[float]) -> tuple[list[float], float]:
     """Each message's share of the session's cost, and the prefix's. A request's input cost (its `request_cost`,
     `by_request`, less its output's) per token of its measured context is the same for every token it sent; a
     message gets that for its figure from each request that saw it (requests of its window whose `seen_end` lies
@@ -285,29 +307,37 @@ def _shares(session: Session, acc: Accounting, by_request: list[float | None],
     shares = [0.0] * n
     prefix = 0.0
     sizes = acc.sizes()
-    held = list(accumulate(sizes, initial=0))  # held[i]: the figures of messages[:i], for every i a request names
-    held += repeat(held[-1], max(chain((0,), map(attrgetter("seen_start"), session.requests),
-                                       map(attrgetter("seen_end"), session.requests))) - n)
-    windows: defaultdict[int, list[tuple[int, float]]] = defaultdict(list)
-    for r, usd, rates in zip(session.requests, by_request, rates_of):
+    held = list(accumulate(sizes, initial=0))  # held[i]: the figures of messages[:i]
+    windows: dict[int, list[tuple[int, float]]] = {}
+    window, points = None, []  # the last request's `seen_start`, and its window's points
+    for r, usd, out in zip(session.requests, by_request, output):
         measured = r.input_tokens + r.cache_creation + r.cache_read  # Request.measured_context
         if usd is None or measured <= 0:
             continue
-        output = (r.output_tokens + r.thinking_tokens) * rates.tier(measured).output / MILLION  # type: ignore[union-attr]
-        per_token = (usd - output) / measured
+        out /= MILLION
+        per_token = (usd - out) / measured
         start, end = r.seen_start, r.seen_end
-        windows[start].append((end, per_token))
-        prefix += per_token * (measured - (held[end] - held[start]))  # below 0 where the estimates ran high: sums
-        if 0 <= r.message_index < n:
-            shares[r.message_index] += output
+        if start != window:
+            window, points = start, windows.setdefault(start, [])
+        points.append((end, per_token))
+        try:
+            explained = held[end] - held[start]
+        except IndexError:  # a request that names messages beyond the last: those hold nothing
+            explained = held[min(end, n)] - held[min(start, n)]
+        prefix += per_token * (measured - explained)  # below 0 where the estimates ran high: sums
+        i = r.message_index
+        if 0 <= i < n:
+            shares[i] += out
     for start in sorted(windows):
         points = sorted(windows[start])
         ends, per_token = zip(*points)
         # suffix[k]: what a token seen by the requests from the k-th on cost (summed from the last, from 0.0)
         suffix = list(accumulate(reversed(per_token), initial=0.0))[::-1]
-        # messages[bounds[k]:bounds[k + 1]] were seen by the requests from the k-th on
+        # messages[bounds[k]:bounds[k + 1]] were seen by the requests from the k-th on (ends ascend: clamped only
+        # where one lies outside start..n)
         hi = min(n, ends[-1])
-        bounds = [start, *map(max, repeat(start), map(min, ends, repeat(hi)))]
+        bounds = [start, *(ends if start <= ends[0] and ends[-1] <= n else
+                           map(max, repeat(start), map(min, ends, repeat(hi))))]
         top = bounds[-1]
         # each message's figure x its suffix, added to its share: C loops, the same products and sums as one
         # message at a time

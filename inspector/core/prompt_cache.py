@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from operator import attrgetter
 from typing import Any
 
-from inspector.core.cost import MILLION, PriceTable, prices
+from inspector.core.cost import MILLION, PriceTable, prices, rounded
 from inspector.core.model import CompactionsByIndex, Request, Session
 from inspector.core.stamps import when
 
@@ -68,11 +68,6 @@ class CacheBreak:
     detail: str = ""
     message_index: int = -1  # the message the request produced (where the timeline marks it)
 
-    def to_dict(self, session: Session) -> dict[str, Any]:
-        return {"request": self.request, "id": session.requests[self.request].id, "cause": self.cause,
-                "detail": self.detail, "tokens_rewritten": self.tokens_rewritten,
-                "cost_usd": None if self.cost_usd is None else round(self.cost_usd, 6)}
-
 
 @dataclass(slots=True)
 class CacheReport:
@@ -107,21 +102,30 @@ class CacheReport:
         """The report's `cache` key (docs/report-json.md). Without `rows`, `by_request` is left empty, for
         `report.write_json` to stream (`request_rows`)."""
         read, written, uncached = self.totals()  # once: three passes over every request
+        n = len(self.requests) if rows else 0
         ratio = _hit_ratio(read, written, uncached)
         return {
             "hit_ratio": None if ratio is None else round(ratio, 6),
             "caching_observed": self.caching_observed,
             "read": read, "written": written, "uncached": uncached,
-            "by_request": self.request_rows(session, 0, len(self.requests)) if rows else [],
-            "breaks": [b.to_dict(session) for b in self.breaks],
+            "by_request": self.request_rows(session, 0, n, [{} for _ in range(n)]),
+            "breaks": [{"request": b.request, "id": self.requests[b.request].id, "cause": b.cause, "detail": b.detail,
+                        "tokens_rewritten": b.tokens_rewritten, "cost_usd": usd}
+                       for b, usd in zip(self.breaks, rounded([b.cost_usd for b in self.breaks]))],
             "breaks_cost_usd": round(sum(b.cost_usd or 0.0 for b in self.breaks), 6),
         }
 
-    def request_rows(self, session: Session, lo: int, hi: int) -> list[dict[str, Any]]:
-        """`by_request[lo:hi]` of the report's `cache` key: each request's `CacheUse`, read as `uses` reads it."""
-        return [{"id": r.id, "cache_read": r.cache_read, "cache_write": r.cache_creation,
-                 "cache_write_1h": _written_1h(r), "uncached": r.input_tokens}
-                for r in self.requests[lo:hi]]
+    def request_rows(self, session: Session, lo: int, hi: int, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """`by_request[lo:hi]` of the report's `cache` key: each request's `CacheUse`, read as `uses` reads it,
+        written into the dicts `rows` (as `report.message_rows`)."""
+        for entry, r in zip(rows, self.requests[lo:hi]):
+            entry["id"] = r.id
+            entry["cache_read"] = r.cache_read
+            entry["cache_write"] = written = r.cache_creation
+            one_hour = r.cache_write_1h
+            entry["cache_write_1h"] = written if written < one_hour else one_hour  # _written_1h, without a call
+            entry["uncached"] = r.input_tokens
+        return rows
 
 
 def _written_1h(r: Request) -> int:
@@ -148,9 +152,11 @@ def cache_breaks(session: Session, table: PriceTable | None = None, start: int =
     breaks: list[CacheBreak] = []
     first = max(1, start)
     micro: CompactionsByIndex | None = None  # made at the first break
-    for k, prev, cur in zip(range(first, len(reqs)), reqs[first - 1:], reqs[first:]):
-        cached = prev.cache_read + prev.cache_creation
-        short = cached - cur.cache_read
+    after = reqs[first - 1].cache_read + reqs[first - 1].cache_creation if first <= len(reqs) else 0
+    for k, cur in zip(range(first, len(reqs)), reqs[first:]):
+        read = cur.cache_read
+        cached, after = after, read + cur.cache_creation  # what the request before left cached, and this one
+        short = cached - read
         if cached <= 0 or short <= BREAK_SLACK or short <= BREAK_SHARE * cached:  # short <= max(both): no break
             continue
         rewritten = min(short, cur.cache_creation + cur.input_tokens)
@@ -182,9 +188,9 @@ def _cause(session: Session, k: int, microcompactions: CompactionsByIndex) -> tu
     shaped = _shape_change(session, prev, cur)
     if shaped is not None:
         return shaped
-    gap = _seconds(prev.timestamp, cur.timestamp)
     ttl = TTL_1H if prev.cache_write_1h else TTL_5M
-    if gap is not None and gap > ttl:
+    gap = _gap_beyond(prev.timestamp, cur.timestamp, ttl)
+    if gap is not None:
         return "idle gap", f"{gap / 60:.1f} min since the previous request (TTL {ttl / 60:.0f} min)"
     edit = _rewritten(session, prev, cur)
     if edit is not None:
@@ -224,7 +230,13 @@ def _rewritten(session: Session, prev: Request, cur: Request) -> str | None:
     return None
 
 
-def _seconds(a: str | None, b: str | None) -> float | None:
+def _gap_beyond(a: str | None, b: str | None, ttl: float) -> float | None:
+    """The seconds from stamp a to stamp b where more than `ttl` (None: not more, or not known). Two UTC stamps of
+    the same minute are not read (requests mostly follow each other within seconds: reading the stamps cost as much
+    as finding the break)."""
+    if isinstance(a, str) and isinstance(b, str) and len(a) > 16 and a[:16] == b[:16] and a[-1] == b[-1] == "Z":
+        return None
     ta, tb = when(a), when(b)
-    return (tb - ta).total_seconds() if ta is not None and tb is not None else None
+    gap = (tb - ta).total_seconds() if ta is not None and tb is not None else None
+    return gap if gap is not None and gap > ttl else None
 

@@ -52,6 +52,8 @@ def request_keys(rows: list[dict[str, Any]], acc: Accounting, lo: int) -> list[d
         entry["unrecorded"] = fig.unrecorded
         if fig.cause:
             entry["unrecorded_cause"] = fig.cause
+        elif "unrecorded_cause" in entry:  # a row of an earlier chunk had one (report.write_json)
+            del entry["unrecorded_cause"]
     return rows
 
 

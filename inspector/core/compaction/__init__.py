@@ -7,20 +7,53 @@ steps.py and survival.py serve the app's workbench (step stack; what survives a 
 rule every plan keeps is `inspector.core.pairing` (the loaders and the follower check it too).
 """
 
-from inspector.core.compaction.diff import Diff, diff_sessions, inert, render_diff, render_plan
-from inspector.core.compaction.micro import (ClearSettings, ContextEditSettings, SnipSettings, plan_clear,
-                                             plan_clear_tool_uses, plan_snip)
-from inspector.core.pairing import Orphan, find_orphans
-from inspector.core.compaction.pipeline import (STRATEGIES, CircuitBreaker, CompactionOutcome, CompactionPolicy,
-                                                Compactor, maybe_compact, plan_strategy)
-from inspector.core.compaction.apply import apply
-from inspector.core.compaction.estimates import Estimates
-from inspector.core.compaction.plan import Plan, Row
-from inspector.core.compaction.provider import SummaryError, SummaryProvider
-from inspector.core.compaction.replay import WhatIf, render_what_if, replay
-from inspector.core.compaction.split import find_split_point
-from inspector.core.compaction.summary import (PendingSummary, SummarySettings, complete_summary,
-                                               parse_summary_answer, plan_summary, run_summary)
+from __future__ import annotations
+
+import importlib
+import sys
+from types import ModuleType
+from typing import Any
+
+# each name's module, imported when the name is first read (PEP 562): `report` needs only replay.py, and importing
+# every module here took 12 ms of its start-up
+_MODULES = {
+    "inspector.core.compaction.diff": ("Diff", "diff_sessions", "inert", "render_diff", "render_plan"),
+    "inspector.core.compaction.micro": ("ClearSettings", "ContextEditSettings", "SnipSettings", "plan_clear",
+                                        "plan_clear_tool_uses", "plan_snip"),
+    "inspector.core.pairing": ("Orphan", "find_orphans"),
+    "inspector.core.compaction.pipeline": ("STRATEGIES", "CircuitBreaker", "CompactionOutcome", "CompactionPolicy",
+                                           "Compactor", "maybe_compact", "plan_strategy"),
+    "inspector.core.compaction.apply": ("apply",),
+    "inspector.core.compaction.estimates": ("Estimates",),
+    "inspector.core.compaction.plan": ("Plan", "Row"),
+    "inspector.core.compaction.provider": ("SummaryError", "SummaryProvider"),
+    "inspector.core.compaction.replay": ("WhatIf", "render_what_if", "replay"),
+    "inspector.core.compaction.split": ("find_split_point",),
+    "inspector.core.compaction.summary": ("PendingSummary", "SummarySettings", "complete_summary",
+                                          "parse_summary_answer", "plan_summary", "run_summary"),
+}
+_WHERE = {name: module for module, names in _MODULES.items() for name in names}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _WHERE:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(_WHERE[name]), name)
+    globals()[name] = value
+    return value
+
+
+class _Package(ModuleType):
+    """The package keeps the functions it exports under their module's names (`apply`, `replay`): importing the
+    module `apply.py` sets the package's `apply` to the module, which the names imported up front used to undo."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if not (isinstance(value, ModuleType) and name in _WHERE):
+            super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
+
 
 __all__ = [
     "STRATEGIES", "CircuitBreaker", "ClearSettings", "CompactionOutcome", "CompactionPolicy", "Compactor",

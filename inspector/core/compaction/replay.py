@@ -106,12 +106,16 @@ def replay(session: Session, threshold: int, keep_ratio: float = 0.3, summary_to
                               r.timestamp or (message.timestamp if message else None)))
             sim = after
 
+    after_all = requests[-1].message_index + 1  # beyond every request (in message order)
+    reached = compacts[0].index if compacts else after_all  # where the next recorded compaction is
     for k, r in enumerate(requests):
-        measured = r.measured_context
+        measured = r.input_tokens + r.cache_creation + r.cache_read  # Request.measured_context
         boundary: Compaction | None = None
-        while c < len(compacts) and compacts[c].index <= r.message_index:
-            boundary = compacts[c]
-            c += 1
+        if r.message_index >= reached:
+            while c < len(compacts) and compacts[c].index <= r.message_index:
+                boundary = compacts[c]
+                c += 1
+            reached = compacts[c].index if c < len(compacts) else after_all
         if prev is None:
             sim = measured
         elif boundary is not None and boundary.index > prev.message_index:
@@ -123,7 +127,8 @@ def replay(session: Session, threshold: int, keep_ratio: float = 0.3, summary_to
                 sim += total(boundary.index, r.seen_end, summaries=False)
         else:
             sim += measured - before
-        check(k, r, r.seen_end)
+        if sim > peak or sim > line:  # (else `check` would change nothing: most requests)
+            check(k, r, r.seen_end)
         prev, before = r, measured
     return WhatIf(threshold, keep_ratio, summary, prefix, fires, compacts, peak, blocking)
 
