@@ -18,16 +18,22 @@ text become messages (`Message.attachment` names their type) in the role they we
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from operator import attrgetter
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
+
+from msgspec import Struct
 
 from inspector.core.formats.blocks import (NestedTooDeep, as_int, blocks_from_content, edited_message, opt_int,
                                            opt_str, replaced_message)
 from inspector.core.formats.claude_code_records import (
     COST_STATE, IGNORED, REQUEST_RECORDS, RequestRecorder, agent_cost, attachment_type, reminder,
 )
+from inspector.core.formats.claude_code_lines import TYPED, Line
+from inspector.core.formats.claude_code_lines import decode as decode_line
+from inspector.core.formats.claude_code_lines import blocks as typed_blocks
+from inspector.core.formats.claude_code_lines import usage as typed_usage
 from inspector.core.formats.harness_config import Stated, read_json
 from inspector.core.formats.jsonl import UnknownKinds
 from inspector.core.limits import OVERRIDE_ENV
@@ -59,11 +65,11 @@ SYNTHETIC_MODEL = "<synthetic>"  # Claude Code's placeholder model on locally ma
 MAX_CONFLICT_WARNINGS = 20  # uuids repeated with other content warned one by one; beyond, one line counts the rest
 
 
-@dataclass(slots=True)
-class _Record:
+class _Record(Struct, gc=False):
     """A user/assistant entry (with its message, as this line alone makes it) or a compaction marker, parsed when
     fed; the raw line is dropped. A build puts `message` itself in the session: the assembler copies it before
-    changing it (a later line of the same response), so the record stays as the line made it."""
+    changing it (a later line of the same response), so the record stays as the line made it. (A struct: made in C,
+    and no collector header, 100,000 times a session.)"""
 
     uuid: str
     kind: str  # "user", "assistant", "compact", "microcompact"
@@ -87,6 +93,24 @@ class _Record:
     @property
     def msg_kind(self) -> str:
         return self.message.kind if self.message is not None else "prompt"
+
+
+class Loose(Struct, gc=False):
+    """A line the generic JSON path parsed (`raw`), with what linking reads taken out as a typed entry has it."""
+
+    kind: str | None
+    uuid: str | None
+    parentUuid: str | None
+    isSidechain: bool
+    cwd: str | None
+    sessionId: Any
+    version: str | None
+    raw: dict
+
+    def agent(self) -> str | None:
+        result = self.raw.get("toolUseResult")
+        agent = result.get("agentId") if result.__class__ is dict else None
+        return agent if isinstance(agent, str) else None
 
 
 class _Graph:
@@ -150,7 +174,10 @@ def claude_settings(path: Path, cwd: str | None) -> Stated:
 
 
 class ClaudeCodeLoader:
-    """Feed parsed lines in file order with `feed`, then `build` a Session (as often as you like)."""
+    """Feed parsed lines in file order with `feed`, then `build` a Session (as often as you like). `decode` parses a
+    raw line into the typed entry `feed` takes fastest (`jsonl.read_jsonl`'s `decode`)."""
+
+    decode = staticmethod(decode_line)
 
     def __init__(self, source: str, subagents: list[str] | None = None) -> None:
         self.source = source
@@ -170,7 +197,6 @@ class ClaudeCodeLoader:
         self.recorder = RequestRecorder(source)
         self._transcript = self.recorder.transcript.offsets.append
         self.spawns: dict[str, str] = {}  # tool_use id -> the agent id of the subagent it started
-        self._calls: dict[str, str] = {}  # the ids of the tool calls fed and not yet answered
         self.cost: AgentCost | None = None  # the last `cost-state`: Claude Code's own figure of the session's cost
         self._settings: tuple[str | None, dict[str, float]] = ("", {})  # (the cwd they were read for, them)
 
@@ -188,89 +214,88 @@ class ClaudeCodeLoader:
         return len(self.main.order)
 
     def feed(self, line_no: int, offset: int, obj: Any) -> None:
-        """Take one parsed line. Never raises on odd content: odd lines become warnings. Every line of a session
-        comes through here: the common shapes (a user or assistant entry, a progress entry) take few lookups."""
-        if obj.__class__ is not dict:
-            self.warn(line_no, f"not a JSON object ({type(obj).__name__}), skipped")
-            return
-        get = obj.get
-        kind = get("type")
+        """Take one parsed line: a typed entry (`claude_code_lines.decode`, the common shapes) or whatever the
+        generic JSON path made of the line. Never raises on odd content: odd lines become warnings. Every line of a
+        session comes through here: the common shapes (a user or assistant entry, a progress entry) take few
+        lookups."""
+        if obj.__class__ not in TYPED:
+            obj = self._loose(line_no, obj)
+            if obj is None:
+                return
+        kind = obj.kind
         if kind == "user" or kind == "assistant":  # every such line, as Claude Code hashes them (repeats too)
             self._transcript(offset)
-        elif kind.__class__ is not str:
-            kind = None
-        elif kind in REQUEST_RECORDS:
-            problem = self.recorder.feed(kind, line_no, obj)
-            if problem:
-                self.warn(line_no, problem)
-            return
-        elif kind == COST_STATE:
-            self.cost = agent_cost(obj) or self.cost
-            return
-        elif kind in IGNORED:
-            return
-        uuid = get("uuid")
-        if uuid.__class__ is not str:
+        uuid = obj.uuid
+        if uuid is None:
             if kind not in BOOKKEEPING:
                 self._unknown.note(kind, line_no)
             return
-        graph = self.side if get("isSidechain") else self.main
+        graph = self.side if obj.isSidechain else self.main
         nodes, order = graph.nodes, graph.order
         seq = len(order)
         if nodes.setdefault(uuid, seq) is not seq:  # one lookup: a new uuid gets this very int
             self._repeated(graph, uuid, kind, line_no, offset, obj)
             return
         order.append(uuid)
-        parent = get("parentUuid")
-        if parent.__class__ is not str:
-            parent = None
-        else:  # the parent's own string (this line's copy is freed with the line): 85 bytes a line
+        parent = obj.parentUuid
+        if parent is not None:  # the parent's own string (this line's copy is freed with the line): 85 bytes a line
             known = nodes.get(parent)
             if known is not None:
                 parent = order[known]
         graph.parents.append(parent)
         if kind == "progress":  # the bulk of every file: its id links the chain, nothing else is kept
             return
-        if self.cwd is None and get("cwd").__class__ is str:
-            self.cwd = obj["cwd"]
-            self.session_id = get("sessionId")
-        version = get("version")
-        if version != self.version and version.__class__ is str:
+        if self.cwd is None and obj.cwd is not None:
+            self.cwd = obj.cwd
+            self.session_id = obj.sessionId
+        version = obj.version
+        if version != self.version and version is not None:
             self.version = version
         record = self._record(uuid, kind, line_no, offset, obj)
         if record is None:
             if kind not in BOOKKEEPING:
                 self._unknown.note(kind, line_no)
             return
-        message = record.message
-        if message is not None:  # a result holds its call's id string, not a copy of its own (80 bytes a result)
-            calls = self._calls
-            for b in message.blocks:
-                if b.type == "tool_use":
-                    if b.tool_id is not None:
-                        calls[b.tool_id] = b.tool_id
-                elif b.type == "tool_result":
-                    tool_id = calls.pop(b.tool_id, None)
-                    if tool_id is not None:
-                        b.tool_id = tool_id
         if kind == "user" and graph is self.main:
-            result = get("toolUseResult")
-            if result.__class__ is dict and "agentId" in result:
-                self._spawned(result, record)
+            agent = obj.agent()
+            if agent is not None:
+                self._spawned(agent, record)
         graph.records[uuid] = record
         if record.kind != "compact":  # a boundary may end the file (our export)
             graph.tip = uuid
 
-    def _spawned(self, result: dict, record: _Record) -> None:
+    def _loose(self, line_no: int, obj: Any) -> Loose | None:
+        """A line the generic path parsed, as `feed` reads it (None: taken here, or skipped with a warning)."""
+        if obj.__class__ is not dict:
+            self.warn(line_no, f"not a JSON object ({type(obj).__name__}), skipped")
+            return None
+        get = obj.get
+        kind = get("type")
+        if kind.__class__ is not str:
+            kind = None
+        elif kind in REQUEST_RECORDS:
+            problem = self.recorder.feed(kind, line_no, obj)
+            if problem:
+                self.warn(line_no, problem)
+            return None
+        elif kind == COST_STATE:
+            self.cost = agent_cost(obj) or self.cost
+            return None
+        elif kind in IGNORED:
+            return None
+        uuid, parent, cwd, version = get("uuid"), get("parentUuid"), get("cwd"), get("version")
+        return Loose(kind, uuid if uuid.__class__ is str else None, parent if parent.__class__ is str else None,
+                     bool(get("isSidechain")), cwd if cwd.__class__ is str else None, get("sessionId"),
+                     version if version.__class__ is str else None, obj)
+
+    def _spawned(self, agent: str, record: _Record) -> None:
         """A tool result that hands back a subagent's report names the subagent (`toolUseResult.agentId`, whose
         window is `agent-<id>.jsonl`): remember which tool call started it."""
-        agent = result.get("agentId")
-        if isinstance(agent, str):
-            for b in record.blocks:
-                if b.type == "tool_result" and b.tool_id:
-                    self.spawns[b.tool_id] = agent
+        for b in record.blocks:
+            if b.type == "tool_result" and b.tool_id:
+                self.spawns[b.tool_id] = agent
 
-    def _repeated(self, graph: _Graph, uuid: str, kind: Any, line_no: int, offset: int, obj: dict) -> None:
+    def _repeated(self, graph: _Graph, uuid: str, kind: Any, line_no: int, offset: int, obj: Line | Loose) -> None:
         """A uuid seen before: the first copy stands. A resumed session repeats earlier entries as they were, which
         is silent; a repeat that says something else (other content, parent or kind) is an anomaly, warned once per
         uuid. What is compared is what the loader keeps (envelope fields such as sessionId may differ), and only
@@ -278,10 +303,9 @@ class ClaudeCodeLoader:
         self.duplicates += 1
         if uuid in self.conflicts:
             return
-        parent = obj.get("parentUuid")
         first = graph.records.get(uuid)
         again = self._record(uuid, kind, line_no, offset, obj) if kind != "progress" else None
-        if graph.parents[graph.nodes[uuid]] == (parent if parent.__class__ is str else None) and _same(first, again):
+        if graph.parents[graph.nodes[uuid]] == obj.parentUuid and _same(first, again):
             return
         self.conflicts.add(uuid)
         if len(self.conflicts) <= MAX_CONFLICT_WARNINGS:
@@ -289,7 +313,38 @@ class ClaudeCodeLoader:
             self.warn(line_no, f"uuid {uuid[:64]!r} repeated at line {line_no} with different content{than}; "
                                "the first is kept")
 
-    def _record(self, uuid: str, kind: Any, line_no: int, offset: int, obj: dict) -> _Record | None:
+    def _record(self, uuid: str, kind: Any, line_no: int, offset: int, obj: Line | Loose) -> _Record | None:
+        """The record of a new entry (None: an entry that only links the chain)."""
+        if obj.__class__ is Loose:
+            return self._loose_record(uuid, kind, line_no, offset, obj.raw)  # type: ignore[union-attr]
+        if kind != "user" and kind != "assistant":
+            return None
+        message = obj.message  # type: ignore[union-attr]
+        if message is None:
+            return None
+        blocks = self._blocks(typed_blocks, message.content, line_no)
+        if kind == "user":
+            return _user_record(uuid, line_no, offset, obj.timestamp, blocks,  # type: ignore[union-attr]
+                                _user_kind(obj.isCompactSummary, obj.isMeta or obj.isVisibleInTranscriptOnly,  # type: ignore[union-attr]
+                                           blocks))
+        rid, model = message.id, message.model
+        if model is not None:
+            model = sys.intern(model)  # one string for every line of a model
+        ref = obj.requestRef  # type: ignore[union-attr]
+        if ref is not None and rid:
+            self.recorder.respond(ref, rid)
+        return _response_record(uuid, line_no, offset, obj.timestamp, blocks, "assistant", rid, model, ref, None,  # type: ignore[union-attr]
+                                typed_usage(message) if model != SYNTHETIC_MODEL else None)
+
+    def _blocks(self, convert: Callable[[Any], list[Block]], content: Any, line_no: int) -> list[Block]:
+        """The content's blocks; a placeholder (and a warning) for content nested too deeply to read."""
+        try:
+            return convert(content)
+        except NestedTooDeep as exc:  # the entry stays (a link of the chain), its content unread
+            self.warn(line_no, f"content not read: {exc}")
+            return [Block("text", f"[content not read: {exc}]")]
+
+    def _loose_record(self, uuid: str, kind: Any, line_no: int, offset: int, obj: dict) -> _Record | None:
         ts = obj.get("timestamp")
         if ts.__class__ is not str:
             ts = self._timestamp(ts, line_no)
@@ -297,17 +352,11 @@ class ClaudeCodeLoader:
             message = obj.get("message")
             if message.__class__ is not dict:
                 return None
-            try:
-                blocks = blocks_from_content(message.get("content"))
-            except NestedTooDeep as exc:  # the entry stays (a link of the chain), its content unread
-                self.warn(line_no, f"content not read: {exc}")
-                blocks = [Block("text", f"[content not read: {exc}]")]
-            if kind == "user":  # most are tool results: their kind without a call
-                msg_kind = "tool_result" if blocks and blocks[0].type == "tool_result" and \
-                    "isCompactSummary" not in obj else _user_kind(obj, blocks)
-                return _Record(uuid, kind, line_no, ts, Message(
-                    "system" if msg_kind == "system" else "user", msg_kind, blocks, uuid, None, (line_no,), offset,
-                    ts))  # type: ignore[arg-type]
+            blocks = self._blocks(blocks_from_content, message.get("content"), line_no)
+            if kind == "user":
+                return _user_record(uuid, line_no, offset, ts, blocks, _user_kind(
+                    bool(obj.get("isCompactSummary")), bool(obj.get("isMeta") or obj.get("isVisibleInTranscriptOnly")),
+                    blocks))
             # a summary's acknowledgement we exported says so (Claude Code has no such kind)
             ext = obj.get(EXTENSION)
             msg_kind = "summary_ack" if ext.__class__ is dict and ext.get("kind") == "summary_ack" else "assistant"
@@ -321,21 +370,17 @@ class ClaudeCodeLoader:
             else:
                 ref = None
             cleared = self._server_cleared(message, ref) if "context_management" in message else None
-            usage, write_1h = message.get("usage"), 0
+            usage, counts = message.get("usage"), None
             if usage.__class__ is dict and model != SYNTHETIC_MODEL:  # counts: ints only (`as_int`), inline
                 get = usage.get
                 a, b, c, d = (get("input_tokens"), get("cache_creation_input_tokens"), get("cache_read_input_tokens"),
                               get("output_tokens"))
-                usage = (a if a.__class__ is int else 0, b if b.__class__ is int else 0,
-                         c if c.__class__ is int else 0, d if d.__class__ is int else 0)
+                b = b if b.__class__ is int else 0
                 split = get("cache_creation")
-                if split.__class__ is dict:
-                    write_1h = min(usage[1], as_int(split.get("ephemeral_1h_input_tokens")))
-            else:
-                usage = None
-            return _Record(uuid, kind, line_no, ts, Message("assistant", msg_kind, blocks, uuid, None,  # type: ignore[arg-type]
-                                                            (line_no,), offset, ts, model, rid),
-                           rid, usage, write_1h, None, None, None, ref, cleared)
+                counts = ((a if a.__class__ is int else 0, b, c if c.__class__ is int else 0,
+                           d if d.__class__ is int else 0),
+                          min(b, as_int(split.get("ephemeral_1h_input_tokens"))) if split.__class__ is dict else 0)
+            return _response_record(uuid, line_no, offset, ts, blocks, msg_kind, rid, model, ref, cleared, counts)
         if kind == "attachment":
             sent = reminder(obj)
             if sent is None:
@@ -833,6 +878,22 @@ def _calls(records: Iterable[_Record]) -> tuple[set[str | None], set[str | None]
     return used, answered
 
 
+def _user_record(uuid: str, line_no: int, offset: int, ts: str | None, blocks: list[Block], kind: str) -> _Record:
+    return _Record(uuid, "user", line_no, ts, Message("user", kind, blocks, uuid, None, (line_no,), offset,  # type: ignore[arg-type]
+                                                      ts))
+
+
+def _response_record(uuid: str, line_no: int, offset: int, ts: str | None, blocks: list[Block], kind: str,
+                     rid: str | None, model: str | None, ref: str | None,
+                     cleared: tuple[int, int, frozenset[str]] | None,
+                     counts: tuple[tuple[int, int, int, int], int] | None) -> _Record:
+    """An assistant line's record; `counts`: its usage and the part written with the one-hour TTL, if it has one."""
+    usage, write_1h = counts if counts is not None else (None, 0)
+    return _Record(uuid, "assistant", line_no, ts, Message("assistant", kind, blocks, uuid, None,  # type: ignore[arg-type]
+                                                           (line_no,), offset, ts, model, rid),
+                   rid, usage, write_1h, None, None, None, ref, cleared)
+
+
 def _same(a: _Record | None, b: _Record | None) -> bool:
     """Whether two copies of an entry hold the same: kind, content and response (not line, offset or timestamp)."""
     if a is None or b is None:
@@ -844,13 +905,14 @@ def _same(a: _Record | None, b: _Record | None) -> bool:
                                                                          mb.attachment))
 
 
-def _user_kind(obj: dict, blocks: list[Block]) -> str:
-    if obj.get("isCompactSummary"):
+def _user_kind(summary: bool, meta: bool, blocks: list[Block]) -> str:
+    """A user entry's kind: `summary` and `meta` as its isCompactSummary and isMeta / isVisibleInTranscriptOnly say."""
+    if summary:
         return "compact_summary"
     for b in blocks:
         if b.type == "tool_result":
             return "tool_result"
-    if obj.get("isMeta") or obj.get("isVisibleInTranscriptOnly"):
+    if meta:
         return "meta"
     return "meta" if injected(blocks) else "prompt"
 
