@@ -1,16 +1,19 @@
 """The Claude Code loader's two ways into a line read it alike: the typed fast path (`claude_code_lines.decode`,
 msgspec) and the generic one (orjson, then the standard library, as dicts). Whatever the line holds (a field of
 another type, an integer past 64 bits, invalid UTF-8 in a value the types skip, a lone surrogate, a duplicate key,
-deep nesting, an unknown block, a cut line), the session built with the fast path equals the one built without."""
+deep nesting, an unknown block, a cut line), the session built with the fast path equals the one built without.
+And a branch that is one chain of entries, taken whole without a walk (`claude_code._chain`), is what the walk finds."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from inspector.core.formats.blocks import MAX_NESTING
+from inspector.core.formats import claude_code
 from inspector.core.formats.claude_code import ClaudeCodeLoader
 from inspector.core.formats.claude_code_lines import decode
 from inspector.core.formats.jsonl import read_jsonl
@@ -138,6 +141,11 @@ def test_any_lines_read_alike_through_either_path(tmp_path_factory, lines):
     path.write_bytes(b"\n".join(lines) + b"\n")
     fast, generic, _ = both(path)
     same(fast, generic)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(claude_code, "_chain", lambda graph: None)
+        walked = ClaudeCodeLoader(str(path))
+        read_jsonl(path, walked.feed, walked.warn)
+        same(walked.build(), generic)
 
 
 def test_the_common_lines_take_the_fast_path_and_the_odd_ones_do_not(tmp_path):
@@ -175,3 +183,41 @@ def test_the_common_lines_take_the_fast_path_and_the_odd_ones_do_not(tmp_path):
     # nested results (read, and found too deep, by the loader); the rest take the generic path
     assert fast.spawns == {"t1": "ag1"} and any("invalid UTF-8" in w.message for w in fast.warnings)
     assert any("content not read" in w.message for w in fast.warnings)
+
+
+@st.composite
+def linked(draw) -> list[dict]:
+    """Entries with unique uuids, each mostly the child of the one before: chains, with now and then a boundary
+    (linked through its logical parent), a new root, a link to an older entry or to one never written."""
+    out: list[dict] = []
+    for n in range(draw(st.integers(1, 12))):
+        prev = out[-1]["uuid"] if out else None
+        how = draw(st.sampled_from(["next"] * 6 + ["boundary", "root", "older", "missing", "progress", "side"]))
+        parent = {"root": None, "boundary": None, "missing": "nowhere",
+                  "older": out[draw(st.integers(0, len(out) - 1))]["uuid"] if out else None}.get(how, prev)
+        e = {"type": "assistant" if n % 2 else "user", "uuid": f"e{n}", "parentUuid": parent,
+             "message": {"id": f"m{n}", "content": [{"type": "text", "text": str(n)}],
+                         "usage": {"input_tokens": n}} if n % 2 else {"content": str(n)}}
+        if how == "boundary":
+            e = {"type": "system", "subtype": draw(st.sampled_from(["compact_boundary", "microcompact_boundary"])),
+                 "uuid": f"e{n}", "parentUuid": None,
+                 "logicalParentUuid": draw(st.sampled_from([prev, "nowhere", None]))}
+        elif how == "progress":
+            e = {"type": "progress", "uuid": f"e{n}", "parentUuid": parent}
+        elif how == "side":
+            e["isSidechain"] = True
+        out.append(e)
+    return out
+
+
+@settings(max_examples=300, deadline=None)
+@given(linked())
+def test_a_chain_taken_whole_is_what_the_walk_finds(entries):
+    loaders = ClaudeCodeLoader("chain"), ClaudeCodeLoader("walk")
+    for loader in loaders:
+        for n, e in enumerate(entries, 1):
+            loader.feed(n, n * 100, json.loads(json.dumps(e)))
+    chained = loaders[0].build()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(claude_code, "_chain", lambda graph: None)
+        same(chained, loaders[1].build())

@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import sys
 from dataclasses import replace
-from operator import attrgetter
+from itertools import compress, count, islice
+from operator import attrgetter, is_not
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
@@ -497,6 +498,30 @@ _UUID, _RESPONSE_ID, _LINE = attrgetter("uuid"), attrgetter("response_id"), attr
 MAX_DROPPED = 64  # path records a new entry may leave behind (parallel tool results) before a full walk is cheaper
 
 
+MAX_BREAKS = 64  # entries linked other than to the one before (compaction boundaries) a chain may hold
+
+
+def _chain(graph: _Graph) -> list[_Record] | None:
+    """The graph's records in file order when its entries form one chain, each the child of the entry before it
+    (a compaction boundary through its logical parent), ending with the tip: then that is the branch, all of it
+    (what `walk` would find entry by entry). None otherwise. The links are compared in C; only the few that are not
+    to the entry before are looked at."""
+    order, parents, records = graph.order, graph.parents, graph.records
+    if not records or parents[0] is not None or next(reversed(records.values())).uuid != graph.tip:
+        return None
+    first = records.get(order[0])
+    if first is not None and first.logical_parent is not None:
+        return None
+    others = list(islice(compress(count(1), map(is_not, islice(parents, 1, None), order)), MAX_BREAKS + 1))
+    if len(others) > MAX_BREAKS:
+        return None
+    for seq in others:
+        rec = records.get(order[seq])
+        if parents[seq] is not None or rec is None or rec.logical_parent != order[seq - 1]:
+            return None
+    return list(records.values())
+
+
 class _Branch:
     """The active branch of one graph as built so far, with what extending it needs: its path (root to newest
     message), the responses and tool calls on it, the loose records (off it) that a later entry could pull in, and
@@ -523,6 +548,10 @@ class _Branch:
         """Records on the path from the newest message back to a root, plus the pieces of its responses that
         Claude Code links off the path (parallel tool calls), in file order."""
         graph = self.graph
+        chain = _chain(graph)
+        if chain is not None:  # every entry the child of the one before: the walk would visit each, in reverse
+            self._unsettled = chain
+            return list(chain)
         nodes, order, parents, records = graph.nodes, graph.order, graph.parents, graph.records
         walked: list[_Record] = []
         visited = bytearray(len(order))  # by seq: a byte an entry where a set of uuids takes ~40
