@@ -18,13 +18,12 @@ text become messages (`Message.attachment` names their type) in the role they we
 from __future__ import annotations
 
 import sys
-from dataclasses import replace
 from itertools import compress, count, islice
 from operator import attrgetter, is_not
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-from msgspec import Struct
+from msgspec import Struct, structs
 
 from inspector.core.formats.blocks import (NestedTooDeep, as_int, blocks_from_content, edited_message, opt_int,
                                            opt_str, replaced_message)
@@ -782,7 +781,7 @@ class _Assembler:
             else:  # every line repeats the usage; output_tokens is final only on the last one
                 request = self.requests[at]
                 if at < self.shared[1]:
-                    request = self.requests[at] = replace(request)
+                    request = self.requests[at] = structs.replace(request)
                 request.input_tokens, request.cache_creation, request.cache_read, request.output_tokens = \
                     rec.usage
                 request.cache_write_1h = rec.write_1h
