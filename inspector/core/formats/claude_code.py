@@ -21,7 +21,7 @@ import sys
 from itertools import compress, count, islice
 from operator import attrgetter, is_not
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Iterable
 
 from msgspec import Struct, structs
 
@@ -30,7 +30,7 @@ from inspector.core.formats.blocks import (NestedTooDeep, as_int, blocks_from_co
 from inspector.core.formats.claude_code_records import (
     COST_STATE, IGNORED, REQUEST_RECORDS, RequestRecorder, agent_cost, attachment_type, reminder,
 )
-from inspector.core.formats.claude_code_lines import TYPED, Line
+from inspector.core.formats.claude_code_lines import TYPED, AgentResult, Line
 from inspector.core.formats.claude_code_lines import decode as decode_line
 from inspector.core.formats.claude_code_lines import blocks as typed_blocks
 from inspector.core.formats.claude_code_lines import usage as typed_usage
@@ -105,12 +105,8 @@ class Loose(Struct, gc=False):
     cwd: str | None
     sessionId: Any
     version: str | None
+    toolUseResult: AgentResult | None
     raw: dict
-
-    def agent(self) -> str | None:
-        result = self.raw.get("toolUseResult")
-        agent = result.get("agentId") if result.__class__ is dict else None
-        return agent if isinstance(agent, str) else None
 
 
 class _Graph:
@@ -257,9 +253,9 @@ class ClaudeCodeLoader:
                 self._unknown.note(kind, line_no)
             return
         if kind == "user" and graph is self.main:
-            agent = obj.agent()
-            if agent is not None:
-                self._spawned(agent, record)
+            result = obj.toolUseResult  # type: ignore[union-attr]
+            if result.__class__ is AgentResult and result.agentId is not None:
+                self._spawned(result.agentId, record)
         graph.records[uuid] = record
         if record.kind != "compact":  # a boundary may end the file (our export)
             graph.tip = uuid
@@ -284,9 +280,12 @@ class ClaudeCodeLoader:
         elif kind in IGNORED:
             return None
         uuid, parent, cwd, version = get("uuid"), get("parentUuid"), get("cwd"), get("version")
+        result = get("toolUseResult")
+        agent = result.get("agentId") if result.__class__ is dict else None
         return Loose(kind, uuid if uuid.__class__ is str else None, parent if parent.__class__ is str else None,
                      bool(get("isSidechain")), cwd if cwd.__class__ is str else None, get("sessionId"),
-                     version if version.__class__ is str else None, obj)
+                     version if version.__class__ is str else None,
+                     AgentResult(agent) if isinstance(agent, str) else None, obj)
 
     def _spawned(self, agent: str, record: _Record) -> None:
         """A tool result that hands back a subagent's report names the subagent (`toolUseResult.agentId`, whose
@@ -322,11 +321,15 @@ class ClaudeCodeLoader:
         message = obj.message  # type: ignore[union-attr]
         if message is None:
             return None
-        blocks = self._blocks(typed_blocks, message.content, line_no)
+        try:
+            blocks = typed_blocks(message.content)
+        except NestedTooDeep as exc:
+            blocks = self._unread(exc, line_no)
         if kind == "user":
+            summary = obj.isCompactSummary  # type: ignore[union-attr]
             return _user_record(uuid, line_no, offset, obj.timestamp, blocks,  # type: ignore[union-attr]
-                                _user_kind(obj.isCompactSummary, obj.isMeta or obj.isVisibleInTranscriptOnly,  # type: ignore[union-attr]
-                                           blocks))
+                                "tool_result" if blocks and blocks[0].type == "tool_result" and not summary else
+                                _user_kind(summary, obj.isMeta or obj.isVisibleInTranscriptOnly, blocks))  # type: ignore[union-attr]
         rid, model = message.id, message.model
         if model is not None:
             model = sys.intern(model)  # one string for every line of a model
@@ -336,13 +339,11 @@ class ClaudeCodeLoader:
         return _response_record(uuid, line_no, offset, obj.timestamp, blocks, "assistant", rid, model, ref, None,  # type: ignore[union-attr]
                                 typed_usage(message) if model != SYNTHETIC_MODEL else None)
 
-    def _blocks(self, convert: Callable[[Any], list[Block]], content: Any, line_no: int) -> list[Block]:
-        """The content's blocks; a placeholder (and a warning) for content nested too deeply to read."""
-        try:
-            return convert(content)
-        except NestedTooDeep as exc:  # the entry stays (a link of the chain), its content unread
-            self.warn(line_no, f"content not read: {exc}")
-            return [Block("text", f"[content not read: {exc}]")]
+    def _unread(self, exc: NestedTooDeep, line_no: int) -> list[Block]:
+        """The blocks of content nested too deeply to read: a placeholder, and a warning. The entry stays (a link of
+        the chain), its content unread."""
+        self.warn(line_no, f"content not read: {exc}")
+        return [Block("text", f"[content not read: {exc}]")]
 
     def _loose_record(self, uuid: str, kind: Any, line_no: int, offset: int, obj: dict) -> _Record | None:
         ts = obj.get("timestamp")
@@ -352,7 +353,10 @@ class ClaudeCodeLoader:
             message = obj.get("message")
             if message.__class__ is not dict:
                 return None
-            blocks = self._blocks(blocks_from_content, message.get("content"), line_no)
+            try:
+                blocks = blocks_from_content(message.get("content"))
+            except NestedTooDeep as exc:
+                blocks = self._unread(exc, line_no)
             if kind == "user":
                 return _user_record(uuid, line_no, offset, ts, blocks, _user_kind(
                     bool(obj.get("isCompactSummary")), bool(obj.get("isMeta") or obj.get("isVisibleInTranscriptOnly")),

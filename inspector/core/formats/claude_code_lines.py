@@ -111,7 +111,9 @@ class Entry(Line):
     timestamp: str | None = None
 
 
-class _AgentResult(Struct, gc=False):
+class AgentResult(Struct, gc=False):
+    """Of a tool's result (`toolUseResult`), what the loader reads: the subagent it names, if it ran one."""
+
     agentId: str | None = None
 
 
@@ -121,11 +123,7 @@ class User(Entry, tag="user"):
     isCompactSummary: bool = False
     isMeta: bool = False
     isVisibleInTranscriptOnly: bool = False
-    toolUseResult: _AgentResult | str | list[msgspec.Raw] | Int | float | bool | None = None
-
-    def agent(self) -> str | None:
-        result = self.toolUseResult
-        return result.agentId if result.__class__ is _AgentResult else None
+    toolUseResult: AgentResult | str | list[msgspec.Raw] | Int | float | bool | None = None
 
 
 class Assistant(Entry, tag="assistant"):
