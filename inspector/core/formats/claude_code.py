@@ -880,14 +880,15 @@ class _Assembler:
                                            line=rec.line, timestamp=rec.timestamp))
 
     def _add_request(self, rec: _Record, index: int) -> None:
-        assert rec.usage is not None
-        model = rec.message.model if rec.message is not None else None
-        request = Request(rec.response_id or f"line-{rec.line}", model, *rec.usage, index, self.context_start, index,
-                          rec.line, rec.timestamp, "turn", rec.sent_id, rec.write_1h)
-        if self.messages[index].response_id != request.id:
-            self._own(index).response_id = request.id
-        self.request_at[request.id] = len(self.requests)
-        self.requests.append(request)
+        assert rec.usage is not None and rec.message is not None
+        model, line, requests = rec.message.model, rec.line, self.requests
+        rid = rec.response_id or f"line-{line}"
+        a, b, c, d = rec.usage
+        if self.messages[index].response_id != rid:
+            self._own(index).response_id = rid
+        self.request_at[rid] = len(requests)
+        requests.append(Request(rid, model, a, b, c, d, index, self.context_start, index, line, rec.timestamp, "turn",
+                                rec.sent_id, rec.write_1h))
         if model and model not in self.models:
             self.models.append(model)
 
