@@ -165,29 +165,31 @@ def blocks(content: str | list | None, depth: int = 0) -> list[Block]:
         return []
     if depth > MAX_NESTING:
         raise NestedTooDeep(f"tool results nested more than {MAX_NESTING} deep")
-    out = []
-    for b in content:  # type: ignore[union-attr]
-        cls = b.__class__
-        if cls is _ToolResult:  # tool ids and names interned, as blocks_from_content does
-            inner, tool_id = b.content, b.tool_use_id
-            if tool_id is not None:
-                tool_id = intern(tool_id)
-            out.append(Block("tool_result", "", tool_id, None, None, b.is_error, blocks(inner, depth + 1))
-                       if inner.__class__ is list else
-                       Block("tool_result", inner or "", tool_id, None, None, b.is_error))
-        elif cls is _ToolUse:
-            tool_id, name = b.id, b.name
-            out.append(Block("tool_use", "", intern(tool_id) if tool_id is not None else None,
-                             intern(name) if name is not None else None, {} if b.input is UNSET else b.input))
-        elif cls is _Text:
-            out.append(Block("text", b.text))
-        elif cls is _Thinking:
-            out.append(Block("thinking", b.thinking, signature=b.signature or None))
-        elif cls is _Redacted:
-            out.append(Block("redacted_thinking", b.data))
-        else:
-            out.append(_media(b))
-    return out
+    if len(content) == 1:  # most messages: a list made to measure (a list grown by appends takes 24 bytes more)
+        return [_block(content[0], depth)]  # type: ignore[index]
+    return [_block(b, depth) for b in content]  # type: ignore[union-attr]
+
+
+def _block(b: Any, depth: int) -> Block:
+    cls = b.__class__
+    if cls is _ToolResult:  # tool ids and names interned, as blocks_from_content does
+        inner, tool_id = b.content, b.tool_use_id
+        if tool_id is not None:
+            tool_id = intern(tool_id)
+        if inner.__class__ is list:
+            return Block("tool_result", "", tool_id, None, None, b.is_error, blocks(inner, depth + 1))
+        return Block("tool_result", inner or "", tool_id, None, None, b.is_error)
+    if cls is _ToolUse:
+        tool_id, name = b.id, b.name
+        return Block("tool_use", "", intern(tool_id) if tool_id is not None else None,
+                     intern(name) if name is not None else None, {} if b.input is UNSET else b.input)
+    if cls is _Text:
+        return Block("text", b.text)
+    if cls is _Thinking:
+        return Block("thinking", b.thinking, signature=b.signature or None)
+    if cls is _Redacted:
+        return Block("redacted_thinking", b.data)
+    return _media(b)
 
 
 def _media(b: _Image | _Document) -> Block:
