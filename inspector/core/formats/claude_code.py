@@ -2,7 +2,9 @@
 
 `feed()` takes one parsed line at a time and keeps only what the model saw (blocks of user/assistant entries, the
 compaction markers) plus the uuid -> parentUuid links of every other entry, so the chain stays connected through
-progress and bookkeeping entries without keeping their payloads. `build()` is cheap and can run after every batch of
+progress and bookkeeping entries without keeping their payloads. A line comes typed (`claude_code_lines`: the common
+kinds, decoded straight into structs of the fields read) or as the generic JSON path made it (a dict: every other
+line, and any the types do not fit), and reads the same either way. `build()` is cheap and can run after every batch of
 appended lines, which is what a live follower does: feed the new lines, build again, no re-reading.
 
 Rules (FORMATS.md section 1): order comes from the parentUuid graph; the active branch runs from the newest
