@@ -188,20 +188,23 @@ def test_the_common_lines_take_the_fast_path_and_the_odd_ones_do_not(tmp_path):
 @st.composite
 def linked(draw) -> list[dict]:
     """Entries with unique uuids, each mostly the child of the one before: chains, with now and then a boundary
-    (linked through its logical parent), a new root, a link to an older entry or to one never written."""
+    (linked through its logical parent), a new root, a link past the entry before (a tool's result past the progress
+    lines of its call), to an older entry or to one never written."""
     out: list[dict] = []
     for n in range(draw(st.integers(1, 12))):
         prev = out[-1]["uuid"] if out else None
-        how = draw(st.sampled_from(["next"] * 6 + ["boundary", "root", "older", "missing", "progress", "side"]))
+        how = draw(st.sampled_from(["next"] * 6 + ["boundary", "root", "older", "missing", "progress", "side"] +
+                                   ["skip"] * 3))
         parent = {"root": None, "boundary": None, "missing": "nowhere",
-                  "older": out[draw(st.integers(0, len(out) - 1))]["uuid"] if out else None}.get(how, prev)
+                  "older": out[draw(st.integers(0, len(out) - 1))]["uuid"] if out else None,
+                  "skip": out[-2]["uuid"] if len(out) > 1 else prev}.get(how, prev)  # past a progress line, say
         e = {"type": "assistant" if n % 2 else "user", "uuid": f"e{n}", "parentUuid": parent,
              "message": {"id": f"m{n}", "content": [{"type": "text", "text": str(n)}],
                          "usage": {"input_tokens": n}} if n % 2 else {"content": str(n)}}
         if how == "boundary":
             e = {"type": "system", "subtype": draw(st.sampled_from(["compact_boundary", "microcompact_boundary"])),
                  "uuid": f"e{n}", "parentUuid": None,
-                 "logicalParentUuid": draw(st.sampled_from([prev, "nowhere", None]))}
+                 "logicalParentUuid": draw(st.sampled_from([prev, out[0]["uuid"] if out else None, "nowhere", None]))}
         elif how == "progress":
             e = {"type": "progress", "uuid": f"e{n}", "parentUuid": parent}
         elif how == "side":
@@ -210,7 +213,7 @@ def linked(draw) -> list[dict]:
     return out
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=500, deadline=None)
 @given(linked())
 def test_a_chain_taken_whole_is_what_the_walk_finds(entries):
     loaders = ClaudeCodeLoader("chain"), ClaudeCodeLoader("walk")

@@ -20,6 +20,7 @@ text become messages (`Message.attachment` names their type) in the role they we
 from __future__ import annotations
 
 import sys
+from bisect import bisect_left, bisect_right
 from itertools import compress, count, islice
 from operator import attrgetter, is_not
 from pathlib import Path
@@ -503,27 +504,33 @@ _UUID, _RESPONSE_ID, _LINE = attrgetter("uuid"), attrgetter("response_id"), attr
 MAX_DROPPED = 64  # path records a new entry may leave behind (parallel tool results) before a full walk is cheaper
 
 
-MAX_BREAKS = 64  # entries linked other than to the one before (compaction boundaries) a chain may hold
-
-
 def _chain(graph: _Graph) -> list[_Record] | None:
-    """The graph's records in file order when its entries form one chain, each the child of the entry before it
-    (a compaction boundary through its logical parent), ending with the tip: then that is the branch, all of it
-    (what `walk` would find entry by entry). None otherwise. The links are compared in C; only the few that are not
-    to the entry before are looked at."""
-    order, parents, records = graph.order, graph.parents, graph.records
+    """The graph's records in file order when the walk from the tip would pass every one of them: then that is the
+    branch, all of it, found without a walk. So it is when every entry's parent (a compaction boundary's logical
+    parent) is an earlier entry with no record between the two (progress entries and the like may hang off the
+    path: a tool's result is the child of its call, not of the progress lines written while it ran), the first entry
+    is a root and the last record is the tip: a path that only ever steps back over entries holding no record passes
+    every record. None otherwise, or when too many links are not to the entry just before (then the walk is as
+    cheap). Those links are found in C; only they are looked at."""
+    order, parents, records, nodes = graph.order, graph.parents, graph.records, graph.nodes
     if not records or parents[0] is not None or next(reversed(records.values())).uuid != graph.tip:
         return None
     first = records.get(order[0])
     if first is not None and first.logical_parent is not None:
         return None
-    others = list(islice(compress(count(1), map(is_not, islice(parents, 1, None), order)), MAX_BREAKS + 1))
-    if len(others) > MAX_BREAKS:
+    limit = len(order) // 4 + 64
+    others = list(islice(compress(count(1), map(is_not, islice(parents, 1, None), order)), limit + 1))
+    if len(others) > limit:
         return None
+    held = list(map(nodes.__getitem__, records))  # the seqs of the records, ascending
     for seq in others:
-        rec = records.get(order[seq])
-        if parents[seq] is not None or rec is None or rec.logical_parent != order[seq - 1]:
-            return None
+        parent = parents[seq]
+        if parent is None:
+            rec = records.get(order[seq])
+            parent = rec.logical_parent if rec is not None else None
+        at = nodes.get(parent) if parent is not None else None
+        if at is None or at >= seq or bisect_left(held, seq) != bisect_right(held, at):
+            return None  # a root, a parent not (yet) read or read later, or a record the step back passes over
     return list(records.values())
 
 
