@@ -29,8 +29,9 @@ import argparse
 import os
 import sys
 import time
-from dataclasses import replace
 from pathlib import Path
+
+from msgspec import structs
 
 from inspector.core.compaction import STRATEGIES, ContextEditSettings, Estimates, plan_strategy
 from inspector.core.formats import load
@@ -41,7 +42,7 @@ TARGET_MS = 200
 
 
 def _block(b: Block, k: int) -> Block:
-    return replace(b, tool_id=f"{b.tool_id}-{k}") if b.tool_id else b
+    return structs.replace(b, tool_id=f"{b.tool_id}-{k}") if b.tool_id else b
 
 
 def build(n: int, compacted: bool = False) -> Session:
@@ -53,7 +54,7 @@ def build(n: int, compacted: bool = False) -> Session:
         if compacted and messages:
             compactions.append(Compaction("compact", len(messages), trigger="auto"))
         for m in base.messages:
-            messages.append(replace(m, blocks=[_block(b, k) for b in m.blocks], uuid=None,
+            messages.append(structs.replace(m, blocks=[_block(b, k) for b in m.blocks], uuid=None,
                                     response_id=f"{m.response_id}-{k}" if m.response_id else None))
         k += 1
     return base.copy_with(messages=messages[:n], requests=[], compactions=compactions)
@@ -74,7 +75,7 @@ def bench(session: Session, estimator: str, runs: int) -> float:
     print(f"  estimating the {len(session.context):,} context messages once: {fill:,.0f} ms")
     start = session.context_start
     swapped = list(session.messages)
-    swapped[start] = replace(swapped[start])  # an equal message, another object: the context has changed
+    swapped[start] = structs.replace(swapped[start])  # an equal message, another object: the context has changed
     variants = [session, session.copy_with(messages=swapped)]
     warm.total(variants[1].context)
     settings = {"clear_tool_uses": ContextEditSettings(trigger=0)}  # always acts (the default trigger may not)

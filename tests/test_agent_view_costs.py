@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from msgspec import structs
 
 from inspector.app import make_app
 from inspector.app.agent_bridge import AgentEvent, AgentOptions, AgentSession, AgentStart
@@ -59,7 +59,7 @@ def test_the_window_figure_is_the_whole_sessions_to_a_few_tokens(corpus):
 def test_history_before_the_last_compaction_does_not_change_the_window_figure(corpus):
     session = asked(load(corpus / COMPACTED))
     start = session.context_start
-    longer = [replace(m, blocks=[Block("text", "older history " * 2000)]) for m in session.messages[:start]]
+    longer = [structs.replace(m, blocks=[Block("text", "older history " * 2000)]) for m in session.messages[:start]]
     changed = session.copy_with(messages=longer + session.messages[start:])
     assert context_figure(changed) == context_figure(session)
     assert whole(changed) != whole(session)  # the whole session's fit does see it

@@ -296,8 +296,8 @@ def test_a_later_line_of_a_response_built_before_joins_it_from_off_the_path():
 
 
 def test_a_result_holds_its_calls_id_string():
-    """A tool result's id is its call's own string (not an equal copy: 80 bytes a result at 100,000 messages); a
-    result that answers no call fed keeps its own."""
+    """A tool result's id is its call's own string (tool ids are interned: not an equal copy, 80 bytes a result at
+    100,000 messages); a result that answers no call fed keeps an id of its own."""
     call_id, result_id, stray_id = "".join(["toolu_", "1"]), "".join(["toolu_", "1"]), "".join(["toolu_", "9"])
     s = build([
         entry("u1", None, content="go"),
@@ -307,4 +307,4 @@ def test_a_result_holds_its_calls_id_string():
     ])
     call, result, stray = s.messages[1].blocks[0], *s.messages[2].blocks
     assert result.tool_id == call.tool_id and result.tool_id is call.tool_id and result_id is not call_id
-    assert stray.tool_id is stray_id
+    assert stray.tool_id == stray_id and stray.tool_id is not call.tool_id

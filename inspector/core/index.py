@@ -117,7 +117,10 @@ class LineIndex:
                     continue
                 last = chunk.rfind(b"\n")
                 if last >= start:
-                    lines = chunk[start:last].split(b"\n")
+                    lines = chunk.split(b"\n")  # the whole chunk (a slice would copy it), less its ends:
+                    lines.pop()  # the part after the last newline (carried below)
+                    if start:
+                        del lines[0]  # the end of the line carried in (taken above)
                     offsets = list(accumulate(map(add, map(len, lines), repeat(1)), initial=pos))
                     pos = offsets.pop()
                     if max(map(len, lines)) > self.max_line:

@@ -10,6 +10,8 @@ import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from msgspec import structs
+
 from inspector.core.agent.cancel import Cancel
 from inspector.core.agent.permissions import Permissions
 from inspector.core.agent.provider import DEFAULT_MODEL, AnthropicProvider
@@ -103,7 +105,7 @@ def context_figure(session: Session) -> int:
         return account(session).current_context
     window = session.copy_with(
         messages=session.messages[start:],
-        requests=[replace(r, message_index=r.message_index - start, seen_start=0, seen_end=r.seen_end - start)
+        requests=[structs.replace(r, message_index=r.message_index - start, seen_start=0, seen_end=r.seen_end - start)
                   for r in requests[first:]],
         compactions=[replace(c, index=c.index - start) for c in session.compactions
                      if c.kind == "microcompact" and c.index >= start])

@@ -45,12 +45,13 @@ def blocks_from_content(content: Any, depth: int = 0) -> list[Block]:
 
 def block_from_dict(b: dict, depth: int = 0) -> Block:
     # Positional arguments (type, text, tool_id, tool_name, input, is_error, content): every message of a session
-    # comes through here. Tool names are interned: a session repeats a handful thousands of times.
+    # comes through here. Tool names are interned (a session repeats a handful thousands of times), and tool ids (a
+    # result then holds its call's id string, not a copy of its own: 80 bytes a result).
     get = b.get
     kind = get("type")
     if kind == "tool_result":
         inner, tool_id = get("content"), get("tool_use_id")
-        tool_id = tool_id if tool_id.__class__ is str else None
+        tool_id = sys.intern(tool_id) if tool_id.__class__ is str else None
         if inner.__class__ is list:
             return Block("tool_result", "", tool_id, None, None, bool(get("is_error")),
                          blocks_from_content(inner, depth + 1))
@@ -58,7 +59,7 @@ def block_from_dict(b: dict, depth: int = 0) -> Block:
                      bool(get("is_error")))
     if kind == "tool_use":
         tool_id, name, value = get("id"), get("name"), get("input", _ABSENT)
-        return Block("tool_use", "", tool_id if tool_id.__class__ is str else None,
+        return Block("tool_use", "", sys.intern(tool_id) if tool_id.__class__ is str else None,
                      sys.intern(name) if name.__class__ is str else None, {} if value is _ABSENT else value)
     if kind == "text":
         text = get("text")

@@ -2,7 +2,9 @@
 
 `feed()` takes one parsed line at a time and keeps only what the model saw (blocks of user/assistant entries, the
 compaction markers) plus the uuid -> parentUuid links of every other entry, so the chain stays connected through
-progress and bookkeeping entries without keeping their payloads. `build()` is cheap and can run after every batch of
+progress and bookkeeping entries without keeping their payloads. A line comes typed (`claude_code_lines`: the common
+kinds, decoded straight into structs of the fields read) or as the generic JSON path made it (a dict: every other
+line, and any the types do not fit), and reads the same either way. `build()` is cheap and can run after every batch of
 appended lines, which is what a live follower does: feed the new lines, build again, no re-reading.
 
 Rules (FORMATS.md section 1): order comes from the parentUuid graph; the active branch runs from the newest
@@ -18,16 +20,23 @@ text become messages (`Message.attachment` names their type) in the role they we
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass, replace
-from operator import attrgetter
+from bisect import bisect_left, bisect_right
+from itertools import compress, count, islice
+from operator import attrgetter, is_not
 from pathlib import Path
 from typing import Any, Iterable
+
+from msgspec import Struct, structs
 
 from inspector.core.formats.blocks import (NestedTooDeep, as_int, blocks_from_content, edited_message, opt_int,
                                            opt_str, replaced_message)
 from inspector.core.formats.claude_code_records import (
     COST_STATE, IGNORED, REQUEST_RECORDS, RequestRecorder, agent_cost, attachment_type, reminder,
 )
+from inspector.core.formats.claude_code_lines import TYPED, AgentResult, Line
+from inspector.core.formats.claude_code_lines import decode as decode_line
+from inspector.core.formats.claude_code_lines import blocks as typed_blocks
+from inspector.core.formats.claude_code_lines import usage as typed_usage
 from inspector.core.formats.harness_config import Stated, read_json
 from inspector.core.formats.jsonl import UnknownKinds
 from inspector.core.limits import OVERRIDE_ENV
@@ -59,11 +68,11 @@ SYNTHETIC_MODEL = "<synthetic>"  # Claude Code's placeholder model on locally ma
 MAX_CONFLICT_WARNINGS = 20  # uuids repeated with other content warned one by one; beyond, one line counts the rest
 
 
-@dataclass(slots=True)
-class _Record:
+class _Record(Struct, gc=False):
     """A user/assistant entry (with its message, as this line alone makes it) or a compaction marker, parsed when
     fed; the raw line is dropped. A build puts `message` itself in the session: the assembler copies it before
-    changing it (a later line of the same response), so the record stays as the line made it."""
+    changing it (a later line of the same response), so the record stays as the line made it. (A struct: made in C,
+    and no collector header, 100,000 times a session.)"""
 
     uuid: str
     kind: str  # "user", "assistant", "compact", "microcompact"
@@ -87,6 +96,20 @@ class _Record:
     @property
     def msg_kind(self) -> str:
         return self.message.kind if self.message is not None else "prompt"
+
+
+class Loose(Struct, gc=False):
+    """A line the generic JSON path parsed (`raw`), with what linking reads taken out as a typed entry has it."""
+
+    kind: str | None
+    uuid: str | None
+    parentUuid: str | None
+    isSidechain: bool
+    cwd: str | None
+    sessionId: Any
+    version: str | None
+    toolUseResult: AgentResult | None
+    raw: dict
 
 
 class _Graph:
@@ -150,7 +173,10 @@ def claude_settings(path: Path, cwd: str | None) -> Stated:
 
 
 class ClaudeCodeLoader:
-    """Feed parsed lines in file order with `feed`, then `build` a Session (as often as you like)."""
+    """Feed parsed lines in file order with `feed`, then `build` a Session (as often as you like). `decode` parses a
+    raw line into the typed entry `feed` takes fastest (`jsonl.read_jsonl`'s `decode`)."""
+
+    decode = staticmethod(decode_line)
 
     def __init__(self, source: str, subagents: list[str] | None = None) -> None:
         self.source = source
@@ -170,7 +196,6 @@ class ClaudeCodeLoader:
         self.recorder = RequestRecorder(source)
         self._transcript = self.recorder.transcript.offsets.append
         self.spawns: dict[str, str] = {}  # tool_use id -> the agent id of the subagent it started
-        self._calls: dict[str, str] = {}  # the ids of the tool calls fed and not yet answered
         self.cost: AgentCost | None = None  # the last `cost-state`: Claude Code's own figure of the session's cost
         self._settings: tuple[str | None, dict[str, float]] = ("", {})  # (the cwd they were read for, them)
 
@@ -188,89 +213,91 @@ class ClaudeCodeLoader:
         return len(self.main.order)
 
     def feed(self, line_no: int, offset: int, obj: Any) -> None:
-        """Take one parsed line. Never raises on odd content: odd lines become warnings. Every line of a session
-        comes through here: the common shapes (a user or assistant entry, a progress entry) take few lookups."""
-        if obj.__class__ is not dict:
-            self.warn(line_no, f"not a JSON object ({type(obj).__name__}), skipped")
-            return
-        get = obj.get
-        kind = get("type")
+        """Take one parsed line: a typed entry (`claude_code_lines.decode`, the common shapes) or whatever the
+        generic JSON path made of the line. Never raises on odd content: odd lines become warnings. Every line of a
+        session comes through here: the common shapes (a user or assistant entry, a progress entry) take few
+        lookups."""
+        if obj.__class__ not in TYPED:
+            obj = self._loose(line_no, obj)
+            if obj is None:
+                return
+        kind = obj.kind
         if kind == "user" or kind == "assistant":  # every such line, as Claude Code hashes them (repeats too)
             self._transcript(offset)
-        elif kind.__class__ is not str:
-            kind = None
-        elif kind in REQUEST_RECORDS:
-            problem = self.recorder.feed(kind, line_no, obj)
-            if problem:
-                self.warn(line_no, problem)
-            return
-        elif kind == COST_STATE:
-            self.cost = agent_cost(obj) or self.cost
-            return
-        elif kind in IGNORED:
-            return
-        uuid = get("uuid")
-        if uuid.__class__ is not str:
+        uuid = obj.uuid
+        if uuid is None:
             if kind not in BOOKKEEPING:
                 self._unknown.note(kind, line_no)
             return
-        graph = self.side if get("isSidechain") else self.main
+        graph = self.side if obj.isSidechain else self.main
         nodes, order = graph.nodes, graph.order
         seq = len(order)
         if nodes.setdefault(uuid, seq) is not seq:  # one lookup: a new uuid gets this very int
             self._repeated(graph, uuid, kind, line_no, offset, obj)
             return
         order.append(uuid)
-        parent = get("parentUuid")
-        if parent.__class__ is not str:
-            parent = None
-        else:  # the parent's own string (this line's copy is freed with the line): 85 bytes a line
+        parent = obj.parentUuid
+        if parent is not None:  # the parent's own string (this line's copy is freed with the line): 85 bytes a line
             known = nodes.get(parent)
             if known is not None:
                 parent = order[known]
         graph.parents.append(parent)
         if kind == "progress":  # the bulk of every file: its id links the chain, nothing else is kept
             return
-        if self.cwd is None and get("cwd").__class__ is str:
-            self.cwd = obj["cwd"]
-            self.session_id = get("sessionId")
-        version = get("version")
-        if version != self.version and version.__class__ is str:
+        if self.cwd is None and obj.cwd is not None:
+            self.cwd = obj.cwd
+            self.session_id = obj.sessionId
+        version = obj.version
+        if version != self.version and version is not None:
             self.version = version
         record = self._record(uuid, kind, line_no, offset, obj)
         if record is None:
             if kind not in BOOKKEEPING:
                 self._unknown.note(kind, line_no)
             return
-        message = record.message
-        if message is not None:  # a result holds its call's id string, not a copy of its own (80 bytes a result)
-            calls = self._calls
-            for b in message.blocks:
-                if b.type == "tool_use":
-                    if b.tool_id is not None:
-                        calls[b.tool_id] = b.tool_id
-                elif b.type == "tool_result":
-                    tool_id = calls.pop(b.tool_id, None)
-                    if tool_id is not None:
-                        b.tool_id = tool_id
         if kind == "user" and graph is self.main:
-            result = get("toolUseResult")
-            if result.__class__ is dict and "agentId" in result:
-                self._spawned(result, record)
+            result = obj.toolUseResult  # type: ignore[union-attr]
+            if result.__class__ is AgentResult and result.agentId is not None:
+                self._spawned(result.agentId, record)
         graph.records[uuid] = record
         if record.kind != "compact":  # a boundary may end the file (our export)
             graph.tip = uuid
 
-    def _spawned(self, result: dict, record: _Record) -> None:
+    def _loose(self, line_no: int, obj: Any) -> Loose | None:
+        """A line the generic path parsed, as `feed` reads it (None: taken here, or skipped with a warning)."""
+        if obj.__class__ is not dict:
+            self.warn(line_no, f"not a JSON object ({type(obj).__name__}), skipped")
+            return None
+        get = obj.get
+        kind = get("type")
+        if kind.__class__ is not str:
+            kind = None
+        elif kind in REQUEST_RECORDS:
+            problem = self.recorder.feed(kind, line_no, obj)
+            if problem:
+                self.warn(line_no, problem)
+            return None
+        elif kind == COST_STATE:
+            self.cost = agent_cost(obj) or self.cost
+            return None
+        elif kind in IGNORED:
+            return None
+        uuid, parent, cwd, version = get("uuid"), get("parentUuid"), get("cwd"), get("version")
+        result = get("toolUseResult")
+        agent = result.get("agentId") if result.__class__ is dict else None
+        return Loose(kind, uuid if uuid.__class__ is str else None, parent if parent.__class__ is str else None,
+                     bool(get("isSidechain")), cwd if cwd.__class__ is str else None, get("sessionId"),
+                     version if version.__class__ is str else None,
+                     AgentResult(agent) if isinstance(agent, str) else None, obj)
+
+    def _spawned(self, agent: str, record: _Record) -> None:
         """A tool result that hands back a subagent's report names the subagent (`toolUseResult.agentId`, whose
         window is `agent-<id>.jsonl`): remember which tool call started it."""
-        agent = result.get("agentId")
-        if isinstance(agent, str):
-            for b in record.blocks:
-                if b.type == "tool_result" and b.tool_id:
-                    self.spawns[b.tool_id] = agent
+        for b in record.blocks:
+            if b.type == "tool_result" and b.tool_id:
+                self.spawns[b.tool_id] = agent
 
-    def _repeated(self, graph: _Graph, uuid: str, kind: Any, line_no: int, offset: int, obj: dict) -> None:
+    def _repeated(self, graph: _Graph, uuid: str, kind: Any, line_no: int, offset: int, obj: Line | Loose) -> None:
         """A uuid seen before: the first copy stands. A resumed session repeats earlier entries as they were, which
         is silent; a repeat that says something else (other content, parent or kind) is an anomaly, warned once per
         uuid. What is compared is what the loader keeps (envelope fields such as sessionId may differ), and only
@@ -278,10 +305,9 @@ class ClaudeCodeLoader:
         self.duplicates += 1
         if uuid in self.conflicts:
             return
-        parent = obj.get("parentUuid")
         first = graph.records.get(uuid)
         again = self._record(uuid, kind, line_no, offset, obj) if kind != "progress" else None
-        if graph.parents[graph.nodes[uuid]] == (parent if parent.__class__ is str else None) and _same(first, again):
+        if graph.parents[graph.nodes[uuid]] == obj.parentUuid and _same(first, again):
             return
         self.conflicts.add(uuid)
         if len(self.conflicts) <= MAX_CONFLICT_WARNINGS:
@@ -289,7 +315,40 @@ class ClaudeCodeLoader:
             self.warn(line_no, f"uuid {uuid[:64]!r} repeated at line {line_no} with different content{than}; "
                                "the first is kept")
 
-    def _record(self, uuid: str, kind: Any, line_no: int, offset: int, obj: dict) -> _Record | None:
+    def _record(self, uuid: str, kind: Any, line_no: int, offset: int, obj: Line | Loose) -> _Record | None:
+        """The record of a new entry (None: an entry that only links the chain)."""
+        if obj.__class__ is Loose:
+            return self._loose_record(uuid, kind, line_no, offset, obj.raw)  # type: ignore[union-attr]
+        if kind != "user" and kind != "assistant":
+            return None
+        message = obj.message  # type: ignore[union-attr]
+        if message is None:
+            return None
+        try:
+            blocks = typed_blocks(message.content)
+        except NestedTooDeep as exc:
+            blocks = self._unread(exc, line_no)
+        if kind == "user":
+            summary = obj.isCompactSummary  # type: ignore[union-attr]
+            return _user_record(uuid, line_no, offset, obj.timestamp, blocks,  # type: ignore[union-attr]
+                                "tool_result" if blocks and blocks[0].type == "tool_result" and not summary else
+                                _user_kind(summary, obj.isMeta or obj.isVisibleInTranscriptOnly, blocks))  # type: ignore[union-attr]
+        rid, model = message.id, message.model
+        if model is not None:
+            model = sys.intern(model)  # one string for every line of a model
+        ref = obj.requestRef  # type: ignore[union-attr]
+        if ref is not None and rid:
+            self.recorder.respond(ref, rid)
+        return _response_record(uuid, line_no, offset, obj.timestamp, blocks, "assistant", rid, model, ref, None,  # type: ignore[union-attr]
+                                typed_usage(message) if model != SYNTHETIC_MODEL else None)
+
+    def _unread(self, exc: NestedTooDeep, line_no: int) -> list[Block]:
+        """The blocks of content nested too deeply to read: a placeholder, and a warning. The entry stays (a link of
+        the chain), its content unread."""
+        self.warn(line_no, f"content not read: {exc}")
+        return [Block("text", f"[content not read: {exc}]")]
+
+    def _loose_record(self, uuid: str, kind: Any, line_no: int, offset: int, obj: dict) -> _Record | None:
         ts = obj.get("timestamp")
         if ts.__class__ is not str:
             ts = self._timestamp(ts, line_no)
@@ -299,15 +358,12 @@ class ClaudeCodeLoader:
                 return None
             try:
                 blocks = blocks_from_content(message.get("content"))
-            except NestedTooDeep as exc:  # the entry stays (a link of the chain), its content unread
-                self.warn(line_no, f"content not read: {exc}")
-                blocks = [Block("text", f"[content not read: {exc}]")]
-            if kind == "user":  # most are tool results: their kind without a call
-                msg_kind = "tool_result" if blocks and blocks[0].type == "tool_result" and \
-                    "isCompactSummary" not in obj else _user_kind(obj, blocks)
-                return _Record(uuid, kind, line_no, ts, Message(
-                    "system" if msg_kind == "system" else "user", msg_kind, blocks, uuid, None, (line_no,), offset,
-                    ts))  # type: ignore[arg-type]
+            except NestedTooDeep as exc:
+                blocks = self._unread(exc, line_no)
+            if kind == "user":
+                return _user_record(uuid, line_no, offset, ts, blocks, _user_kind(
+                    bool(obj.get("isCompactSummary")), bool(obj.get("isMeta") or obj.get("isVisibleInTranscriptOnly")),
+                    blocks))
             # a summary's acknowledgement we exported says so (Claude Code has no such kind)
             ext = obj.get(EXTENSION)
             msg_kind = "summary_ack" if ext.__class__ is dict and ext.get("kind") == "summary_ack" else "assistant"
@@ -321,21 +377,17 @@ class ClaudeCodeLoader:
             else:
                 ref = None
             cleared = self._server_cleared(message, ref) if "context_management" in message else None
-            usage, write_1h = message.get("usage"), 0
+            usage, counts = message.get("usage"), None
             if usage.__class__ is dict and model != SYNTHETIC_MODEL:  # counts: ints only (`as_int`), inline
                 get = usage.get
                 a, b, c, d = (get("input_tokens"), get("cache_creation_input_tokens"), get("cache_read_input_tokens"),
                               get("output_tokens"))
-                usage = (a if a.__class__ is int else 0, b if b.__class__ is int else 0,
-                         c if c.__class__ is int else 0, d if d.__class__ is int else 0)
+                b = b if b.__class__ is int else 0
                 split = get("cache_creation")
-                if split.__class__ is dict:
-                    write_1h = min(usage[1], as_int(split.get("ephemeral_1h_input_tokens")))
-            else:
-                usage = None
-            return _Record(uuid, kind, line_no, ts, Message("assistant", msg_kind, blocks, uuid, None,  # type: ignore[arg-type]
-                                                            (line_no,), offset, ts, model, rid),
-                           rid, usage, write_1h, None, None, None, ref, cleared)
+                counts = ((a if a.__class__ is int else 0, b, c if c.__class__ is int else 0,
+                           d if d.__class__ is int else 0),
+                          min(b, as_int(split.get("ephemeral_1h_input_tokens"))) if split.__class__ is dict else 0)
+            return _response_record(uuid, line_no, offset, ts, blocks, msg_kind, rid, model, ref, cleared, counts)
         if kind == "attachment":
             sent = reminder(obj)
             if sent is None:
@@ -452,6 +504,36 @@ _UUID, _RESPONSE_ID, _LINE = attrgetter("uuid"), attrgetter("response_id"), attr
 MAX_DROPPED = 64  # path records a new entry may leave behind (parallel tool results) before a full walk is cheaper
 
 
+def _chain(graph: _Graph) -> list[_Record] | None:
+    """The graph's records in file order when the walk from the tip would pass every one of them: then that is the
+    branch, all of it, found without a walk. So it is when every entry's parent (a compaction boundary's logical
+    parent) is an earlier entry with no record between the two (progress entries and the like may hang off the
+    path: a tool's result is the child of its call, not of the progress lines written while it ran), the first entry
+    is a root and the last record is the tip: a path that only ever steps back over entries holding no record passes
+    every record. None otherwise, or when too many links are not to the entry just before (then the walk is as
+    cheap). Those links are found in C; only they are looked at."""
+    order, parents, records, nodes = graph.order, graph.parents, graph.records, graph.nodes
+    if not records or parents[0] is not None or next(reversed(records.values())).uuid != graph.tip:
+        return None
+    first = records.get(order[0])
+    if first is not None and first.logical_parent is not None:
+        return None
+    limit = len(order) // 4 + 64
+    others = list(islice(compress(count(1), map(is_not, islice(parents, 1, None), order)), limit + 1))
+    if len(others) > limit:
+        return None
+    held = list(map(nodes.__getitem__, records))  # the seqs of the records, ascending
+    for seq in others:
+        parent = parents[seq]
+        if parent is None:
+            rec = records.get(order[seq])
+            parent = rec.logical_parent if rec is not None else None
+        at = nodes.get(parent) if parent is not None else None
+        if at is None or at >= seq or bisect_left(held, seq) != bisect_right(held, at):
+            return None  # a root, a parent not (yet) read or read later, or a record the step back passes over
+    return list(records.values())
+
+
 class _Branch:
     """The active branch of one graph as built so far, with what extending it needs: its path (root to newest
     message), the responses and tool calls on it, the loose records (off it) that a later entry could pull in, and
@@ -478,6 +560,10 @@ class _Branch:
         """Records on the path from the newest message back to a root, plus the pieces of its responses that
         Claude Code links off the path (parallel tool calls), in file order."""
         graph = self.graph
+        chain = _chain(graph)
+        if chain is not None:  # every entry the child of the one before: the walk would visit each, in reverse
+            self._unsettled = chain
+            return list(chain)
         nodes, order, parents, records = graph.nodes, graph.order, graph.parents, graph.records
         walked: list[_Record] = []
         visited = bytearray(len(order))  # by seq: a byte an entry where a set of uuids takes ~40
@@ -708,7 +794,7 @@ class _Assembler:
             else:  # every line repeats the usage; output_tokens is final only on the last one
                 request = self.requests[at]
                 if at < self.shared[1]:
-                    request = self.requests[at] = replace(request)
+                    request = self.requests[at] = structs.replace(request)
                 request.input_tokens, request.cache_creation, request.cache_read, request.output_tokens = \
                     rec.usage
                 request.cache_write_1h = rec.write_1h
@@ -803,14 +889,15 @@ class _Assembler:
                                            line=rec.line, timestamp=rec.timestamp))
 
     def _add_request(self, rec: _Record, index: int) -> None:
-        assert rec.usage is not None
-        model = rec.message.model if rec.message is not None else None
-        request = Request(rec.response_id or f"line-{rec.line}", model, *rec.usage, index, self.context_start, index,
-                          rec.line, rec.timestamp, "turn", rec.sent_id, rec.write_1h)
-        if self.messages[index].response_id != request.id:
-            self._own(index).response_id = request.id
-        self.request_at[request.id] = len(self.requests)
-        self.requests.append(request)
+        assert rec.usage is not None and rec.message is not None
+        model, line, requests = rec.message.model, rec.line, self.requests
+        rid = rec.response_id or f"line-{line}"
+        a, b, c, d = rec.usage
+        if self.messages[index].response_id != rid:
+            self._own(index).response_id = rid
+        self.request_at[rid] = len(requests)
+        requests.append(Request(rid, model, a, b, c, d, index, self.context_start, index, line, rec.timestamp, "turn",
+                                rec.sent_id, rec.write_1h))
         if model and model not in self.models:
             self.models.append(model)
 
@@ -833,6 +920,22 @@ def _calls(records: Iterable[_Record]) -> tuple[set[str | None], set[str | None]
     return used, answered
 
 
+def _user_record(uuid: str, line_no: int, offset: int, ts: str | None, blocks: list[Block], kind: str) -> _Record:
+    return _Record(uuid, "user", line_no, ts, Message("user", kind, blocks, uuid, None, (line_no,), offset,  # type: ignore[arg-type]
+                                                      ts))
+
+
+def _response_record(uuid: str, line_no: int, offset: int, ts: str | None, blocks: list[Block], kind: str,
+                     rid: str | None, model: str | None, ref: str | None,
+                     cleared: tuple[int, int, frozenset[str]] | None,
+                     counts: tuple[tuple[int, int, int, int], int] | None) -> _Record:
+    """An assistant line's record; `counts`: its usage and the part written with the one-hour TTL, if it has one."""
+    usage, write_1h = counts if counts is not None else (None, 0)
+    return _Record(uuid, "assistant", line_no, ts, Message("assistant", kind, blocks, uuid, None,  # type: ignore[arg-type]
+                                                           (line_no,), offset, ts, model, rid),
+                   rid, usage, write_1h, None, None, None, ref, cleared)
+
+
 def _same(a: _Record | None, b: _Record | None) -> bool:
     """Whether two copies of an entry hold the same: kind, content and response (not line, offset or timestamp)."""
     if a is None or b is None:
@@ -844,13 +947,14 @@ def _same(a: _Record | None, b: _Record | None) -> bool:
                                                                          mb.attachment))
 
 
-def _user_kind(obj: dict, blocks: list[Block]) -> str:
-    if obj.get("isCompactSummary"):
+def _user_kind(summary: bool, meta: bool, blocks: list[Block]) -> str:
+    """A user entry's kind: `summary` and `meta` as its isCompactSummary and isMeta / isVisibleInTranscriptOnly say."""
+    if summary:
         return "compact_summary"
     for b in blocks:
         if b.type == "tool_result":
             return "tool_result"
-    if obj.get("isMeta") or obj.get("isVisibleInTranscriptOnly"):
+    if meta:
         return "meta"
     return "meta" if injected(blocks) else "prompt"
 

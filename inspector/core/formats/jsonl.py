@@ -26,23 +26,27 @@ Feed = Callable[[int, int, Any], None]
 Warn = Callable[[int | None, str], None]
 Skip = Callable[[int, int, bytes], bool]
 Held = Callable[[int, int], None]
+Decode = Callable[[bytes], Any]
 
 PROGRESS_EVERY = 0.1  # seconds
+REFUSED = (ValueError, RecursionError)  # what a parse raises for a line it does not read (msgspec's: ValueErrors)
 
 
 def read_jsonl(path: str | os.PathLike[str], feed: Feed, warn: Warn, progress: Progress | None = None,
-               index: LineIndex | None = None, skip: Skip | None = None, held: Held | None = None) -> LineIndex:
+               index: LineIndex | None = None, skip: Skip | None = None, held: Held | None = None,
+               decode: Decode | None = None) -> LineIndex:
     """Feed `(line_no, offset, obj)` for every line of `path` from where `index` stopped; return the index.
 
     `skip(line_no, offset, raw)`, when given, sees each raw line first and returns True for a line the caller has
     already taken (a live follower's last line, fed before its newline arrived). `held(line_no, bytes)`, when
-    given, is told of an unfinished last line instead of a warning."""
+    given, is told of an unfinished last line instead of a warning. `decode(raw)`, when given, is the loader's
+    own fast parse (typed entries): a line it refuses (ValueError, RecursionError) is parsed as JSON as usual."""
     index = index if index is not None else LineIndex(path)  # an empty index is falsy (len 0)
     if held is None:
         def held(line_no: int, size: int) -> None:
             warn(line_no, unfinished(size))
     with gc_paused():
-        _read(index, feed, warn, progress, skip, held)
+        _read(index, feed, warn, progress, skip, held, decode)
     return index
 
 
@@ -53,9 +57,10 @@ def unfinished(size: int) -> str:
 
 
 def _read(index: LineIndex, feed: Feed, warn: Warn, progress: Progress | None, skip: Skip | None,
-          held: Held) -> None:
+          held: Held, fast: Decode | None) -> None:
     total = os.path.getsize(index.path)  # for progress: the read itself stops at the size it first sees
-    decode = orjson.loads  # 3x the standard library's speed; what it refuses goes to the standard library below
+    # orjson: 3x the standard library's speed; what it refuses goes to the standard library (`_parse_odd`)
+    decode, generic = (orjson.loads, _parse_odd) if fast is None else (fast, _parse)
     clock = time.monotonic
     next_report = clock() + PROGRESS_EVERY
     for first, offsets, lines in index.read_batches():
@@ -67,10 +72,10 @@ def _read(index: LineIndex, feed: Feed, warn: Warn, progress: Progress | None, s
                 continue
             try:
                 obj = decode(raw)
-            except ValueError:
+            except REFUSED:
                 try:  # lone surrogates, huge integers, NaN, deep nesting, another encoding, bytes that are no
                     # UTF-8, or truly corrupt: the standard library reads what it can and says which, and why
-                    obj = _parse_odd(raw, line_no, warn)
+                    obj = generic(raw, line_no, warn)
                 except ValueError as exc:
                     warn(line_no, f"corrupt line skipped ({_reason(exc)})")
                     continue
@@ -150,6 +155,14 @@ def loads(data: str | bytes) -> Any:
         return json.loads(data)
     except RecursionError:
         raise ValueError("nested too deeply to read") from None
+
+
+def _parse(raw: bytes, line_no: int, warn: Warn) -> Any:
+    """A line a loader's own fast parse refused, parsed as any other line is."""
+    try:
+        return orjson.loads(raw)
+    except ValueError:
+        return _parse_odd(raw, line_no, warn)
 
 
 def _parse_odd(raw: bytes, line_no: int, warn: Warn) -> Any:

@@ -1,0 +1,214 @@
+"""The common lines of a Claude Code transcript, decoded straight into typed structs: the fast path of
+`ClaudeCodeLoader` (claude_code.py).
+
+Only what the loader reads is declared: the rest of a line (`toolUseResult`'s copies of whole files, progress
+payloads, envelope fields) is skipped by the decoder without being built, and the blocks come typed, so turning a line
+into a Message takes attribute reads instead of dict lookups. The types are strict on purpose: a line they do not fit
+exactly (another kind of entry, a field of another type, an unknown block, an integer orjson would read as a float,
+an odd encoding) is refused by `decode` and takes the generic path (orjson, then the standard library; the loader's
+dict branch), so a line reads the same whichever path takes it.
+"""
+
+from __future__ import annotations
+
+from sys import intern
+from typing import Annotated, Any, ClassVar, Union
+
+import msgspec
+from msgspec import UNSET, Meta, Struct, UnsetType
+
+from inspector.core.formats.blocks import MAX_NESTING, NestedTooDeep
+from inspector.core.model import Block
+
+# orjson reads integers beyond 64 bits as floats: a line holding one takes the generic path, which reads it as before
+Int = Annotated[int, Meta(ge=-(2**63), le=2**63 - 1)]
+_Scalar = Union[str, Int, float, bool, None]
+VALUE_DEPTH = 8  # how deep a tool's input may nest here (deeper: the generic path)
+Value: Any = _Scalar
+for _ in range(VALUE_DEPTH):
+    Value = Union[_Scalar, list[Value], dict[str, Value]]
+
+
+class _Text(Struct, tag="text", gc=False):
+    text: str = ""
+
+
+class _Thinking(Struct, tag="thinking", gc=False):
+    thinking: str = ""
+    signature: str | None = None
+
+
+class _Redacted(Struct, tag="redacted_thinking", gc=False):
+    data: str = ""
+
+
+class _Source(Struct, gc=False):
+    type: str | None = None
+    media_type: str | None = None
+    data: str | None = None
+
+
+class _Image(Struct, tag="image", gc=False):
+    source: _Source | None = None
+
+
+class _Document(Struct, tag="document", gc=False):
+    source: _Source | None = None
+
+
+class _ToolUse(Struct, tag="tool_use", gc=False):
+    id: str | None = None
+    name: str | None = None
+    input: Value | UnsetType = UNSET
+
+
+class _ToolResult(Struct, tag="tool_result", gc=False):
+    tool_use_id: str | None = None
+    content: str | list[_Block] | None = None
+    is_error: bool = False
+
+
+_Block = Union[_Text, _ToolUse, _ToolResult, _Thinking, _Redacted, _Image, _Document]
+
+
+class _Split(Struct, gc=False):
+    ephemeral_1h_input_tokens: Int = 0
+
+
+class Usage(Struct, gc=False):
+    input_tokens: Int = 0
+    cache_creation_input_tokens: Int = 0
+    cache_read_input_tokens: Int = 0
+    output_tokens: Int = 0
+    cache_creation: _Split | None = None
+
+
+class _Message(Struct, gc=False):
+    content: str | list[_Block] | None = None
+    id: str | None = None
+    model: str | None = None
+    usage: Usage | None = None
+    context_management: None = None  # the API's context editing: rare, the generic path reads it
+
+
+class Line(Struct, tag_field="type", gc=False):
+    """What linking reads from every entry: the loader's `feed` takes these and the generic path's `Loose`."""
+
+    kind: ClassVar[str]
+    uuid: str | None = None
+    parentUuid: str | None = None
+    isSidechain: bool = False
+
+
+class Progress(Line, tag="progress"):
+    kind: ClassVar[str] = "progress"
+
+
+class Entry(Line):
+    cwd: str | None = None
+    sessionId: str | None = None
+    version: str | None = None
+    timestamp: str | None = None
+
+
+class AgentResult(Struct, gc=False):
+    """Of a tool's result (`toolUseResult`), what the loader reads: the subagent it names, if it ran one."""
+
+    agentId: str | None = None
+
+
+class User(Entry, tag="user"):
+    kind: ClassVar[str] = "user"
+    message: _Message | None = None
+    isCompactSummary: bool = False
+    isMeta: bool = False
+    isVisibleInTranscriptOnly: bool = False
+    toolUseResult: AgentResult | str | list[msgspec.Raw] | Int | float | bool | None = None
+
+
+class Assistant(Entry, tag="assistant"):
+    kind: ClassVar[str] = "assistant"
+    message: _Message | None = None
+    requestRef: str | None = None
+    contextInspector: None = None  # our export's mark of a summary's acknowledgement: the generic path reads it
+
+
+def _bookkeeping(kind: str) -> type[Entry]:
+    return msgspec.defstruct(f"Bookkeeping_{kind}", [], bases=(Entry,), tag=kind, namespace={"kind": kind})
+
+
+# Entries that only link the chain (claude_code.BOOKKEEPING less those whose content the loader reads)
+BOOKKEEPING_KINDS = ("file-history-snapshot", "queue-operation", "summary", "custom-title", "agent-name", "tag",
+                     "last-prompt", "pr-link", "worktree-state", "content-replacement", "marble-origami-commit",
+                     "marble-origami-snapshot")
+KINDS = (User, Assistant, Progress, *map(_bookkeeping, BOOKKEEPING_KINDS))
+TYPED = frozenset(KINDS)
+
+_decode = msgspec.json.Decoder(Union[KINDS]).decode  # type: ignore[valid-type]
+
+
+def decode(raw: bytes) -> Line:
+    """The typed entry of one raw line; ValueError (msgspec's errors are ValueErrors) or RecursionError (nesting
+    past the interpreter's limit) for a line the generic path must read (`jsonl.read_jsonl`). msgspec skips
+    undeclared values without checking their UTF-8 (the generic path warns of invalid bytes), so a line that is not
+    ASCII is checked first."""
+    if not raw.isascii():
+        raw.decode()  # UnicodeDecodeError is a ValueError
+    return _decode(raw)
+
+
+def blocks(content: str | list | None, depth: int = 0) -> list[Block]:
+    """`blocks.blocks_from_content` for typed content (what it gives for the same JSON)."""
+    if content.__class__ is str:
+        return [Block("text", content)]  # type: ignore[arg-type]
+    if content is None:
+        return []
+    if depth > MAX_NESTING:
+        raise NestedTooDeep(f"tool results nested more than {MAX_NESTING} deep")
+    if len(content) == 1:  # most messages: a list made to measure (a list grown by appends takes 24 bytes more)
+        return [_block(content[0], depth)]  # type: ignore[index]
+    return [_block(b, depth) for b in content]  # type: ignore[union-attr]
+
+
+def _block(b: Any, depth: int) -> Block:
+    cls = b.__class__
+    if cls is _ToolResult:  # tool ids and names interned, as blocks_from_content does
+        inner, tool_id = b.content, b.tool_use_id
+        if tool_id is not None:
+            tool_id = intern(tool_id)
+        if inner.__class__ is list:
+            return Block("tool_result", "", tool_id, None, None, b.is_error, blocks(inner, depth + 1))
+        return Block("tool_result", inner or "", tool_id, None, None, b.is_error)
+    if cls is _ToolUse:
+        tool_id, name = b.id, b.name
+        return Block("tool_use", "", intern(tool_id) if tool_id is not None else None,
+                     intern(name) if name is not None else None, {} if b.input is UNSET else b.input)
+    if cls is _Text:
+        return Block("text", b.text)
+    if cls is _Thinking:
+        return Block("thinking", b.thinking, signature=b.signature or None)
+    if cls is _Redacted:
+        return Block("redacted_thinking", b.data)
+    return _media(b)
+
+
+def _media(b: _Image | _Document) -> Block:
+    kind = "image" if b.__class__ is _Image else "document"
+    source = b.source
+    data = source.data if source is not None else None
+    text = ""
+    if kind == "document" and source is not None and source.type == "text":
+        text, data = data or "", None
+    return Block(kind, text, media=source.media_type if source is not None else None,
+                 size=len(data) if data is not None else 0)
+
+
+def usage(message: _Message) -> tuple[tuple[int, int, int, int], int] | None:
+    """The usage counts of a response and what of its cache creation was written with the one-hour TTL."""
+    u = message.usage
+    if u is None:
+        return None
+    split = u.cache_creation
+    creation = u.cache_creation_input_tokens
+    return ((u.input_tokens, creation, u.cache_read_input_tokens, u.output_tokens),
+            min(creation, split.ephemeral_1h_input_tokens) if split is not None else 0)
