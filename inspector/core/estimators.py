@@ -24,7 +24,8 @@ from __future__ import annotations
 import json
 import os
 from contextlib import contextmanager, nullcontext
-from operator import mul
+from itertools import repeat
+from operator import add, mul, sub, truediv
 from typing import Any, Callable, ContextManager, Iterable, Iterator, Sequence
 
 from inspector.core.model import Block, Message
@@ -55,14 +56,14 @@ class Estimator:
         raise NotImplementedError
 
     def blocks(self, blocks: Iterable[Block]) -> int:
-        return sum(self.text(_block_text(b)) for b in blocks)
+        return sum(self.text(block_text(b)) for b in blocks)
 
     def message(self, message: Message) -> int:
         return self.blocks(message.blocks)
 
     def block(self, block: Block) -> float:
         """One block's figure before the message's rounding (and without the message's own share)."""
-        return float(self.text(_block_text(block)))
+        return float(self.text(block_text(block)))
 
     def single(self, figure: float) -> int:
         """The figure of a message whose only block has the `block` figure `figure`."""
@@ -73,7 +74,7 @@ class Estimator:
         return self.block(Block("tool_result", text, block.tool_id, block.tool_name, block.input, block.is_error))
 
 
-def _block_text(block: Block) -> str:
+def block_text(block: Block) -> str:
     """`Block.all_text`, tolerant of malformed blocks (None text, odd nested items, unserialisable input)."""
     try:
         return block.all_text() or ""
@@ -125,7 +126,7 @@ def _api_chars(block: Block) -> int:
     try:
         return sum(len(s) for s in _strings(block.to_api())) - len(block.signature or "")
     except (TypeError, ValueError, AttributeError, RecursionError):
-        return len(_block_text(block))
+        return len(block_text(block))
 
 
 class BlockAware(Estimator):
@@ -150,7 +151,7 @@ class BlockAware(Estimator):
         if block.type in ("image", "document"):
             return self.FIXED_MEDIA * 3 / 4  # so the 4/3 factor leaves it at FIXED_MEDIA
         if block.type == "tool_use":
-            return len(_block_text(block)) / 4
+            return len(block_text(block)) / 4
         nested = block.content if isinstance(block.content, list) else []
         return len(str(block.text or "")) / 4 + sum(
             self._chars_or_fixed(b) for b in nested if isinstance(b, Block))
@@ -320,6 +321,37 @@ def text_features(text: str, out: list[float], as_json: bool = False, counter: C
     out[PROSE] += latin - code
 
 
+def text_columns(texts: Sequence[str], as_json: bool = False, counter: Count | None = None) -> dict[int, list[float]]:
+    """`text_features` of each of `texts` added to zeros, as columns: feature -> one value per text (the features
+    some text may have). The very same floats, from C-level passes over all the texts: accounting scores every
+    message's text at once."""
+    if counter is not None:
+        return {TOKENS: [float(counter(t)) if t else 0.0 for t in texts]}
+    lens = list(map(len, texts))
+    out: dict[int, list[float]] = {}
+    if all(map(str.isascii, texts)):  # most sessions: no lead bytes to count
+        if as_json:
+            return {JSON_: list(map(float, lens))}
+        latin: list[int] = lens
+        raws = list(map(str.encode, texts))
+    else:  # an ASCII text counts no lead bytes here: the same sums as `text_features`' shortcut for it
+        raws = list(map(str.encode, texts, repeat("utf-8"), repeat("surrogatepass")))
+        leads = list(map(bytes.translate, raws, repeat(_LEADS), repeat(_NOT_LEAD)))
+        cjk, other, sym, emoji = (list(map(bytes.count, leads, repeat(c))) for c in (b"c", b"o", b"s", b"e"))
+        out[CJK], out[OTHER] = list(map(float, cjk)), list(map(float, other))
+        out[SYMBOL] = list(map(float, map(add, sym, map(mul, repeat(2), emoji))))
+        latin = list(map(sub, map(sub, map(sub, map(sub, lens, cjk), other), sym), emoji))
+        if as_json:
+            out[JSON_] = list(map(float, latin))
+            return out
+    # An empty text adds nothing: its share is taken of 1 character instead of 0, which gives 0.0 code and prose.
+    share = map(min, repeat(1.0), map(truediv, map(len, map(bytes.translate, raws, repeat(None), repeat(_NOT_PUNCT))),
+                                      map(mul, repeat(CODE_PUNCT_SHARE), map(max, lens, repeat(1)))))
+    code = list(map(mul, latin, share))
+    out[CODE], out[PROSE] = code, list(map(sub, latin, code))
+    return out
+
+
 def block_features(block: Block, out: list[float], counter: Count | None = None) -> None:
     """Add one block's features to `out`: its text by kind (or its tokens), plus the structure it carries."""
     kind = block.type
@@ -327,7 +359,7 @@ def block_features(block: Block, out: list[float], counter: Count | None = None)
         out[STATED] += max(0, block.tokens)
     elif kind == "tool_use":
         out[TOOL_USE] += 1
-        text_features(_block_text(block), out, True, counter)
+        text_features(block_text(block), out, True, counter)
     elif kind in ("image", "document"):
         out[MEDIA] += 1
     elif kind == "tool_result":

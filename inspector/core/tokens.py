@@ -34,20 +34,20 @@ import weakref
 from math import isfinite
 from array import array
 from dataclasses import dataclass
-from itertools import accumulate, groupby, repeat
-from operator import add, mul, sub
-from typing import TYPE_CHECKING, Sequence
+from itertools import accumulate, compress, groupby, repeat
+from operator import add, and_, attrgetter, eq, gt, is_not, itemgetter, le, lt, mul, ne, not_, or_, sub, truediv
+from typing import TYPE_CHECKING, Iterable, Sequence
 
 from inspector.core import categories as cat
-from inspector.core.calibration import YOUNG, Calibrator
+from inspector.core.calibration import YOUNG, Calibrator, group_columns
 from inspector.core.estimators import (
-    N_FEATURES, O200K, Calibrated, Estimator, Exact, FeatureEstimator, Tokenizer, batched, dot, get_estimator,
+    N_FEATURES, O200K, STATED, Calibrated, Estimator, Exact, FeatureEstimator, Tokenizer, batched, dot, get_estimator,
     tokenizer_for)
 from inspector.core.limits import current_model
 from inspector.core.model import Compaction, CompactionsByIndex, Message, Request, Session
-from inspector.core.accounting import Accounting, Accuracy, RequestFigures
+from inspector.core.accounting import Accounting, Accuracy, RequestColumns
 from inspector.core.compacted import after_all
-from inspector.core.pricing import Pricing, one_part, parts, scaled, total, vector
+from inspector.core.pricing import Pricing, columns, parts, scaled, total, vector
 from inspector.core.versions import Edit, edits as session_edits, originals
 
 if TYPE_CHECKING:
@@ -63,10 +63,23 @@ UNEXPLAINED_FACTOR = 2.0
 UNEXPLAINED_SLACK = 1500
 
 
-def _sum_range(cumulative: array, lo: int, hi: int) -> list[float]:
-    """The features of messages[lo:hi] from the running sums (rows of N_FEATURES, flat)."""
-    return list(map(sub, cumulative[hi * N_FEATURES:(hi + 1) * N_FEATURES],
-                    cumulative[lo * N_FEATURES:(lo + 1) * N_FEATURES]))
+# Per-message features are kept as columns (feature -> a list of one float per message, None where every message
+# has 0.0: features are never -0.0, and adding 0.0 or finite x 0.0 leaves any such sum as it is), with their running
+# sums (arrays; row i: the sum of messages[:i]).
+Columns = list  # of list | array | None, N_FEATURES of them
+
+
+def _sum_range(cumulative: Columns, lo: int, hi: int) -> list[float]:
+    """The features of messages[lo:hi] from the running sums."""
+    return [0.0 if c is None else c[hi] - c[lo] for c in cumulative]
+
+
+def _row(columns: Columns, i: int) -> list[float]:
+    return [0.0 if c is None else c[i] for c in columns]
+
+
+def _zeros(n: int) -> array:
+    return array("d", bytes(8 * n))
 
 
 def account(session: Session, estimator: str | Estimator | None = None, prior: Calibrator | None = None,
@@ -146,11 +159,13 @@ class _Resume:
     n_messages: int
     names: dict[str, str]  # tool names of the session's every message
     names_mark: dict[str, str]  # ... of messages[:mark]
-    result_ids: set[str]  # tool_result ids of messages[:mark] (shared, grows: a superset only makes resuming rarer)
+    # tool_result ids of messages[:mark], made when a resume first needs them (None until then; shared, grows: a
+    # superset only makes resuming rarer)
+    result_ids: set[str] | None
     keys: list[str | None]
     multi: dict[int, dict[str, list[float]]]
-    feats: array
-    cumulative: array
+    feats: Columns
+    cumulative: Columns
     per_message: list[float]
     running: list[float]
     calibrator: Calibrator  # pass 1 before request k
@@ -174,13 +189,14 @@ class _Resume:
     earlier: _Resume | None = None
 
 
-def _add_errors(pred: list[float], est: list[float], figures: list[RequestFigures], lo: int, hi: int,
+def _add_errors(pred: list[float], est: list[float], figures: RequestColumns, lo: int, hi: int,
                 few: bool) -> tuple[list[float], list[float]]:
     """Add the absolute errors of figures[lo:hi] to the sorted lists (in place; `few`: insort, else sort once);
     returns what was added."""
-    p = [abs(f.prediction_error_pct) for f in figures[lo:hi]  # type: ignore[arg-type]
-         if f.predicted is not None and f.request.kind == "turn"]
-    e = [abs(f.estimation_error_pct) for f in figures[max(lo, 1):hi] if f.request.kind == "turn"]
+    turn = list(map(eq, map(attrgetter("kind"), figures.request[lo:hi]), repeat("turn")))
+    p = _abs_errors(compress(figures.predicted[lo:hi], turn), compress(figures.measured[lo:hi], turn))
+    lo1 = max(lo, 1)  # the first request's estimate is its measured figure
+    e = _abs_errors(compress(figures.estimated[lo1:hi], turn[lo1 - lo:]), compress(figures.measured[lo1:hi], turn[lo1 - lo:]))
     for errors, added in ((pred, p), (est, e)):
         if few:
             for x in added:
@@ -189,6 +205,17 @@ def _add_errors(pred: list[float], est: list[float], figures: list[RequestFigure
             errors.extend(added)
             errors.sort()
     return p, e
+
+
+def _abs_errors(values: Iterable[int | None], measured: Iterable[int]) -> list[float]:
+    """abs(RequestFigures._pct) of each value (None: left out) against its measured figure, in C-level passes."""
+    values, measured = list(values), list(measured)
+    if None in values:
+        kept = list(map(is_not, values, repeat(None)))
+        values, measured = list(compress(values, kept)), list(compress(measured, kept))
+    if 0 in measured:
+        return [abs((v - m) / m * 100 if m else 0.0) for v, m in zip(values, measured)]  # type: ignore[operator]
+    return list(map(abs, map(mul, map(truediv, map(sub, values, measured), measured), repeat(100))))
 
 
 class _Run:
@@ -289,20 +316,19 @@ class _Run:
     def _fresh(self) -> None:
         self.names: dict[str, str] = {}
         self.names_mark: dict[str, str] = {}
-        self.result_ids: set[str] = set()
+        self.result_ids: set[str] | None = None
         # Per message: its category when all its blocks have one (`keys`), else None and its features per
-        # category in `multi`; its features (`feats`, N_FEATURES a message, flat) and their running sums
-        # (`cumulative`, N_FEATURES per message boundary, flat: row i is the sum of messages[:i]).
+        # category in `multi`; its features (`feats`) and their running sums (`cumulative`), as columns.
         self.keys: list[str | None] = []
         self.multi: dict[int, dict[str, list[float]]] = {}
-        self.feats = array("d")
-        self.cumulative = array("d", [0.0] * N_FEATURES)
+        self.feats: Columns = [None] * N_FEATURES
+        self.cumulative: Columns = [None] * N_FEATURES
         self.per_message: list[float] = []
         self.running: list[float] = [0.0]
         self.calibrator = self.prior.copy() if self.prior is not None else Calibrator(self.counter)
         self.session_anchor: dict[str, Request] = {}
         self.window_anchor: dict[str, Request] = {}
-        self.figures: list[RequestFigures] = []
+        self.figures = RequestColumns()
         self.prefix_of: dict[str, int] = {}
         self.prefix = 0
         self.first_model: list[str | None] = []
@@ -336,7 +362,9 @@ class _Run:
         below = state.names_mark
         moved = {x for x in (tail_old.keys() | tail_new.keys())
                  if tail_old.get(x, below.get(x)) != tail_new.get(x, below.get(x))}
-        if moved & state.result_ids:
+        if moved and state.result_ids is None:
+            state.result_ids = cat.result_ids(msgs[:mark])
+        if moved and moved & state.result_ids:  # type: ignore[operator]
             raise _Stale("a tool result before the mark resolves to another tool")
         names = state.names
         for x in tail_old.keys() - tail_new.keys():
@@ -348,10 +376,10 @@ class _Run:
         self.k, self.lo, self.seen = k, mark, state.seen
         self.inherited = state.earlier
         self.names, self.names_mark, self.result_ids = names, below, state.result_ids
-        for kept, upto in ((state.keys, mark), (state.feats, mark * N_FEATURES),
-                           (state.cumulative, (mark + 1) * N_FEATURES), (state.per_message, mark),
-                           (state.running, mark + 1), (state.estimated_f, mark),
-                           (state.first_model, min(state.seen, len(msgs)))):
+        for kept, upto in ((state.keys, mark), (state.per_message, mark), (state.running, mark + 1),
+                           (state.estimated_f, mark), (state.first_model, min(state.seen, len(msgs))),
+                           *((c, mark) for c in state.feats if c is not None),
+                           *((c, mark + 1) for c in state.cumulative if c is not None)):
             del kept[upto:]
         for i in [i for i in state.multi if i >= mark]:
             del state.multi[i]
@@ -364,7 +392,7 @@ class _Run:
         self.models = state.models
         self.old_final = state.final
         # What the caller holds (the previous figures may be on screen): copied.
-        self.figures = previous.requests[:k]
+        self.figures = previous.requests.head(k)
         self.estimated = previous.estimated[:mark]
         self.measured = previous.measured[:mark]
         self.category = previous.category[:mark]
@@ -378,6 +406,7 @@ class _Run:
     # -- the stages -------------------------------------------------------------------------------------------------
 
     def accounting(self) -> Accounting:
+        self._requests()
         self._messages()
         self._pass1()
         if self.fit_before == self.R:  # no request from there on yet: the fit of them all
@@ -385,18 +414,22 @@ class _Run:
         final = self._pass2()
         return self._finish(final)
 
+    def _requests(self) -> None:
+        """The requests from the one before `k` on, as columns (request ri at ri - q0), which every pass reads."""
+        self.q0 = q0 = max(0, self.k - 1)
+        reqs = self.session.requests[q0:]
+        self.q_start, self.q_end, self.q_model, self.q_kind = (
+            list(map(attrgetter(name), reqs)) for name in ("seen_start", "seen_end", "model", "kind"))
+        self.q_measured = list(map(add, map(add, map(attrgetter("input_tokens"), reqs),
+                                            map(attrgetter("cache_creation"), reqs)), map(attrgetter("cache_read"), reqs)))
+
     def _messages(self) -> None:
         """Tool names, each message's features per category, and their running sums, from message `lo` on."""
-        msgs, pos = self.session.messages, self.lo
-        names_mark, result = self.names_mark, self.result_ids.add
+        msgs, pos, lo, n = self.session.messages, self.lo, self.lo, len(self.session.messages)
         for j, _, mark in self.points:
-            for m in msgs[pos:mark]:  # `cat.tool_names` and the results' ids, in one pass
-                for b in m.blocks:
-                    if b.tool_id:
-                        if b.type == "tool_use":
-                            names_mark[b.tool_id] = b.tool_name or "?"
-                        elif b.type == "tool_result":
-                            result(b.tool_id)
+            self.names_mark.update(cat.tool_names(msgs[pos:mark]))
+            if self.result_ids is not None:
+                self.result_ids.update(cat.result_ids(msgs[pos:mark]))
             pos = max(pos, mark)
             if j != self.next_k:
                 self.snaps[j]["names_mark"] = dict(self.names_mark)
@@ -404,46 +437,38 @@ class _Run:
             self.names = {**self.names_mark, **cat.tool_names(msgs[pos:])}
         names, counter = self.names, self.counter
         firsts, at_last = self.first_version, self.at_last
-        keys, multi, feats = self.keys, self.multi, self.feats
-        with batched(msgs[self.lo:], counter):  # the o200k counts of every new text, in one batch
-            for i in range(self.lo, len(msgs)):
-                m = msgs[i]
-                if firsts:  # categories from the message as the last request saw it; its price as it first was
-                    m = at_last.get(i, m)
-                    p = parts(m, names, counter)
-                    first = firsts.get(i, m)
-                    f = vector(p) if first is m else vector(parts(first, names, counter))
-                    m = first
-                elif len(m.blocks) == 1:  # most messages: one category, no dict of parts
-                    p, f = None, None
-                    key, one = one_part(m, names, counter)
-                else:
-                    p, f = parts(m, names, counter), None
-                if p is not None and len(p) == 1:
-                    ((key, one),) = p.items()
-                if p is None or len(p) == 1:
-                    keys.append(key)
-                    feats.fromlist(one if f is None else f)
-                else:
-                    keys.append(None)
-                    multi[i] = p
-                    feats.fromlist(vector(p) if f is None else f)
-                if not self.by_features:
-                    x = float(self.est.message(m))
+        # Categories from each message as the last request saw it; its price as it first was.
+        shown = [at_last.get(i, msgs[i]) for i in range(lo, n)] if firsts else msgs[lo:]
+        feats, cumulative = self.feats, self.cumulative
+        with batched(msgs[lo:], counter):  # the o200k counts of every new text, in one batch
+            keys, multi, cols = columns(shown, names, counter)
+            self.keys += keys
+            self.multi.update((lo + i, p) for i, p in multi.items())
+            for j, col in enumerate(cols):
+                if col is not None or feats[j] is not None:
+                    if feats[j] is None:
+                        feats[j] = [0.0] * lo
+                    feats[j] += col if col is not None else repeat(0.0, n - lo)
+            for i, first in firsts.items():
+                if lo <= i < n and first is not shown[i - lo]:
+                    for j, x in enumerate(vector(parts(first, names, counter))):
+                        if x or feats[j] is not None:
+                            if feats[j] is None:
+                                feats[j] = [0.0] * n
+                            feats[j][i] = x
+            if not self.by_features:
+                for i in range(lo, n):
+                    x = float(self.est.message(firsts.get(i, shown[i - lo])))
                     self.per_message.append(x)
                     self.running.append(self.running[-1] + x)
         if self.by_features:  # each feature's running sum: the same additions, in the same order, in C loops
-            n, lo, cum, N = len(msgs), self.lo, self.cumulative, N_FEATURES
-            cum.frombytes(bytes(cum.itemsize * N * (n - lo)))  # rows lo+1..n, filled a feature at a time
-            for j in range(N):
-                column, start = feats[lo * N + j::N], cum[lo * N + j]
-                if any(column):
-                    sums = accumulate(column, initial=start)
+            for j, col in enumerate(feats):
+                if col is not None:
+                    if cumulative[j] is None:
+                        cumulative[j] = _zeros(lo + 1)
+                    sums = accumulate(col[lo:], initial=cumulative[j][lo])
                     next(sums)  # the running sum at `lo`, already there
-                    cum[(lo + 1) * N + j::N] = array("d", sums)
-                else:  # a feature no message has: its sum stays (adding 0.0 leaves a sum from 0.0 as it is)
-                    cum[(lo + 1) * N + j::N] = array("d", [start]) * (n - lo)
-            assert len(cum) == (n + 1) * N
+                    cumulative[j].extend(sums)
         # What each seen microcompaction changed in what the next request saw: its edits' features (and, for an
         # estimator without features, its estimate) after minus before, by compaction index.
         deltas: dict[int, tuple[list[float], float]] = {}
@@ -466,7 +491,7 @@ class _Run:
         """The features of messages[lo:hi] as a request with seen_end `hi` saw them (seen edits in (lo, hi]
         included)."""
         f = _sum_range(self.cumulative, lo, hi) if self.by_features else total(
-            self.feats[i * N_FEATURES:(i + 1) * N_FEATURES] for i in range(lo, hi))
+            _row(self.feats, i) for i in range(lo, hi))
         for i, (d, _) in self.deltas:
             if lo < i <= hi:
                 f = list(map(add, f, d))
@@ -491,37 +516,42 @@ class _Run:
                                                 - estimate(anchor.seen_start, anchor.seen_end, ratios))
             return known[1]
 
-        w = figures[-1].window if figures else 0
+        w = figures.window[-1] if figures else 0
         prev = reqs[self.k - 1] if self.k else None
         prev_measured = prev.measured_context if prev is not None else 0
-        plain, N, base = self.by_features and not self.deltas, N_FEATURES, self.base_ratios
-        cum = self.cumulative
+        base = self.base_ratios
         ratio_of: dict[str, Sequence[float]] = {}  # a model's ratios until its next observation (the fit moves then)
-        for ri in range(self.k, self.R):
+        ri, runs, end = self.k, self._runs(cleared), 0
+        while ri < self.R:
             if ri == self.fit_before:
                 self.fit = calibrator.copy()
             if ri in snaps:
                 snaps[ri]["calibrator"] = calibrator.copy()
                 snaps[ri]["anchors"] = dict(session_anchor), dict(window_anchor)
             r = reqs[ri]
-            measured = r.input_tokens + r.cache_creation + r.cache_read
-            first = prev is None or prev.seen_start != r.seen_start
-            if first:
-                window_anchor = self.window_anchor = {}
-            if figures:
-                w += first
             model = r.model or ""
             ratios: Sequence[float] | None = None
             if fitted:
                 ratios = ratio_of.get(model)
                 if ratios is None:
                     ratios = ratio_of[model] = calibrator.ratios(model)
+            if ri >= end:
+                end = runs.get(ri, 0)
+            if ri < end:  # the next requests of this window and model, while the ratios stay
+                ri, due = self._chunk(ri, end, ratios, prefix(window_anchor[model], ratios), w)
+                if due:
+                    ratio_of.pop(model, None)
+                prev = reqs[ri - 1]
+                prev_measured = prev.measured_context
+                continue
+            measured = r.input_tokens + r.cache_creation + r.cache_read
+            first = prev is None or prev.seen_start != r.seen_start
+            if first:
+                window_anchor = self.window_anchor = {}
+            if figures:
+                w += first
             hi = r.seen_end
-            if plain:  # `estimate`, inline: the same sums
-                rs, at_hi = ratios or base, cum[hi * N:hi * N + N]
-                seen = sum(map(mul, rs, map(sub, at_hi, cum[r.seen_start * N:r.seen_start * N + N])))
-            else:
-                seen = estimate(r.seen_start, hi, ratios)
+            seen = estimate(r.seen_start, hi, ratios)
             if prev is None:
                 predicted, estimated = None, measured
             elif first:  # the first request after a compaction: a new sum from the prefix
@@ -534,12 +564,8 @@ class _Run:
                 known = before if anchor is None or anchor is was else prefix(anchor, ratios)
                 estimated = int(known + seen)
                 lo = prev.seen_end
-                if plain:
-                    f = list(map(sub, at_hi, cum[lo * N:lo * N + N]))
-                    added = sum(map(mul, rs, f))
-                else:
-                    f = features(lo, hi)
-                    added = dot(ratios or base, f) if self.by_features else estimate(lo, hi, ratios)
+                f = features(lo, hi)
+                added = dot(ratios or base, f) if self.by_features else estimate(lo, hi, ratios)  # type: ignore
                 predicted = prev_measured + known - before + added
                 if cleared:
                     predicted -= sum(tokens for index, tokens in cleared if lo < index <= hi)
@@ -553,9 +579,78 @@ class _Run:
                 window_anchor[model] = r
             if model not in session_anchor:
                 session_anchor[model] = r
-            figures.append(RequestFigures(r, w, measured, predicted, estimated))
+            for column, value in ((figures.request, r), (figures.window, w), (figures.measured, measured),
+                                  (figures.predicted, predicted), (figures.estimated, estimated)):
+                column.append(value)
             prev, prev_measured = r, measured
+            ri += 1
 
+    def _runs(self, cleared: list[tuple[int, int]]) -> dict[int, int]:
+        """The runs of requests `_chunk` can take: from a request of the window and model of the one before it to
+        the next that is not, or where a state is kept (`snaps`, `fit_before`); by the request each starts at. None
+        with seen microcompactions, or without features: those take every request alone."""
+        if not self.by_features or self.deltas:
+            return {}
+        k, q = max(1, self.k), max(1, self.k) - self.q0  # request k is at q
+        starts, models, ends = self.q_start, self.q_model, self.q_end
+        alone = set(compress(range(k, self.R), map(or_, map(ne, starts[q:], starts[q - 1:]),
+                                                    map(ne, models[q:], models[q - 1:]))))
+        if cleared:  # a request whose growth a cleared microcompaction took part of
+            alone.update(k + i for i, (lo, hi) in enumerate(zip(ends[q - 1:], ends[q:]))
+                         if any(lo < index <= hi for index, _ in cleared))
+        return _runs(alone, {*self.snaps, self.fit_before or 0}, k, self.R)
+
+    def _chunk(self, a: int, end: int, ratios: Sequence[float] | None, before: float, w: int) -> tuple[int, bool]:
+        """Requests a, a+1... before `end` (each of the window and model of the one before it), up to the
+        observation that makes the fit due (`ratios` move then): their figures as the request pass makes them, and
+        their observations. The very same floats, a feature at a time over all of them (`_dots`). Returns where it
+        stopped and whether the fit is due."""
+        calibrator, cum, q0 = self.calibrator, self.cumulative, self.q0
+        model = self.q_model[a - q0] or ""
+        need = calibrator.until_due(model) if self.fitted else None
+        c = end if need is None else min(end, a + need + need // 8 + 4)
+        m = c - a
+        his = self.q_end[a - 1 - q0:c - q0]
+        s0 = self.q_start[a - q0]
+        measured = self.q_measured[a - 1 - q0:c - q0]
+        growth = list(map(sub, measured[1:], measured))
+        take = itemgetter(*his)
+        seen, added = [0.0] * m, [0.0] * m
+        f: list[list[float] | None] = [None] * N_FEATURES  # each feature of what each request added
+        for j, r in enumerate(ratios or self.base_ratios):  # type: ignore[arg-type]
+            column = cum[j]
+            if column is None and isfinite(r):  # r x 0.0 adds nothing
+                continue
+            at = [0.0] * (m + 1) if column is None else list(take(column))
+            start = 0.0 if column is None else column[s0]
+            at_hi = at[1:]
+            seen = list(map(add, seen, map(mul, repeat(r), map(sub, at_hi, repeat(start)))))
+            f[j] = fj = list(map(sub, at_hi, at))
+            added = list(map(add, added, map(mul, repeat(r), fj)))
+        # Observations: a turn whose growth the messages explain (as `_pass1`), of group tokens summing above 0.
+        turn = map(eq, self.q_kind[a - q0:c - q0], repeat("turn"))
+        bound = map(add, map(mul, repeat(UNEXPLAINED_FACTOR), added), repeat(UNEXPLAINED_SLACK))
+        x, total = group_columns(f, calibrator.base)
+        ok = map(and_, map(and_, turn, map(le, repeat(0), growth)), map(le, growth, bound))
+        seen_obs = [] if total is None else list(compress(range(m), map(and_, ok, map(not_, map(le, total, repeat(0))))))
+        due = need is not None and len(seen_obs) >= need
+        if due:
+            seen_obs = seen_obs[:need]
+            m = seen_obs[-1] + 1
+            c = a + m
+        if seen_obs:
+            pick = itemgetter(*seen_obs) if len(seen_obs) > 1 else (lambda v: (v[seen_obs[0]],))
+            stated = f[STATED]
+            ys = list(map(sub, pick(growth), pick(stated) if stated is not None else repeat(0.0)))
+            calibrator.observe_many(model, [[0.0] * len(seen_obs) if g is None else list(pick(g)) for g in x],
+                                    list(pick(total)), ys)  # type: ignore[arg-type]
+        figures = self.figures
+        figures.request += self.session.requests[a:c]
+        figures.window += repeat(w, m)
+        figures.measured += measured[1:m + 1]
+        figures.predicted += map(int, map(add, map(sub, map(add, measured, repeat(before)), repeat(before)), added[:m]))
+        figures.estimated += map(int, map(add, repeat(before), seen[:m]))
+        return c, due
     def _pass2(self) -> Estimator:
         """The final estimates (every observation used) and the attribution of measured figures to messages."""
         session, reqs, lo = self.session, self.session.requests, self.lo
@@ -563,9 +658,9 @@ class _Run:
         final = self.calibrator.estimator(reqs[-1].model if reqs else None) if self.fitted else self.est
         # The model of the first request that saw each message (the last request's for messages after it): its
         # tokenizer is the one that counted the message.
-        first_model, n = self.first_model, len(msgs)
-        for r in reqs[self.k:]:
-            first_model.extend([r.model] * (min(r.seen_end, n) - len(first_model)))
+        first_model, n, q = self.first_model, len(msgs), self.k - self.q0
+        for model, run in groupby(zip(self.q_model[q:], self.q_end[q:]), key=itemgetter(0)):
+            first_model += repeat(model, max(map(min, map(itemgetter(1), run), repeat(n))) - len(first_model))
         first_model.extend([reqs[-1].model if reqs else None] * (n - len(first_model)))
         if self.fitted and self.old_final is not None:  # resumed: earlier messages' ratios must be the same
             old = self.old_final
@@ -598,10 +693,19 @@ class _Run:
         edits, at = self.seen_edits, len(self.seen_edits) if self.resumed else 0
         edited: set[int] = set()
         prefix_of, prefix = self.prefix_of, self.prefix
-        micro = CompactionsByIndex(session.compactions, "microcompact")
-        for ri in range(self.k, self.R):
+        self.micro = CompactionsByIndex(session.compactions, "microcompact")
+        ri, runs, end = self.k, self._spread_runs(at), 0
+        while ri < self.R:
             if ri in self.snaps:
                 self.snaps[ri]["prefix"] = dict(prefix_of), prefix
+            if ri >= end:
+                end = runs.get(ri, 0)
+            if ri < end:  # the growths of the next requests of this window and model, spread together
+                for j in self._spread_growths(ri, end):
+                    self._attribute(j, 0, prefix)
+                prefix_of.setdefault(reqs[ri].model or "", prefix)
+                ri = end
+                continue
             r = reqs[ri]
             freed = 0
             while at < len(edits) and edits[at][0] <= r.seen_end:
@@ -616,59 +720,119 @@ class _Run:
                         freed += was - measured[i]
                 estimated_f[i] = after
                 edited.add(i)
-            fig = self.figures[ri]
-            model = r.model or ""
-            p = reqs[ri - 1] if ri else None
-            if p is None or p.seen_start != r.seen_start:
-                lo_r, hi = r.seen_start, r.seen_end
-                if lo_r < self.lo:
-                    raise _Stale("a window's first request saw messages before the mark")
-                guess = sum(estimated_f[lo_r:hi])
-                if fig.window == 0:
-                    prefix = max(0, r.measured_context - int(round(guess)))
-                    prefix_of[model] = prefix
-                    _spread(measured, estimated_f, lo_r, hi, r.measured_context - prefix)
-                else:
-                    prefix = prefix_of.get(model, prefix)
-                    room = r.measured_context - prefix
-                    given = _spread(measured, estimated_f, lo_r, hi, max(0, min(room, int(round(guess)))))
-                    fig.unrecorded = room - given
-                    fig.cause = ("after compaction: re-injected content the transcript does not record"
-                                 if fig.unrecorded >= 0 else
-                                 "after compaction: less than the prefix + estimates (the estimate runs high)")
-                continue
-            lo_r, hi = p.seen_end, r.seen_end
-            if lo_r < self.lo:
-                raise _Stale("a request's growth spans messages before the mark")
-            growth = r.measured_context - p.measured_context + freed  # what the messages added, the edits' back
-            guess = sum(estimated_f[lo_r:hi])
-            cause = None
-            if r.kind == "compaction":
-                cause = COMPACTION_REQUEST
-            elif model != (p.model or ""):
-                cause = f"model switch {p.model} -> {r.model}: another system prompt and tokenizer"
-            elif growth < 0 and micro.between(lo_r, hi):
-                cause = "context shrank: tool results cleared (a microcompaction)"
-            elif growth < 0:
-                cause = "context shrank: content cleared outside the transcript"
-            elif guess <= 0 and growth > 0:
-                cause = "growth with no recorded message"
-            elif growth > UNEXPLAINED_FACTOR * guess + UNEXPLAINED_SLACK:
-                cause = "growth far beyond the recorded messages: injected by the harness"
-            if cause is None:
-                _spread(measured, estimated_f, lo_r, hi, growth)
-            else:
-                given = _spread(measured, estimated_f, lo_r, hi, max(0, min(growth, int(round(guess)))))
-                fig.unrecorded = growth - given
-                fig.cause = cause
-                if cause.startswith("model switch") and model not in prefix_of:
-                    prefix_of[model] = prefix + fig.unrecorded
-            prefix_of.setdefault(model, prefix)
+            prefix = self._attribute(ri, freed, prefix)
+            ri += 1
         for i in edited:
             self.estimated[i] = int(round(estimated_f[i]))
         self.prefix = prefix
         return final
 
+    def _attribute(self, ri: int, freed: int, prefix: int) -> int:
+        """Request ri's measured figure given to the messages it saw first (its growth, or a window's first
+        context less the prefix); what they do not explain to the request's own `unrecorded`. Returns the prefix."""
+        reqs, measured, estimated_f, prefix_of = self.session.requests, self.measured, self.estimated_f, self.prefix_of
+        r = reqs[ri]
+        figures = self.figures
+        model = r.model or ""
+        p = reqs[ri - 1] if ri else None
+        if p is None or p.seen_start != r.seen_start:
+            lo_r, hi = r.seen_start, r.seen_end
+            if lo_r < self.lo:
+                raise _Stale("a window's first request saw messages before the mark")
+            guess = sum(estimated_f[lo_r:hi])
+            if figures.window[ri] == 0:
+                prefix = max(0, r.measured_context - int(round(guess)))
+                prefix_of[model] = prefix
+                _spread(measured, estimated_f, lo_r, hi, r.measured_context - prefix)
+            else:
+                prefix = prefix_of.get(model, prefix)
+                room = r.measured_context - prefix
+                given = _spread(measured, estimated_f, lo_r, hi, max(0, min(room, int(round(guess)))))
+                unrecorded = room - given
+                _unrecorded(figures, ri, unrecorded, "after compaction: re-injected content the transcript does not record"
+                            if unrecorded >= 0 else
+                            "after compaction: less than the prefix + estimates (the estimate runs high)")
+            return prefix
+        lo_r, hi = p.seen_end, r.seen_end
+        if lo_r < self.lo:
+            raise _Stale("a request's growth spans messages before the mark")
+        growth = r.measured_context - p.measured_context + freed  # what the messages added, the edits' back
+        guess = sum(estimated_f[lo_r:hi])
+        cause = None
+        if r.kind == "compaction":
+            cause = COMPACTION_REQUEST
+        elif model != (p.model or ""):
+            cause = f"model switch {p.model} -> {r.model}: another system prompt and tokenizer"
+        elif growth < 0 and self.micro.between(lo_r, hi):
+            cause = "context shrank: tool results cleared (a microcompaction)"
+        elif growth < 0:
+            cause = "context shrank: content cleared outside the transcript"
+        elif guess <= 0 and growth > 0:
+            cause = "growth with no recorded message"
+        elif growth > UNEXPLAINED_FACTOR * guess + UNEXPLAINED_SLACK:
+            cause = "growth far beyond the recorded messages: injected by the harness"
+        if cause is None:
+            _spread(measured, estimated_f, lo_r, hi, growth)
+        else:
+            given = _spread(measured, estimated_f, lo_r, hi, max(0, min(growth, int(round(guess)))))
+            _unrecorded(figures, ri, growth - given, cause)
+            if cause.startswith("model switch") and model not in prefix_of:
+                prefix_of[model] = prefix + growth - given
+        prefix_of.setdefault(model, prefix)
+        return prefix
+
+    def _spread_runs(self, at: int) -> dict[int, int]:
+        """The runs of requests `_spread_growths` can take: each of the window and model of the one before it, seeing
+        more messages, not a compaction's request, without an edit applied before it (from `at`); by the request
+        each starts at, to the next that is not (or where a state is kept: `snaps`)."""
+        edits, k, q = self.seen_edits, max(1, self.k), max(1, self.k) - self.q0  # request k is at q
+        starts, models, ends = self.q_start, self.q_model, self.q_end
+        alone = set(compress(range(k, self.R), map(or_, map(or_, map(ne, starts[q:], starts[q - 1:]),
+                                                                map(ne, models[q:], models[q - 1:])),
+                                                    map(or_, map(le, ends[q:], ends[q - 1:]),
+                                                        map(eq, self.q_kind[q:], repeat("compaction"))))))
+        for ri in range(k, self.R) if at < len(edits) else ():  # the requests edits are applied before
+            if at < len(edits) and edits[at][0] <= ends[ri - self.q0]:
+                alone.add(ri)
+                while at < len(edits) and edits[at][0] <= ends[ri - self.q0]:
+                    at += 1
+        return _runs(alone, set(self.snaps), k, self.R)
+
+    def _spread_growths(self, a: int, end: int) -> list[int]:
+        """`_attribute` of requests a..end-1 (as `_spread_runs` finds them), a message position at a time over all
+        of them: the very same floats. Returns the requests left to `_attribute` (a growth its messages do not
+        explain, or with nothing to weigh it by)."""
+        measured, weights, q0 = self.measured, self.estimated_f, self.q0
+        los, his = self.q_end[a - 1 - q0:end - 1 - q0], self.q_end[a - q0:end - q0]
+        if los[0] < self.lo:
+            raise _Stale("a request's growth spans messages before the mark")
+        totals = self.q_measured[a - 1 - q0:end - q0]
+        totals = list(map(sub, totals[1:], totals))
+        sizes = list(map(sub, his, los))
+        left: list[int] = []
+        for size in set(sizes):
+            chosen = list(range(end - a)) if len(set(sizes)) == 1 else list(compress(range(end - a), map(eq, sizes, repeat(size))))
+            pick = _picker(chosen)
+            starts, growth = pick(los), pick(totals)
+            acc = []
+            for p in range(size):
+                w = _picker(list(map(add, starts, repeat(p))))(weights)
+                acc.append(w if p == 0 else list(map(add, acc[-1], w)))
+            guess = acc[-1]
+            bad = list(map(or_, map(or_, map(lt, growth, repeat(0)), map(le, guess, repeat(0))),
+                           map(gt, growth, map(add, map(mul, repeat(UNEXPLAINED_FACTOR), guess), repeat(UNEXPLAINED_SLACK)))))
+            if any(bad):
+                left += (a + chosen[i] for i in compress(range(len(chosen)), bad))
+                good = list(map(not_, bad))
+                chosen, starts, growth = [list(compress(v, good)) for v in (chosen, starts, growth)]
+                acc = [list(compress(v, good)) for v in acc]
+                guess = acc[-1]
+            given = repeat(0)
+            for p, cumulated in enumerate(acc):
+                upto = list(map(round, map(truediv, map(mul, growth, cumulated), guess)))
+                list(map(measured.__setitem__, map(add, starts, repeat(p)), map(sub, upto, given)))
+                given = upto
+        return sorted(left)
     def _sum_from(self, values: list, start: int, hi: int, cached: int) -> int:
         """sum(values[start:hi]) (None as 0), the part below the resume mark taken from `cached`."""
         if start < self.lo:
@@ -823,18 +987,43 @@ def estimator_for(session: Session, name: str | None = None) -> Estimator:
     return Calibrated(ratios, current_model(session), session_tokenizer(session))
 
 
-def _dots(ratios: Sequence[float], feats: array, lo: int, hi: int) -> list[float]:
-    """`dot(ratios, features)` of each of messages[lo:hi] (features flat in `feats`): a feature at a time over
-    every message, the very same float operations in the same order as one dot product per message."""
+def _dots(ratios: Sequence[float], feats: Columns, lo: int, hi: int) -> list[float]:
+    """`dot(ratios, features)` of each of messages[lo:hi]: a feature at a time over every message, the very same
+    float operations in the same order as one dot product per message."""
     out = [0.0] * (hi - lo)
-    for j, r in enumerate(ratios):
-        column = feats[lo * N_FEATURES + j:hi * N_FEATURES:N_FEATURES]
+    for r, column in zip(ratios, feats):
+        column = repeat(0.0, hi - lo) if column is None else column[lo:hi]
         # A feature no message has adds r x 0.0 = 0.0 to each sum, which leaves it as it is (a sum here is never
         # -0.0): skipped (most sessions have no CJK, other scripts, media or stated sizes).
-        if isfinite(r) and not any(column):
+        if isfinite(r) and (isinstance(column, repeat) or not any(column)):
             continue
         out = list(map(add, out, map(mul, repeat(r), column)))
     return out
+
+
+def _unrecorded(figures: RequestColumns, i: int, unrecorded: int, cause: str) -> None:
+    """Request i's growth no message explains, and why."""
+    figures.cause[i] = cause
+    if unrecorded:
+        figures.unrecorded[i] = unrecorded
+    else:
+        figures.unrecorded.pop(i, None)
+
+
+def _runs(alone: set[int], kept: set[int], k: int, end: int) -> dict[int, int]:
+    """Runs of the requests from k to `end` that are not `alone`: by first request, where each stops (before the
+    next one alone or one whose state is kept)."""
+    runs, at = {}, k
+    for stop in sorted(alone | kept | {end}):
+        if stop > at:
+            runs[at] = stop
+        at = max(at, stop + (stop in alone))
+    return runs
+
+
+def _picker(positions: list[int]):
+    """itemgetter(*positions), giving a tuple also for one position."""
+    return itemgetter(*positions) if len(positions) != 1 else (lambda values: (values[positions[0]],))
 
 
 def _spread(measured: list[int | None], weights: list[float], lo: int, hi: int, total: int) -> int:
