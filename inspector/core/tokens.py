@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Iterable, Sequence
 from inspector.core import categories as cat
 from inspector.core.calibration import YOUNG, Calibrator, group_columns
 from inspector.core.estimators import (
-    N_FEATURES, O200K, STATED, Calibrated, Estimator, Exact, FeatureEstimator, Tokenizer, batched, dot, get_estimator,
+    MESSAGE, N_FEATURES, O200K, STATED, Calibrated, Estimator, Exact, FeatureEstimator, Tokenizer, batched, dot, get_estimator,
     tokenizer_for)
 from inspector.core.limits import current_model
 from inspector.core.model import Compaction, CompactionsByIndex, Message, Request, Session
@@ -164,7 +164,7 @@ class _Resume:
     result_ids: set[str] | None
     keys: list[str | None]
     multi: dict[int, dict[str, list[float]]]
-    feats: Columns
+    feats: Columns | None  # for an estimator without features (with them, a resumed run needs only the sums)
     cumulative: Columns
     per_message: list[float]
     running: list[float]
@@ -239,6 +239,7 @@ class _Run:
             self._fresh()
         else:
             self._resume(*resume)
+        self._requests()
         # Where the next resumes start (request index, max seen_end before it, mark): before the last request, and
         # before the first request of the newest model (`_Resume.earlier`) when it is one this run goes through.
         self.next_k = max(0, self.R - 1)
@@ -284,12 +285,11 @@ class _Run:
         """The request before which the earlier resume point goes: the first request of the oldest model whose
         settled fit still moves with every observation (a young model: all its later ones came after it), else of
         the newest model. None: no request; below `k`: the previous accounting's point, kept."""
-        reqs, first, count = self.session.requests, {}, collections.Counter()
-        for i in range(self.k, self.R):
-            model = reqs[i].model or ""
-            count[model] += 1
-            if model not in self.session_anchor and model not in first:
-                first[model] = i
+        reqs = self.session.requests
+        models = [m or "" for m in self.q_model[self.k - self.q0:]]
+        count = collections.Counter(models)
+        first = {model: i for model, i in dict(zip(reversed(models), reversed(range(self.k, self.R)))).items()
+                 if model not in self.session_anchor}
         inherited = self.inherited
         if inherited is not None and self.calibrator.observations(reqs[inherited.k].model) < YOUNG:
             return inherited.k
@@ -303,9 +303,7 @@ class _Run:
     def _seen_mark(self, j: int) -> tuple[int, int]:
         """Before request j: the max seen_end of the requests before it, and the messages its redo cannot touch."""
         reqs, n = self.session.requests, len(self.session.messages)
-        seen = self.seen
-        for r in reqs[self.k:j]:
-            seen = max(seen, r.seen_end)
+        seen = max(self.seen, *self.q_end[self.k - self.q0:j - self.q0]) if j > self.k else self.seen
         if not self.R:
             return seen, max(0, n - 1)  # the last message may still grow
         mark = min(seen, n, reqs[j - 1].seen_end if j else 0)
@@ -318,7 +316,8 @@ class _Run:
         self.names_mark: dict[str, str] = {}
         self.result_ids: set[str] | None = None
         # Per message: its category when all its blocks have one (`keys`), else None and its features per
-        # category in `multi`; its features (`feats`) and their running sums (`cumulative`), as columns.
+        # category in `multi`; its features (`feats`, from message `f0` on) and their running sums (`cumulative`),
+        # as columns.
         self.keys: list[str | None] = []
         self.multi: dict[int, dict[str, list[float]]] = {}
         self.feats: Columns = [None] * N_FEATURES
@@ -378,7 +377,7 @@ class _Run:
         self.names, self.names_mark, self.result_ids = names, below, state.result_ids
         for kept, upto in ((state.keys, mark), (state.per_message, mark), (state.running, mark + 1),
                            (state.estimated_f, mark), (state.first_model, min(state.seen, len(msgs))),
-                           *((c, mark) for c in state.feats if c is not None),
+                           *((c, mark) for c in state.feats or () if c is not None),
                            *((c, mark + 1) for c in state.cumulative if c is not None)):
             del kept[upto:]
         for i in [i for i in state.multi if i >= mark]:
@@ -406,7 +405,6 @@ class _Run:
     # -- the stages -------------------------------------------------------------------------------------------------
 
     def accounting(self) -> Accounting:
-        self._requests()
         self._messages()
         self._pass1()
         if self.fit_before == self.R:  # no request from there on yet: the fit of them all
@@ -439,6 +437,9 @@ class _Run:
         firsts, at_last = self.first_version, self.at_last
         # Categories from each message as the last request saw it; its price as it first was.
         shown = [at_last.get(i, msgs[i]) for i in range(lo, n)] if firsts else msgs[lo:]
+        if self.by_features or self.feats is None:  # features of this run's messages only: the sums go on
+            self.feats = [None] * N_FEATURES
+        self.f0 = f0 = lo if self.by_features else 0
         feats, cumulative = self.feats, self.cumulative
         with batched(msgs[lo:], counter):  # the o200k counts of every new text, in one batch
             keys, multi, cols = columns(shown, names, counter)
@@ -447,15 +448,15 @@ class _Run:
             for j, col in enumerate(cols):
                 if col is not None or feats[j] is not None:
                     if feats[j] is None:
-                        feats[j] = [0.0] * lo
+                        feats[j] = [0.0] * (lo - f0)
                     feats[j] += col if col is not None else repeat(0.0, n - lo)
             for i, first in firsts.items():
                 if lo <= i < n and first is not shown[i - lo]:
                     for j, x in enumerate(vector(parts(first, names, counter))):
                         if x or feats[j] is not None:
                             if feats[j] is None:
-                                feats[j] = [0.0] * n
-                            feats[j][i] = x
+                                feats[j] = [0.0] * (n - f0)
+                            feats[j][i - f0] = x
             if not self.by_features:
                 for i in range(lo, n):
                     x = float(self.est.message(firsts.get(i, shown[i - lo])))
@@ -466,9 +467,11 @@ class _Run:
                 if col is not None:
                     if cumulative[j] is None:
                         cumulative[j] = _zeros(lo + 1)
-                    sums = accumulate(col[lo:], initial=cumulative[j][lo])
+                    sums = accumulate(col[lo - f0:], initial=cumulative[j][lo])
                     next(sums)  # the running sum at `lo`, already there
                     cumulative[j].extend(sums)
+                elif cumulative[j] is not None:  # adding 0.0 leaves the sum as it is
+                    cumulative[j].extend(repeat(cumulative[j][lo], n - lo))
         # What each seen microcompaction changed in what the next request saw: its edits' features (and, for an
         # estimator without features, its estimate) after minus before, by compaction index.
         deltas: dict[int, tuple[list[float], float]] = {}
@@ -615,18 +618,24 @@ class _Run:
         measured = self.q_measured[a - 1 - q0:c - q0]
         growth = list(map(sub, measured[1:], measured))
         take = itemgetter(*his)
-        seen, added = [0.0] * m, [0.0] * m
-        f: list[list[float] | None] = [None] * N_FEATURES  # each feature of what each request added
+        seen: list[float] | None = None
+        added: list[float] | None = None
+        f: list[Sequence[float] | None] = [None] * N_FEATURES  # each feature of what each request added
         for j, r in enumerate(ratios or self.base_ratios):  # type: ignore[arg-type]
             column = cum[j]
             if column is None and isfinite(r):  # r x 0.0 adds nothing
                 continue
-            at = [0.0] * (m + 1) if column is None else list(take(column))
+            at = (0.0,) * (m + 1) if column is None else take(column)
             start = 0.0 if column is None else column[s0]
             at_hi = at[1:]
-            seen = list(map(add, seen, map(mul, repeat(r), map(sub, at_hi, repeat(start)))))
+            # x - 0.0 is x; a sum from 0.0 starts at its first term unless that is -0.0 (r > 0: it is not)
+            terms = map(mul, repeat(r), at_hi if start == 0.0 else map(sub, at_hi, repeat(start)))
+            seen = list(terms) if seen is None and r > 0 else list(map(add, seen or repeat(0.0), terms))
             f[j] = fj = list(map(sub, at_hi, at))
-            added = list(map(add, added, map(mul, repeat(r), fj)))
+            terms = map(mul, repeat(r), fj)
+            added = list(terms) if added is None and r > 0 else list(map(add, added or repeat(0.0), terms))
+        if seen is None or added is None:
+            seen = added = [0.0] * m
         # Observations: a turn whose growth the messages explain (as `_pass1`), of group tokens summing above 0.
         turn = map(eq, self.q_kind[a - q0:c - q0], repeat("turn"))
         bound = map(add, map(mul, repeat(UNEXPLAINED_FACTOR), added), repeat(UNEXPLAINED_SLACK))
@@ -639,7 +648,7 @@ class _Run:
             m = seen_obs[-1] + 1
             c = a + m
         if seen_obs:
-            pick = itemgetter(*seen_obs) if len(seen_obs) > 1 else (lambda v: (v[seen_obs[0]],))
+            pick = (lambda v: v[:m]) if len(seen_obs) == m else _picker(seen_obs)
             stated = f[STATED]
             ys = list(map(sub, pick(growth), pick(stated) if stated is not None else repeat(0.0)))
             calibrator.observe_many(model, [[0.0] * len(seen_obs) if g is None else list(pick(g)) for g in x],
@@ -672,7 +681,9 @@ class _Run:
             for model, run in groupby(first_model[lo:n]):
                 count = sum(1 for _ in run)
                 ratios = final.for_model(model) if self.fitted else final.ratios  # type: ignore[attr-defined]
-                estimated_f.extend(map(max, repeat(0.0), _dots(ratios, self.feats, pos, pos + count)))
+                dots = _dots(ratios, self.feats, pos - self.f0, pos - self.f0 + count)
+                # a sum of products of features (never negative) and ratios that are not is not negative either
+                estimated_f.extend(dots if all(map(le, repeat(0.0), ratios)) else map(max, repeat(0.0), dots))
                 pos += count
         else:
             estimated_f.extend(self.per_message[lo:n])
@@ -948,7 +959,8 @@ class _Run:
         return _Resume(
             est=self.est, k=j, mark=mark, seen=seen, n_messages=len(self.session.messages), names=self.names,
             names_mark=snap.get("names_mark", self.names_mark), result_ids=self.result_ids, keys=self.keys,
-            multi=self.multi, feats=self.feats, cumulative=self.cumulative, per_message=self.per_message,
+            multi=self.multi, feats=None if self.by_features else self.feats, cumulative=self.cumulative,
+            per_message=self.per_message,
             running=self.running,
             calibrator=calibrator, session_anchor=dict(anchors[0]), window_anchor=dict(anchors[1]),
             prefix_of=dict(prefix_of), prefix=prefix, first_model=self.first_model, final=final,
@@ -991,13 +1003,14 @@ def _dots(ratios: Sequence[float], feats: Columns, lo: int, hi: int) -> list[flo
     """`dot(ratios, features)` of each of messages[lo:hi]: a feature at a time over every message, the very same
     float operations in the same order as one dot product per message."""
     out = [0.0] * (hi - lo)
-    for r, column in zip(ratios, feats):
+    for j, (r, column) in enumerate(zip(ratios, feats)):
         column = repeat(0.0, hi - lo) if column is None else column[lo:hi]
         # A feature no message has adds r x 0.0 = 0.0 to each sum, which leaves it as it is (a sum here is never
         # -0.0): skipped (most sessions have no CJK, other scripts, media or stated sizes).
         if isfinite(r) and (isinstance(column, repeat) or not any(column)):
             continue
-        out = list(map(add, out, map(mul, repeat(r), column)))
+        # MESSAGE is 1.0 in every message (`pricing.parts`): r x 1.0 is r
+        out = list(map(add, out, repeat(r) if j == MESSAGE else map(mul, repeat(r), column)))
     return out
 
 
