@@ -9,15 +9,11 @@ the same way, to the last float addition: a step's figures then equal a fresh ac
 from __future__ import annotations
 
 from dataclasses import dataclass
-from itertools import accumulate, chain, compress, repeat
-from operator import add, attrgetter, eq, is_, is_not, itemgetter, not_
-from typing import Sequence
+from operator import add
 
 from inspector.core import categories as cat
-from inspector.core.estimators import (
-    MESSAGE, N_FEATURES, TOOL_RESULT, TOOL_USE, Estimator, FeatureEstimator, Tokenizer, block_features, block_text, dot,
-    text_columns)
-from inspector.core.model import Block, Message, input_json
+from inspector.core.estimators import N_FEATURES, Estimator, FeatureEstimator, Tokenizer, block_features, dot
+from inspector.core.model import Message
 
 
 def parts(message: Message, names: dict[str, str], counter: Tokenizer | None = None) -> dict[str, list[float]]:
@@ -47,106 +43,6 @@ def one_part(message: Message, names: dict[str, str], counter: Tokenizer | None 
     block_features(block, features, counter)
     features[-1] += 1.0
     return cat.block_category(message, block, names), features
-
-
-# The messages `columns` scores together, by the type of their one block (others: `parts`, one at a time).
-_CLASS = {"tool_use": 0, "tool_result": 1, "text": 2, "thinking": 2, "redacted_thinking": 2}
-Columns = list  # feature -> one float per message (a sequence), or None where every message has 0.0
-
-
-def columns(messages: Sequence[Message], names: dict[str, str], counter: Tokenizer | None = None
-            ) -> tuple[list[str | None], dict[int, dict[str, list[float]]], Columns]:
-    """`parts` of each of `messages` as accounting keeps them: its category, or None for a message of several,
-    whose parts are then in the dict (by position); and its feature vector, as columns. The very same floats as
-    `parts`, from C-level passes over the messages of one tool call, one tool result (without nested blocks) or one
-    text (without a stated size): most messages. A pure function of its arguments: any slice of a session."""
-    n = len(messages)
-    blocks = list(map(attrgetter("blocks"), messages))
-    one = list(map(eq, map(len, blocks), repeat(1)))
-    singles = range(n) if all(one) else list(compress(range(n), one))
-    bs = list(map(itemgetter(0), compress(blocks, one)))
-    cls = list(map(_CLASS.get, map(attrgetter("type"), bs), repeat(3)))
-    # The messages of one block by class (positions in `singles`), each class a slice of `by_class`.
-    by_class = sorted(range(len(bs)), key=cls.__getitem__)
-    bounds = list(accumulate(map(cls.count, range(4)), initial=0))
-    group = _take(bs, by_class)
-    at = _take(singles, by_class)  # message positions in class order
-    rest = [*compress(range(n), map(not_, one)), *at[bounds[3]:]]
-    keys: list[str | None] = []
-    found: list[tuple[int, dict[int, list[float]]]] = []  # (how many messages, their columns), in class order
-    for c in range(3):
-        lo, hi = bounds[c], bounds[c + 1]
-        if c == 1 and any(map(attrgetter("content"), group[lo:hi])) or \
-                c == 2 and any(map(is_not, map(attrgetter("tokens"), group[lo:hi]), repeat(None))):
-            # a result with nested blocks, a text with a stated size: one at a time
-            plain = list(map(not_, map(attrgetter("content" if c == 1 else "tokens"), group[lo:hi]))) if c == 1 else \
-                list(map(is_, map(attrgetter("tokens"), group[lo:hi]), repeat(None)))
-            rest += compress(at[lo:hi], map(not_, plain))
-            cut = list(compress(range(lo, hi), plain))
-            group[lo:hi], at[lo:hi] = _take(group, cut), _take(at, cut)
-            bounds[c + 1:] = [b - (hi - lo - len(cut)) for b in bounds[c + 1:]]
-            hi = lo + len(cut)
-        if hi == lo:
-            found.append((0, {}))
-            continue
-        these = group[lo:hi]
-        if c == 0:
-            try:
-                texts = list(map(add, map(attrgetter("tool_name"), these), map(input_json, map(attrgetter("input"), these))))
-            except (TypeError, ValueError, AttributeError, RecursionError):  # a name that is None, odd input
-                texts = list(map(block_text, these))
-            cols = text_columns(texts, True, counter)
-            cols[TOOL_USE] = [1.0] * (hi - lo)
-            keys += repeat(cat.TOOL_CALLS, hi - lo)
-        elif c == 1:
-            cols = text_columns(_texts(these), False, counter)
-            cols[TOOL_RESULT] = [1.0] * (hi - lo)
-            # `names` holds truthy ids only: `block_category`'s `names.get(tool_id or "", "?")`
-            tools = list(map(names.get, map(attrgetter("tool_id"), these), repeat("?")))
-            key_of = {name: cat.result_key(name) for name in set(tools)}
-            keys += map(key_of.__getitem__, tools)
-        else:
-            cols = text_columns(_texts(these), False, counter)
-            keys += map(cat.block_category, map(messages.__getitem__, at[lo:hi]), these, repeat(names))
-        found.append((hi - lo, cols))
-    if not cat.SUMMARY_KINDS.isdisjoint(map(attrgetter("kind"), _take(messages, at[:bounds[2]]))):
-        for i, m in enumerate(_take(messages, at[:bounds[2]])):  # a compaction summary's are its own category
-            if m.kind in cat.SUMMARY_KINDS:
-                keys[i] = cat.block_category(m, m.blocks[0], names)
-    # The others one at a time: several blocks (or none), nested results, media, stated sizes.
-    multi: dict[int, dict[str, list[float]]] = {}
-    rows: list[list[float]] = []
-    rest.sort()
-    for i in rest:
-        p = parts(messages[i], names, counter)
-        if len(p) == 1:
-            ((key, f),) = p.items()
-        else:
-            key, f = None, vector(p)
-            multi[i] = p
-        keys.append(key)
-        rows.append(f)
-    # a feature no message has is left out (features are never -0.0); every message has MESSAGE 1.0
-    found.append((len(rest), {j: list(c) for j, c in enumerate(zip(*rows)) if any(c) and j != MESSAGE}))
-    order = at[:bounds[3]] + rest
-    gather = list if n < 2 else itemgetter(*sorted(range(n), key=order.__getitem__))  # back in message order
-    keys = list(gather(keys))
-    out: Columns = [None] * N_FEATURES
-    for j in range(N_FEATURES):
-        if any(j in cols for _, cols in found):
-            out[j] = gather(list(chain.from_iterable(cols.get(j) or repeat(0.0, m) for m, cols in found)))
-    out[MESSAGE] = [1.0] * n
-    return keys, multi, out
-
-
-def _take(values: Sequence, positions: Sequence[int]) -> list:
-    return list(itemgetter(*positions)(values)) if len(positions) > 1 else [values[i] for i in positions]
-
-
-def _texts(blocks: list[Block]) -> list[str]:
-    """`str(block.text or "")` of each block."""
-    texts = list(map(attrgetter("text"), blocks))
-    return texts if set(map(type, texts)) <= {str} else [str(t or "") for t in texts]
 
 
 def vector(p: dict[str, list[float]]) -> list[float]:

@@ -47,7 +47,8 @@ from inspector.core.limits import current_model
 from inspector.core.model import Compaction, CompactionsByIndex, Message, Request, Session
 from inspector.core.accounting import Accounting, Accuracy, RequestColumns
 from inspector.core.compacted import after_all
-from inspector.core.pricing import Pricing, columns, parts, scaled, total, vector
+from inspector.core.feature_columns import FeatureColumns
+from inspector.core.pricing import Pricing, parts, scaled, total, vector
 from inspector.core.versions import Edit, edits as session_edits, originals
 
 if TYPE_CHECKING:
@@ -65,8 +66,8 @@ UNEXPLAINED_SLACK = 1500
 
 # Per-message features are kept as columns (feature -> a list of one float per message, None where every message
 # has 0.0: features are never -0.0, and adding 0.0 or finite x 0.0 leaves any such sum as it is), with their running
-# sums (arrays; row i: the sum of messages[:i]).
-Columns = list  # of list | array | None, N_FEATURES of them
+# sums (arrays; row i: the sum of messages[:i]; MESSAGE's is range(n + 1): ints, which give the same floats).
+Columns = list  # of list | array | range | None, N_FEATURES of them
 
 
 def _sum_range(cumulative: Columns, lo: int, hi: int) -> list[float]:
@@ -378,7 +379,7 @@ class _Run:
         for kept, upto in ((state.keys, mark), (state.per_message, mark), (state.running, mark + 1),
                            (state.estimated_f, mark), (state.first_model, min(state.seen, len(msgs))),
                            *((c, mark) for c in state.feats or () if c is not None),
-                           *((c, mark + 1) for c in state.cumulative if c is not None)):
+                           *((c, mark + 1) for c in state.cumulative if isinstance(c, array))):
             del kept[upto:]
         for i in [i for i in state.multi if i >= mark]:
             del state.multi[i]
@@ -424,17 +425,7 @@ class _Run:
     def _messages(self) -> None:
         """Tool names, each message's features per category, and their running sums, from message `lo` on."""
         msgs, pos, lo, n = self.session.messages, self.lo, self.lo, len(self.session.messages)
-        for j, _, mark in self.points:
-            self.names_mark.update(cat.tool_names(msgs[pos:mark]))
-            if self.result_ids is not None:
-                self.result_ids.update(cat.result_ids(msgs[pos:mark]))
-            pos = max(pos, mark)
-            if j != self.next_k:
-                self.snaps[j]["names_mark"] = dict(self.names_mark)
-        if not self.resumed:  # resumed: `_resume` made them
-            self.names = {**self.names_mark, **cat.tool_names(msgs[pos:])}
-        names, counter = self.names, self.counter
-        firsts, at_last = self.first_version, self.at_last
+        counter, firsts, at_last = self.counter, self.first_version, self.at_last
         # Categories from each message as the last request saw it; its price as it first was.
         shown = [at_last.get(i, msgs[i]) for i in range(lo, n)] if firsts else msgs[lo:]
         if self.by_features or self.feats is None:  # features of this run's messages only: the sums go on
@@ -442,7 +433,22 @@ class _Run:
         self.f0 = f0 = lo if self.by_features else 0
         feats, cumulative = self.feats, self.cumulative
         with batched(msgs[lo:], counter):  # the o200k counts of every new text, in one batch
-            keys, multi, cols = columns(shown, names, counter)
+            found = FeatureColumns(shown, counter)
+            # The tool calls of messages[lo:] (those `found` saw, unless edits moved some), by position.
+            at, ids, tools = found.uses if not firsts else _uses(msgs, lo)
+            for j, _, mark in self.points:
+                since, upto = bisect.bisect_left(at, pos - lo), bisect.bisect_left(at, mark - lo)
+                self.names_mark.update(zip(ids[since:upto], tools[since:upto]))
+                if self.result_ids is not None:
+                    self.result_ids.update(cat.result_ids(msgs[pos:mark]))
+                pos = max(pos, mark)
+                if j != self.next_k:
+                    self.snaps[j]["names_mark"] = dict(self.names_mark)
+            if not self.resumed:  # resumed: `_resume` made them
+                start = bisect.bisect_left(at, pos - lo)
+                self.names = {**self.names_mark, **dict(zip(ids[start:], tools[start:]))}
+            names = self.names
+            keys, multi, cols = found.categorise(names)
             self.keys += keys
             self.multi.update((lo + i, p) for i, p in multi.items())
             for j, col in enumerate(cols):
@@ -464,7 +470,9 @@ class _Run:
                     self.running.append(self.running[-1] + x)
         if self.by_features:  # each feature's running sum: the same additions, in the same order, in C loops
             for j, col in enumerate(feats):
-                if col is not None:
+                if j == MESSAGE:  # 1.0 in every message (`pricing.parts`): its sums count the messages exactly
+                    cumulative[j] = range(n + 1)
+                elif col is not None:
                     if cumulative[j] is None:
                         cumulative[j] = _zeros(lo + 1)
                     sums = accumulate(col[lo - f0:], initial=cumulative[j][lo])
@@ -1012,6 +1020,13 @@ def _dots(ratios: Sequence[float], feats: Columns, lo: int, hi: int) -> list[flo
         # MESSAGE is 1.0 in every message (`pricing.parts`): r x 1.0 is r
         out = list(map(add, out, repeat(r) if j == MESSAGE else map(mul, repeat(r), column)))
     return out
+
+
+def _uses(messages: list[Message], lo: int) -> tuple[list[int], list[str], list[str]]:
+    """The tool calls of messages[lo:] (position from lo, id, name), as `categories.tool_names` reads them."""
+    found = [(i - lo, b.tool_id, b.tool_name or "?") for i in range(lo, len(messages)) for b in messages[i].blocks
+             if b.type == "tool_use" and b.tool_id]
+    return [i for i, _, _ in found], [t for _, t, _ in found], [name for _, _, name in found]
 
 
 def _unrecorded(figures: RequestColumns, i: int, unrecorded: int, cause: str) -> None:
