@@ -54,7 +54,9 @@ class RequestColumns(Sequence[RequestFigures]):
 
     def __getitem__(self, i):  # type: ignore[override]
         if isinstance(i, slice):
-            return [self[j] for j in range(*i.indices(len(self)))]
+            at = range(*i.indices(len(self)))
+            return list(map(RequestFigures, self.request[i], self.window[i], self.measured[i], self.predicted[i],
+                            self.estimated[i], map(self.unrecorded.get, at, repeat(0)), map(self.cause.get, at)))
         if i < 0:
             i += len(self)
         return RequestFigures(self.request[i], self.window[i], self.measured[i], self.predicted[i],

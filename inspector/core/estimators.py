@@ -24,8 +24,8 @@ from __future__ import annotations
 import json
 import os
 from contextlib import contextmanager, nullcontext
-from itertools import repeat
-from operator import add, mul, sub, truediv
+from itertools import compress, repeat
+from operator import add, mul, not_, sub, truediv
 from typing import Any, Callable, ContextManager, Iterable, Iterator, Sequence
 
 from inspector.core.model import Block, Message
@@ -262,6 +262,7 @@ CODE_PUNCT_SHARE = 0.08
 
 _ASCII_PUNCT = bytes(c for c in range(33, 127) if not chr(c).isalnum())
 _NOT_PUNCT = bytes(c for c in range(256) if c not in _ASCII_PUNCT)
+_PUNCT_BITS = bytes(c in _ASCII_PUNCT for c in range(256))
 
 
 def _lead_table() -> bytes:
@@ -334,20 +335,27 @@ def text_columns(texts: Sequence[str], as_json: bool = False, counter: Count | N
             return {JSON_: list(map(float, lens))}
         latin: list[int] = lens
         raws = list(map(str.encode, texts))
-    else:  # an ASCII text counts no lead bytes here: the same sums as `text_features`' shortcut for it
+    else:  # the lead bytes of the texts that have them (an ASCII text counts none: `text_features`' shortcut)
         raws = list(map(str.encode, texts, repeat("utf-8"), repeat("surrogatepass")))
-        leads = list(map(bytes.translate, raws, repeat(_LEADS), repeat(_NOT_LEAD)))
-        cjk, other, sym, emoji = (list(map(bytes.count, leads, repeat(c))) for c in (b"c", b"o", b"s", b"e"))
+        wide = list(compress(range(len(texts)), map(not_, map(str.isascii, texts))))
+        leads = list(map(bytes.translate, map(raws.__getitem__, wide), repeat(_LEADS), repeat(_NOT_LEAD)))
+        counts = []
+        for c in (b"c", b"o", b"s", b"e"):
+            column = [0] * len(texts)
+            any(map(column.__setitem__, wide, map(bytes.count, leads, repeat(c))))  # `any` runs through them all
+            counts.append(column)
+        cjk, other, sym, emoji = counts
         out[CJK], out[OTHER] = list(map(float, cjk)), list(map(float, other))
         out[SYMBOL] = list(map(float, map(add, sym, map(mul, repeat(2), emoji))))
         latin = list(map(sub, map(sub, map(sub, map(sub, lens, cjk), other), sym), emoji))
         if as_json:
             out[JSON_] = list(map(float, latin))
             return out
-    # An empty text adds nothing: its share is taken of 1 character instead of 0, which gives 0.0 code and prose.
-    share = map(min, repeat(1.0), map(truediv, map(len, map(bytes.translate, raws, repeat(None), repeat(_NOT_PUNCT))),
-                                      map(mul, repeat(CODE_PUNCT_SHARE), map(max, lens, repeat(1)))))
-    code = list(map(mul, latin, share))
+    # ASCII punctuation: each such byte translated to a 1 bit, the others to 0, counted as an int's bits.
+    punct = map(int.bit_count, map(int.from_bytes, map(bytes.translate, raws, repeat(_PUNCT_BITS)), repeat("little")))
+    # An empty text adds nothing: its share taken of 1 character instead of 0 gives 0.0 code and prose.
+    chars = map(max, lens, repeat(1)) if 0 in lens else lens
+    code = list(map(mul, latin, map(min, repeat(1.0), map(truediv, punct, map(mul, repeat(CODE_PUNCT_SHARE), chars)))))
     out[CODE], out[PROSE] = code, list(map(sub, latin, code))
     return out
 

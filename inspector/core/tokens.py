@@ -190,14 +190,14 @@ class _Resume:
     earlier: _Resume | None = None
 
 
-def _add_errors(pred: list[float], est: list[float], figures: RequestColumns, lo: int, hi: int,
+def _add_errors(pred: list[float], est: list[float], figures: RequestColumns, kinds: list[str], lo: int, hi: int,
                 few: bool) -> tuple[list[float], list[float]]:
-    """Add the absolute errors of figures[lo:hi] to the sorted lists (in place; `few`: insort, else sort once);
-    returns what was added."""
-    turn = list(map(eq, map(attrgetter("kind"), figures.request[lo:hi]), repeat("turn")))
-    p = _abs_errors(compress(figures.predicted[lo:hi], turn), compress(figures.measured[lo:hi], turn))
+    """Add the absolute errors of figures[lo:hi] (of `kinds`) to the sorted lists (in place; `few`: insort, else
+    sort once); returns what was added."""
+    turn = list(map(eq, kinds, repeat("turn")))
     lo1 = max(lo, 1)  # the first request's estimate is its measured figure
-    e = _abs_errors(compress(figures.estimated[lo1:hi], turn[lo1 - lo:]), compress(figures.measured[lo1:hi], turn[lo1 - lo:]))
+    p = _abs_errors(figures.predicted[lo:hi], figures.measured[lo:hi], turn)
+    e = _abs_errors(figures.estimated[lo1:hi], figures.measured[lo1:hi], turn[lo1 - lo:])
     for errors, added in ((pred, p), (est, e)):
         if few:
             for x in added:
@@ -208,9 +208,11 @@ def _add_errors(pred: list[float], est: list[float], figures: RequestColumns, lo
     return p, e
 
 
-def _abs_errors(values: Iterable[int | None], measured: Iterable[int]) -> list[float]:
-    """abs(RequestFigures._pct) of each value (None: left out) against its measured figure, in C-level passes."""
-    values, measured = list(values), list(measured)
+def _abs_errors(values: list[int | None], measured: list[int], kept: list[bool]) -> list[float]:
+    """abs(RequestFigures._pct) of each `kept` value (None: left out) against its measured figure, in C-level
+    passes."""
+    if not all(kept):
+        values, measured = list(compress(values, kept)), list(compress(measured, kept))
     if None in values:
         kept = list(map(is_not, values, repeat(None)))
         values, measured = list(compress(values, kept)), list(compress(measured, kept))
@@ -890,11 +892,13 @@ class _Run:
         pred, est = self.prediction_errors, self.estimation_errors
         pos = self.k
         for j, _, _ in self.points:  # each point's errors: those before its request
-            _add_errors(pred, est, figures, pos, max(pos, j), self.resumed)
+            _add_errors(pred, est, figures, self.q_kind[pos - self.q0:max(pos, j) - self.q0], pos, max(pos, j),
+                        self.resumed)
             pos = max(pos, j)
             if j != self.next_k:
                 self.snaps[j]["errors"] = pred[:], est[:]
-        last_p, last_e = _add_errors(pred, est, figures, self.next_k, len(figures), True)
+        last_p, last_e = _add_errors(pred, est, figures, self.q_kind[self.next_k - self.q0:], self.next_k, len(figures),
+                                     True)
         prediction, estimation = Accuracy.of_sorted(pred), Accuracy.of_sorted(est)
         for errors, added in ((pred, last_p), (est, last_e)):
             for x in added:
