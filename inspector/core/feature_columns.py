@@ -12,7 +12,8 @@ messages: any slice of a session, in any process.
 from __future__ import annotations
 
 from itertools import accumulate, compress, repeat
-from operator import add, attrgetter, eq, is_, itemgetter, ne, not_, sub
+from math import isfinite
+from operator import add, attrgetter, eq, is_, itemgetter, mul, ne, not_, sub
 from typing import Iterable, Sequence
 
 from inspector.core import categories as cat
@@ -99,8 +100,10 @@ class FeatureColumns:
         n = len(messages)
         keys: list[str | None] = [None] * n
         out: Columns = [None] * N_FEATURES
+        self.scored: list[tuple[_Places, dict[int, Sequence[float]]]] = []  # each kind's places and features
         for k, (at, group, cols) in enumerate(self.kinds):
             places = _Places(at)
+            self.scored.append((places, cols))
             if k == 0:
                 places.put(keys, [cat.TOOL_CALLS] * len(at))
             elif k == 1:  # `names` holds truthy ids only: `block_category`'s `names.get(tool_id or "", "?")`
@@ -121,12 +124,37 @@ class FeatureColumns:
                 multi[i] = p
             rows.append(f)
         # A feature no message has is left out (features are never -0.0)
-        _Places(self.rest).put_columns(out, {j: c for j, c in enumerate(zip(*rows)) if any(c)}, n)
+        self.scored.append((_Places(self.rest), {j: c for j, c in enumerate(zip(*rows)) if any(c)}))
+        self.scored[-1][0].put_columns(out, self.scored[-1][1], n)
         out[MESSAGE] = [1.0] * n  # every message's (`pricing.parts`)
         for i in compress(range(n), map(cat.SUMMARY_KINDS.__contains__, map(attrgetter("kind"), messages))):
             if len(messages[i].blocks) == 1:  # the tool blocks of a compaction summary are of its category
                 keys[i] = cat.block_category(messages[i], messages[i].blocks[0], names)
         return keys, multi, out
+
+    def dots(self, ratios: Sequence[float]) -> list[float]:
+        """`dots` of every message (after `categorise`), kind by kind: a kind's messages lack the features it has
+        no column for, which add r x 0.0 (nothing) to their sums there."""
+        out = [0.0] * len(self.messages)
+        for places, cols in self.scored:
+            if places.positions:
+                places.put(out, dots(ratios, [cols.get(j) for j in range(N_FEATURES)], len(places.positions)))
+        return out
+
+
+def dots(ratios: Sequence[float], columns: Sequence[Sequence[float] | None], m: int) -> list[float]:
+    """`dot(ratios, features)` of each of m messages whose features are `columns` (None: 0.0 in each; MESSAGE is
+    1.0 in each, `pricing.parts`): a feature at a time, the very same float operations in the same order as one
+    dot product per message."""
+    out = [0.0] * m
+    for j, (r, column) in enumerate(zip(ratios, columns)):
+        # A feature no message has adds r x 0.0 = 0.0 to each sum, which leaves it as it is (a sum here is never
+        # -0.0): skipped (most sessions have no CJK, other scripts, media or stated sizes).
+        if j != MESSAGE and isfinite(r) and (column is None or not any(column)):
+            continue
+        terms = repeat(r) if j == MESSAGE else map(mul, repeat(r), repeat(0.0, m) if column is None else column)
+        out = list(map(add, out, terms))  # (r x 1.0 is r)
+    return out
 
 
 class _Places:

@@ -34,7 +34,7 @@ import weakref
 from math import isfinite
 from array import array
 from dataclasses import dataclass
-from itertools import accumulate, compress, groupby, repeat
+from itertools import accumulate, compress, repeat
 from operator import add, and_, attrgetter, eq, gt, is_not, itemgetter, le, lt, mul, ne, not_, or_, sub, truediv
 from typing import TYPE_CHECKING, Iterable, Sequence
 
@@ -47,7 +47,7 @@ from inspector.core.limits import current_model
 from inspector.core.model import Compaction, CompactionsByIndex, Message, Request, Session
 from inspector.core.accounting import Accounting, Accuracy, RequestColumns
 from inspector.core.compacted import after_all
-from inspector.core.feature_columns import FeatureColumns
+from inspector.core.feature_columns import FeatureColumns, dots as dot_columns
 from inspector.core.pricing import Pricing, parts, scaled, total, vector
 from inspector.core.versions import Edit, edits as session_edits, originals
 
@@ -435,7 +435,7 @@ class _Run:
         self.f0 = f0 = lo if self.by_features else 0
         feats, cumulative = self.feats, self.cumulative
         with batched(msgs[lo:], counter):  # the o200k counts of every new text, in one batch
-            found = FeatureColumns(shown, counter)
+            self.found = found = FeatureColumns(shown, counter)
             # The tool calls of messages[lo:] (those `found` saw, unless edits moved some), by position.
             at, ids, tools = found.uses if not firsts else _uses(msgs, lo)
             for j, _, mark in self.points:
@@ -678,8 +678,9 @@ class _Run:
         # The model of the first request that saw each message (the last request's for messages after it): its
         # tokenizer is the one that counted the message.
         first_model, n, q = self.first_model, len(msgs), self.k - self.q0
-        for model, run in groupby(zip(self.q_model[q:], self.q_end[q:]), key=itemgetter(0)):
-            first_model += repeat(model, max(map(min, map(itemgetter(1), run), repeat(n))) - len(first_model))
+        models, ends = self.q_model[q:], self.q_end[q:]
+        for a, b in _same(models):
+            first_model += repeat(models[a], min(max(ends[a:b]), n) - len(first_model))
         first_model.extend([reqs[-1].model if reqs else None] * (n - len(first_model)))
         if self.fitted and self.old_final is not None:  # resumed: earlier messages' ratios must be the same
             old = self.old_final
@@ -687,14 +688,17 @@ class _Run:
                 raise _Stale("the settled fit of an earlier message's model moved")
         estimated_f = self.estimated_f
         if self.by_features:  # per run of messages one model counted: ratios . features, a feature at a time
-            pos = lo
-            for model, run in groupby(first_model[lo:n]):
-                count = sum(1 for _ in run)
+            runs = _same(first_model[lo:n])
+            for a, b in runs:
+                model = first_model[lo + a]
                 ratios = final.for_model(model) if self.fitted else final.ratios  # type: ignore[attr-defined]
-                dots = _dots(ratios, self.feats, pos - self.f0, pos - self.f0 + count)
+                if len(runs) == 1 and not self.first_version:  # all of them, kind by kind
+                    dots = self.found.dots(ratios)
+                else:
+                    dots = dot_columns(ratios, [None if c is None else c[lo + a - self.f0:lo + b - self.f0]
+                                                for c in self.feats], b - a)
                 # a sum of products of features (never negative) and ratios that are not is not negative either
                 estimated_f.extend(dots if all(map(le, repeat(0.0), ratios)) else map(max, repeat(0.0), dots))
-                pos += count
         else:
             estimated_f.extend(self.per_message[lo:n])
         self.estimated.extend(map(round, estimated_f[lo:]))
@@ -832,26 +836,34 @@ class _Run:
         sizes = list(map(sub, his, los))
         left: list[int] = []
         for size in set(sizes):
-            chosen = list(range(end - a)) if len(set(sizes)) == 1 else list(compress(range(end - a), map(eq, sizes, repeat(size))))
+            # The requests of `size` messages; each saw its p-th message at starts[i] + p (runs of requests that
+            # see the next `size` messages each: every size-th message, a slice).
+            chosen = list(range(end - a)) if min(sizes) == max(sizes) else \
+                list(compress(range(end - a), map(eq, sizes, repeat(size))))
             pick = _picker(chosen)
-            starts, growth = pick(los), pick(totals)
-            acc = []
+            starts, growth = list(pick(los)), list(pick(totals))
+            row = slice(starts[0], his[-1], size) if len(chosen) == end - a and los[1:] == his[:-1] else None
+            acc: list[list[float]] = []
             for p in range(size):
-                w = _picker(list(map(add, starts, repeat(p))))(weights)
-                acc.append(w if p == 0 else list(map(add, acc[-1], w)))
+                w = weights[row.start + p:row.stop:size] if row else _picker(list(map(add, starts, repeat(p))))(weights)
+                acc.append(list(w) if p == 0 else list(map(add, acc[-1], w)))
             guess = acc[-1]
-            bad = list(map(or_, map(or_, map(lt, growth, repeat(0)), map(le, guess, repeat(0))),
-                           map(gt, growth, map(add, map(mul, repeat(UNEXPLAINED_FACTOR), guess), repeat(UNEXPLAINED_SLACK)))))
-            if any(bad):
+            if not (min(growth) >= 0 and min(guess) > 0 and not any(map(gt, growth, map(
+                    add, map(mul, repeat(UNEXPLAINED_FACTOR), guess), repeat(UNEXPLAINED_SLACK))))):
+                bad = list(map(or_, map(or_, map(lt, growth, repeat(0)), map(le, guess, repeat(0))), map(
+                    gt, growth, map(add, map(mul, repeat(UNEXPLAINED_FACTOR), guess), repeat(UNEXPLAINED_SLACK)))))
                 left += (a + chosen[i] for i in compress(range(len(chosen)), bad))
                 good = list(map(not_, bad))
-                chosen, starts, growth = [list(compress(v, good)) for v in (chosen, starts, growth)]
+                starts, growth = list(compress(starts, good)), list(compress(growth, good))
                 acc = [list(compress(v, good)) for v in acc]
-                guess = acc[-1]
-            given = repeat(0)
+                guess, row = acc[-1], None
+            given: Iterable[int] = repeat(0)
             for p, cumulated in enumerate(acc):
                 upto = list(map(round, map(truediv, map(mul, growth, cumulated), guess)))
-                list(map(measured.__setitem__, map(add, starts, repeat(p)), map(sub, upto, given)))
+                if row:
+                    measured[row.start + p:row.stop:size] = list(map(sub, upto, given))
+                else:
+                    any(map(measured.__setitem__, map(add, starts, repeat(p)), map(sub, upto, given)))
                 given = upto
         return sorted(left)
     def _sum_from(self, values: list, start: int, hi: int, cached: int) -> int:
@@ -1011,19 +1023,6 @@ def estimator_for(session: Session, name: str | None = None) -> Estimator:
     return Calibrated(ratios, current_model(session), session_tokenizer(session))
 
 
-def _dots(ratios: Sequence[float], feats: Columns, lo: int, hi: int) -> list[float]:
-    """`dot(ratios, features)` of each of messages[lo:hi]: a feature at a time over every message, the very same
-    float operations in the same order as one dot product per message."""
-    out = [0.0] * (hi - lo)
-    for j, (r, column) in enumerate(zip(ratios, feats)):
-        column = repeat(0.0, hi - lo) if column is None else column[lo:hi]
-        # A feature no message has adds r x 0.0 = 0.0 to each sum, which leaves it as it is (a sum here is never
-        # -0.0): skipped (most sessions have no CJK, other scripts, media or stated sizes).
-        if isfinite(r) and (isinstance(column, repeat) or not any(column)):
-            continue
-        # MESSAGE is 1.0 in every message (`pricing.parts`): r x 1.0 is r
-        out = list(map(add, out, repeat(r) if j == MESSAGE else map(mul, repeat(r), column)))
-    return out
 
 
 def _uses(messages: list[Message], lo: int) -> tuple[list[int], list[str], list[str]]:
@@ -1051,6 +1050,12 @@ def _runs(alone: set[int], kept: set[int], k: int, end: int) -> dict[int, int]:
             runs[at] = stop
         at = max(at, stop + (stop in alone))
     return runs
+
+
+def _same(values: list) -> list[tuple[int, int]]:
+    """The runs of equal values: (start, end) of each."""
+    cuts = [0, *compress(range(1, len(values)), map(ne, values[1:], values)), len(values)] if values else []
+    return list(zip(cuts, cuts[1:]))
 
 
 def _picker(positions: list[int]):
