@@ -18,10 +18,10 @@ observations moves barely changes between them.
 
 from __future__ import annotations
 
-from collections import deque
-from itertools import accumulate, repeat
+from functools import reduce
+from itertools import repeat
 from operator import add, mul, sub, truediv
-from typing import Iterator, Sequence
+from typing import Sequence
 
 from inspector.core.estimators import (
     CJK, CODE, JSON_, MEDIA, MESSAGE, N_FEATURES, OTHER, PROSE, SCRIPT_RATIOS, STATED, SYMBOL, TOKENS, TOOL_RESULT,
@@ -55,11 +55,6 @@ def group_tokens(features: Sequence[float], base: Sequence[float] = SCRIPT_RATIO
     t = list(map(mul, base, features))
     return [0.0 + t[PROSE], 0.0 + t[CODE], 0.0 + t[JSON_], 0.0 + t[CJK] + t[OTHER] + t[SYMBOL], 0.0 + t[MEDIA],
             0.0 + t[TOOL_USE] + t[TOOL_RESULT] + t[MESSAGE], 0.0 + t[TOKENS]]
-
-
-def _last(sums: Iterator[float]) -> float:
-    """The last of running sums (each added one after another, as `functools.reduce` would, a little faster)."""
-    return deque(sums, maxlen=1)[0]
 
 
 def group_columns(features: Sequence[Sequence[float] | None], base: Sequence[float]
@@ -166,8 +161,8 @@ class _ModelFit:
             wx = list(map(mul, ws, column))
             row = m[i]
             for j in had:
-                row[j] = _last(accumulate(map(mul, wx, columns[j]), initial=row[j]))
-            v[i] = _last(accumulate(map(mul, wx, ys), initial=v[i]))
+                row[j] = reduce(add, map(mul, wx, columns[j]), row[j])
+            v[i] = reduce(add, map(mul, wx, ys), v[i])
         self._activate(had)
         self._clear()
 

@@ -423,6 +423,10 @@ class _Run:
             list(map(attrgetter(name), reqs)) for name in ("seen_start", "seen_end", "model", "kind"))
         self.q_measured = list(map(add, map(add, map(attrgetter("input_tokens"), reqs),
                                             map(attrgetter("cache_creation"), reqs)), map(attrgetter("cache_read"), reqs)))
+        # From request max(1, k) on: those that start a window or switch models (the request passes take them alone)
+        q, starts, models = max(1, self.k) - q0, self.q_start, self.q_model
+        self.q_new = set(compress(range(q + q0, self.R), map(or_, map(ne, starts[q:], starts[q - 1:]),
+                                                               map(ne, models[q:], models[q - 1:]))))
 
     def _messages(self) -> None:
         """Tool names, each message's features per category, and their running sums, from message `lo` on."""
@@ -604,10 +608,8 @@ class _Run:
         with seen microcompactions, or without features: those take every request alone."""
         if not self.by_features or self.deltas:
             return {}
-        k, q = max(1, self.k), max(1, self.k) - self.q0  # request k is at q
-        starts, models, ends = self.q_start, self.q_model, self.q_end
-        alone = set(compress(range(k, self.R), map(or_, map(ne, starts[q:], starts[q - 1:]),
-                                                    map(ne, models[q:], models[q - 1:]))))
+        k, q, ends = max(1, self.k), max(1, self.k) - self.q0, self.q_end  # request k is at q
+        alone = set(self.q_new)
         if cleared:  # a request whose growth a cleared microcompaction took part of
             alone.update(k + i for i, (lo, hi) in enumerate(zip(ends[q - 1:], ends[q:]))
                          if any(lo < index <= hi for index, _ in cleared))
@@ -646,12 +648,17 @@ class _Run:
             added = list(terms) if added is None and r > 0 else list(map(add, added or repeat(0.0), terms))
         if seen is None or added is None:
             seen = added = [0.0] * m
-        # Observations: a turn whose growth the messages explain (as `_pass1`), of group tokens summing above 0.
-        turn = map(eq, self.q_kind[a - q0:c - q0], repeat("turn"))
-        bound = map(add, map(mul, repeat(UNEXPLAINED_FACTOR), added), repeat(UNEXPLAINED_SLACK))
+        # Observations: a turn whose growth the messages explain (as `_pass1`), of group tokens summing above 0
+        # (each condition checked one request at a time only where some request fails it).
         x, total = group_columns(f, calibrator.base)
-        ok = map(and_, map(and_, turn, map(le, repeat(0), growth)), map(le, growth, bound))
-        seen_obs = [] if total is None else list(compress(range(m), map(and_, ok, map(not_, map(le, total, repeat(0))))))
+        ok = list(map(le, growth, map(add, map(mul, repeat(UNEXPLAINED_FACTOR), added), repeat(UNEXPLAINED_SLACK))))
+        kinds = self.q_kind[a - q0:c - q0]
+        for fails, flags in ((min(growth) < 0, map(le, repeat(0), growth)),
+                             (kinds.count("turn") < m, map(eq, kinds, repeat("turn"))),
+                             (total is None or not min(total) > 0, map(not_, map(le, total or repeat(0.0), repeat(0))))):
+            if fails:
+                ok = list(map(and_, ok, flags))
+        seen_obs = range(m) if all(ok) else list(compress(range(m), ok))
         due = need is not None and len(seen_obs) >= need
         if due:
             seen_obs = seen_obs[:need]
@@ -679,24 +686,29 @@ class _Run:
         # tokenizer is the one that counted the message.
         first_model, n, q = self.first_model, len(msgs), self.k - self.q0
         models, ends = self.q_model[q:], self.q_end[q:]
+        runs = [(first_model[lo + a], lo + a, lo + b) for a, b in _same(first_model[lo:])]  # runs from lo on
         for a, b in _same(models):
-            first_model += repeat(models[a], min(max(ends[a:b]), n) - len(first_model))
-        first_model.extend([reqs[-1].model if reqs else None] * (n - len(first_model)))
+            upto = min(max(ends[a:b]), n)
+            if upto > len(first_model):
+                runs.append((models[a], len(first_model), upto))
+                first_model += repeat(models[a], upto - len(first_model))
+        if n > len(first_model):
+            runs.append((reqs[-1].model if reqs else None, len(first_model), n))
+            first_model.extend([reqs[-1].model if reqs else None] * (n - len(first_model)))
         if self.fitted and self.old_final is not None:  # resumed: earlier messages' ratios must be the same
             old = self.old_final
             if any(old.for_model(m) != final.for_model(m) for m in self.models):  # type: ignore[attr-defined]
                 raise _Stale("the settled fit of an earlier message's model moved")
         estimated_f = self.estimated_f
         if self.by_features:  # per run of messages one model counted: ratios . features, a feature at a time
-            runs = _same(first_model[lo:n])
-            for a, b in runs:
-                model = first_model[lo + a]
+            whole = len({model for model, _, _ in runs}) == 1 and not self.first_version
+            for model, a, b in runs[:1] if whole else runs:
                 ratios = final.for_model(model) if self.fitted else final.ratios  # type: ignore[attr-defined]
-                if len(runs) == 1 and not self.first_version:  # all of them, kind by kind
+                if whole:  # all of them, kind by kind
                     dots = self.found.dots(ratios)
                 else:
-                    dots = dot_columns(ratios, [None if c is None else c[lo + a - self.f0:lo + b - self.f0]
-                                                for c in self.feats], b - a)
+                    dots = dot_columns(ratios, [None if c is None else c[a - self.f0:b - self.f0] for c in self.feats],
+                                       b - a)
                 # a sum of products of features (never negative) and ratios that are not is not negative either
                 estimated_f.extend(dots if all(map(le, repeat(0.0), ratios)) else map(max, repeat(0.0), dots))
         else:
@@ -811,11 +823,10 @@ class _Run:
         more messages, not a compaction's request, without an edit applied before it (from `at`); by the request
         each starts at, to the next that is not (or where a state is kept: `snaps`)."""
         edits, k, q = self.seen_edits, max(1, self.k), max(1, self.k) - self.q0  # request k is at q
-        starts, models, ends = self.q_start, self.q_model, self.q_end
-        alone = set(compress(range(k, self.R), map(or_, map(or_, map(ne, starts[q:], starts[q - 1:]),
-                                                                map(ne, models[q:], models[q - 1:])),
-                                                    map(or_, map(le, ends[q:], ends[q - 1:]),
-                                                        map(eq, self.q_kind[q:], repeat("compaction"))))))
+        ends, kinds = self.q_end, self.q_kind[q:]
+        alone = self.q_new | set(compress(range(k, self.R), map(le, ends[q:], ends[q - 1:])))
+        if kinds.count("turn") < len(kinds):
+            alone.update(compress(range(k, self.R), map(eq, kinds, repeat("compaction"))))
         for ri in range(k, self.R) if at < len(edits) else ():  # the requests edits are applied before
             if at < len(edits) and edits[at][0] <= ends[ri - self.q0]:
                 alone.add(ri)
