@@ -47,7 +47,7 @@ from inspector.core.limits import current_model
 from inspector.core.model import Compaction, CompactionsByIndex, Message, Request, Session
 from inspector.core.accounting import Accounting, Accuracy, RequestColumns
 from inspector.core.compacted import after_all
-from inspector.core.feature_columns import FeatureColumns, dots as dot_columns
+from inspector.core.feature_columns import Columns, FeatureColumns, dots as dot_columns
 from inspector.core.pricing import Pricing, parts, scaled, total, vector
 from inspector.core.versions import Edit, edits as session_edits, originals
 
@@ -64,19 +64,14 @@ UNEXPLAINED_FACTOR = 2.0
 UNEXPLAINED_SLACK = 1500
 
 
-# Per-message features are kept as columns (feature -> a list of one float per message, None where every message
-# has 0.0: features are never -0.0, and adding 0.0 or finite x 0.0 leaves any such sum as it is), with their running
-# sums (arrays; row i: the sum of messages[:i]; MESSAGE's is range(n + 1): ints, which give the same floats).
-Columns = list  # of list | array | range | None, N_FEATURES of them
+# Per-message features are kept as columns (`feature_columns.Columns`: None where every message has 0.0; features
+# are never -0.0, and adding 0.0 or finite x 0.0 leaves any such sum as it is), with their running sums (arrays; row
+# i: the sum of messages[:i]; MESSAGE's is range(n + 1): ints, which give the same floats).
 
 
 def _sum_range(cumulative: Columns, lo: int, hi: int) -> list[float]:
     """The features of messages[lo:hi] from the running sums."""
     return [0.0 if c is None else c[hi] - c[lo] for c in cumulative]
-
-
-def _row(columns: Columns, i: int) -> list[float]:
-    return [0.0 if c is None else c[i] for c in columns]
 
 
 def _zeros(n: int) -> array:
@@ -165,7 +160,7 @@ class _Resume:
     result_ids: set[str] | None
     keys: list[str | None]
     multi: dict[int, dict[str, list[float]]]
-    feats: Columns | None  # for an estimator without features (with them, a resumed run needs only the sums)
+    rows: array  # for an estimator without features: each message's features, N_FEATURES a message (flat)
     cumulative: Columns
     per_message: list[float]
     running: list[float]
@@ -319,12 +314,12 @@ class _Run:
         self.names_mark: dict[str, str] = {}
         self.result_ids: set[str] | None = None
         # Per message: its category when all its blocks have one (`keys`), else None and its features per
-        # category in `multi`; its features (`feats`, from message `f0` on) and their running sums (`cumulative`),
-        # as columns.
+        # category in `multi`; the features of messages[lo:] (`feats`, columns) and their running sums from the
+        # first message on (`cumulative`); without a feature estimator, every message's features (`rows`).
         self.keys: list[str | None] = []
         self.multi: dict[int, dict[str, list[float]]] = {}
-        self.feats: Columns = [None] * N_FEATURES
         self.cumulative: Columns = [None] * N_FEATURES
+        self.rows = array("d")
         self.per_message: list[float] = []
         self.running: list[float] = [0.0]
         self.calibrator = self.prior.copy() if self.prior is not None else Calibrator(self.counter)
@@ -380,12 +375,12 @@ class _Run:
         self.names, self.names_mark, self.result_ids = names, below, state.result_ids
         for kept, upto in ((state.keys, mark), (state.per_message, mark), (state.running, mark + 1),
                            (state.estimated_f, mark), (state.first_model, min(state.seen, len(msgs))),
-                           *((c, mark) for c in state.feats or () if c is not None),
+                           (state.rows, mark * N_FEATURES),
                            *((c, mark + 1) for c in state.cumulative if isinstance(c, array))):
             del kept[upto:]
         for i in [i for i in state.multi if i >= mark]:
             del state.multi[i]
-        self.keys, self.multi, self.feats, self.cumulative = state.keys, state.multi, state.feats, state.cumulative
+        self.keys, self.multi, self.rows, self.cumulative = state.keys, state.multi, state.rows, state.cumulative
         self.per_message, self.running, self.estimated_f = state.per_message, state.running, state.estimated_f
         self.first_model = state.first_model
         self.calibrator = state.calibrator
@@ -434,10 +429,8 @@ class _Run:
         counter, firsts, at_last = self.counter, self.first_version, self.at_last
         # Categories from each message as the last request saw it; its price as it first was.
         shown = [at_last.get(i, msgs[i]) for i in range(lo, n)] if firsts else msgs[lo:]
-        if self.by_features or self.feats is None:  # features of this run's messages only: the sums go on
-            self.feats = [None] * N_FEATURES
-        self.f0 = f0 = lo if self.by_features else 0
-        feats, cumulative = self.feats, self.cumulative
+        self.feats = feats = [None] * N_FEATURES
+        cumulative = self.cumulative
         with batched(msgs[lo:], counter):  # the o200k counts of every new text, in one batch
             self.found = found = FeatureColumns(shown, counter)
             # The tool calls of messages[lo:] (those `found` saw, unless edits moved some), by position.
@@ -457,19 +450,20 @@ class _Run:
             keys, multi, cols = found.categorise(names)
             self.keys += keys
             self.multi.update((lo + i, p) for i, p in multi.items())
-            for j, col in enumerate(cols):
-                if col is not None or feats[j] is not None:
-                    if feats[j] is None:
-                        feats[j] = [0.0] * (lo - f0)
-                    feats[j] += col if col is not None else repeat(0.0, n - lo)
+            feats[:] = cols
             for i, first in firsts.items():
                 if lo <= i < n and first is not shown[i - lo]:
                     for j, x in enumerate(vector(parts(first, names, counter))):
                         if x or feats[j] is not None:
                             if feats[j] is None:
-                                feats[j] = [0.0] * (n - f0)
-                            feats[j][i - f0] = x
-            if not self.by_features:
+                                feats[j] = [0.0] * (n - lo)
+                            feats[j][i - lo] = x  # type: ignore[index]
+            if not self.by_features:  # the features of each message in a row, as the request pass reads them
+                rows = array("d", bytes(8 * N_FEATURES * (n - lo)))
+                for j, col in enumerate(feats):
+                    if col is not None:
+                        rows[j::N_FEATURES] = array("d", col)
+                self.rows += rows
                 for i in range(lo, n):
                     x = float(self.est.message(firsts.get(i, shown[i - lo])))
                     self.per_message.append(x)
@@ -481,7 +475,7 @@ class _Run:
                 elif col is not None:
                     if cumulative[j] is None:
                         cumulative[j] = _zeros(lo + 1)
-                    sums = accumulate(col[lo - f0:], initial=cumulative[j][lo])
+                    sums = accumulate(col, initial=cumulative[j][lo])
                     next(sums)  # the running sum at `lo`, already there
                     cumulative[j].extend(sums)
                 elif cumulative[j] is not None:  # adding 0.0 leaves the sum as it is
@@ -508,7 +502,7 @@ class _Run:
         """The features of messages[lo:hi] as a request with seen_end `hi` saw them (seen edits in (lo, hi]
         included)."""
         f = _sum_range(self.cumulative, lo, hi) if self.by_features else total(
-            _row(self.feats, i) for i in range(lo, hi))
+            self.rows[i * N_FEATURES:(i + 1) * N_FEATURES] for i in range(lo, hi))
         for i, (d, _) in self.deltas:
             if lo < i <= hi:
                 f = list(map(add, f, d))
@@ -707,8 +701,7 @@ class _Run:
                 if whole:  # all of them, kind by kind
                     dots = self.found.dots(ratios)
                 else:
-                    dots = dot_columns(ratios, [None if c is None else c[a - self.f0:b - self.f0] for c in self.feats],
-                                       b - a)
+                    dots = dot_columns(ratios, [None if c is None else c[a - lo:b - lo] for c in self.feats], b - a)
                 # a sum of products of features (never negative) and ratios that are not is not negative either
                 estimated_f.extend(dots if all(map(le, repeat(0.0), ratios)) else map(max, repeat(0.0), dots))
         else:
@@ -994,8 +987,7 @@ class _Run:
         return _Resume(
             est=self.est, k=j, mark=mark, seen=seen, n_messages=len(self.session.messages), names=self.names,
             names_mark=snap.get("names_mark", self.names_mark), result_ids=self.result_ids, keys=self.keys,
-            multi=self.multi, feats=None if self.by_features else self.feats, cumulative=self.cumulative,
-            per_message=self.per_message,
+            multi=self.multi, rows=self.rows, cumulative=self.cumulative, per_message=self.per_message,
             running=self.running,
             calibrator=calibrator, session_anchor=dict(anchors[0]), window_anchor=dict(anchors[1]),
             prefix_of=dict(prefix_of), prefix=prefix, first_model=self.first_model, final=final,
