@@ -17,6 +17,11 @@ exactly to what the API reported, and labels everything else as estimated:
 With the `calibrated` estimator (the default when usage exists) ratios are fitted on the session's own growths
 (calibration.py); predictions and estimates for request k use the fit from requests before k only.
 
+A long session has 100,000 messages and 50,000 requests, so the passes work on columns: every message's features
+kind by kind (feature_columns.py), and the requests of one window and model between two re-solves of the fit
+(whose ratios stay the same) together (`_Run._chunk`, request_runs.py), with the very same float operations in the
+same order as one message or request at a time: the figures do not move by a bit.
+
 A live session grows by appends: `account_appended` resumes the previous accounting from just before its last
 request (the last open interval), so an append costs the messages and requests after that point, not the session.
 When an append re-solves the settled fit of a young model (calibration.py: each of a model's first 32
@@ -35,8 +40,8 @@ from math import isfinite
 from array import array
 from dataclasses import dataclass
 from itertools import accumulate, compress, repeat
-from operator import add, and_, attrgetter, eq, gt, is_not, itemgetter, le, lt, mul, ne, not_, or_, sub, truediv
-from typing import TYPE_CHECKING, Iterable, Sequence
+from operator import add, and_, attrgetter, eq, itemgetter, le, mul, ne, not_, or_, sub
+from typing import TYPE_CHECKING, Sequence
 
 from inspector.core import categories as cat
 from inspector.core.calibration import YOUNG, Calibrator, group_columns
@@ -49,6 +54,8 @@ from inspector.core.accounting import Accounting, Accuracy, RequestColumns
 from inspector.core.compacted import after_all
 from inspector.core.feature_columns import Columns, FeatureColumns, dots as dot_columns
 from inspector.core.pricing import Pricing, parts, scaled, total, vector
+from inspector.core.request_runs import (
+    UNEXPLAINED_FACTOR, UNEXPLAINED_SLACK, add_errors, picker, runs_of, same, spread, spread_growths)
 from inspector.core.versions import Edit, edits as session_edits, originals
 
 if TYPE_CHECKING:
@@ -58,10 +65,6 @@ if TYPE_CHECKING:
 # not record): its figure is measured, but no prediction of the agent's context, nor a calibration observation.
 COMPACTION_REQUEST = "compaction request: sent without the tools, with a summary prompt the transcript does not record"
 
-# Growth this far beyond the estimate of the messages added (x the estimate, plus tokens) is not theirs: the harness
-# injected something the transcript does not record.
-UNEXPLAINED_FACTOR = 2.0
-UNEXPLAINED_SLACK = 1500
 
 
 # Per-message features are kept as columns (`feature_columns.Columns`: None where every message has 0.0; features
@@ -183,37 +186,6 @@ class _Resume:
     # each of a model's first observations re-solves its settled fit (calibration.py), which moves its messages'
     # figures, so the last point cannot be resumed; this one can, at the cost of the messages since that model came.
     earlier: _Resume | None = None
-
-
-def _add_errors(pred: list[float], est: list[float], figures: RequestColumns, kinds: list[str], lo: int, hi: int,
-                few: bool) -> tuple[list[float], list[float]]:
-    """Add the absolute errors of figures[lo:hi] (of `kinds`) to the sorted lists (in place; `few`: insort, else
-    sort once); returns what was added."""
-    turn = list(map(eq, kinds, repeat("turn")))
-    lo1 = max(lo, 1)  # the first request's estimate is its measured figure
-    p = _abs_errors(figures.predicted[lo:hi], figures.measured[lo:hi], turn)
-    e = _abs_errors(figures.estimated[lo1:hi], figures.measured[lo1:hi], turn[lo1 - lo:])
-    for errors, added in ((pred, p), (est, e)):
-        if few:
-            for x in added:
-                bisect.insort(errors, x)
-        else:
-            errors.extend(added)
-            errors.sort()
-    return p, e
-
-
-def _abs_errors(values: list[int | None], measured: list[int], kept: list[bool]) -> list[float]:
-    """abs(RequestFigures._pct) of each `kept` value (None: left out) against its measured figure, in C-level
-    passes."""
-    if not all(kept):
-        values, measured = list(compress(values, kept)), list(compress(measured, kept))
-    if None in values:
-        kept = list(map(is_not, values, repeat(None)))
-        values, measured = list(compress(values, kept)), list(compress(measured, kept))
-    if 0 in measured:
-        return [abs((v - m) / m * 100 if m else 0.0) for v, m in zip(values, measured)]  # type: ignore[operator]
-    return list(map(abs, map(mul, map(truediv, map(sub, values, measured), measured), repeat(100))))
 
 
 class _Run:
@@ -607,12 +579,13 @@ class _Run:
         if cleared:  # a request whose growth a cleared microcompaction took part of
             alone.update(k + i for i, (lo, hi) in enumerate(zip(ends[q - 1:], ends[q:]))
                          if any(lo < index <= hi for index, _ in cleared))
-        return _runs(alone, {*self.snaps, self.fit_before or 0}, k, self.R)
+        return runs_of(alone, {*self.snaps, self.fit_before or 0}, k, self.R)
 
     def _chunk(self, a: int, end: int, ratios: Sequence[float] | None, before: float, w: int) -> tuple[int, bool]:
         """Requests a, a+1... before `end` (each of the window and model of the one before it), up to the
         observation that makes the fit due (`ratios` move then): their figures as the request pass makes them, and
-        their observations. The very same floats, a feature at a time over all of them (`_dots`). Returns where it
+        their observations. The very same floats, a feature at a time over all of them (as `feature_columns.dots`):
+        `dot` of a difference of running sums and `group_tokens` of it for each request. Returns where it
         stopped and whether the fit is due."""
         calibrator, cum, q0 = self.calibrator, self.cumulative, self.q0
         model = self.q_model[a - q0] or ""
@@ -659,7 +632,7 @@ class _Run:
             m = seen_obs[-1] + 1
             c = a + m
         if seen_obs:
-            pick = (lambda v: v[:m]) if len(seen_obs) == m else _picker(seen_obs)
+            pick = (lambda v: v[:m]) if len(seen_obs) == m else picker(seen_obs)
             stated = f[STATED]
             ys = list(map(sub, pick(growth), pick(stated) if stated is not None else repeat(0.0)))
             calibrator.observe_many(model, [[0.0] * len(seen_obs) if g is None else list(pick(g)) for g in x],
@@ -680,8 +653,8 @@ class _Run:
         # tokenizer is the one that counted the message.
         first_model, n, q = self.first_model, len(msgs), self.k - self.q0
         models, ends = self.q_model[q:], self.q_end[q:]
-        runs = [(first_model[lo + a], lo + a, lo + b) for a, b in _same(first_model[lo:])]  # runs from lo on
-        for a, b in _same(models):
+        runs = [(first_model[lo + a], lo + a, lo + b) for a, b in same(first_model[lo:])]  # runs from lo on
+        for a, b in same(models):
             upto = min(max(ends[a:b]), n)
             if upto > len(first_model):
                 runs.append((models[a], len(first_model), upto))
@@ -773,11 +746,11 @@ class _Run:
             if figures.window[ri] == 0:
                 prefix = max(0, r.measured_context - int(round(guess)))
                 prefix_of[model] = prefix
-                _spread(measured, estimated_f, lo_r, hi, r.measured_context - prefix)
+                spread(measured, estimated_f, lo_r, hi, r.measured_context - prefix)
             else:
                 prefix = prefix_of.get(model, prefix)
                 room = r.measured_context - prefix
-                given = _spread(measured, estimated_f, lo_r, hi, max(0, min(room, int(round(guess)))))
+                given = spread(measured, estimated_f, lo_r, hi, max(0, min(room, int(round(guess)))))
                 unrecorded = room - given
                 _unrecorded(figures, ri, unrecorded, "after compaction: re-injected content the transcript does not record"
                             if unrecorded >= 0 else
@@ -802,9 +775,9 @@ class _Run:
         elif growth > UNEXPLAINED_FACTOR * guess + UNEXPLAINED_SLACK:
             cause = "growth far beyond the recorded messages: injected by the harness"
         if cause is None:
-            _spread(measured, estimated_f, lo_r, hi, growth)
+            spread(measured, estimated_f, lo_r, hi, growth)
         else:
-            given = _spread(measured, estimated_f, lo_r, hi, max(0, min(growth, int(round(guess)))))
+            given = spread(measured, estimated_f, lo_r, hi, max(0, min(growth, int(round(guess)))))
             _unrecorded(figures, ri, growth - given, cause)
             if cause.startswith("model switch") and model not in prefix_of:
                 prefix_of[model] = prefix + growth - given
@@ -825,51 +798,17 @@ class _Run:
                 alone.add(ri)
                 while at < len(edits) and edits[at][0] <= ends[ri - self.q0]:
                     at += 1
-        return _runs(alone, set(self.snaps), k, self.R)
+        return runs_of(alone, set(self.snaps), k, self.R)
 
     def _spread_growths(self, a: int, end: int) -> list[int]:
-        """`_attribute` of requests a..end-1 (as `_spread_runs` finds them), a message position at a time over all
-        of them: the very same floats. Returns the requests left to `_attribute` (a growth its messages do not
-        explain, or with nothing to weigh it by)."""
-        measured, weights, q0 = self.measured, self.estimated_f, self.q0
-        los, his = self.q_end[a - 1 - q0:end - 1 - q0], self.q_end[a - q0:end - q0]
+        """`_attribute` of requests a..end-1 (as `_spread_runs` finds them) by `spread_growths`. Returns the
+        requests left to `_attribute` (a growth its messages do not explain, or with nothing to weigh it by)."""
+        q0 = self.q0
+        los, totals = self.q_end[a - 1 - q0:end - 1 - q0], self.q_measured[a - 1 - q0:end - q0]
         if los[0] < self.lo:
             raise _Stale("a request's growth spans messages before the mark")
-        totals = self.q_measured[a - 1 - q0:end - q0]
-        totals = list(map(sub, totals[1:], totals))
-        sizes = list(map(sub, his, los))
-        left: list[int] = []
-        for size in set(sizes):
-            # The requests of `size` messages; each saw its p-th message at starts[i] + p (runs of requests that
-            # see the next `size` messages each: every size-th message, a slice).
-            chosen = list(range(end - a)) if min(sizes) == max(sizes) else \
-                list(compress(range(end - a), map(eq, sizes, repeat(size))))
-            pick = _picker(chosen)
-            starts, growth = list(pick(los)), list(pick(totals))
-            row = slice(starts[0], his[-1], size) if len(chosen) == end - a and los[1:] == his[:-1] else None
-            acc: list[list[float]] = []
-            for p in range(size):
-                w = weights[row.start + p:row.stop:size] if row else _picker(list(map(add, starts, repeat(p))))(weights)
-                acc.append(list(w) if p == 0 else list(map(add, acc[-1], w)))
-            guess = acc[-1]
-            if not (min(growth) >= 0 and min(guess) > 0 and not any(map(gt, growth, map(
-                    add, map(mul, repeat(UNEXPLAINED_FACTOR), guess), repeat(UNEXPLAINED_SLACK))))):
-                bad = list(map(or_, map(or_, map(lt, growth, repeat(0)), map(le, guess, repeat(0))), map(
-                    gt, growth, map(add, map(mul, repeat(UNEXPLAINED_FACTOR), guess), repeat(UNEXPLAINED_SLACK)))))
-                left += (a + chosen[i] for i in compress(range(len(chosen)), bad))
-                good = list(map(not_, bad))
-                starts, growth = list(compress(starts, good)), list(compress(growth, good))
-                acc = [list(compress(v, good)) for v in acc]
-                guess, row = acc[-1], None
-            given: Iterable[int] = repeat(0)
-            for p, cumulated in enumerate(acc):
-                upto = list(map(round, map(truediv, map(mul, growth, cumulated), guess)))
-                if row:
-                    measured[row.start + p:row.stop:size] = list(map(sub, upto, given))
-                else:
-                    any(map(measured.__setitem__, map(add, starts, repeat(p)), map(sub, upto, given)))
-                given = upto
-        return sorted(left)
+        return [a + i for i in spread_growths(self.measured, self.estimated_f, los, self.q_end[a - q0:end - q0],
+                                              list(map(sub, totals[1:], totals)))]
     def _sum_from(self, values: list, start: int, hi: int, cached: int) -> int:
         """sum(values[start:hi]) (None as 0), the part below the resume mark taken from `cached`."""
         if start < self.lo:
@@ -908,12 +847,12 @@ class _Run:
         pred, est = self.prediction_errors, self.estimation_errors
         pos = self.k
         for j, _, _ in self.points:  # each point's errors: those before its request
-            _add_errors(pred, est, figures, self.q_kind[pos - self.q0:max(pos, j) - self.q0], pos, max(pos, j),
+            add_errors(pred, est, figures, self.q_kind[pos - self.q0:max(pos, j) - self.q0], pos, max(pos, j),
                         self.resumed)
             pos = max(pos, j)
             if j != self.next_k:
                 self.snaps[j]["errors"] = pred[:], est[:]
-        last_p, last_e = _add_errors(pred, est, figures, self.q_kind[self.next_k - self.q0:], self.next_k, len(figures),
+        last_p, last_e = add_errors(pred, est, figures, self.q_kind[self.next_k - self.q0:], self.next_k, len(figures),
                                      True)
         prediction, estimation = Accuracy.of_sorted(pred), Accuracy.of_sorted(est)
         for errors, added in ((pred, last_p), (est, last_e)):
@@ -1042,45 +981,3 @@ def _unrecorded(figures: RequestColumns, i: int, unrecorded: int, cause: str) ->
         figures.unrecorded[i] = unrecorded
     else:
         figures.unrecorded.pop(i, None)
-
-
-def _runs(alone: set[int], kept: set[int], k: int, end: int) -> dict[int, int]:
-    """Runs of the requests from k to `end` that are not `alone`: by first request, where each stops (before the
-    next one alone or one whose state is kept)."""
-    runs, at = {}, k
-    for stop in sorted(alone | kept | {end}):
-        if stop > at:
-            runs[at] = stop
-        at = max(at, stop + (stop in alone))
-    return runs
-
-
-def _same(values: list) -> list[tuple[int, int]]:
-    """The runs of equal values: (start, end) of each."""
-    cuts = [0, *compress(range(1, len(values)), map(ne, values[1:], values)), len(values)] if values else []
-    return list(zip(cuts, cuts[1:]))
-
-
-def _picker(positions: list[int]):
-    """itemgetter(*positions), giving a tuple also for one position."""
-    return itemgetter(*positions) if len(positions) != 1 else (lambda values: (values[positions[0]],))
-
-
-def _spread(measured: list[int | None], weights: list[float], lo: int, hi: int, total: int) -> int:
-    """Give messages[lo:hi] integer shares of `total` in proportion to `weights` (equal shares where all weigh
-    nothing); the shares sum to `total` exactly. Returns `total` (0 when there is no message to give it to)."""
-    if hi <= lo:
-        return 0
-    w = weights[lo:hi]
-    s = sum(w)
-    if s <= 0:
-        w = [1.0] * (hi - lo)
-        s = float(hi - lo)
-    given = 0
-    acc = 0.0
-    for k, x in enumerate(w):
-        acc += x
-        upto = int(round(total * acc / s))
-        measured[lo + k] = upto - given
-        given = upto
-    return total
