@@ -57,25 +57,32 @@ def group_tokens(features: Sequence[float], base: Sequence[float] = SCRIPT_RATIO
             0.0 + t[TOOL_USE] + t[TOOL_RESULT] + t[MESSAGE], 0.0 + t[TOKENS]]
 
 
-def group_columns(features: Sequence[Sequence[float] | None], base: Sequence[float]
-                  ) -> tuple[list[list[float] | None], list[float] | None]:
-    """`group_tokens` of many feature vectors, and their sums, as columns: feature -> one value per vector (None:
-    0.0 in each); group -> one value per vector (None: 0.0 in each, as is the sum where every group is None).
-    The very same floats: a term of 0.0 leaves a group's sum or the total as it is, and none is -0.0 (features
-    are never -0.0, nor are differences of their running sums, nor their products with the positive base ratios)."""
-    x: list[list[float] | None] = []
-    total: list[float] | None = None
+def group_columns(features: Sequence[list[float] | float | None], base: Sequence[float]
+                  ) -> tuple[list[list[float] | float | None], list[float] | float | None]:
+    """`group_tokens` of many feature vectors, and their sums, as columns: each feature a list (one value per
+    vector), a float (the same in each) or None (0.0 in each), and so each group and the sums (None: 0.0). The very
+    same floats: a term of 0.0 leaves a group's sum or the total as it is, and none is -0.0 (features are never
+    -0.0, nor are differences of their running sums, nor their products with the positive base ratios)."""
+    x: list[list[float] | float | None] = []
+    total: list[float] | float | None = None
     for members in _MEMBERS:
         group = None
         for i in members:
             column = features[i]
             if column is not None:
-                t = list(map(mul, repeat(base[i]), column))
-                group = t if group is None else list(map(add, group, t))
+                t = base[i] * column if isinstance(column, float) else list(map(mul, repeat(base[i]), column))
+                group = t if group is None else _plus(group, t)
         x.append(group)
         if group is not None:
-            total = group if total is None else list(map(add, total, group))
+            total = group if total is None else _plus(total, group)
     return x, total
+
+
+def _plus(a: list[float] | float, b: list[float] | float) -> list[float] | float:
+    """a + b, each a list (one value per vector) or a float (the same in each)."""
+    if isinstance(a, float) and isinstance(b, float):
+        return a + b
+    return list(map(add, repeat(a) if isinstance(a, float) else a, repeat(b) if isinstance(b, float) else b))
 
 
 class _ModelFit:

@@ -599,7 +599,9 @@ class _Run:
         take = itemgetter(*his)
         seen: list[float] | None = None
         added: list[float] | None = None
-        f: list[Sequence[float] | None] = [None] * N_FEATURES  # each feature of what each request added
+        # Each feature of what each request added: a list, a float where every request added the same (a count,
+        # often: one product for all), None where none added any.
+        f: list[list[float] | float | None] = [None] * N_FEATURES
         for j, r in enumerate(ratios or self.base_ratios):  # type: ignore[arg-type]
             column = cum[j]
             if column is None and isfinite(r):  # r x 0.0 adds nothing
@@ -610,14 +612,17 @@ class _Run:
             # x - 0.0 is x; a sum from 0.0 starts at its first term unless that is -0.0 (r > 0: it is not)
             terms = map(mul, repeat(r), at_hi if start == 0.0 else map(sub, at_hi, repeat(start)))
             seen = list(terms) if seen is None and r > 0 else list(map(add, seen or repeat(0.0), terms))
-            f[j] = fj = list(map(sub, at_hi, at))
-            terms = map(mul, repeat(r), fj)
+            fj = list(map(sub, at_hi, at))
+            f[j] = float(fj[0]) if min(fj) == max(fj) else fj
+            terms = repeat(r * f[j], m) if fj is not f[j] else map(mul, repeat(r), fj)  # type: ignore[operator]
             added = list(terms) if added is None and r > 0 else list(map(add, added or repeat(0.0), terms))
         if seen is None or added is None:
             seen = added = [0.0] * m
         # Observations: a turn whose growth the messages explain (as `_pass1`), of group tokens summing above 0
         # (each condition checked one request at a time only where some request fails it).
         x, total = group_columns(f, calibrator.base)
+        if isinstance(total, float):
+            total = [total] * m
         ok = list(map(le, growth, map(add, map(mul, repeat(UNEXPLAINED_FACTOR), added), repeat(UNEXPLAINED_SLACK))))
         kinds = self.q_kind[a - q0:c - q0]
         for fails, flags in ((min(growth) < 0, map(le, repeat(0), growth)),
@@ -634,9 +639,9 @@ class _Run:
         if seen_obs:
             pick = (lambda v: v[:m]) if len(seen_obs) == m else picker(seen_obs)
             stated = f[STATED]
-            ys = list(map(sub, pick(growth), pick(stated) if stated is not None else repeat(0.0)))
-            calibrator.observe_many(model, [[0.0] * len(seen_obs) if g is None else list(pick(g)) for g in x],
-                                    list(pick(total)), ys)  # type: ignore[arg-type]
+            ys = list(map(sub, pick(growth), pick(stated) if isinstance(stated, list) else repeat(stated or 0.0)))
+            calibrator.observe_many(model, [list(pick(g)) if isinstance(g, list) else [g or 0.0] * len(seen_obs)
+                                            for g in x], list(pick(total)), ys)
         figures = self.figures
         figures.request += self.session.requests[a:c]
         figures.window += repeat(w, m)
