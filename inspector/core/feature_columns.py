@@ -57,18 +57,19 @@ class FeatureColumns:
         self.uses = self._uses()
 
     def _plain(self, at: list[int], group: list[Block], plain: list[bool]) -> tuple[list[int], list[Block]]:
+        """The messages (positions, blocks) that are `plain`; the others go to `rest`."""
         self.rest += compress(at, map(not_, plain))
         return list(compress(at, plain)), list(compress(group, plain))
 
     def _features(self, k: int, group: list[Block]) -> dict[int, list[float]]:
         """The features of messages of kind k whose blocks are `group` (each message has MESSAGE 1.0 besides)."""
         if k == 0:
-            self.tool_names = list(map(attrgetter("tool_name"), group))
+            self.call_names = list(map(attrgetter("tool_name"), group))
         if not group:
             return {}
         if k == 0:
             try:
-                texts = list(map(add, self.tool_names, map(input_json, map(attrgetter("input"), group))))
+                texts = list(map(add, self.call_names, map(input_json, map(attrgetter("input"), group))))
             except (TypeError, ValueError, AttributeError, RecursionError):  # a name that is None, odd input
                 texts = list(map(block_text, group))
             cols = text_columns(texts, True, self.counter)
@@ -83,8 +84,9 @@ class FeatureColumns:
         return cols
 
     def _uses(self) -> tuple[list[int], list[str], list[str]]:
+        """The tool calls: those of the single tool calls (a name and an id each: most), else every call in order."""
         at, group, _ = self.kinds[0]
-        ids, names = list(map(attrgetter("tool_id"), group)), self.tool_names
+        ids, names = list(map(attrgetter("tool_id"), group)), self.call_names
         others = [(i, b.tool_id, b.tool_name) for i in self.rest for b in self.messages[i].blocks
                   if b.type == "tool_use"]
         if not others and all(ids) and all(names):
