@@ -6,7 +6,8 @@ compaction no usage has seen (`compacted.py`) can take and give them too.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from itertools import repeat
+from typing import Any, Iterator, Sequence
 
 from inspector.core.model import Request, Session
 from inspector.core.pricing import Pricing
@@ -30,6 +31,56 @@ class RequestFigures:
     @property
     def estimation_error_pct(self) -> float:
         return _pct(self.estimated, self.measured)
+
+
+class RequestColumns(Sequence[RequestFigures]):
+    """Every request's figures, kept as columns (accounting makes tens of thousands of them in C-level passes): a
+    sequence of RequestFigures, each made when asked for (so setting its fields changes nothing here). A slice is a
+    list. `unrecorded` and `cause` hold the requests that have one (0 and None elsewhere)."""
+
+    __slots__ = ("request", "window", "measured", "predicted", "estimated", "unrecorded", "cause")
+
+    def __init__(self) -> None:
+        self.request: list[Request] = []
+        self.window: list[int] = []
+        self.measured: list[int] = []
+        self.predicted: list[int | None] = []
+        self.estimated: list[int] = []
+        self.unrecorded: dict[int, int] = {}
+        self.cause: dict[int, str] = {}
+
+    def __len__(self) -> int:
+        return len(self.measured)
+
+    def __getitem__(self, i):  # type: ignore[override]
+        if isinstance(i, slice):
+            at = range(*i.indices(len(self)))
+            return list(map(RequestFigures, self.request[i], self.window[i], self.measured[i], self.predicted[i],
+                            self.estimated[i], map(self.unrecorded.get, at, repeat(0)), map(self.cause.get, at)))
+        if i < 0:
+            i += len(self)
+        return RequestFigures(self.request[i], self.window[i], self.measured[i], self.predicted[i],
+                              self.estimated[i], self.unrecorded.get(i, 0), self.cause.get(i))
+
+    def __iter__(self) -> Iterator[RequestFigures]:
+        n = len(self)
+        return map(RequestFigures, self.request, self.window, self.measured, self.predicted, self.estimated,
+                   map(self.unrecorded.get, range(n), repeat(0)), map(self.cause.get, range(n)))
+
+    def __eq__(self, other: object) -> bool:
+        return list(self) == list(other) if isinstance(other, (RequestColumns, list)) else NotImplemented
+
+    def __repr__(self) -> str:
+        return f"RequestColumns({list(self)!r})"
+
+    def head(self, k: int) -> RequestColumns:
+        """A copy of the first k requests' figures."""
+        out = RequestColumns()
+        out.request, out.window, out.measured = self.request[:k], self.window[:k], self.measured[:k]
+        out.predicted, out.estimated = self.predicted[:k], self.estimated[:k]
+        out.unrecorded = {i: v for i, v in self.unrecorded.items() if i < k}
+        out.cause = {i: v for i, v in self.cause.items() if i < k}
+        return out
 
 
 @dataclass(slots=True)
@@ -114,7 +165,7 @@ class Accounting(MessageFigures):
     prefix: int
     prefix_measured: bool
     unrecorded: int
-    requests: list[RequestFigures]
+    requests: RequestColumns
     current_context: int
     current_measured: int | None
     by_category: dict[str, int]

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from functools import reduce
 from itertools import repeat
-from operator import add, mul, sub
+from operator import add, mul, sub, truediv
 from typing import Sequence
 
 from inspector.core.estimators import (
@@ -57,6 +57,34 @@ def group_tokens(features: Sequence[float], base: Sequence[float] = SCRIPT_RATIO
             0.0 + t[TOOL_USE] + t[TOOL_RESULT] + t[MESSAGE], 0.0 + t[TOKENS]]
 
 
+def group_columns(features: Sequence[list[float] | float | None], base: Sequence[float]
+                  ) -> tuple[list[list[float] | float | None], list[float] | float | None]:
+    """`group_tokens` of many feature vectors, and their sums, as columns: each feature a list (one value per
+    vector), a float (the same in each) or None (0.0 in each), and so each group and the sums (None: 0.0). The very
+    same floats: a term of 0.0 leaves a group's sum or the total as it is, and none is -0.0 (features are never
+    -0.0, nor are differences of their running sums, nor their products with the positive base ratios)."""
+    x: list[list[float] | float | None] = []
+    total: list[float] | float | None = None
+    for members in _MEMBERS:
+        group = None
+        for i in members:
+            column = features[i]
+            if column is not None:
+                t = base[i] * column if isinstance(column, float) else list(map(mul, repeat(base[i]), column))
+                group = t if group is None else _plus(group, t)
+        x.append(group)
+        if group is not None:
+            total = group if total is None else _plus(total, group)
+    return x, total
+
+
+def _plus(a: list[float] | float, b: list[float] | float) -> list[float] | float:
+    """a + b, each a list (one value per vector) or a float (the same in each)."""
+    if isinstance(a, float) and isinstance(b, float):
+        return a + b
+    return list(map(add, repeat(a) if isinstance(a, float) else a, repeat(b) if isinstance(b, float) else b))
+
+
 class _ModelFit:
     __slots__ = ("m", "v", "n", "mult", "solved_at", "ratios", "settled", "settle_at", "base", "active", "pending",
                  "clipped", "clipped_at")
@@ -73,8 +101,9 @@ class _ModelFit:
         self.settled: tuple[float, ...] = base  # the feature ratios of the settled fit
         self.settle_at = 1  # the observation count at which the settled fit is solved next
         self.active: list[int] = []  # the groups some observation had (the others are uncoupled: `_solve`)
-        # Observations (x, weight, y) not yet in m and v: added when a solve or a copy reads them (`_fold`)
-        self.pending: list[tuple[list[float], float, float]] = []
+        # Observations not yet in m and v, as columns (each group's x, the weights, the growths y): added when a
+        # solve or a copy reads them (`_fold`)
+        self.pending: tuple[list[list[float]], list[float], list[float]] = ([[] for _ in range(N_GROUPS)], [], [])
         # The clipped solution at observation count `clipped_at`: the settled fit and the multipliers solve at the
         # same counts (every one of the first 32), the same system: solved once (`_clipped`).
         self.clipped: list[float] = self.mult
@@ -89,29 +118,39 @@ class _ModelFit:
         out.n, out.solved_at, out.ratios = self.n, self.solved_at, self.ratios
         out.settled, out.settle_at = self.settled, self.settle_at
         out.active = self.active[:]
-        out.pending = []
+        out.pending = ([[] for _ in range(N_GROUPS)], [], [])
         out.clipped, out.clipped_at = self.clipped, self.clipped_at
         return out
 
-    def add(self, x: list[float], total: float, y: float) -> None:
-        """Observation `x` (group tokens summing to `total`) of growth `y`."""
-        sd = NOISE_SHARE * total + NOISE_FLOOR
-        self.pending.append((x, 1 / (sd * sd), y))
-        self.n += 1
-        if self.n >= self.settle_at:
-            self.settled = _feature_ratios(self._clipped(), self.base)
-            self.settle_at = self.n + 1 if self.n < YOUNG else -(-self.n * 5 // 4)  # ceil(n x SETTLE_GROWTH)
+    def add(self, x: Sequence[Sequence[float]], totals: Sequence[float], ys: Sequence[float]) -> None:
+        """Observations: each group's tokens `x` (a column per group, one value per observation), their sums
+        `totals`, the growths `ys`; added one after another as they came (the settled fit solves at its counts)."""
+        sds = list(map(add, map(mul, repeat(NOISE_SHARE), totals), repeat(NOISE_FLOOR)))
+        ws = list(map(truediv, repeat(1), map(mul, sds, sds)))
+        px, pw, py = self.pending
+        at, count = 0, len(ws)
+        while at < count:
+            upto = min(count, at + self.settle_at - self.n)  # the observations before the next settled solve
+            for column, xs in zip(px, x):
+                column += xs[at:upto]
+            pw += ws[at:upto]
+            py += ys[at:upto]
+            self.n += upto - at
+            at = upto
+            if self.n >= self.settle_at:
+                self.settled = _feature_ratios(self._clipped(), self.base)
+                self.settle_at = self.n + 1 if self.n < YOUNG else -(-self.n * 5 // 4)  # ceil(n x SETTLE_GROWTH)
 
     def _fold(self) -> None:
         """Add the pending observations to the normal equations: m[i][j] += w x[i] x[j] and v[i] += w x[i] y, one
         observation after another as they came (the very same floats as adding each when it came), an entry at a
         time over all of them in C loops. A group an observation lacks adds 0.0 there, which changes nothing."""
-        pending = self.pending
-        if not pending:
+        columns, ws, ys = self.pending
+        if not ws:
             return
         m, v = self.m, self.v
-        if len(pending) == 1:  # each of a model's first observations (solved at once): the same sums, unrolled
-            (x, w, y), = pending
+        if len(ws) == 1:  # each of a model's first observations (solved at once): the same sums, unrolled
+            x, w, y = [column[0] for column in columns], ws[0], ys[0]
             had = [j for j, xj in enumerate(x) if xj]
             for i in had:
                 wx, row = w * x[i], m[i]
@@ -119,10 +158,8 @@ class _ModelFit:
                     row[j] = row[j] + wx * x[j]
                 v[i] = v[i] + wx * y
             self._activate(had)
-            pending.clear()
+            self._clear()
             return
-        xs, ws, ys = zip(*pending)
-        columns = list(zip(*xs))
         # A group none of them had adds only (finite) x 0.0 terms to its row and column: entries that are never -0.0
         # stay as they are, so those entries are left alone.
         had = [j for j, column in enumerate(columns) if any(column)]
@@ -134,7 +171,13 @@ class _ModelFit:
                 row[j] = reduce(add, map(mul, wx, columns[j]), row[j])
             v[i] = reduce(add, map(mul, wx, ys), v[i])
         self._activate(had)
-        pending.clear()
+        self._clear()
+
+    def _clear(self) -> None:
+        for column in self.pending[0]:
+            column.clear()
+        self.pending[1].clear()
+        self.pending[2].clear()
 
     def _activate(self, groups: list[int]) -> None:
         if any(g not in self.active for g in groups):
@@ -144,6 +187,12 @@ class _ModelFit:
         """Whether `multipliers` solves again (until then, `feature_ratios` is the same tuple)."""
         return self.n != self.solved_at and (
             self.n <= 32 or self.n - self.solved_at >= max(REFIT_EVERY, self.solved_at // REFIT_SHARE))
+
+    def until_due(self) -> int:
+        """How many more observations make `due` true (it is false: the multipliers were solved since)."""
+        if self.n < 32:
+            return 1
+        return max(1, max(REFIT_EVERY, self.solved_at // REFIT_SHARE) - (self.n - self.solved_at))
 
     def multipliers(self) -> list[float]:
         if self.due():
@@ -226,11 +275,25 @@ class Calibrator:
         total = sum(x)
         if total <= 0:
             return False
+        self._fit(model).add([[g] for g in x], [total], [measured_growth - features[STATED]])
+        return self.fits[model or ""].due()
+
+    def observe_many(self, model: str | None, x: Sequence[Sequence[float]], totals: Sequence[float],
+                     ys: Sequence[float]) -> None:
+        """`observe` of several observations (each with `totals` > 0), as columns: each group's tokens, their sums,
+        the growths net of stated sizes."""
+        self._fit(model).add(x, totals, ys)
+
+    def _fit(self, model: str | None) -> _ModelFit:
         fit = self.fits.get(model or "")
         if fit is None:  # not setdefault: that would build a fit (a 7x7 matrix) on every observation
             fit = self.fits[model or ""] = _ModelFit(self.base)
-        fit.add(x, total, measured_growth - features[STATED])
-        return fit.due()
+        return fit
+
+    def until_due(self, model: str | None) -> int:
+        """How many more observations of `model` make `ratios(model)` answer otherwise (just after it answered)."""
+        fit = self.fits.get(model or "")
+        return fit.until_due() if fit is not None else 1
 
     def observations(self, model: str | None) -> int:
         fit = self.fits.get(model or "")

@@ -7,6 +7,9 @@ of these; a message's `category` is the one holding most of its tokens.
 
 from __future__ import annotations
 
+from itertools import chain, compress, repeat
+from operator import attrgetter, eq
+
 from inspector.core.model import Block, Message
 
 SYSTEM_TOOLS = "system_tools"
@@ -72,29 +75,45 @@ def label(category: str) -> str:
 
 
 def tool_names(messages: list[Message]) -> dict[str, str]:
-    """tool_use id -> tool name, so results can be filed under the tool that produced them."""
-    return {b.tool_id: b.tool_name or "?" for m in messages for b in m.blocks
-            if b.type == "tool_use" and b.tool_id}
+    """tool_use id -> tool name, so results can be filed under the tool that produced them (C-level passes over
+    every block: accounting asks it of whole sessions)."""
+    blocks = list(chain.from_iterable(map(attrgetter("blocks"), messages)))
+    uses = list(compress(blocks, map(eq, map(attrgetter("type"), blocks), repeat("tool_use"))))
+    ids = list(map(attrgetter("tool_id"), uses))
+    names = list(map(attrgetter("tool_name"), uses))
+    if not all(ids) or not all(names):
+        return {b.tool_id: b.tool_name or "?" for b in uses if b.tool_id}
+    return dict(zip(ids, names))
+
+
+def result_ids(messages: list[Message]) -> set[str]:
+    """The tool_use ids the tool results of `messages` answer."""
+    return {b.tool_id for m in messages for b in m.blocks if b.type == "tool_result" and b.tool_id}
 
 
 _RESULT_KEYS: dict[str, str] = {}
+SUMMARY_KINDS = frozenset(("compact_summary", "summary_ack"))  # messages whose every block is COMPACTION_SUMMARY
+
+
+def result_key(name: str) -> str:
+    """The category of a result of tool `name`."""
+    key = _RESULT_KEYS.get(name)
+    if key is None:
+        key = f"{TOOL_RESULTS}:{name}"
+        if len(_RESULT_KEYS) < 4096:  # one string per tool name, not one per result (names come from files)
+            _RESULT_KEYS[name] = key
+    return key
 
 
 def block_category(message: Message, block: Block, names: dict[str, str]) -> str:
     if block.type in ("image", "document"):
         return MEDIA
-    if message.kind == "compact_summary" or message.kind == "summary_ack":
+    if message.kind in SUMMARY_KINDS:
         return COMPACTION_SUMMARY
     if block.type == "tool_use":
         return TOOL_CALLS
     if block.type == "tool_result":
-        name = names.get(block.tool_id or "", "?")
-        key = _RESULT_KEYS.get(name)
-        if key is None:
-            key = f"{TOOL_RESULTS}:{name}"
-            if len(_RESULT_KEYS) < 4096:  # one string per tool name, not one per result (names come from files)
-                _RESULT_KEYS[name] = key
-        return key
+        return result_key(names.get(block.tool_id or "", "?"))
     if block.type in ("thinking", "redacted_thinking"):
         return THINKING
     if message.role == "assistant":

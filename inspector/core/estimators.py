@@ -24,7 +24,8 @@ from __future__ import annotations
 import json
 import os
 from contextlib import contextmanager, nullcontext
-from operator import mul
+from itertools import compress, repeat
+from operator import add, mul, not_, sub, truediv
 from typing import Any, Callable, ContextManager, Iterable, Iterator, Sequence
 
 from inspector.core.model import Block, Message
@@ -55,14 +56,14 @@ class Estimator:
         raise NotImplementedError
 
     def blocks(self, blocks: Iterable[Block]) -> int:
-        return sum(self.text(_block_text(b)) for b in blocks)
+        return sum(self.text(block_text(b)) for b in blocks)
 
     def message(self, message: Message) -> int:
         return self.blocks(message.blocks)
 
     def block(self, block: Block) -> float:
         """One block's figure before the message's rounding (and without the message's own share)."""
-        return float(self.text(_block_text(block)))
+        return float(self.text(block_text(block)))
 
     def single(self, figure: float) -> int:
         """The figure of a message whose only block has the `block` figure `figure`."""
@@ -73,7 +74,7 @@ class Estimator:
         return self.block(Block("tool_result", text, block.tool_id, block.tool_name, block.input, block.is_error))
 
 
-def _block_text(block: Block) -> str:
+def block_text(block: Block) -> str:
     """`Block.all_text`, tolerant of malformed blocks (None text, odd nested items, unserialisable input)."""
     try:
         return block.all_text() or ""
@@ -125,7 +126,7 @@ def _api_chars(block: Block) -> int:
     try:
         return sum(len(s) for s in _strings(block.to_api())) - len(block.signature or "")
     except (TypeError, ValueError, AttributeError, RecursionError):
-        return len(_block_text(block))
+        return len(block_text(block))
 
 
 class BlockAware(Estimator):
@@ -150,7 +151,7 @@ class BlockAware(Estimator):
         if block.type in ("image", "document"):
             return self.FIXED_MEDIA * 3 / 4  # so the 4/3 factor leaves it at FIXED_MEDIA
         if block.type == "tool_use":
-            return len(_block_text(block)) / 4
+            return len(block_text(block)) / 4
         nested = block.content if isinstance(block.content, list) else []
         return len(str(block.text or "")) / 4 + sum(
             self._chars_or_fixed(b) for b in nested if isinstance(b, Block))
@@ -261,6 +262,7 @@ CODE_PUNCT_SHARE = 0.08
 
 _ASCII_PUNCT = bytes(c for c in range(33, 127) if not chr(c).isalnum())
 _NOT_PUNCT = bytes(c for c in range(256) if c not in _ASCII_PUNCT)
+_PUNCT_BITS = bytes(c in _ASCII_PUNCT for c in range(256))
 
 
 def _lead_table() -> bytes:
@@ -320,6 +322,44 @@ def text_features(text: str, out: list[float], as_json: bool = False, counter: C
     out[PROSE] += latin - code
 
 
+def text_columns(texts: Sequence[str], as_json: bool = False, counter: Count | None = None) -> dict[int, list[float]]:
+    """`text_features` of each of `texts` added to zeros, as columns: feature -> one value per text (the features
+    some text may have). The very same floats, from C-level passes over all the texts: accounting scores every
+    message's text at once."""
+    if counter is not None:
+        return {TOKENS: [float(counter(t)) if t else 0.0 for t in texts]}
+    lens = list(map(len, texts))
+    out: dict[int, list[float]] = {}
+    if all(map(str.isascii, texts)):  # most sessions: no lead bytes to count
+        if as_json:
+            return {JSON_: list(map(float, lens))}
+        latin: list[int] = lens
+        raws = list(map(str.encode, texts))
+    else:  # the lead bytes of the texts that have them (an ASCII text counts none: `text_features`' shortcut)
+        raws = list(map(str.encode, texts, repeat("utf-8"), repeat("surrogatepass")))
+        wide = list(compress(range(len(texts)), map(not_, map(str.isascii, texts))))
+        leads = list(map(bytes.translate, map(raws.__getitem__, wide), repeat(_LEADS), repeat(_NOT_LEAD)))
+        counts = []
+        for c in (b"c", b"o", b"s", b"e"):
+            column = [0] * len(texts)
+            any(map(column.__setitem__, wide, map(bytes.count, leads, repeat(c))))  # `any` runs through them all
+            counts.append(column)
+        cjk, other, sym, emoji = counts
+        out[CJK], out[OTHER] = list(map(float, cjk)), list(map(float, other))
+        out[SYMBOL] = list(map(float, map(add, sym, map(mul, repeat(2), emoji))))
+        latin = list(map(sub, map(sub, map(sub, map(sub, lens, cjk), other), sym), emoji))
+        if as_json:
+            out[JSON_] = list(map(float, latin))
+            return out
+    # ASCII punctuation: each such byte translated to a 1 bit, the others to 0, counted as an int's bits.
+    punct = map(int.bit_count, map(int.from_bytes, map(bytes.translate, raws, repeat(_PUNCT_BITS)), repeat("little")))
+    # An empty text adds nothing: its share taken of 1 character instead of 0 gives 0.0 code and prose.
+    chars = map(max, lens, repeat(1)) if 0 in lens else lens
+    code = list(map(mul, latin, map(min, repeat(1.0), map(truediv, punct, map(mul, repeat(CODE_PUNCT_SHARE), chars)))))
+    out[CODE], out[PROSE] = code, list(map(sub, latin, code))
+    return out
+
+
 def block_features(block: Block, out: list[float], counter: Count | None = None) -> None:
     """Add one block's features to `out`: its text by kind (or its tokens), plus the structure it carries."""
     kind = block.type
@@ -327,7 +367,7 @@ def block_features(block: Block, out: list[float], counter: Count | None = None)
         out[STATED] += max(0, block.tokens)
     elif kind == "tool_use":
         out[TOOL_USE] += 1
-        text_features(_block_text(block), out, True, counter)
+        text_features(block_text(block), out, True, counter)
     elif kind in ("image", "document"):
         out[MEDIA] += 1
     elif kind == "tool_result":

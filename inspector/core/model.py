@@ -32,10 +32,10 @@ try:
 
     _encode = c_make_encoder(None, str, encode_basestring, None, ": ", ", ", False, False, True)
 
-    def _input_json(value: Any) -> str:
+    def input_json(value: Any) -> str:
         return "".join(_encode(value, 0))
 except (ImportError, TypeError):  # no C accelerator (another Python implementation)
-    _input_json = json.JSONEncoder(ensure_ascii=False, default=str).encode
+    input_json = json.JSONEncoder(ensure_ascii=False, default=str).encode
 
 Format = Literal["claude-code", "codex", "anthropic-request", "openai-chat", "openai-responses", "neutral",
                  "copilot", "cline", "roo-code", "cline-sdk", "kimi", "kimi-code", "gemini-cli", "qwen-code",
@@ -85,7 +85,7 @@ class Block(Struct, gc=False):
     def all_text(self) -> str:
         """Every piece of text the model sees in this block, nested results included (tool_use: the JSON input)."""
         if self.type == "tool_use":
-            return (self.tool_name or "") + _input_json(self.input)
+            return (self.tool_name or "") + input_json(self.input)
         if self.content:
             return self.text + "".join(b.all_text() for b in self.content)
         return self.text

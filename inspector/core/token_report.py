@@ -46,12 +46,15 @@ def message_keys(rows: list[dict[str, Any]], acc: Accounting, lo: int) -> list[d
 
 def request_keys(rows: list[dict[str, Any]], acc: Accounting, lo: int) -> list[dict[str, Any]]:
     """The accounting keys added to rows of the report's `requests`, from request `lo` on."""
-    for entry, fig in zip(rows, acc.requests[lo:lo + len(rows)]):
-        entry["predicted_context"] = fig.predicted
-        entry["estimated_context"] = fig.estimated
-        entry["unrecorded"] = fig.unrecorded
-        if fig.cause:
-            entry["unrecorded_cause"] = fig.cause
+    figures, hi = acc.requests, lo + len(rows)
+    unrecorded, causes = figures.unrecorded, figures.cause
+    for i, entry, predicted, estimated in zip(range(lo, hi), rows, figures.predicted[lo:hi], figures.estimated[lo:hi]):
+        entry["predicted_context"] = predicted
+        entry["estimated_context"] = estimated
+        entry["unrecorded"] = unrecorded.get(i, 0)
+        cause = causes.get(i)
+        if cause:
+            entry["unrecorded_cause"] = cause
         elif "unrecorded_cause" in entry:  # a row of an earlier chunk had one (report.write_json)
             del entry["unrecorded_cause"]
     return rows

@@ -17,6 +17,11 @@ exactly to what the API reported, and labels everything else as estimated:
 With the `calibrated` estimator (the default when usage exists) ratios are fitted on the session's own growths
 (calibration.py); predictions and estimates for request k use the fit from requests before k only.
 
+A long session has 100,000 messages and 50,000 requests, so the passes work on columns: every message's features
+kind by kind (feature_columns.py), and the requests of one window and model between two re-solves of the fit
+(whose ratios stay the same) together (`_Run._chunk`, request_runs.py), with the very same float operations in the
+same order as one message or request at a time: the figures do not move by a bit.
+
 A live session grows by appends: `account_appended` resumes the previous accounting from just before its last
 request (the last open interval), so an append costs the messages and requests after that point, not the session.
 When an append re-solves the settled fit of a young model (calibration.py: each of a model's first 32
@@ -34,20 +39,23 @@ import weakref
 from math import isfinite
 from array import array
 from dataclasses import dataclass
-from itertools import accumulate, groupby, repeat
-from operator import add, mul, sub
+from itertools import accumulate, compress, repeat
+from operator import add, and_, attrgetter, eq, itemgetter, le, mul, ne, not_, or_, sub
 from typing import TYPE_CHECKING, Sequence
 
 from inspector.core import categories as cat
-from inspector.core.calibration import YOUNG, Calibrator
+from inspector.core.calibration import YOUNG, Calibrator, group_columns
 from inspector.core.estimators import (
-    N_FEATURES, O200K, Calibrated, Estimator, Exact, FeatureEstimator, Tokenizer, batched, dot, get_estimator,
+    MESSAGE, N_FEATURES, O200K, STATED, Calibrated, Estimator, Exact, FeatureEstimator, Tokenizer, batched, dot, get_estimator,
     tokenizer_for)
 from inspector.core.limits import current_model
 from inspector.core.model import Compaction, CompactionsByIndex, Message, Request, Session
-from inspector.core.accounting import Accounting, Accuracy, RequestFigures
+from inspector.core.accounting import Accounting, Accuracy, RequestColumns
 from inspector.core.compacted import after_all
-from inspector.core.pricing import Pricing, one_part, parts, scaled, total, vector
+from inspector.core.feature_columns import Columns, FeatureColumns, dots as dot_columns
+from inspector.core.pricing import Pricing, parts, scaled, total, vector
+from inspector.core.request_runs import (
+    UNEXPLAINED_FACTOR, UNEXPLAINED_SLACK, add_errors, picker, runs_of, same, spread, spread_growths)
 from inspector.core.versions import Edit, edits as session_edits, originals
 
 if TYPE_CHECKING:
@@ -57,16 +65,20 @@ if TYPE_CHECKING:
 # not record): its figure is measured, but no prediction of the agent's context, nor a calibration observation.
 COMPACTION_REQUEST = "compaction request: sent without the tools, with a summary prompt the transcript does not record"
 
-# Growth this far beyond the estimate of the messages added (x the estimate, plus tokens) is not theirs: the harness
-# injected something the transcript does not record.
-UNEXPLAINED_FACTOR = 2.0
-UNEXPLAINED_SLACK = 1500
 
 
-def _sum_range(cumulative: array, lo: int, hi: int) -> list[float]:
-    """The features of messages[lo:hi] from the running sums (rows of N_FEATURES, flat)."""
-    return list(map(sub, cumulative[hi * N_FEATURES:(hi + 1) * N_FEATURES],
-                    cumulative[lo * N_FEATURES:(lo + 1) * N_FEATURES]))
+# Per-message features are kept as columns (`feature_columns.Columns`: None where every message has 0.0; features
+# are never -0.0, and adding 0.0 or finite x 0.0 leaves any such sum as it is), with their running sums (arrays; row
+# i: the sum of messages[:i]; MESSAGE's is range(n + 1): ints, which give the same floats).
+
+
+def _sum_range(cumulative: Columns, lo: int, hi: int) -> list[float]:
+    """The features of messages[lo:hi] from the running sums."""
+    return [0.0 if c is None else c[hi] - c[lo] for c in cumulative]
+
+
+def _zeros(n: int) -> array:
+    return array("d", bytes(8 * n))
 
 
 def account(session: Session, estimator: str | Estimator | None = None, prior: Calibrator | None = None,
@@ -146,11 +158,13 @@ class _Resume:
     n_messages: int
     names: dict[str, str]  # tool names of the session's every message
     names_mark: dict[str, str]  # ... of messages[:mark]
-    result_ids: set[str]  # tool_result ids of messages[:mark] (shared, grows: a superset only makes resuming rarer)
+    # tool_result ids of messages[:mark], made when a resume first needs them (None until then; shared, grows: a
+    # superset only makes resuming rarer)
+    result_ids: set[str] | None
     keys: list[str | None]
     multi: dict[int, dict[str, list[float]]]
-    feats: array
-    cumulative: array
+    rows: array  # for an estimator without features: each message's features, N_FEATURES a message (flat)
+    cumulative: Columns
     per_message: list[float]
     running: list[float]
     calibrator: Calibrator  # pass 1 before request k
@@ -174,23 +188,6 @@ class _Resume:
     earlier: _Resume | None = None
 
 
-def _add_errors(pred: list[float], est: list[float], figures: list[RequestFigures], lo: int, hi: int,
-                few: bool) -> tuple[list[float], list[float]]:
-    """Add the absolute errors of figures[lo:hi] to the sorted lists (in place; `few`: insort, else sort once);
-    returns what was added."""
-    p = [abs(f.prediction_error_pct) for f in figures[lo:hi]  # type: ignore[arg-type]
-         if f.predicted is not None and f.request.kind == "turn"]
-    e = [abs(f.estimation_error_pct) for f in figures[max(lo, 1):hi] if f.request.kind == "turn"]
-    for errors, added in ((pred, p), (est, e)):
-        if few:
-            for x in added:
-                bisect.insort(errors, x)
-        else:
-            errors.extend(added)
-            errors.sort()
-    return p, e
-
-
 class _Run:
     """One accounting of a session: from the start, or resumed from a `_Resume` (then only messages from its mark
     and requests from its last one are visited). The same code either way, so both give the same figures."""
@@ -212,6 +209,7 @@ class _Run:
             self._fresh()
         else:
             self._resume(*resume)
+        self._requests()
         # Where the next resumes start (request index, max seen_end before it, mark): before the last request, and
         # before the first request of the newest model (`_Resume.earlier`) when it is one this run goes through.
         self.next_k = max(0, self.R - 1)
@@ -257,12 +255,11 @@ class _Run:
         """The request before which the earlier resume point goes: the first request of the oldest model whose
         settled fit still moves with every observation (a young model: all its later ones came after it), else of
         the newest model. None: no request; below `k`: the previous accounting's point, kept."""
-        reqs, first, count = self.session.requests, {}, collections.Counter()
-        for i in range(self.k, self.R):
-            model = reqs[i].model or ""
-            count[model] += 1
-            if model not in self.session_anchor and model not in first:
-                first[model] = i
+        reqs = self.session.requests
+        models = [m or "" for m in self.q_model[self.k - self.q0:]]
+        count = collections.Counter(models)
+        first = {model: i for model, i in dict(zip(reversed(models), reversed(range(self.k, self.R)))).items()
+                 if model not in self.session_anchor}
         inherited = self.inherited
         if inherited is not None and self.calibrator.observations(reqs[inherited.k].model) < YOUNG:
             return inherited.k
@@ -276,9 +273,7 @@ class _Run:
     def _seen_mark(self, j: int) -> tuple[int, int]:
         """Before request j: the max seen_end of the requests before it, and the messages its redo cannot touch."""
         reqs, n = self.session.requests, len(self.session.messages)
-        seen = self.seen
-        for r in reqs[self.k:j]:
-            seen = max(seen, r.seen_end)
+        seen = max(self.seen, *self.q_end[self.k - self.q0:j - self.q0]) if j > self.k else self.seen
         if not self.R:
             return seen, max(0, n - 1)  # the last message may still grow
         mark = min(seen, n, reqs[j - 1].seen_end if j else 0)
@@ -289,20 +284,20 @@ class _Run:
     def _fresh(self) -> None:
         self.names: dict[str, str] = {}
         self.names_mark: dict[str, str] = {}
-        self.result_ids: set[str] = set()
+        self.result_ids: set[str] | None = None
         # Per message: its category when all its blocks have one (`keys`), else None and its features per
-        # category in `multi`; its features (`feats`, N_FEATURES a message, flat) and their running sums
-        # (`cumulative`, N_FEATURES per message boundary, flat: row i is the sum of messages[:i]).
+        # category in `multi`; the features of messages[lo:] (`feats`, columns) and their running sums from the
+        # first message on (`cumulative`); without a feature estimator, every message's features (`rows`).
         self.keys: list[str | None] = []
         self.multi: dict[int, dict[str, list[float]]] = {}
-        self.feats = array("d")
-        self.cumulative = array("d", [0.0] * N_FEATURES)
+        self.cumulative: Columns = [None] * N_FEATURES
+        self.rows = array("d")
         self.per_message: list[float] = []
         self.running: list[float] = [0.0]
         self.calibrator = self.prior.copy() if self.prior is not None else Calibrator(self.counter)
         self.session_anchor: dict[str, Request] = {}
         self.window_anchor: dict[str, Request] = {}
-        self.figures: list[RequestFigures] = []
+        self.figures = RequestColumns()
         self.prefix_of: dict[str, int] = {}
         self.prefix = 0
         self.first_model: list[str | None] = []
@@ -336,7 +331,9 @@ class _Run:
         below = state.names_mark
         moved = {x for x in (tail_old.keys() | tail_new.keys())
                  if tail_old.get(x, below.get(x)) != tail_new.get(x, below.get(x))}
-        if moved & state.result_ids:
+        if moved and state.result_ids is None:
+            state.result_ids = cat.result_ids(msgs[:mark])
+        if moved and moved & state.result_ids:  # type: ignore[operator]
             raise _Stale("a tool result before the mark resolves to another tool")
         names = state.names
         for x in tail_old.keys() - tail_new.keys():
@@ -348,14 +345,14 @@ class _Run:
         self.k, self.lo, self.seen = k, mark, state.seen
         self.inherited = state.earlier
         self.names, self.names_mark, self.result_ids = names, below, state.result_ids
-        for kept, upto in ((state.keys, mark), (state.feats, mark * N_FEATURES),
-                           (state.cumulative, (mark + 1) * N_FEATURES), (state.per_message, mark),
-                           (state.running, mark + 1), (state.estimated_f, mark),
-                           (state.first_model, min(state.seen, len(msgs)))):
+        for kept, upto in ((state.keys, mark), (state.per_message, mark), (state.running, mark + 1),
+                           (state.estimated_f, mark), (state.first_model, min(state.seen, len(msgs))),
+                           (state.rows, mark * N_FEATURES),
+                           *((c, mark + 1) for c in state.cumulative if isinstance(c, array))):
             del kept[upto:]
         for i in [i for i in state.multi if i >= mark]:
             del state.multi[i]
-        self.keys, self.multi, self.feats, self.cumulative = state.keys, state.multi, state.feats, state.cumulative
+        self.keys, self.multi, self.rows, self.cumulative = state.keys, state.multi, state.rows, state.cumulative
         self.per_message, self.running, self.estimated_f = state.per_message, state.running, state.estimated_f
         self.first_model = state.first_model
         self.calibrator = state.calibrator
@@ -364,7 +361,7 @@ class _Run:
         self.models = state.models
         self.old_final = state.final
         # What the caller holds (the previous figures may be on screen): copied.
-        self.figures = previous.requests[:k]
+        self.figures = previous.requests.head(k)
         self.estimated = previous.estimated[:mark]
         self.measured = previous.measured[:mark]
         self.category = previous.category[:mark]
@@ -385,65 +382,76 @@ class _Run:
         final = self._pass2()
         return self._finish(final)
 
+    def _requests(self) -> None:
+        """The requests from the one before `k` on, as columns (request ri at ri - q0), which every pass reads."""
+        self.q0 = q0 = max(0, self.k - 1)
+        reqs = self.session.requests[q0:]
+        self.q_start, self.q_end, self.q_model, self.q_kind = (
+            list(map(attrgetter(name), reqs)) for name in ("seen_start", "seen_end", "model", "kind"))
+        self.q_measured = list(map(add, map(add, map(attrgetter("input_tokens"), reqs),
+                                            map(attrgetter("cache_creation"), reqs)), map(attrgetter("cache_read"), reqs)))
+        # From request max(1, k) on: those that start a window or switch models (the request passes take them alone)
+        q, starts, models = max(1, self.k) - q0, self.q_start, self.q_model
+        self.q_new = set(compress(range(q + q0, self.R), map(or_, map(ne, starts[q:], starts[q - 1:]),
+                                                               map(ne, models[q:], models[q - 1:]))))
+
     def _messages(self) -> None:
         """Tool names, each message's features per category, and their running sums, from message `lo` on."""
-        msgs, pos = self.session.messages, self.lo
-        names_mark, result = self.names_mark, self.result_ids.add
-        for j, _, mark in self.points:
-            for m in msgs[pos:mark]:  # `cat.tool_names` and the results' ids, in one pass
-                for b in m.blocks:
-                    if b.tool_id:
-                        if b.type == "tool_use":
-                            names_mark[b.tool_id] = b.tool_name or "?"
-                        elif b.type == "tool_result":
-                            result(b.tool_id)
-            pos = max(pos, mark)
-            if j != self.next_k:
-                self.snaps[j]["names_mark"] = dict(self.names_mark)
-        if not self.resumed:  # resumed: `_resume` made them
-            self.names = {**self.names_mark, **cat.tool_names(msgs[pos:])}
-        names, counter = self.names, self.counter
-        firsts, at_last = self.first_version, self.at_last
-        keys, multi, feats = self.keys, self.multi, self.feats
-        with batched(msgs[self.lo:], counter):  # the o200k counts of every new text, in one batch
-            for i in range(self.lo, len(msgs)):
-                m = msgs[i]
-                if firsts:  # categories from the message as the last request saw it; its price as it first was
-                    m = at_last.get(i, m)
-                    p = parts(m, names, counter)
-                    first = firsts.get(i, m)
-                    f = vector(p) if first is m else vector(parts(first, names, counter))
-                    m = first
-                elif len(m.blocks) == 1:  # most messages: one category, no dict of parts
-                    p, f = None, None
-                    key, one = one_part(m, names, counter)
-                else:
-                    p, f = parts(m, names, counter), None
-                if p is not None and len(p) == 1:
-                    ((key, one),) = p.items()
-                if p is None or len(p) == 1:
-                    keys.append(key)
-                    feats.fromlist(one if f is None else f)
-                else:
-                    keys.append(None)
-                    multi[i] = p
-                    feats.fromlist(vector(p) if f is None else f)
-                if not self.by_features:
-                    x = float(self.est.message(m))
+        msgs, pos, lo, n = self.session.messages, self.lo, self.lo, len(self.session.messages)
+        counter, firsts, at_last = self.counter, self.first_version, self.at_last
+        # Categories from each message as the last request saw it; its price as it first was.
+        shown = [at_last.get(i, msgs[i]) for i in range(lo, n)] if firsts else msgs[lo:]
+        self.feats = feats = [None] * N_FEATURES
+        cumulative = self.cumulative
+        with batched(msgs[lo:], counter):  # the o200k counts of every new text, in one batch
+            self.found = found = FeatureColumns(shown, counter)
+            # The tool calls of messages[lo:] (those `found` saw, unless edits moved some), by position.
+            at, ids, tools = found.uses if not firsts else _uses(msgs, lo)
+            for j, _, mark in self.points:
+                since, upto = bisect.bisect_left(at, pos - lo), bisect.bisect_left(at, mark - lo)
+                self.names_mark.update(zip(ids[since:upto], tools[since:upto]))
+                if self.result_ids is not None:
+                    self.result_ids.update(cat.result_ids(msgs[pos:mark]))
+                pos = max(pos, mark)
+                if j != self.next_k:
+                    self.snaps[j]["names_mark"] = dict(self.names_mark)
+            if not self.resumed:  # resumed: `_resume` made them
+                start = bisect.bisect_left(at, pos - lo)
+                self.names = {**self.names_mark, **dict(zip(ids[start:], tools[start:]))}
+            names = self.names
+            keys, multi, cols = found.categorise(names)
+            self.keys += keys
+            self.multi.update((lo + i, p) for i, p in multi.items())
+            feats[:] = cols
+            for i, first in firsts.items():
+                if lo <= i < n and first is not shown[i - lo]:
+                    for j, x in enumerate(vector(parts(first, names, counter))):
+                        if x or feats[j] is not None:
+                            if feats[j] is None:
+                                feats[j] = [0.0] * (n - lo)
+                            feats[j][i - lo] = x  # type: ignore[index]
+            if not self.by_features:  # the features of each message in a row, as the request pass reads them
+                rows = array("d", bytes(8 * N_FEATURES * (n - lo)))
+                for j, col in enumerate(feats):
+                    if col is not None:
+                        rows[j::N_FEATURES] = array("d", col)
+                self.rows += rows
+                for i in range(lo, n):
+                    x = float(self.est.message(firsts.get(i, shown[i - lo])))
                     self.per_message.append(x)
                     self.running.append(self.running[-1] + x)
         if self.by_features:  # each feature's running sum: the same additions, in the same order, in C loops
-            n, lo, cum, N = len(msgs), self.lo, self.cumulative, N_FEATURES
-            cum.frombytes(bytes(cum.itemsize * N * (n - lo)))  # rows lo+1..n, filled a feature at a time
-            for j in range(N):
-                column, start = feats[lo * N + j::N], cum[lo * N + j]
-                if any(column):
-                    sums = accumulate(column, initial=start)
+            for j, col in enumerate(feats):
+                if j == MESSAGE:  # 1.0 in every message (`pricing.parts`): its sums count the messages exactly
+                    cumulative[j] = range(n + 1)
+                elif col is not None:
+                    if cumulative[j] is None:
+                        cumulative[j] = _zeros(lo + 1)
+                    sums = accumulate(col, initial=cumulative[j][lo])
                     next(sums)  # the running sum at `lo`, already there
-                    cum[(lo + 1) * N + j::N] = array("d", sums)
-                else:  # a feature no message has: its sum stays (adding 0.0 leaves a sum from 0.0 as it is)
-                    cum[(lo + 1) * N + j::N] = array("d", [start]) * (n - lo)
-            assert len(cum) == (n + 1) * N
+                    cumulative[j].extend(sums)
+                elif cumulative[j] is not None:  # adding 0.0 leaves the sum as it is
+                    cumulative[j].extend(repeat(cumulative[j][lo], n - lo))
         # What each seen microcompaction changed in what the next request saw: its edits' features (and, for an
         # estimator without features, its estimate) after minus before, by compaction index.
         deltas: dict[int, tuple[list[float], float]] = {}
@@ -466,7 +474,7 @@ class _Run:
         """The features of messages[lo:hi] as a request with seen_end `hi` saw them (seen edits in (lo, hi]
         included)."""
         f = _sum_range(self.cumulative, lo, hi) if self.by_features else total(
-            self.feats[i * N_FEATURES:(i + 1) * N_FEATURES] for i in range(lo, hi))
+            self.rows[i * N_FEATURES:(i + 1) * N_FEATURES] for i in range(lo, hi))
         for i, (d, _) in self.deltas:
             if lo < i <= hi:
                 f = list(map(add, f, d))
@@ -491,37 +499,42 @@ class _Run:
                                                 - estimate(anchor.seen_start, anchor.seen_end, ratios))
             return known[1]
 
-        w = figures[-1].window if figures else 0
+        w = figures.window[-1] if figures else 0
         prev = reqs[self.k - 1] if self.k else None
         prev_measured = prev.measured_context if prev is not None else 0
-        plain, N, base = self.by_features and not self.deltas, N_FEATURES, self.base_ratios
-        cum = self.cumulative
+        base = self.base_ratios
         ratio_of: dict[str, Sequence[float]] = {}  # a model's ratios until its next observation (the fit moves then)
-        for ri in range(self.k, self.R):
+        ri, runs, end = self.k, self._runs(cleared), 0
+        while ri < self.R:
             if ri == self.fit_before:
                 self.fit = calibrator.copy()
             if ri in snaps:
                 snaps[ri]["calibrator"] = calibrator.copy()
                 snaps[ri]["anchors"] = dict(session_anchor), dict(window_anchor)
             r = reqs[ri]
-            measured = r.input_tokens + r.cache_creation + r.cache_read
-            first = prev is None or prev.seen_start != r.seen_start
-            if first:
-                window_anchor = self.window_anchor = {}
-            if figures:
-                w += first
             model = r.model or ""
             ratios: Sequence[float] | None = None
             if fitted:
                 ratios = ratio_of.get(model)
                 if ratios is None:
                     ratios = ratio_of[model] = calibrator.ratios(model)
+            if ri >= end:
+                end = runs.get(ri, 0)
+            if ri < end:  # the next requests of this window and model, while the ratios stay
+                ri, due = self._chunk(ri, end, ratios, prefix(window_anchor[model], ratios), w)
+                if due:
+                    ratio_of.pop(model, None)
+                prev = reqs[ri - 1]
+                prev_measured = prev.measured_context
+                continue
+            measured = r.input_tokens + r.cache_creation + r.cache_read
+            first = prev is None or prev.seen_start != r.seen_start
+            if first:
+                window_anchor = self.window_anchor = {}
+            if figures:
+                w += first
             hi = r.seen_end
-            if plain:  # `estimate`, inline: the same sums
-                rs, at_hi = ratios or base, cum[hi * N:hi * N + N]
-                seen = sum(map(mul, rs, map(sub, at_hi, cum[r.seen_start * N:r.seen_start * N + N])))
-            else:
-                seen = estimate(r.seen_start, hi, ratios)
+            seen = estimate(r.seen_start, hi, ratios)
             if prev is None:
                 predicted, estimated = None, measured
             elif first:  # the first request after a compaction: a new sum from the prefix
@@ -534,12 +547,8 @@ class _Run:
                 known = before if anchor is None or anchor is was else prefix(anchor, ratios)
                 estimated = int(known + seen)
                 lo = prev.seen_end
-                if plain:
-                    f = list(map(sub, at_hi, cum[lo * N:lo * N + N]))
-                    added = sum(map(mul, rs, f))
-                else:
-                    f = features(lo, hi)
-                    added = dot(ratios or base, f) if self.by_features else estimate(lo, hi, ratios)
+                f = features(lo, hi)
+                added = dot(ratios or base, f) if self.by_features else estimate(lo, hi, ratios)  # type: ignore
                 predicted = prev_measured + known - before + added
                 if cleared:
                     predicted -= sum(tokens for index, tokens in cleared if lo < index <= hi)
@@ -553,9 +562,93 @@ class _Run:
                 window_anchor[model] = r
             if model not in session_anchor:
                 session_anchor[model] = r
-            figures.append(RequestFigures(r, w, measured, predicted, estimated))
+            for column, value in ((figures.request, r), (figures.window, w), (figures.measured, measured),
+                                  (figures.predicted, predicted), (figures.estimated, estimated)):
+                column.append(value)
             prev, prev_measured = r, measured
+            ri += 1
 
+    def _runs(self, cleared: list[tuple[int, int]]) -> dict[int, int]:
+        """The runs of requests `_chunk` can take: from a request of the window and model of the one before it to
+        the next that is not, or where a state is kept (`snaps`, `fit_before`); by the request each starts at. None
+        with seen microcompactions, or without features: those take every request alone."""
+        if not self.by_features or self.deltas:
+            return {}
+        k, q, ends = max(1, self.k), max(1, self.k) - self.q0, self.q_end  # request k is at q
+        alone = set(self.q_new)
+        if cleared:  # a request whose growth a cleared microcompaction took part of
+            alone.update(k + i for i, (lo, hi) in enumerate(zip(ends[q - 1:], ends[q:]))
+                         if any(lo < index <= hi for index, _ in cleared))
+        return runs_of(alone, {*self.snaps, self.fit_before or 0}, k, self.R)
+
+    def _chunk(self, a: int, end: int, ratios: Sequence[float] | None, before: float, w: int) -> tuple[int, bool]:
+        """Requests a, a+1... before `end` (each of the window and model of the one before it), up to the
+        observation that makes the fit due (`ratios` move then): their figures as the request pass makes them, and
+        their observations. The very same floats, a feature at a time over all of them (as `feature_columns.dots`):
+        `dot` of a difference of running sums and `group_tokens` of it for each request. Returns where it
+        stopped and whether the fit is due."""
+        calibrator, cum, q0 = self.calibrator, self.cumulative, self.q0
+        model = self.q_model[a - q0] or ""
+        need = calibrator.until_due(model) if self.fitted else None
+        c = end if need is None else min(end, a + need + need // 8 + 4)
+        m = c - a
+        his = self.q_end[a - 1 - q0:c - q0]
+        s0 = self.q_start[a - q0]
+        measured = self.q_measured[a - 1 - q0:c - q0]
+        growth = list(map(sub, measured[1:], measured))
+        take = itemgetter(*his)
+        seen: list[float] | None = None
+        added: list[float] | None = None
+        # Each feature of what each request added: a list, a float where every request added the same (a count,
+        # often: one product for all), None where none added any.
+        f: list[list[float] | float | None] = [None] * N_FEATURES
+        for j, r in enumerate(ratios or self.base_ratios):  # type: ignore[arg-type]
+            column = cum[j]
+            if column is None and isfinite(r):  # r x 0.0 adds nothing
+                continue
+            at = (0.0,) * (m + 1) if column is None else take(column)
+            start = 0.0 if column is None else column[s0]
+            at_hi = at[1:]
+            # x - 0.0 is x; a sum from 0.0 starts at its first term unless that is -0.0 (r > 0: it is not)
+            terms = map(mul, repeat(r), at_hi if start == 0.0 else map(sub, at_hi, repeat(start)))
+            seen = list(terms) if seen is None and r > 0 else list(map(add, seen or repeat(0.0), terms))
+            fj = list(map(sub, at_hi, at))
+            f[j] = float(fj[0]) if min(fj) == max(fj) else fj
+            terms = repeat(r * f[j], m) if fj is not f[j] else map(mul, repeat(r), fj)  # type: ignore[operator]
+            added = list(terms) if added is None and r > 0 else list(map(add, added or repeat(0.0), terms))
+        if seen is None or added is None:
+            seen = added = [0.0] * m
+        # Observations: a turn whose growth the messages explain (as `_pass1`), of group tokens summing above 0
+        # (each condition checked one request at a time only where some request fails it).
+        x, total = group_columns(f, calibrator.base)
+        if isinstance(total, float):
+            total = [total] * m
+        ok = list(map(le, growth, map(add, map(mul, repeat(UNEXPLAINED_FACTOR), added), repeat(UNEXPLAINED_SLACK))))
+        kinds = self.q_kind[a - q0:c - q0]
+        for fails, flags in ((min(growth) < 0, map(le, repeat(0), growth)),
+                             (kinds.count("turn") < m, map(eq, kinds, repeat("turn"))),
+                             (total is None or not min(total) > 0, map(not_, map(le, total or repeat(0.0), repeat(0))))):
+            if fails:
+                ok = list(map(and_, ok, flags))
+        seen_obs = range(m) if all(ok) else list(compress(range(m), ok))
+        due = need is not None and len(seen_obs) >= need
+        if due:
+            seen_obs = seen_obs[:need]
+            m = seen_obs[-1] + 1
+            c = a + m
+        if seen_obs:
+            pick = (lambda v: v[:m]) if len(seen_obs) == m else picker(seen_obs)
+            stated = f[STATED]
+            ys = list(map(sub, pick(growth), pick(stated) if isinstance(stated, list) else repeat(stated or 0.0)))
+            calibrator.observe_many(model, [list(pick(g)) if isinstance(g, list) else [g or 0.0] * len(seen_obs)
+                                            for g in x], list(pick(total)), ys)
+        figures = self.figures
+        figures.request += self.session.requests[a:c]
+        figures.window += repeat(w, m)
+        figures.measured += measured[1:m + 1]
+        figures.predicted += map(int, map(add, map(sub, map(add, measured, repeat(before)), repeat(before)), added[:m]))
+        figures.estimated += map(int, map(add, repeat(before), seen[:m]))
+        return c, due
     def _pass2(self) -> Estimator:
         """The final estimates (every observation used) and the attribution of measured figures to messages."""
         session, reqs, lo = self.session, self.session.requests, self.lo
@@ -563,22 +656,32 @@ class _Run:
         final = self.calibrator.estimator(reqs[-1].model if reqs else None) if self.fitted else self.est
         # The model of the first request that saw each message (the last request's for messages after it): its
         # tokenizer is the one that counted the message.
-        first_model, n = self.first_model, len(msgs)
-        for r in reqs[self.k:]:
-            first_model.extend([r.model] * (min(r.seen_end, n) - len(first_model)))
-        first_model.extend([reqs[-1].model if reqs else None] * (n - len(first_model)))
+        first_model, n, q = self.first_model, len(msgs), self.k - self.q0
+        models, ends = self.q_model[q:], self.q_end[q:]
+        runs = [(first_model[lo + a], lo + a, lo + b) for a, b in same(first_model[lo:])]  # runs from lo on
+        for a, b in same(models):
+            upto = min(max(ends[a:b]), n)
+            if upto > len(first_model):
+                runs.append((models[a], len(first_model), upto))
+                first_model += repeat(models[a], upto - len(first_model))
+        if n > len(first_model):
+            runs.append((reqs[-1].model if reqs else None, len(first_model), n))
+            first_model.extend([reqs[-1].model if reqs else None] * (n - len(first_model)))
         if self.fitted and self.old_final is not None:  # resumed: earlier messages' ratios must be the same
             old = self.old_final
             if any(old.for_model(m) != final.for_model(m) for m in self.models):  # type: ignore[attr-defined]
                 raise _Stale("the settled fit of an earlier message's model moved")
         estimated_f = self.estimated_f
         if self.by_features:  # per run of messages one model counted: ratios . features, a feature at a time
-            pos = lo
-            for model, run in groupby(first_model[lo:n]):
-                count = sum(1 for _ in run)
+            whole = len({model for model, _, _ in runs}) == 1 and not self.first_version
+            for model, a, b in runs[:1] if whole else runs:
                 ratios = final.for_model(model) if self.fitted else final.ratios  # type: ignore[attr-defined]
-                estimated_f.extend(map(max, repeat(0.0), _dots(ratios, self.feats, pos, pos + count)))
-                pos += count
+                if whole:  # all of them, kind by kind
+                    dots = self.found.dots(ratios)
+                else:
+                    dots = dot_columns(ratios, [None if c is None else c[a - lo:b - lo] for c in self.feats], b - a)
+                # a sum of products of features (never negative) and ratios that are not is not negative either
+                estimated_f.extend(dots if all(map(le, repeat(0.0), ratios)) else map(max, repeat(0.0), dots))
         else:
             estimated_f.extend(self.per_message[lo:n])
         self.estimated.extend(map(round, estimated_f[lo:]))
@@ -598,10 +701,19 @@ class _Run:
         edits, at = self.seen_edits, len(self.seen_edits) if self.resumed else 0
         edited: set[int] = set()
         prefix_of, prefix = self.prefix_of, self.prefix
-        micro = CompactionsByIndex(session.compactions, "microcompact")
-        for ri in range(self.k, self.R):
+        self.micro = CompactionsByIndex(session.compactions, "microcompact")
+        ri, runs, end = self.k, self._spread_runs(at), 0
+        while ri < self.R:
             if ri in self.snaps:
                 self.snaps[ri]["prefix"] = dict(prefix_of), prefix
+            if ri >= end:
+                end = runs.get(ri, 0)
+            if ri < end:  # the growths of the next requests of this window and model, spread together
+                for j in self._spread_growths(ri, end):
+                    self._attribute(j, 0, prefix)
+                prefix_of.setdefault(reqs[ri].model or "", prefix)
+                ri = end
+                continue
             r = reqs[ri]
             freed = 0
             while at < len(edits) and edits[at][0] <= r.seen_end:
@@ -616,59 +728,92 @@ class _Run:
                         freed += was - measured[i]
                 estimated_f[i] = after
                 edited.add(i)
-            fig = self.figures[ri]
-            model = r.model or ""
-            p = reqs[ri - 1] if ri else None
-            if p is None or p.seen_start != r.seen_start:
-                lo_r, hi = r.seen_start, r.seen_end
-                if lo_r < self.lo:
-                    raise _Stale("a window's first request saw messages before the mark")
-                guess = sum(estimated_f[lo_r:hi])
-                if fig.window == 0:
-                    prefix = max(0, r.measured_context - int(round(guess)))
-                    prefix_of[model] = prefix
-                    _spread(measured, estimated_f, lo_r, hi, r.measured_context - prefix)
-                else:
-                    prefix = prefix_of.get(model, prefix)
-                    room = r.measured_context - prefix
-                    given = _spread(measured, estimated_f, lo_r, hi, max(0, min(room, int(round(guess)))))
-                    fig.unrecorded = room - given
-                    fig.cause = ("after compaction: re-injected content the transcript does not record"
-                                 if fig.unrecorded >= 0 else
-                                 "after compaction: less than the prefix + estimates (the estimate runs high)")
-                continue
-            lo_r, hi = p.seen_end, r.seen_end
-            if lo_r < self.lo:
-                raise _Stale("a request's growth spans messages before the mark")
-            growth = r.measured_context - p.measured_context + freed  # what the messages added, the edits' back
-            guess = sum(estimated_f[lo_r:hi])
-            cause = None
-            if r.kind == "compaction":
-                cause = COMPACTION_REQUEST
-            elif model != (p.model or ""):
-                cause = f"model switch {p.model} -> {r.model}: another system prompt and tokenizer"
-            elif growth < 0 and micro.between(lo_r, hi):
-                cause = "context shrank: tool results cleared (a microcompaction)"
-            elif growth < 0:
-                cause = "context shrank: content cleared outside the transcript"
-            elif guess <= 0 and growth > 0:
-                cause = "growth with no recorded message"
-            elif growth > UNEXPLAINED_FACTOR * guess + UNEXPLAINED_SLACK:
-                cause = "growth far beyond the recorded messages: injected by the harness"
-            if cause is None:
-                _spread(measured, estimated_f, lo_r, hi, growth)
-            else:
-                given = _spread(measured, estimated_f, lo_r, hi, max(0, min(growth, int(round(guess)))))
-                fig.unrecorded = growth - given
-                fig.cause = cause
-                if cause.startswith("model switch") and model not in prefix_of:
-                    prefix_of[model] = prefix + fig.unrecorded
-            prefix_of.setdefault(model, prefix)
+            prefix = self._attribute(ri, freed, prefix)
+            ri += 1
         for i in edited:
             self.estimated[i] = int(round(estimated_f[i]))
         self.prefix = prefix
         return final
 
+    def _attribute(self, ri: int, freed: int, prefix: int) -> int:
+        """Request ri's measured figure given to the messages it saw first (its growth, or a window's first
+        context less the prefix); what they do not explain to the request's own `unrecorded`. Returns the prefix."""
+        reqs, measured, estimated_f, prefix_of = self.session.requests, self.measured, self.estimated_f, self.prefix_of
+        r = reqs[ri]
+        figures = self.figures
+        model = r.model or ""
+        p = reqs[ri - 1] if ri else None
+        if p is None or p.seen_start != r.seen_start:
+            lo_r, hi = r.seen_start, r.seen_end
+            if lo_r < self.lo:
+                raise _Stale("a window's first request saw messages before the mark")
+            guess = sum(estimated_f[lo_r:hi])
+            if figures.window[ri] == 0:
+                prefix = max(0, r.measured_context - int(round(guess)))
+                prefix_of[model] = prefix
+                spread(measured, estimated_f, lo_r, hi, r.measured_context - prefix)
+            else:
+                prefix = prefix_of.get(model, prefix)
+                room = r.measured_context - prefix
+                given = spread(measured, estimated_f, lo_r, hi, max(0, min(room, int(round(guess)))))
+                unrecorded = room - given
+                _unrecorded(figures, ri, unrecorded, "after compaction: re-injected content the transcript does not record"
+                            if unrecorded >= 0 else
+                            "after compaction: less than the prefix + estimates (the estimate runs high)")
+            return prefix
+        lo_r, hi = p.seen_end, r.seen_end
+        if lo_r < self.lo:
+            raise _Stale("a request's growth spans messages before the mark")
+        growth = r.measured_context - p.measured_context + freed  # what the messages added, the edits' back
+        guess = sum(estimated_f[lo_r:hi])
+        cause = None
+        if r.kind == "compaction":
+            cause = COMPACTION_REQUEST
+        elif model != (p.model or ""):
+            cause = f"model switch {p.model} -> {r.model}: another system prompt and tokenizer"
+        elif growth < 0 and self.micro.between(lo_r, hi):
+            cause = "context shrank: tool results cleared (a microcompaction)"
+        elif growth < 0:
+            cause = "context shrank: content cleared outside the transcript"
+        elif guess <= 0 and growth > 0:
+            cause = "growth with no recorded message"
+        elif growth > UNEXPLAINED_FACTOR * guess + UNEXPLAINED_SLACK:
+            cause = "growth far beyond the recorded messages: injected by the harness"
+        if cause is None:
+            spread(measured, estimated_f, lo_r, hi, growth)
+        else:
+            given = spread(measured, estimated_f, lo_r, hi, max(0, min(growth, int(round(guess)))))
+            _unrecorded(figures, ri, growth - given, cause)
+            if cause.startswith("model switch") and model not in prefix_of:
+                prefix_of[model] = prefix + growth - given
+        prefix_of.setdefault(model, prefix)
+        return prefix
+
+    def _spread_runs(self, at: int) -> dict[int, int]:
+        """The runs of requests `_spread_growths` can take: each of the window and model of the one before it, seeing
+        more messages, not a compaction's request, without an edit applied before it (from `at`); by the request
+        each starts at, to the next that is not (or where a state is kept: `snaps`)."""
+        edits, k, q = self.seen_edits, max(1, self.k), max(1, self.k) - self.q0  # request k is at q
+        ends, kinds = self.q_end, self.q_kind[q:]
+        alone = self.q_new | set(compress(range(k, self.R), map(le, ends[q:], ends[q - 1:])))
+        if kinds.count("turn") < len(kinds):
+            alone.update(compress(range(k, self.R), map(eq, kinds, repeat("compaction"))))
+        for ri in range(k, self.R) if at < len(edits) else ():  # the requests edits are applied before
+            if at < len(edits) and edits[at][0] <= ends[ri - self.q0]:
+                alone.add(ri)
+                while at < len(edits) and edits[at][0] <= ends[ri - self.q0]:
+                    at += 1
+        return runs_of(alone, set(self.snaps), k, self.R)
+
+    def _spread_growths(self, a: int, end: int) -> list[int]:
+        """`_attribute` of requests a..end-1 (as `_spread_runs` finds them) by `spread_growths`. Returns the
+        requests left to `_attribute` (a growth its messages do not explain, or with nothing to weigh it by)."""
+        q0 = self.q0
+        los, totals = self.q_end[a - 1 - q0:end - 1 - q0], self.q_measured[a - 1 - q0:end - q0]
+        if los[0] < self.lo:
+            raise _Stale("a request's growth spans messages before the mark")
+        return [a + i for i in spread_growths(self.measured, self.estimated_f, los, self.q_end[a - q0:end - q0],
+                                              list(map(sub, totals[1:], totals)))]
     def _sum_from(self, values: list, start: int, hi: int, cached: int) -> int:
         """sum(values[start:hi]) (None as 0), the part below the resume mark taken from `cached`."""
         if start < self.lo:
@@ -707,11 +852,13 @@ class _Run:
         pred, est = self.prediction_errors, self.estimation_errors
         pos = self.k
         for j, _, _ in self.points:  # each point's errors: those before its request
-            _add_errors(pred, est, figures, pos, max(pos, j), self.resumed)
+            add_errors(pred, est, figures, self.q_kind[pos - self.q0:max(pos, j) - self.q0], pos, max(pos, j),
+                        self.resumed)
             pos = max(pos, j)
             if j != self.next_k:
                 self.snaps[j]["errors"] = pred[:], est[:]
-        last_p, last_e = _add_errors(pred, est, figures, self.next_k, len(figures), True)
+        last_p, last_e = add_errors(pred, est, figures, self.q_kind[self.next_k - self.q0:], self.next_k, len(figures),
+                                     True)
         prediction, estimation = Accuracy.of_sorted(pred), Accuracy.of_sorted(est)
         for errors, added in ((pred, last_p), (est, last_e)):
             for x in added:
@@ -784,7 +931,7 @@ class _Run:
         return _Resume(
             est=self.est, k=j, mark=mark, seen=seen, n_messages=len(self.session.messages), names=self.names,
             names_mark=snap.get("names_mark", self.names_mark), result_ids=self.result_ids, keys=self.keys,
-            multi=self.multi, feats=self.feats, cumulative=self.cumulative, per_message=self.per_message,
+            multi=self.multi, rows=self.rows, cumulative=self.cumulative, per_message=self.per_message,
             running=self.running,
             calibrator=calibrator, session_anchor=dict(anchors[0]), window_anchor=dict(anchors[1]),
             prefix_of=dict(prefix_of), prefix=prefix, first_model=self.first_model, final=final,
@@ -823,35 +970,19 @@ def estimator_for(session: Session, name: str | None = None) -> Estimator:
     return Calibrated(ratios, current_model(session), session_tokenizer(session))
 
 
-def _dots(ratios: Sequence[float], feats: array, lo: int, hi: int) -> list[float]:
-    """`dot(ratios, features)` of each of messages[lo:hi] (features flat in `feats`): a feature at a time over
-    every message, the very same float operations in the same order as one dot product per message."""
-    out = [0.0] * (hi - lo)
-    for j, r in enumerate(ratios):
-        column = feats[lo * N_FEATURES + j:hi * N_FEATURES:N_FEATURES]
-        # A feature no message has adds r x 0.0 = 0.0 to each sum, which leaves it as it is (a sum here is never
-        # -0.0): skipped (most sessions have no CJK, other scripts, media or stated sizes).
-        if isfinite(r) and not any(column):
-            continue
-        out = list(map(add, out, map(mul, repeat(r), column)))
-    return out
 
 
-def _spread(measured: list[int | None], weights: list[float], lo: int, hi: int, total: int) -> int:
-    """Give messages[lo:hi] integer shares of `total` in proportion to `weights` (equal shares where all weigh
-    nothing); the shares sum to `total` exactly. Returns `total` (0 when there is no message to give it to)."""
-    if hi <= lo:
-        return 0
-    w = weights[lo:hi]
-    s = sum(w)
-    if s <= 0:
-        w = [1.0] * (hi - lo)
-        s = float(hi - lo)
-    given = 0
-    acc = 0.0
-    for k, x in enumerate(w):
-        acc += x
-        upto = int(round(total * acc / s))
-        measured[lo + k] = upto - given
-        given = upto
-    return total
+def _uses(messages: list[Message], lo: int) -> tuple[list[int], list[str], list[str]]:
+    """The tool calls of messages[lo:] (position from lo, id, name), as `categories.tool_names` reads them."""
+    found = [(i - lo, b.tool_id, b.tool_name or "?") for i in range(lo, len(messages)) for b in messages[i].blocks
+             if b.type == "tool_use" and b.tool_id]
+    return [i for i, _, _ in found], [t for _, t, _ in found], [name for _, _, name in found]
+
+
+def _unrecorded(figures: RequestColumns, i: int, unrecorded: int, cause: str) -> None:
+    """Request i's growth no message explains, and why."""
+    figures.cause[i] = cause
+    if unrecorded:
+        figures.unrecorded[i] = unrecorded
+    else:
+        figures.unrecorded.pop(i, None)

@@ -1,0 +1,192 @@
+"""Every message's features and category as token accounting keeps them (`tokens.py`): `pricing.parts` of each
+message, made in C-level passes over all the messages of one kind at a time instead of one message at a time.
+
+Most messages hold one block: a tool call, a tool result (without nested blocks) or a text (without a stated size).
+Those are scored together, kind by kind, with the very same float operations `parts` makes for each of them (a
+feature starts at 0.0, and adding a value to 0.0 gives that value); any other message is `parts`' own. Made in two
+steps, so that the tool names the categories need can come from the same passes: the features and the tool calls
+(`FeatureColumns`), then, given every tool's name, the categories (`categorise`). Both are pure functions of the
+messages: any slice of a session, in any process.
+"""
+
+from __future__ import annotations
+
+from itertools import accumulate, compress, repeat
+from math import isfinite
+from operator import add, attrgetter, eq, is_, itemgetter, mul, ne, not_, sub
+from typing import Iterable, Sequence
+
+from inspector.core import categories as cat
+from inspector.core.estimators import (
+    MESSAGE, N_FEATURES, TOOL_RESULT, TOOL_USE, Tokenizer, block_text, text_columns)
+from inspector.core.model import Block, Message, input_json
+from inspector.core.pricing import parts, vector
+
+# The messages scored together, by the type of their one block (3: the others, `parts` one at a time).
+_KIND = {"tool_use": 0, "tool_result": 1, "text": 2, "thinking": 2, "redacted_thinking": 2}
+
+Columns = list  # feature -> one float per message (a sequence), or None where every message has 0.0
+
+
+class FeatureColumns:
+    """The features of `messages` and their tool calls (`uses`: the position, id and name of each, in order, as
+    `categories.tool_names` reads them); `categorise` adds the categories."""
+
+    def __init__(self, messages: Sequence[Message], counter: Tokenizer | None = None) -> None:
+        self.messages, self.counter = messages, counter
+        n = len(messages)
+        blocks = list(map(attrgetter("blocks"), messages))
+        one = list(map(eq, map(len, blocks), repeat(1)))
+        singles = range(n) if all(one) else list(compress(range(n), one))
+        firsts = list(map(itemgetter(0), compress(blocks, one)))
+        kind = list(map(_KIND.get, map(attrgetter("type"), firsts), repeat(3)))
+        by_kind = sorted(range(len(firsts)), key=kind.__getitem__)  # each kind a slice, in message order
+        bounds = list(accumulate(map(kind.count, range(4)), initial=0))
+        firsts, singles = _take(firsts, by_kind), by_kind if len(firsts) == n else _take(singles, by_kind)
+        self.rest = [*compress(range(n), map(not_, one)), *singles[bounds[3]:]]
+        # Per kind: the positions of its messages, their blocks, and their features (feature -> values).
+        self.kinds: list[tuple[list[int], list[Block], dict[int, list[float]]]] = []
+        for k in range(3):
+            at, group = singles[bounds[k]:bounds[k + 1]], firsts[bounds[k]:bounds[k + 1]]
+            if k == 1 and any(map(attrgetter("content"), group)):  # a result with nested blocks: `parts`
+                at, group = self._plain(at, group, list(map(not_, map(attrgetter("content"), group))))
+            elif k == 2 and not all(map(is_, map(attrgetter("tokens"), group), repeat(None))):  # a stated size
+                at, group = self._plain(at, group, list(map(is_, map(attrgetter("tokens"), group), repeat(None))))
+            self.kinds.append((at, group, self._features(k, group)))
+        self.rest.sort()
+        self.uses = self._uses()
+
+    def _plain(self, at: list[int], group: list[Block], plain: list[bool]) -> tuple[list[int], list[Block]]:
+        """The messages (positions, blocks) that are `plain`; the others go to `rest`."""
+        self.rest += compress(at, map(not_, plain))
+        return list(compress(at, plain)), list(compress(group, plain))
+
+    def _features(self, k: int, group: list[Block]) -> dict[int, list[float]]:
+        """The features of messages of kind k whose blocks are `group` (each message has MESSAGE 1.0 besides)."""
+        if k == 0:
+            self.call_names = list(map(attrgetter("tool_name"), group))
+        if not group:
+            return {}
+        if k == 0:
+            try:
+                texts = list(map(add, self.call_names, map(input_json, map(attrgetter("input"), group))))
+            except (TypeError, ValueError, AttributeError, RecursionError):  # a name that is None, odd input
+                texts = list(map(block_text, group))
+            cols = text_columns(texts, True, self.counter)
+            cols[TOOL_USE] = [1.0] * len(group)
+            return cols
+        texts = list(map(attrgetter("text"), group))
+        if not all(map(isinstance, texts, repeat(str))):  # `str(block.text or "")`
+            texts = [str(t or "") for t in texts]
+        cols = text_columns(texts, False, self.counter)
+        if k == 1:
+            cols[TOOL_RESULT] = [1.0] * len(group)
+        return cols
+
+    def _uses(self) -> tuple[list[int], list[str], list[str]]:
+        """The tool calls: those of the single tool calls (a name and an id each: most), else every call in order."""
+        at, group, _ = self.kinds[0]
+        ids, names = list(map(attrgetter("tool_id"), group)), self.call_names
+        others = [(i, b.tool_id, b.tool_name) for i in self.rest for b in self.messages[i].blocks
+                  if b.type == "tool_use"]
+        if not others and all(ids) and all(names):
+            return at, ids, names
+        found = sorted([*zip(at, ids, names), *others], key=itemgetter(0))  # stable: a message's calls in order
+        found = [(i, tool_id, name or "?") for i, tool_id, name in found if tool_id]
+        return [i for i, _, _ in found], [t for _, t, _ in found], [name for _, _, name in found]
+
+    def categorise(self, names: dict[str, str]) -> tuple[list[str | None], dict[int, dict[str, list[float]]], Columns]:
+        """Each message's category, or None for a message of several categories, whose parts are then in the dict
+        (by position); and the features, as columns. `names`: every tool's name (`categories.tool_names`)."""
+        messages, counter = self.messages, self.counter
+        n = len(messages)
+        keys: list[str | None] = [None] * n
+        out: Columns = [None] * N_FEATURES
+        self.scored: list[tuple[_Places, dict[int, Sequence[float]]]] = []  # each kind's places and features
+        for k, (at, group, cols) in enumerate(self.kinds):
+            places = _Places(at)
+            self.scored.append((places, cols))
+            if k == 0:
+                places.put(keys, [cat.TOOL_CALLS] * len(at))
+            elif k == 1:  # `names` holds truthy ids only: `block_category`'s `names.get(tool_id or "", "?")`
+                tools = list(map(names.get, map(attrgetter("tool_id"), group), repeat("?")))
+                key_of = {name: cat.result_key(name) for name in set(tools)}
+                places.put(keys, map(key_of.__getitem__, tools))
+            else:
+                places.put(keys, map(cat.block_category, map(messages.__getitem__, at), group, repeat(names)))
+            places.put_columns(out, cols, n)
+        multi: dict[int, dict[str, list[float]]] = {}
+        rows: list[list[float]] = []
+        for i in self.rest:
+            p = parts(messages[i], names, counter)
+            if len(p) == 1:
+                ((keys[i], f),) = p.items()
+            else:
+                f = vector(p)
+                multi[i] = p
+            rows.append(f)
+        # A feature no message has is left out (features are never -0.0)
+        self.scored.append((_Places(self.rest), {j: c for j, c in enumerate(zip(*rows)) if any(c)}))
+        self.scored[-1][0].put_columns(out, self.scored[-1][1], n)
+        out[MESSAGE] = [1.0] * n  # every message's (`pricing.parts`)
+        for i in compress(range(n), map(cat.SUMMARY_KINDS.__contains__, map(attrgetter("kind"), messages))):
+            if len(messages[i].blocks) == 1:  # the tool blocks of a compaction summary are of its category
+                keys[i] = cat.block_category(messages[i], messages[i].blocks[0], names)
+        return keys, multi, out
+
+    def dots(self, ratios: Sequence[float]) -> list[float]:
+        """`dots` of every message (after `categorise`), kind by kind: a kind's messages lack the features it has
+        no column for, which add r x 0.0 (nothing) to their sums there."""
+        out = [0.0] * len(self.messages)
+        for places, cols in self.scored:
+            if places.positions:
+                places.put(out, dots(ratios, [cols.get(j) for j in range(N_FEATURES)], len(places.positions)))
+        return out
+
+
+def dots(ratios: Sequence[float], columns: Sequence[Sequence[float] | None], m: int) -> list[float]:
+    """`dot(ratios, features)` of each of m messages whose features are `columns` (None: 0.0 in each; MESSAGE is
+    1.0 in each, `pricing.parts`): a feature at a time, the very same float operations in the same order as one
+    dot product per message."""
+    out = [0.0] * m
+    for j, (r, column) in enumerate(zip(ratios, columns)):
+        # A feature no message has adds r x 0.0 = 0.0 to each sum, which leaves it as it is (a sum here is never
+        # -0.0): skipped (most sessions have no CJK, other scripts, media or stated sizes).
+        if j != MESSAGE and isfinite(r) and (column is None or not any(column)):
+            continue
+        terms = repeat(r) if j == MESSAGE else map(mul, repeat(r), repeat(0.0, m) if column is None else column)
+        out = list(map(add, out, terms))  # (r x 1.0 is r)
+    return out
+
+
+class _Places:
+    """Positions to put values at, in order: as runs of evenly spaced positions (slice assignments), when the
+    messages of a kind come in a few such runs (tool calls and results alternate), else one at a time."""
+
+    def __init__(self, positions: list[int]) -> None:
+        self.positions = positions
+        m = len(positions)
+        steps = list(map(sub, positions[1:], positions))
+        starts = [0, *compress(range(1, m - 1), map(ne, steps[1:], steps))] if m > 2 else list(range(m))
+        self.runs = list(zip(starts, [*starts[1:], m])) if len(starts) <= m // 16 + 1 else None
+
+    def put(self, target: list, values: Iterable) -> None:
+        positions = self.positions
+        if self.runs is None:
+            any(map(target.__setitem__, positions, values))  # each call gives None: `any` runs through them all
+            return
+        values = values if isinstance(values, list) else list(values)
+        for a, b in self.runs:
+            step = positions[a + 1] - positions[a] if b - a > 1 else 1
+            target[positions[a]:positions[b - 1] + 1:step] = values[a:b]
+
+    def put_columns(self, out: Columns, cols: dict[int, Sequence[float]], n: int) -> None:
+        """The features `cols` of the messages at these positions, into the columns of all n messages."""
+        for j, values in cols.items():
+            if out[j] is None:
+                out[j] = [0.0] * n
+            self.put(out[j], values)
+
+
+def _take(values: Sequence, positions: Sequence[int]) -> list:
+    return list(itemgetter(*positions)(values)) if len(positions) > 1 else [values[i] for i in positions]

@@ -1,0 +1,131 @@
+"""Many requests at a time, for the request passes of token accounting (`tokens.py`): the runs of requests they can
+take together, the measured growths spread over the messages each request saw first, and the requests' errors.
+
+Each does the very same float operations as the one-request form (`spread`, `RequestFigures`' errors), a message
+position or a figure at a time over all the requests of a run, in C loops: a long session has tens of thousands.
+"""
+
+from __future__ import annotations
+
+import bisect
+from itertools import compress, repeat
+from operator import add, eq, gt, is_not, itemgetter, le, lt, mul, ne, not_, or_, sub, truediv
+from typing import Iterable, Sequence
+
+from inspector.core.accounting import RequestColumns
+
+# Growth this far beyond the estimate of the messages added (x the estimate, plus tokens) is not theirs: the harness
+# injected something the transcript does not record.
+UNEXPLAINED_FACTOR = 2.0
+UNEXPLAINED_SLACK = 1500
+
+
+def runs_of(alone: set[int], kept: set[int], k: int, end: int) -> dict[int, int]:
+    """Runs of the requests from k to `end` that are not `alone`: by first request, where each stops (before the
+    next one alone or one whose state is kept)."""
+    found, at = {}, k
+    for stop in sorted(alone | kept | {end}):
+        if stop > at:
+            found[at] = stop
+        at = max(at, stop + (stop in alone))
+    return found
+
+
+def same(values: list) -> list[tuple[int, int]]:
+    """The runs of equal values: (start, end) of each."""
+    cuts = [0, *compress(range(1, len(values)), map(ne, values[1:], values)), len(values)] if values else []
+    return list(zip(cuts, cuts[1:]))
+
+
+def picker(positions: Sequence[int]):
+    """itemgetter(*positions), giving a tuple also for one position."""
+    return itemgetter(*positions) if len(positions) != 1 else (lambda values: (values[positions[0]],))
+
+
+def spread(measured: list[int | None], weights: list[float], lo: int, hi: int, total: int) -> int:
+    """Give messages[lo:hi] integer shares of `total` in proportion to `weights` (equal shares where all weigh
+    nothing); the shares sum to `total` exactly. Returns `total` (0 when there is no message to give it to)."""
+    if hi <= lo:
+        return 0
+    w = weights[lo:hi]
+    s = sum(w)
+    if s <= 0:
+        w = [1.0] * (hi - lo)
+        s = float(hi - lo)
+    given = 0
+    acc = 0.0
+    for k, x in enumerate(w):
+        acc += x
+        upto = int(round(total * acc / s))
+        measured[lo + k] = upto - given
+        given = upto
+    return total
+
+
+def spread_growths(measured: list[int | None], weights: list[float], los: list[int], his: list[int],
+                   growths: list[int]) -> list[int]:
+    """`spread` of each growth over messages[los[i]:his[i]] (each range past the one before), a message position at
+    a time over all of them. Returns the requests (positions in the lists) left to the caller: a growth below 0,
+    or far beyond what its messages weigh (`UNEXPLAINED_FACTOR`), or with nothing to weigh it by."""
+    sizes, count = list(map(sub, his, los)), len(los)
+    left: list[int] = []
+    for size in set(sizes):
+        # The requests of `size` messages; each saw its p-th message at starts[i] + p (a run of requests that see
+        # the next `size` messages each: every size-th message, a slice).
+        chosen = range(count) if min(sizes) == max(sizes) else list(compress(range(count), map(eq, sizes, repeat(size))))
+        pick = picker(chosen)
+        starts, growth = list(pick(los)), list(pick(growths))
+        row = slice(starts[0], his[-1], size) if len(chosen) == count and los[1:] == his[:-1] else None
+        acc: list[list[float]] = []
+        for p in range(size):
+            w = weights[row.start + p:row.stop:size] if row else picker(list(map(add, starts, repeat(p))))(weights)
+            acc.append(list(w) if p == 0 else list(map(add, acc[-1], w)))
+        guess = acc[-1]  # sum(w) of each: the same additions
+        if not (min(growth) >= 0 and min(guess) > 0 and not any(map(gt, growth, map(
+                add, map(mul, repeat(UNEXPLAINED_FACTOR), guess), repeat(UNEXPLAINED_SLACK))))):
+            bad = list(map(or_, map(or_, map(lt, growth, repeat(0)), map(le, guess, repeat(0))), map(
+                gt, growth, map(add, map(mul, repeat(UNEXPLAINED_FACTOR), guess), repeat(UNEXPLAINED_SLACK)))))
+            left += (chosen[i] for i in compress(range(len(chosen)), bad))
+            good = list(map(not_, bad))
+            starts, growth = list(compress(starts, good)), list(compress(growth, good))
+            acc = [list(compress(v, good)) for v in acc]
+            guess, row = acc[-1], None
+        given: Iterable[int] = repeat(0)
+        for p, cumulated in enumerate(acc):
+            upto = list(map(round, map(truediv, map(mul, growth, cumulated), guess)))
+            if row:
+                measured[row.start + p:row.stop:size] = list(map(sub, upto, given))
+            else:
+                any(map(measured.__setitem__, map(add, starts, repeat(p)), map(sub, upto, given)))  # `any`: them all
+            given = upto
+    return sorted(left)
+
+
+def add_errors(pred: list[float], est: list[float], figures: RequestColumns, kinds: list[str], lo: int, hi: int,
+               few: bool) -> tuple[list[float], list[float]]:
+    """Add the absolute errors of figures[lo:hi] (of `kinds`) to the sorted lists (in place; `few`: insort, else
+    sort once); returns what was added."""
+    turn = list(map(eq, kinds, repeat("turn")))
+    lo1 = max(lo, 1)  # the first request's estimate is its measured figure
+    p = _abs_errors(figures.predicted[lo:hi], figures.measured[lo:hi], turn)
+    e = _abs_errors(figures.estimated[lo1:hi], figures.measured[lo1:hi], turn[lo1 - lo:])
+    for errors, added in ((pred, p), (est, e)):
+        if few:
+            for x in added:
+                bisect.insort(errors, x)
+        else:
+            errors.extend(added)
+            errors.sort()
+    return p, e
+
+
+def _abs_errors(values: list[int | None], measured: list[int], kept: list[bool]) -> list[float]:
+    """abs(RequestFigures._pct) of each `kept` value (None: left out) against its measured figure."""
+    if not all(kept):
+        values, measured = list(compress(values, kept)), list(compress(measured, kept))
+    if None in values:
+        kept = list(map(is_not, values, repeat(None)))
+        values, measured = list(compress(values, kept)), list(compress(measured, kept))
+    if 0 in measured:
+        return [abs((v - m) / m * 100 if m else 0.0) for v, m in zip(values, measured)]  # type: ignore[operator]
+    return list(map(abs, map(mul, map(truediv, map(sub, values, measured), measured), repeat(100))))

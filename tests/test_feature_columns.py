@@ -1,0 +1,125 @@
+"""The column forms accounting computes in C-level passes give the very same floats as the forms one message, text
+or request at a time: `text_columns` as `text_features`, `FeatureColumns` as `pricing.parts`, `observe_many` as
+`observe`, and `RequestColumns` is a sequence of the RequestFigures it holds."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from inspector.core import categories as cat
+from inspector.core.accounting import RequestColumns, RequestFigures
+from inspector.core.calibration import Calibrator, group_tokens
+from inspector.core.estimators import N_FEATURES, O200K, STATED, batched, text_columns, text_features
+from inspector.core.feature_columns import FeatureColumns
+from inspector.core.formats import load
+from inspector.core.model import Block, Message, Request
+from inspector.core.pricing import parts, vector
+
+from conftest import CORPUS, FIXTURES
+
+TEXTS = st.text(st.sampled_from("ab Z9 {}:;\"'.,→│漢字кирλ🙂\n\t\x00\ud800"), max_size=80)
+
+
+def alone(text: str, as_json: bool, counter=None) -> list[float]:
+    out = [0.0] * N_FEATURES
+    text_features(text, out, as_json, counter)
+    return out
+
+
+def as_rows(cols: dict[int, list[float]], n: int) -> list[list[float]]:
+    return [[cols[j][i] if j in cols else 0.0 for j in range(N_FEATURES)] for i in range(n)]
+
+
+def bits(rows: list[list[float]]) -> list[list[str]]:
+    return [[float(x).hex() for x in row] for row in rows]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(TEXTS, max_size=12), st.booleans())
+def test_text_columns_are_text_features_of_each_text(texts, as_json):
+    assert bits(as_rows(text_columns(texts, as_json), len(texts))) == bits([alone(t, as_json) for t in texts])
+
+
+def test_text_columns_count_tokens_with_a_tokenizer():
+    texts = ["", "hello world", "漢字 and → arrows", '{"a": 1}']
+    assert as_rows(text_columns(texts, True, O200K), 4) == [alone(t, True, O200K) for t in texts]
+
+
+def blocks_of_every_kind() -> list[Message]:
+    use = Block("tool_use", tool_id="t1", tool_name="Bash", input={"command": "ls →"})
+    return [
+        Message("user", "prompt", [Block("text", text="Fix the bug, please.")]),
+        Message("assistant", "assistant", [use]),
+        Message("user", "tool_result", [Block("tool_result", "a.py\nb.py", tool_id="t1")]),
+        Message("user", "tool_result", [Block("tool_result", tool_id="t1", content=[Block("text", text="nested")])]),
+        Message("assistant", "assistant", [Block("thinking", text="hmm", signature="s"), Block("text", text="ok")]),
+        Message("assistant", "assistant", [Block("thinking", text="", tokens=120)]),
+        Message("assistant", "assistant", [Block("tool_use", tool_id="t2", tool_name=None, input={"x": 1})]),
+        Message("user", "tool_result", [Block("tool_result", None, tool_id="t2")]),  # type: ignore[arg-type]
+        Message("user", "compact_summary", [Block("tool_result", "summary", tool_id="t9")]),
+        Message("user", "meta", [Block("text", text="Contents of CLAUDE.md: be terse")]),
+        Message("user", "prompt", [Block("image", media="image/png", size=10)]),
+        Message("user", "prompt", []),
+        Message("assistant", "assistant", [Block("text", text="a"), Block("tool_use", tool_id="t3", tool_name="Read",
+                                                                         input={"path": "x"})]),
+    ]
+
+
+def sessions() -> list[list[Message]]:
+    paths = [CORPUS / "claude-code-subagent-explore.jsonl", FIXTURES / "formats" / "codex-rollout.jsonl",
+             FIXTURES / "formats" / "neutral.jsonl"]
+    return [blocks_of_every_kind()] + [load(str(p)).messages for p in paths]
+
+
+@pytest.mark.parametrize("counter", [None, O200K])
+@pytest.mark.parametrize("messages", sessions())
+def test_feature_columns_are_the_parts_of_each_message(messages, counter):
+    names = cat.tool_names(messages)
+    with batched(messages, counter):
+        found = FeatureColumns(messages, counter)
+        keys, multi, cols = found.categorise(names)
+        expected = [parts(m, names, counter) for m in messages]
+    assert dict(zip(found.uses[1], found.uses[2])) == names
+    assert keys == [next(iter(p)) if len(p) == 1 else None for p in expected]
+    assert multi == {i: p for i, p in enumerate(expected) if len(p) > 1}
+    rows = [[0.0 if c is None else c[i] for c in cols] for i in range(len(messages))]
+    assert bits(rows) == bits([vector(p) for p in expected])
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(st.tuples(st.lists(st.floats(0, 5000), min_size=N_FEATURES, max_size=N_FEATURES),
+                          st.integers(-100, 20000)), min_size=1, max_size=80))
+def test_observe_many_is_observe_one_at_a_time(observations):
+    one, many = Calibrator(), Calibrator()
+    x: list[list[float]] = [[] for _ in range(7)]
+    totals, ys = [], []
+    for f, growth in observations:
+        one.observe("m", f, growth)
+        groups = group_tokens(f, one.base)
+        if sum(groups) > 0:
+            for column, value in zip(x, groups):
+                column.append(value)
+            totals.append(sum(groups))
+            ys.append(growth - f[STATED])
+    many.observe_many("m", x, totals, ys)
+    assert one.observations("m") == many.observations("m")
+    assert one.ratios("m") == many.ratios("m") and one.estimator().per_model == many.estimator().per_model
+
+
+def test_request_columns_are_a_sequence_of_request_figures():
+    figures = RequestColumns()
+    reqs = [Request(f"r{i}", "m", 10, i, 0, 1, 2 * i + 1, 0, 2 * i + 1) for i in range(4)]
+    figures.request += reqs
+    figures.window += [0, 0, 1, 1]
+    figures.measured += [10, 11, 12, 13]
+    figures.predicted += [None, 11, 14, 12]
+    figures.estimated += [10, 9, 12, 15]
+    figures.unrecorded[2], figures.cause[2] = 5, "after compaction"
+    made = [RequestFigures(r, w, m, p, e) for r, w, m, p, e in
+            zip(reqs, [0, 0, 1, 1], [10, 11, 12, 13], [None, 11, 14, 12], [10, 9, 12, 15])]
+    made[2].unrecorded, made[2].cause = 5, "after compaction"
+    assert list(figures) == made and figures[1:3] == made[1:3] and figures[-1] == made[-1] and len(figures) == 4
+    assert figures == made and figures.head(3) == made[:3] and figures.head(2).cause == {}
+    assert [f.prediction_error_pct for f in figures] == [f.prediction_error_pct for f in made]
