@@ -45,6 +45,15 @@ def test_corpus_per_message_figures_sum_to_every_request(path):
     assert sum(acc.by_category.values()) == acc.current_context
 
 
+@pytest.mark.parametrize("path", CORPUS_FILES, ids=lambda p: p.name)
+def test_one_shot_accounting_gives_the_resumable_figures(path):
+    """`resumable=False` (report, stats) keeps no state to resume from, and gives the very same figures."""
+    session = load(str(path))
+    one_shot = account(session, resumable=False)
+    assert one_shot.resume is None
+    assert one_shot == account(session)
+
+
 def test_manual_compact_accounting_facts():
     s = load(str(CORPUS / "claude-code-manual-compact.jsonl"))
     acc = account(s)
@@ -197,10 +206,12 @@ def test_sums_hold_for_any_usage(steps, start, compact_at):
         spec.append((text, max(1, total), model))
     if compact_at is not None and compact_at >= len(spec):
         compact_at = None
-    acc = account(_session(spec, compact_at))
+    session = _session(spec, compact_at)
+    acc = account(session)
     _window_sums_hold(acc)
     assert all(m is None or m >= 0 for m in acc.measured)
     assert sum(acc.by_category.values()) == acc.current_context
+    assert account(session, resumable=False) == acc
 
 
 def test_estimator_for_a_session_is_fitted_on_it():

@@ -144,7 +144,7 @@ def run(args: argparse.Namespace) -> int:
         if not target.parent.is_dir():
             raise LoadError(f"{target}: cannot write there: no such directory {target.parent}")
     try:
-        accounting = account(session, args.estimator)  # the figures `report` states
+        accounting = account(session, args.estimator, resumable=False)  # the figures `report` states
         info = window_info(session, args.policy, args.window, **options)
     except ValueError as exc:  # a bad window, `exact` without a key
         raise UsageError(str(exc)) from None

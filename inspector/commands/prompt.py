@@ -110,7 +110,7 @@ def _run_session(args: argparse.Namespace) -> int:
             raise UsageError(f"--request {args.request}: the session records requests 1 to {len(sent)}")
         request = sent[args.request - 1]
     try:
-        accounting = account(session, args.estimator)
+        accounting = account(session, args.estimator, resumable=False)
         view = session_prompt(session, args.estimator, accounting, request=request)
     except EstimatorUnavailable as exc:
         raise UsageError(str(exc)) from None

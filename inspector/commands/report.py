@@ -68,7 +68,7 @@ def _run(args: argparse.Namespace) -> int:
     if sys.stderr.isatty():
         sys.stderr.write("\r\x1b[K")
     try:
-        accounting = account(session, getattr(args, "estimator", None))
+        accounting = account(session, getattr(args, "estimator", None), resumable=False)
         info = window_info(session, getattr(args, "policy", None), getattr(args, "window", None), **options)
     except ValueError as exc:  # an unknown policy, a bad window, `exact` without a key
         raise UsageError(str(exc)) from None

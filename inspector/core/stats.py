@@ -87,7 +87,7 @@ def _summary(path: str, agent: str) -> Summary:
 
     try:
         session = load(path)
-        acc = account(session)
+        acc = account(session, resumable=False)
     except (LoadError, OSError, ValueError, RecursionError) as exc:
         return Summary(path, agent, "", "", error=str(exc)[:300])
     s = Summary(path, session.format if agent in ("file", "task") else agent, session.cwd or _project(path),

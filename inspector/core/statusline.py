@@ -395,8 +395,8 @@ def _checkpoint(follower: Follower, accounting: Accounting, prior: Before | None
     k = _requests_before(session, last.index)
     if any(r.message_index < last.index for r in session.requests[k:]):
         return None
-    fit = accounting.fit if prior is None and accounting.fit is not None else \
-        account(session, settings.estimator, prior.fit if prior is not None else None, k).fit  # (`_read` kept it)
+    fit = accounting.fit if prior is None and accounting.fit is not None else account(  # (`_read` kept it)
+        session, settings.estimator, prior.fit if prior is not None else None, k, resumable=False).fit
     table = prices(settings.prices)
     was = prior or Before()
     reqs, gone = session.requests[:k], session.compactions[:session.compactions.index(last)]

@@ -82,16 +82,18 @@ def _zeros(n: int) -> array:
 
 
 def account(session: Session, estimator: str | Estimator | None = None, prior: Calibrator | None = None,
-            fit_before: int | None = None) -> Accounting:
+            fit_before: int | None = None, resumable: bool = True) -> Accounting:
     """Account for every token of `session`. `estimator` is a name or an Estimator; None: `calibrated` when the
     session has usage, else `script`. `prior`: the calibrated fit of what came before `session` (a session read
     from a compaction boundary on, statusline.py: its observations continue that fit); `fit_before`: the request
-    before which the fit is kept as the accounting's `fit` (what a read from that request's window on continues)."""
+    before which the fit is kept as the accounting's `fit` (what a read from that request's window on continues).
+    `resumable=False`: for a caller that never follows the session (`report`, `stats`): the same figures, without
+    the state `account_appended` resumes from (its snapshots on the way, and the per-message columns it holds)."""
     est = _estimator(session, estimator)
     if isinstance(est, Exact):  # one API call for the current state; messages share it by the fitted estimate
         est.fallback = estimator_for(session)
         est.state(session.context, session.system, session.tools, current_model(session))
-    run = _Run(session, est, None, prior, fit_before)
+    run = _Run(session, est, None, prior, fit_before, resumable)
     acc = run.accounting()
     acc.fit = run.fit
     return acc
@@ -193,7 +195,7 @@ class _Run:
     and requests from its last one are visited). The same code either way, so both give the same figures."""
 
     def __init__(self, session: Session, est: Estimator, resume: tuple[_Resume, Accounting, int] | None,
-                 prior: Calibrator | None = None, fit_before: int | None = None) -> None:
+                 prior: Calibrator | None = None, fit_before: int | None = None, resumable: bool = True) -> None:
         self.session, self.est = session, est
         self.prior, self.fit_before, self.fit = prior, fit_before, None  # see `account`
         self.fitted = est.name == "calibrated"
@@ -212,16 +214,17 @@ class _Run:
         self._requests()
         # Where the next resumes start (request index, max seen_end before it, mark): before the last request, and
         # before the first request of the newest model (`_Resume.earlier`) when it is one this run goes through.
+        # None for a run that is not `resumable`.
         self.next_k = max(0, self.R - 1)
-        earlier = self._earlier_point()
+        earlier = self._earlier_point() if resumable else None
         self.points: list[tuple[int, int, int]] = []
-        for j in ([earlier] if earlier is not None and self.k <= earlier < self.next_k and earlier else []) + [self.next_k]:
+        for j in ([earlier] if earlier is not None and self.k <= earlier < self.next_k and earlier else []) + \
+                 [self.next_k] * resumable:
             seen, mark = self._seen_mark(j)
             if mark >= self.lo and (not self.points or mark >= self.points[-1][2]):
                 self.points.append((j, seen, mark))
             elif j == self.next_k:
                 self.points.append((j, seen, mark))  # no state will be kept (`_state`)
-        self.next_seen, self.next_mark = self.points[-1][1:]
         self.snaps: dict[int, dict] = {j: {} for j, _, _ in self.points}  # state taken on the way at each point
 
     def _versions(self) -> None:
@@ -857,10 +860,12 @@ class _Run:
             pos = max(pos, j)
             if j != self.next_k:
                 self.snaps[j]["errors"] = pred[:], est[:]
-        last_p, last_e = add_errors(pred, est, figures, self.q_kind[self.next_k - self.q0:], self.next_k, len(figures),
-                                     True)
+        # The last request's errors are taken back out after: the state resumed from lies before it.
+        last = self.next_k if self.points else pos
+        last_p, last_e = add_errors(pred, est, figures, self.q_kind[last - self.q0:], last, len(figures),
+                                    bool(self.points))
         prediction, estimation = Accuracy.of_sorted(pred), Accuracy.of_sorted(est)
-        for errors, added in ((pred, last_p), (est, last_e)):
+        for errors, added in ((pred, last_p), (est, last_e)) if self.points else ():
             for x in added:
                 del errors[bisect.bisect_left(errors, x)]
         acc = Accounting(
@@ -910,7 +915,7 @@ class _Run:
 
     def _state(self, final: Estimator, pred: list[float], est: list[float]) -> _Resume | None:
         """What the next `account_appended` resumes from (None when this run's mark fell behind where it began)."""
-        if self.next_mark < self.lo or isinstance(self.est, Exact):
+        if not self.points or self.points[-1][2] < self.lo or isinstance(self.est, Exact):
             return None
         last = self._point(self.points[-1], final, pred, est)
         if len(self.points) > 1:
@@ -966,7 +971,7 @@ def estimator_for(session: Session, name: str | None = None) -> Estimator:
     if not session.requests:
         return get_estimator(session_default(session))
     last = _last_fit[:1]
-    ratios = last[0][1] if last and last[0][0]() is session else account(session, "calibrated").ratios
+    ratios = last[0][1] if last and last[0][0]() is session else account(session, "calibrated", resumable=False).ratios
     return Calibrated(ratios, current_model(session), session_tokenizer(session))
 
 

@@ -102,11 +102,11 @@ def context_figure(session: Session) -> int:
     while first > 0 and requests[first - 1].seen_start == start:
         first -= 1
     if start == 0 or first == len(requests):
-        return account(session).current_context
+        return account(session, resumable=False).current_context
     window = session.copy_with(
         messages=session.messages[start:],
         requests=[structs.replace(r, message_index=r.message_index - start, seen_start=0, seen_end=r.seen_end - start)
                   for r in requests[first:]],
         compactions=[replace(c, index=c.index - start) for c in session.compactions
                      if c.kind == "microcompact" and c.index >= start])
-    return account(window).current_context
+    return account(window, resumable=False).current_context

@@ -79,7 +79,8 @@ def session_prompt(session: Session, estimator: str | Estimator = "script",
         result.notes.append("Codex does not record its tool schemas")
     _count(result, est)
     if session.format == "codex":
-        _codex_unrecorded(session, result, accounting or account(session, est) if session.requests else None)
+        _codex_unrecorded(session, result,
+                          accounting or account(session, est, resumable=False) if session.requests else None)
     if isinstance(est, Exact) and [s for s in result.sections if s.kind == "recorded"]:
         recorded = [s for s in result.sections if s.kind == "recorded"]
         match_exact(recorded, est, "\n\n".join(s.text for s in recorded if not s.title.startswith("Tool: ")),
@@ -230,7 +231,7 @@ UNRECORDED = {
 
 def _unrecorded_prefix(session: Session, result: SessionPrompt, holds: str,
                        accounting: Accounting | None = None) -> None:
-    accounting = accounting or account(session)
+    accounting = accounting or account(session, resumable=False)
     if not accounting.prefix_measured:
         result.notes.append(f"this {session.format} session records no system prompt, and no request with usage: "
                             "its size cannot be measured")
@@ -243,7 +244,7 @@ def _unrecorded_prefix(session: Session, result: SessionPrompt, holds: str,
 
 def _claude_code(session: Session, result: SessionPrompt, est: Estimator,
                  accounting: Accounting | None = None) -> None:
-    accounting = accounting or account(session)  # the app passes the one it already has
+    accounting = accounting or account(session, resumable=False)  # the app passes the one it already has
     if accounting.prefix_measured:
         result.sections.append(Section(
             "Unrecorded prefix", "", "measured", accounting.prefix, path=session.source, kind="measured",
