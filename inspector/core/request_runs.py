@@ -92,7 +92,7 @@ def spread_growths(measured: list[int | None], weights: list[float], los: list[i
             guess, row = acc[-1], None
         given: Iterable[int] = repeat(0)
         for p, cumulated in enumerate(acc):
-            upto = list(map(round, map(truediv, map(mul, growth, cumulated), guess)))
+            upto = list(map(float.__round__, map(truediv, map(mul, growth, cumulated), guess)))  # round(): a float's
             if row:
                 measured[row.start + p:row.stop:size] = list(map(sub, upto, given))
             else:

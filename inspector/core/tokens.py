@@ -420,7 +420,8 @@ class _Run:
                     self.snaps[j]["names_mark"] = dict(self.names_mark)
             if not self.resumed:  # resumed: `_resume` made them
                 start = bisect.bisect_left(at, pos - lo)
-                self.names = {**self.names_mark, **dict(zip(ids[start:], tools[start:]))}
+                after = dict(zip(ids[start:], tools[start:]))
+                self.names = {**self.names_mark, **after} if self.names_mark else after
             names = self.names
             keys, multi, cols = found.categorise(names)
             self.keys += keys
@@ -450,9 +451,8 @@ class _Run:
                 elif col is not None:
                     if cumulative[j] is None:
                         cumulative[j] = _zeros(lo + 1)
-                    sums = accumulate(col, initial=cumulative[j][lo])
-                    next(sums)  # the running sum at `lo`, already there
-                    cumulative[j].extend(sums)
+                    # from the running sum at `lo` on (an array made of a list: made of an iterator, it takes longer)
+                    cumulative[j][lo:] = array("d", list(accumulate(col, initial=cumulative[j][lo])))
                 elif cumulative[j] is not None:  # adding 0.0 leaves the sum as it is
                     cumulative[j].extend(repeat(cumulative[j][lo], n - lo))
         # What each seen microcompaction changed in what the next request saw: its edits' features (and, for an
@@ -616,7 +616,7 @@ class _Run:
             terms = map(mul, repeat(r), at_hi if start == 0.0 else map(sub, at_hi, repeat(start)))
             seen = list(terms) if seen is None and r > 0 else list(map(add, seen or repeat(0.0), terms))
             fj = list(map(sub, at_hi, at))
-            f[j] = float(fj[0]) if min(fj) == max(fj) else fj
+            f[j] = float(fj[0]) if fj.count(fj[0]) == m else fj
             terms = repeat(r * f[j], m) if fj is not f[j] else map(mul, repeat(r), fj)  # type: ignore[operator]
             added = list(terms) if added is None and r > 0 else list(map(add, added or repeat(0.0), terms))
         if seen is None or added is None:
@@ -649,8 +649,11 @@ class _Run:
         figures.request += self.session.requests[a:c]
         figures.window += repeat(w, m)
         figures.measured += measured[1:m + 1]
-        figures.predicted += map(int, map(add, map(sub, map(add, measured, repeat(before)), repeat(before)), added[:m]))
-        figures.estimated += map(int, map(add, repeat(before), seen[:m]))
+        # int of each: with `before` a float, so is each sum (float.__trunc__: int's own conversion of a float)
+        before = float(before)
+        figures.predicted += map(float.__trunc__, map(add, map(sub, map(add, measured, repeat(before)), repeat(before)),
+                                                      added[:m]))
+        figures.estimated += map(float.__trunc__, map(add, repeat(before), seen[:m]))
         return c, due
     def _pass2(self) -> Estimator:
         """The final estimates (every observation used) and the attribution of measured figures to messages."""
@@ -687,7 +690,7 @@ class _Run:
                 estimated_f.extend(dots if all(map(le, repeat(0.0), ratios)) else map(max, repeat(0.0), dots))
         else:
             estimated_f.extend(self.per_message[lo:n])
-        self.estimated.extend(map(round, estimated_f[lo:]))
+        self.estimated.extend(map(float.__round__, estimated_f[lo:]))  # round() of each (floats, all of them)
         pos = lo
         for j, _, mark in self.points:
             self.models.update(first_model[pos:max(pos, mark)])
