@@ -148,15 +148,21 @@ def dots(ratios: Sequence[float], columns: Sequence[Sequence[float] | None], m: 
     """`dot(ratios, features)` of each of m messages whose features are `columns` (None: 0.0 in each; MESSAGE is
     1.0 in each, `pricing.parts`): a feature at a time, the very same float operations in the same order as one
     dot product per message."""
-    out = [0.0] * m
+    out = None
     for j, (r, column) in enumerate(zip(ratios, columns)):
         # A feature no message has adds r x 0.0 = 0.0 to each sum, which leaves it as it is (a sum here is never
         # -0.0): skipped (most sessions have no CJK, other scripts, media or stated sizes).
         if j != MESSAGE and isfinite(r) and (column is None or not any(column)):
             continue
-        terms = repeat(r) if j == MESSAGE else map(mul, repeat(r), repeat(0.0, m) if column is None else column)
-        out = list(map(add, out, terms))  # (r x 1.0 is r)
-    return out
+        if j == MESSAGE:
+            terms = repeat(r, m)  # (r x 1.0 is r)
+        elif column is not None and column.count(column[0]) == m:  # the same in each (a tool call's 1.0): one product
+            terms = repeat(r * column[0], m)
+        else:
+            terms = map(mul, repeat(r), repeat(0.0, m) if column is None else column)
+        # The first term alone: 0.0 + x is x, unless x is -0.0, which a product of r > 0 and a feature is not
+        out = list(terms) if out is None and r > 0 else list(map(add, out or repeat(0.0, m), terms))
+    return out if out is not None else [0.0] * m
 
 
 class _Places:
