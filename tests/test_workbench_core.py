@@ -159,7 +159,7 @@ def test_estimator_for_reuses_the_fit_of_the_session_just_accounted(monkeypatch)
     acc = account(session, "calibrated")
     calls: list[Session] = []
     real = tokens.account
-    monkeypatch.setattr(tokens, "account", lambda s, *a: calls.append(s) or real(s, *a))
+    monkeypatch.setattr(tokens, "account", lambda s, *a, **k: calls.append(s) or real(s, *a, **k))
     fitted = tokens.estimator_for(session)
     assert calls == [] and fitted.per_model == {k: tuple(v) for k, v in acc.ratios.items()}
     other = session.copy_with(messages=list(session.messages))  # equal, but not the session accounted last
