@@ -103,7 +103,8 @@ def streamed_rows(session: Session, accounting: Accounting, cost: SessionCost, c
     return {
         ("messages",): (len(session.messages), lambda lo, hi, into: cost_shares(
             message_keys(message_rows(session, lo, hi, into), accounting, lo), cost, lo)),
-        ("requests",): (n, lambda lo, hi, into: request_keys(request_rows(session, lo, hi, into), accounting, lo)),
+        ("requests",): (n, lambda lo, hi, into: request_keys(
+            request_rows(session, lo, hi, into, accounting.requests.measured), accounting, lo)),
         ("cost", "by_request"): (n, lambda lo, hi, into: cost.request_rows(session, lo, hi, into)),
         ("cache", "by_request"): (n, lambda lo, hi, into: cache.request_rows(session, lo, hi, into))}
 

@@ -21,7 +21,6 @@ from __future__ import annotations
 import json
 import os
 import re
-from dataclasses import dataclass, field
 from functools import lru_cache, reduce
 from itertools import accumulate, chain, repeat
 from operator import add, attrgetter, mul, sub
@@ -29,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import orjson
+from msgspec import Struct, field
 
 from inspector.core.model import AgentCost, Request, Session
 
@@ -49,8 +49,7 @@ class PriceError(ValueError):
     """A price file that cannot be used: says which file and what is wrong."""
 
 
-@dataclass(frozen=True, slots=True)
-class Rates:
+class Rates(Struct, frozen=True):
     """USD per million tokens. `long_prompt`: the rates above `above` prompt tokens (None: one tier)."""
 
     input: float
@@ -67,8 +66,7 @@ class Rates:
             and prompt > self.above else self
 
 
-@dataclass(slots=True)
-class PriceTable:
+class PriceTable(Struct):
     models: dict[str, Rates]
     date: str | None
     source: str
@@ -76,7 +74,7 @@ class PriceTable:
     files: tuple[str, ...] = ()
     dates: tuple[str | None, ...] = ()  # each file's date (`date`: the last one's)
     dated: dict[str, str | None] = field(default_factory=dict)  # a model key -> the date of the file pricing it
-    _keys: dict[str, str | None] = field(default_factory=dict, repr=False, compare=False)  # key()'s answers
+    _keys: dict[str, str | None] = field(default_factory=dict)  # key()'s answers
 
     def key(self, model: str | None) -> str | None:
         """The table's key for a model id as transcripts write it (a date suffix, `[1m]`, a provider's prefix or
@@ -256,8 +254,7 @@ def _price(requests: list[Request], rates_of: dict[str | None, Rates | None],
     return priced
 
 
-@dataclass(slots=True)
-class SessionCost:
+class SessionCost(Struct):
     """A session's cost. `by_request[k]` is request k's USD (None: its model has no price); `by_model` sums the
     priced ones; `total_usd` is their sum (None when no request is priced); `unpriced` names the models without a
     price; `agent` is the agent's own figure; `messages[i]` message i's share (see the module)."""

@@ -24,9 +24,10 @@ everything sent (reads + writes + uncached), as Claude Code's status line define
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from operator import attrgetter
 from typing import Any
+
+from msgspec import Struct
 
 from inspector.core.cost import MILLION, PriceTable, prices, rounded
 from inspector.core.model import CompactionsByIndex, Request, Session
@@ -41,8 +42,7 @@ CAUSES = ("compaction", "microcompaction", "model switch", "system prompt change
           "edit before a breakpoint", "unknown")
 
 
-@dataclass(slots=True)
-class CacheUse:
+class CacheUse(Struct):
     """One request's prompt as the cache saw it: `read`, `written` (of which `written_1h` with the 1-hour TTL),
     `uncached`."""
 
@@ -56,8 +56,7 @@ class CacheUse:
         return self.read + self.written + self.uncached
 
 
-@dataclass(slots=True)
-class CacheBreak:
+class CacheBreak(Struct):
     """Request `request` (its index in `Session.requests`) rewrote `tokens_rewritten` tokens of the prefix the
     request before it had cached; `cause` is one of CAUSES, `detail` says what was seen."""
 
@@ -69,8 +68,7 @@ class CacheBreak:
     message_index: int = -1  # the message the request produced (where the timeline marks it)
 
 
-@dataclass(slots=True)
-class CacheReport:
+class CacheReport(Struct):
     """The prompt cache of `requests` (each one's `CacheUse`: `uses`) and its breaks."""
 
     requests: list[Request]

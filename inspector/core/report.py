@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, BinaryIO, Callable
+from operator import attrgetter
+from typing import Any, BinaryIO, Callable, Sequence
 
 import orjson
 
@@ -43,12 +44,16 @@ def message_rows(session: Session, lo: int, hi: int, rows: list[dict[str, Any]])
     return rows
 
 
-def request_rows(session: Session, lo: int, hi: int, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """`requests[lo:hi]` of the report, written into the dicts `rows` (as `message_rows`)."""
-    for entry, r in zip(rows, session.requests[lo:hi]):
+def request_rows(session: Session, lo: int, hi: int, rows: list[dict[str, Any]],
+                 measured: Sequence[int] | None = None) -> list[dict[str, Any]]:
+    """`requests[lo:hi]` of the report, written into the dicts `rows` (as `message_rows`); `measured`: every
+    request's measured context, where the caller has them (the accounting's: each request's usage is read once)."""
+    requests = session.requests[lo:hi]
+    contexts = map(attrgetter("measured_context"), requests) if measured is None else measured[lo:hi]
+    for entry, r, context in zip(rows, requests, contexts):
         entry["id"] = r.id
         entry["model"] = r.model
-        entry["measured_context"] = r.input_tokens + r.cache_creation + r.cache_read  # Request.measured_context
+        entry["measured_context"] = context
         entry["output_tokens"] = r.output_tokens
     return rows
 
