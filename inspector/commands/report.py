@@ -82,7 +82,7 @@ def _run(args: argparse.Namespace) -> int:
         sys.stdout.flush()
         binary = getattr(sys.stdout, "buffer", None)  # absent when output is captured into a string
         out = binary if binary is not None else io.BytesIO()
-        write_json(out, report, streamed_rows(session, accounting, cost, cache))
+        write_json(out, report, streamed_rows(session, accounting, cost, cache), [REQUEST_LISTS])
         if binary is None:
             sys.stdout.write(out.getvalue().decode())  # type: ignore[union-attr]
         leave_for_exit(cost, cache)
@@ -95,6 +95,9 @@ def _run(args: argparse.Namespace) -> int:
     sys.stdout.flush()
     leave_for_exit(session, accounting)
     return 0
+
+
+REQUEST_LISTS = (("requests",), ("cost", "by_request"), ("cache", "by_request"))  # a row per request each
 
 
 def streamed_rows(session: Session, accounting: Accounting, cost: SessionCost, cache: CacheReport) -> Streamed:
