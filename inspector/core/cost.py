@@ -23,7 +23,7 @@ import os
 import re
 from functools import lru_cache, reduce
 from itertools import accumulate, chain, repeat
-from operator import add, attrgetter, mul, sub
+from operator import add, mul, sub
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -206,18 +206,21 @@ class _Priced:
         self.shares = [0.0] * n
 
 
-def _price(requests: list[Request], rates_of: dict[str | None, Rates | None],
-           held: list[int] | None = None) -> _Priced:
-    """Every request priced by its model's rates (`rates_of`); with `held` (held[i]: the figures of the session's
-    messages[:i]), what `_shares` needs of each request too. One loop without calls over the requests, each read
-    once (a session prices 50,000)."""
+def _price(requests: list[Request], rates_of: dict[str | None, Rates | None], held: list[int] | None = None,
+           table: PriceTable | None = None) -> _Priced:
+    """Every request priced by its model's rates (`rates_of`, which gets those `table` gives of the models it lacks,
+    in order of first use); with `held` (held[i]: the figures of the session's messages[:i]), what `_shares` needs
+    of each request too. One loop over the requests, each read once (a session prices 50,000)."""
     n = len(held) - 1 if held is not None else 0
     priced = _Priced(n)
     usd, shares, windows = priced.usd, priced.shares, priced.windows
     prefix = 0.0
     window, points = None, []  # the last request's `seen_start`, and its window's points
     for r in requests:
-        rates = rates_of[r.model]
+        try:
+            rates = rates_of[r.model]
+        except KeyError:  # a model not seen yet
+            rates = rates_of[r.model] = table.rates(r.model)  # type: ignore[union-attr]
         if rates is None:
             usd.append(None)
             continue
@@ -313,9 +316,9 @@ def session_cost(session: Session, table: PriceTable | None = None,
                  accounting: Accounting | None = None) -> SessionCost:
     """Every request of `session` priced; with `accounting`, each message's share of the cost too."""
     table = table or prices()
-    rates = {m: table.rates(m) for m in dict.fromkeys(map(attrgetter("model"), session.requests))}  # each once
+    rates: dict[str | None, Rates | None] = {}  # each model's, in order of first use
     sizes = accounting.sizes() if accounting is not None else None
-    priced = _price(session.requests, rates, list(accumulate(sizes, initial=0)) if sizes is not None else None)
+    priced = _price(session.requests, rates, list(accumulate(sizes, initial=0)) if sizes is not None else None, table)
     by_request = priced.usd
     unpriced = list(dict.fromkeys(m or "?" for m, r in rates.items() if r is None))
     by_model: dict[str, float] = {}
