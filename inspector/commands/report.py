@@ -82,7 +82,7 @@ def _run(args: argparse.Namespace) -> int:
         sys.stdout.flush()
         binary = getattr(sys.stdout, "buffer", None)  # absent when output is captured into a string
         out = binary if binary is not None else io.BytesIO()
-        write_json(out, report, streamed_rows(session, accounting, cost, cache))
+        write_json(out, report, streamed_rows(session, accounting, cost, cache), [REQUEST_LISTS])
         if binary is None:
             sys.stdout.write(out.getvalue().decode())  # type: ignore[union-attr]
         leave_for_exit(cost, cache)
@@ -97,13 +97,17 @@ def _run(args: argparse.Namespace) -> int:
     return 0
 
 
+REQUEST_LISTS = (("requests",), ("cost", "by_request"), ("cache", "by_request"))  # a row per request each
+
+
 def streamed_rows(session: Session, accounting: Accounting, cost: SessionCost, cache: CacheReport) -> Streamed:
     """The per-message and per-request rows of report --json, for `write_json` to make a chunk at a time."""
     n = len(session.requests)
     return {
         ("messages",): (len(session.messages), lambda lo, hi, into: cost_shares(
             message_keys(message_rows(session, lo, hi, into), accounting, lo), cost, lo)),
-        ("requests",): (n, lambda lo, hi, into: request_keys(request_rows(session, lo, hi, into), accounting, lo)),
+        ("requests",): (n, lambda lo, hi, into: request_keys(
+            request_rows(session, lo, hi, into, accounting.requests.measured), accounting, lo)),
         ("cost", "by_request"): (n, lambda lo, hi, into: cost.request_rows(session, lo, hi, into)),
         ("cache", "by_request"): (n, lambda lo, hi, into: cache.request_rows(session, lo, hi, into))}
 

@@ -21,14 +21,14 @@ from __future__ import annotations
 import json
 import os
 import re
-from dataclasses import dataclass, field
 from functools import lru_cache, reduce
 from itertools import accumulate, chain, repeat
-from operator import add, attrgetter, mul, sub
+from operator import add, mul, sub
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import orjson
+from msgspec import Struct, field
 
 from inspector.core.model import AgentCost, Request, Session
 
@@ -49,8 +49,7 @@ class PriceError(ValueError):
     """A price file that cannot be used: says which file and what is wrong."""
 
 
-@dataclass(frozen=True, slots=True)
-class Rates:
+class Rates(Struct, frozen=True):
     """USD per million tokens. `long_prompt`: the rates above `above` prompt tokens (None: one tier)."""
 
     input: float
@@ -67,8 +66,7 @@ class Rates:
             and prompt > self.above else self
 
 
-@dataclass(slots=True)
-class PriceTable:
+class PriceTable(Struct):
     models: dict[str, Rates]
     date: str | None
     source: str
@@ -76,7 +74,7 @@ class PriceTable:
     files: tuple[str, ...] = ()
     dates: tuple[str | None, ...] = ()  # each file's date (`date`: the last one's)
     dated: dict[str, str | None] = field(default_factory=dict)  # a model key -> the date of the file pricing it
-    _keys: dict[str, str | None] = field(default_factory=dict, repr=False, compare=False)  # key()'s answers
+    _keys: dict[str, str | None] = field(default_factory=dict)  # key()'s answers
 
     def key(self, model: str | None) -> str | None:
         """The table's key for a model id as transcripts write it (a date suffix, `[1m]`, a provider's prefix or
@@ -191,35 +189,75 @@ def prices(path: str | os.PathLike[str] | None = None, environ: dict[str, str] |
 def request_cost(r: Request, rates: Rates) -> float:
     """What one request cost in USD: input, cache writes (1-hour part at its rate), cache reads and output (with
     the thinking billed as output that `output_tokens` leaves out)."""
-    return _price([r], [rates])[0][0]  # type: ignore[return-value]
+    return _price([r], {r.model: rates}).usd[0]  # type: ignore[return-value]
 
 
-def _price(requests: list[Request], rates_of: list[Rates | None]) -> tuple[list[float | None], list[float]]:
-    """`request_cost` of each request (None: no rates), and what its output cost (output and thinking tokens x
-    the output rate, USD per million; 0.0 without rates). One loop without calls (a session prices 50,000)."""
-    usd: list[float | None] = []
-    output: list[float] = []
-    for r, rates in zip(requests, rates_of):
+class _Priced:
+    """What pricing the requests gives: `usd` (`request_cost` of each; None: no rates) and, where the messages'
+    shares are wanted (see `_shares`), each window's points (`seen_end`, cost per token of the measured context),
+    the prefix's share, and the output costs on the messages that produced them (`shares`)."""
+
+    __slots__ = ("usd", "windows", "prefix", "shares")
+
+    def __init__(self, n: int) -> None:
+        self.usd: list[float | None] = []
+        self.windows: dict[int, list[tuple[int, float]]] = {}
+        self.prefix = 0.0
+        self.shares = [0.0] * n
+
+
+def _price(requests: list[Request], rates_of: dict[str | None, Rates | None], held: list[int] | None = None,
+           table: PriceTable | None = None) -> _Priced:
+    """Every request priced by its model's rates (`rates_of`, which gets those `table` gives of the models it lacks,
+    in order of first use); with `held` (held[i]: the figures of the session's messages[:i]), what `_shares` needs
+    of each request too. One loop over the requests, each read once (a session prices 50,000)."""
+    n = len(held) - 1 if held is not None else 0
+    priced = _Priced(n)
+    usd, shares, windows = priced.usd, priced.shares, priced.windows
+    prefix = 0.0
+    window, points = None, []  # the last request's `seen_start`, and its window's points
+    for r in requests:
+        try:
+            rates = rates_of[r.model]
+        except KeyError:  # a model not seen yet
+            rates = rates_of[r.model] = table.rates(r.model)  # type: ignore[union-attr]
         if rates is None:
             usd.append(None)
-            output.append(0.0)
             continue
-        written = r.cache_creation
-        rt = rates if rates.long_prompt is None else rates.tier(r.input_tokens + written + r.cache_read)
+        given, written, read = r.input_tokens, r.cache_creation, r.cache_read
+        measured = given + written + read  # Request.measured_context
+        rt = rates if rates.long_prompt is None else rates.tier(measured)
         one_hour = r.cache_write_1h  # min(max(0, it), written)
         if one_hour < 0:
             one_hour = 0
         if one_hour > written:
             one_hour = written
         out = (r.output_tokens + r.thinking_tokens) * rt.output
-        usd.append((r.input_tokens * rt.input + (written - one_hour) * rt.cache_write_5m
-                    + one_hour * rt.cache_write_1h + r.cache_read * rt.cache_read + out) / MILLION)
-        output.append(out)
-    return usd, output
+        cost = (given * rt.input + (written - one_hour) * rt.cache_write_5m + one_hour * rt.cache_write_1h
+                + read * rt.cache_read + out) / MILLION
+        usd.append(cost)
+        if held is None or measured <= 0:
+            continue
+        # the message shares: this request's input cost per token, its window's point and what its prefix held
+        out /= MILLION
+        per_token = (cost - out) / measured
+        start, end = r.seen_start, r.seen_end
+        if start != window:
+            window, points = start, windows.setdefault(start, [])
+        points.append((end, per_token))
+        try:
+            explained = held[end] - held[start]
+        except IndexError:  # a request that names messages beyond the last: those hold nothing
+            explained = held[min(end, n)] - held[min(start, n)]
+        prefix += per_token * (measured - explained)  # below 0 where the estimates ran high: sums
+        i = r.message_index
+        if 0 <= i < n:
+            shares[i] += out
+    priced.prefix = prefix
+    return priced
 
 
-@dataclass(slots=True)
-class SessionCost:
+class SessionCost(Struct):
     """A session's cost. `by_request[k]` is request k's USD (None: its model has no price); `by_model` sums the
     priced ones; `total_usd` is their sum (None when no request is priced); `unpriced` names the models without a
     price; `agent` is the agent's own figure; `messages[i]` message i's share (see the module)."""
@@ -278,58 +316,35 @@ def session_cost(session: Session, table: PriceTable | None = None,
                  accounting: Accounting | None = None) -> SessionCost:
     """Every request of `session` priced; with `accounting`, each message's share of the cost too."""
     table = table or prices()
-    models = list(map(attrgetter("model"), session.requests))
-    rates = {m: table.rates(m) for m in dict.fromkeys(models)}  # each model once, in order of first use
-    by_request, output = _price(session.requests, list(map(rates.__getitem__, models)))
+    rates: dict[str | None, Rates | None] = {}  # each model's, in order of first use
+    sizes = accounting.sizes() if accounting is not None else None
+    priced = _price(session.requests, rates, list(accumulate(sizes, initial=0)) if sizes is not None else None, table)
+    by_request = priced.usd
     unpriced = list(dict.fromkeys(m or "?" for m, r in rates.items() if r is None))
     by_model: dict[str, float] = {}
     if len(rates) == 1 and not unpriced:  # one model: its sum in one C loop, in the same order
-        by_model[models[0]] = reduce(add, by_request, 0.0)  # type: ignore[arg-type]
+        by_model[next(iter(rates))] = reduce(add, by_request, 0.0)  # type: ignore[arg-type,index]
     else:
-        for model, usd in zip(models, by_request):
+        for r, usd in zip(session.requests, by_request):
             if usd is not None:
-                by_model[model] = by_model.get(model, 0.0) + usd  # type: ignore[index]
-    priced = [c for c in by_request if c is not None] if unpriced else by_request
-    result = SessionCost(sum(priced) if priced else None, by_model, by_request, unpriced, table,  # type: ignore[arg-type]
-                         session.agent_cost)
-    if accounting is not None:
-        result.messages, result.prefix_usd = _shares(session, accounting, by_request, output)
+                by_model[r.model] = by_model.get(r.model, 0.0) + usd  # type: ignore[index]
+    priced_usd = [c for c in by_request if c is not None] if unpriced else by_request
+    result = SessionCost(sum(priced_usd) if priced_usd else None, by_model, by_request, unpriced,  # type: ignore[arg-type]
+                         table, session.agent_cost)
+    if sizes is not None:
+        result.messages, result.prefix_usd = _shares(priced, sizes), priced.prefix
     return result
 
 
-def _shares(session: Session, acc: Accounting, by_request: list[float | None],
-            output: list[float]) -> tuple[list[float], float]:
-    """Each message's share of the session's cost, and the prefix's. A request's input cost (its `request_cost`,
-    `by_request`, less its output's) per token of its measured context is the same for every token it sent; a
+def _shares(priced: _Priced, sizes: list[int]) -> list[float]:
+    """Each message's share of the session's cost (`sizes`: each message's figure). A request's input cost (its
+    `request_cost` less its output's) per token of its measured context is the same for every token it sent; a
     message gets that for its figure from each request that saw it (requests of its window whose `seen_end` lies
-    beyond it: a suffix of them, summed once per window), and the output cost of the request that produced it."""
-    n = len(session.messages)
-    shares = [0.0] * n
-    prefix = 0.0
-    sizes = acc.sizes()
-    held = list(accumulate(sizes, initial=0))  # held[i]: the figures of messages[:i]
-    windows: dict[int, list[tuple[int, float]]] = {}
-    window, points = None, []  # the last request's `seen_start`, and its window's points
-    for r, usd, out in zip(session.requests, by_request, output):
-        measured = r.input_tokens + r.cache_creation + r.cache_read  # Request.measured_context
-        if usd is None or measured <= 0:
-            continue
-        out /= MILLION
-        per_token = (usd - out) / measured
-        start, end = r.seen_start, r.seen_end
-        if start != window:
-            window, points = start, windows.setdefault(start, [])
-        points.append((end, per_token))
-        try:
-            explained = held[end] - held[start]
-        except IndexError:  # a request that names messages beyond the last: those hold nothing
-            explained = held[min(end, n)] - held[min(start, n)]
-        prefix += per_token * (measured - explained)  # below 0 where the estimates ran high: sums
-        i = r.message_index
-        if 0 <= i < n:
-            shares[i] += out
-    for start in sorted(windows):
-        points = sorted(windows[start])
+    beyond it: a suffix of them, summed once per window), and the output cost of the request that produced it
+    (`_price` gives both)."""
+    shares, n = priced.shares, len(sizes)
+    for start in sorted(priced.windows):
+        points = sorted(priced.windows[start])
         ends, per_token = zip(*points)
         # suffix[k]: what a token seen by the requests from the k-th on cost (summed from the last, from 0.0)
         suffix = list(accumulate(reversed(per_token), initial=0.0))[::-1]
@@ -343,4 +358,4 @@ def _shares(session: Session, acc: Accounting, by_request: list[float | None],
         # message at a time
         per_message = chain.from_iterable(map(repeat, suffix, map(sub, bounds[1:], bounds)))
         shares[start:top] = map(add, shares[start:top], map(mul, sizes[start:top], per_message))
-    return shares, prefix
+    return shares

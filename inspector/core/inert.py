@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import re
 
-from inspector.core.secrets import redact
-
 # C0/C1 controls but tab and newline, and lone surrogates (valid JSON escapes no terminal encoding can write).
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
 # Characters that reorder or hide text without showing themselves: bidirectional controls (U+202E turns
@@ -25,7 +23,17 @@ def safe(text: object) -> str:
     """Session-provided text made inert for a terminal: control characters (escape sequences) and lone
     surrogates shown as `?`, bidirectional and invisible characters as `<U+202E>`, API keys redacted (a tool may
     have printed one)."""
-    return INVISIBLE.sub(codepoint, _CONTROL.sub("?", redact(str(text))))
+    return INVISIBLE.sub(codepoint, _CONTROL.sub("?", _redact(str(text))))
+
+
+def _redact(text: str) -> str:
+    """`secrets.redact`, imported when first needed (its patterns and urllib took 3 ms of every command's start-up,
+    and `report --json` shows no session text): this binding then names it."""
+    global _redact
+    from inspector.core.secrets import redact
+
+    _redact = redact
+    return redact(text)
 
 
 def codepoint(match: re.Match[str]) -> str:

@@ -18,10 +18,11 @@ exact: `sum(tokens) == Accounting.prefix` (`report --json`: `prefix.sections` su
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from msgspec import Struct
 
 from inspector.core import categories as cat
 from inspector.core.model import Session
@@ -35,8 +36,7 @@ MCP_PREFIX = "mcp__"
 SYSTEM = "system prompt"
 
 
-@dataclass(slots=True)
-class PrefixSection:
+class PrefixSection(Struct):
     """One named part of the prefix. `recorded`: its text is in the session (not only its name)."""
 
     name: str

@@ -24,9 +24,10 @@ everything sent (reads + writes + uncached), as Claude Code's status line define
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from operator import attrgetter
 from typing import Any
+
+from msgspec import Struct
 
 from inspector.core.cost import MILLION, PriceTable, prices, rounded
 from inspector.core.model import CompactionsByIndex, Request, Session
@@ -41,8 +42,7 @@ CAUSES = ("compaction", "microcompaction", "model switch", "system prompt change
           "edit before a breakpoint", "unknown")
 
 
-@dataclass(slots=True)
-class CacheUse:
+class CacheUse(Struct):
     """One request's prompt as the cache saw it: `read`, `written` (of which `written_1h` with the 1-hour TTL),
     `uncached`."""
 
@@ -56,8 +56,7 @@ class CacheUse:
         return self.read + self.written + self.uncached
 
 
-@dataclass(slots=True)
-class CacheBreak:
+class CacheBreak(Struct):
     """Request `request` (its index in `Session.requests`) rewrote `tokens_rewritten` tokens of the prefix the
     request before it had cached; `cause` is one of CAUSES, `detail` says what was seen."""
 
@@ -69,12 +68,12 @@ class CacheBreak:
     message_index: int = -1  # the message the request produced (where the timeline marks it)
 
 
-@dataclass(slots=True)
-class CacheReport:
+class CacheReport(Struct):
     """The prompt cache of `requests` (each one's `CacheUse`: `uses`) and its breaks."""
 
     requests: list[Request]
     breaks: list[CacheBreak]
+    sums: tuple[int, int, int] | None = None  # `totals`, where the scan for breaks summed them
 
     @property
     def uses(self) -> list[CacheUse]:
@@ -85,6 +84,8 @@ class CacheReport:
     def totals(self) -> tuple[int, int, int]:
         """Tokens read, written and sent uncached over every request (C loops: 50,000 requests in a long
         session)."""
+        if self.sums is not None:
+            return self.sums
         reqs = self.requests
         return (sum(map(attrgetter("cache_read"), reqs)), sum(map(attrgetter("cache_creation"), reqs)),
                 sum(map(attrgetter("input_tokens"), reqs)))
@@ -140,26 +141,41 @@ def _hit_ratio(read: int, written: int, uncached: int) -> float | None:
 
 def cache_report(session: Session, table: PriceTable | None = None) -> CacheReport:
     """Every request's cache use and every break, with its cause and cost."""
-    table = table or prices()
-    return CacheReport(list(session.requests), cache_breaks(session, table))
+    breaks, sums = _scan(session, table or prices(), 1, True)
+    return CacheReport(list(session.requests), breaks, sums)
 
 
 def cache_breaks(session: Session, table: PriceTable | None = None, start: int = 1) -> list[CacheBreak]:
     """The breaks at requests[start:] (each is read from its request and the one before: follow mode finds those of
     the requests an append added, and keeps the others)."""
-    table = table or prices()
+    return _scan(session, table or prices(), start, False)[0]
+
+
+def _scan(session: Session, table: PriceTable, start: int, sums: bool) -> tuple[list[CacheBreak], tuple[int, int, int]]:
+    """The breaks at requests[start:], and with `sums`, `CacheReport.totals` of every request, in the same pass
+    (each request's figures are read once: a walk over 50,000 requests costs mostly the memory it reaches)."""
     reqs = session.requests
     breaks: list[CacheBreak] = []
     first = max(1, start)
     micro: CompactionsByIndex | None = None  # made at the first break
-    after = reqs[first - 1].cache_read + reqs[first - 1].cache_creation if first <= len(reqs) else 0
+    read = written = uncached = 0  # the sums
+    if first <= len(reqs):
+        r = reqs[first - 1]
+        after = r.cache_read + r.cache_creation
+        if sums:
+            read, written, uncached = (sum(map(attrgetter(name), reqs[:first])) for name in
+                                       ("cache_read", "cache_creation", "input_tokens"))
     for k, cur in zip(range(first, len(reqs)), reqs[first:]):
-        read = cur.cache_read
-        cached, after = after, read + cur.cache_creation  # what the request before left cached, and this one
-        short = cached - read
+        got, wrote, fresh = cur.cache_read, cur.cache_creation, cur.input_tokens
+        if sums:
+            read += got
+            written += wrote
+            uncached += fresh
+        cached, after = after, got + wrote  # what the request before left cached, and this one
+        short = cached - got
         if cached <= 0 or short <= BREAK_SLACK or short <= BREAK_SHARE * cached:  # short <= max(both): no break
             continue
-        rewritten = min(short, cur.cache_creation + cur.input_tokens)
+        rewritten = min(short, wrote + fresh)
         if rewritten <= 0:
             continue  # the prompt itself shrank (a compaction that wrote nothing yet): nothing paid again
         if micro is None:
@@ -172,7 +188,7 @@ def cache_breaks(session: Session, table: PriceTable | None = None, start: int =
             write = rt.cache_write_1h if cur.cache_write_1h else rt.cache_write_5m
             cost = rewritten * (write - rt.cache_read) / MILLION
         breaks.append(CacheBreak(k, cause, rewritten, cost, detail, cur.message_index))
-    return breaks
+    return breaks, (read, written, uncached)
 
 
 def _cause(session: Session, k: int, microcompactions: CompactionsByIndex) -> tuple[str, str]:

@@ -11,9 +11,10 @@ boundary (the threshold is checked there, where the recording compacted), then o
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from operator import attrgetter
 from typing import Callable, Sequence
+
+from msgspec import Struct, field
 
 from inspector.core.compaction.estimates import Estimates
 from inspector.core.model import Compaction, Request, Session
@@ -22,8 +23,7 @@ from inspector.core.inert import safe_line
 DEFAULT_SUMMARY_TOKENS = 4_000  # when the session records no summary to measure
 
 
-@dataclass(frozen=True, slots=True)
-class Fire:
+class Fire(Struct, frozen=True):
     """The policy would have compacted just before `request` was sent, with the context at `context` tokens
     (`measured` is what the recording shows for that request)."""
 
@@ -37,8 +37,7 @@ class Fire:
     timestamp: str | None
 
 
-@dataclass(frozen=True, slots=True)
-class WhatIf:
+class WhatIf(Struct, frozen=True):
     threshold: int
     keep_ratio: float
     summary_tokens: int
