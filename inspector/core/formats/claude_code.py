@@ -21,10 +21,10 @@ from __future__ import annotations
 
 import sys
 from bisect import bisect_left, bisect_right
-from itertools import compress, count, islice
-from operator import attrgetter, is_not
+from itertools import compress, count, islice, repeat
+from operator import attrgetter, eq, is_not, itemgetter, ne
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Sequence
 
 from msgspec import Struct, structs
 
@@ -34,7 +34,7 @@ from inspector.core.formats.claude_code_records import (
     COST_STATE, IGNORED, REQUEST_RECORDS, RequestRecorder, agent_cost, attachment_type, reminder,
 )
 from inspector.core.formats.claude_code_lines import TYPED, AgentResult, Line
-from inspector.core.formats.claude_code_lines import decode as decode_line
+from inspector.core.formats.claude_code_lines import decoder
 from inspector.core.formats.claude_code_lines import blocks as typed_blocks
 from inspector.core.formats.claude_code_lines import usage as typed_usage
 from inspector.core.formats.harness_config import Stated, read_json
@@ -64,6 +64,7 @@ META_PREFIXES = (
     "<user-prompt-submit-hook>", "[Request interrupted by user",
 )
 
+MESSAGE_KINDS = frozenset({"user", "assistant"})
 SYNTHETIC_MODEL = "<synthetic>"  # Claude Code's placeholder model on locally made assistant messages (API errors)
 MAX_CONFLICT_WARNINGS = 20  # uuids repeated with other content warned one by one; beyond, one line counts the rest
 
@@ -173,10 +174,11 @@ def claude_settings(path: Path, cwd: str | None) -> Stated:
 
 
 class ClaudeCodeLoader:
-    """Feed parsed lines in file order with `feed`, then `build` a Session (as often as you like). `decode` parses a
-    raw line into the typed entry `feed` takes fastest (`jsonl.read_jsonl`'s `decode`)."""
+    """Feed parsed lines in file order with `feed_run` (a run of lines) or `feed` (one), then `build` a Session (as
+    often as you like). `decoder` picks the parse of raw lines into the typed entries `feed_run` takes fastest
+    (`jsonl.read_jsonl`'s `decoder`)."""
 
-    decode = staticmethod(decode_line)
+    decoder = staticmethod(decoder)
 
     def __init__(self, source: str, subagents: list[str] | None = None) -> None:
         self.source = source
@@ -194,7 +196,7 @@ class ClaudeCodeLoader:
         self.last_build: tuple[str, int] = ("full", 0)  # ("full", entries) or ("extended", steps): a work counter
         self._steps = 0
         self.recorder = RequestRecorder(source)
-        self._transcript = self.recorder.transcript.offsets.append
+        self._transcripts = self.recorder.transcript.offsets.extend
         self.spawns: dict[str, str] = {}  # tool_use id -> the agent id of the subagent it started
         self.cost: AgentCost | None = None  # the last `cost-state`: Claude Code's own figure of the session's cost
         self._settings: tuple[str | None, dict[str, float]] = ("", {})  # (the cwd they were read for, them)
@@ -213,55 +215,110 @@ class ClaudeCodeLoader:
         return len(self.main.order)
 
     def feed(self, line_no: int, offset: int, obj: Any) -> None:
-        """Take one parsed line: a typed entry (`claude_code_lines.decode`, the common shapes) or whatever the
-        generic JSON path made of the line. Never raises on odd content: odd lines become warnings. Every line of a
-        session comes through here: the common shapes (a user or assistant entry, a progress entry) take few
-        lookups."""
-        if obj.__class__ not in TYPED:
-            obj = self._loose(line_no, obj)
+        """Take one parsed line: a run of one (`feed_run`)."""
+        self.feed_run(line_no, (offset,), [obj])
+
+    def feed_run(self, first: int, offsets: Sequence[int], objs: list) -> None:
+        """Take a run of consecutive parsed lines, `first` the number of the first: typed entries
+        (`claude_code_lines.decode`, the common shapes) or whatever the generic JSON path made of a line. Never raises
+        on odd content: odd lines become warnings. Every line of a session comes through here, so the run is linked a
+        column at a time (C-level passes over its uuids and parents); it is cut only where an entry needs a step of
+        its own (a repeated uuid, a change of window), and lines of the generic path come one at a time."""
+        if not TYPED.issuperset(map(type, objs)):
+            if len(objs) > 1:  # one at a time: each may warn, in line order
+                for i in range(len(objs)):
+                    self.feed_run(first + i, offsets[i:i + 1], objs[i:i + 1])
+                return
+            obj = self._loose(first, objs[0])
             if obj is None:
                 return
-        kind = obj.kind
-        if kind == "user" or kind == "assistant":  # every such line, as Claude Code hashes them (repeats too)
-            self._transcript(offset)
-        uuid = obj.uuid
-        if uuid is None:
-            if kind not in BOOKKEEPING:
-                self._unknown.note(kind, line_no)
+            objs = [obj]
+        lines: Sequence[int] = range(first, first + len(objs))
+        kinds = list(map(_KIND, objs))
+        # every user and assistant line, as Claude Code hashes them (repeats too)
+        self._transcripts(compress(offsets, map(MESSAGE_KINDS.__contains__, kinds)))
+        uuids = list(map(_UUID, objs))
+        notes: list[tuple[int, str]] = []  # (line, kind) of entries of a kind not known, noted in line order
+        if None in uuids:  # entries without one link nothing
+            keep = list(map(is_not, uuids, repeat(None)))
+            notes += [(line, kind) for line, kind, kept in zip(lines, kinds, keep)
+                      if not kept and kind not in BOOKKEEPING]
+            lines, offsets, objs, kinds, uuids = (list(compress(column, keep))
+                                                  for column in (lines, offsets, objs, kinds, uuids))
+        sides = list(map(_SIDE, objs))
+        cuts = [0, *compress(count(1), map(ne, sides, islice(sides, 1, None))), len(objs)]  # runs of one window
+        for lo, hi in zip(cuts, islice(cuts, 1, None)):
+            if lo < hi:
+                self._link(self.side if sides[lo] else self.main, lines[lo:hi], offsets[lo:hi], objs[lo:hi],
+                           kinds[lo:hi], uuids[lo:hi], notes)
+        for line, kind in sorted(notes, key=itemgetter(0)):
+            self._unknown.note(kind, line)
+
+    def _link(self, graph: _Graph, lines: Sequence[int], offsets: Sequence[int], objs: list, kinds: list,
+              uuids: list[str], notes: list[tuple[int, str]]) -> None:
+        """Entries of one window: new ones linked a run at a time (`_new`), a repeated uuid on its own."""
+        nodes = graph.nodes
+        if nodes.keys().isdisjoint(uuids):
+            before = len(nodes)
+            nodes.update(zip(uuids, range(len(graph.order), len(graph.order) + len(uuids))))
+            if len(nodes) - before == len(uuids):
+                self._new(graph, lines, offsets, objs, kinds, uuids, notes)
+                return
+            for uuid in uuids:  # a uuid twice in the run: undone, and taken below
+                nodes.pop(uuid, None)
+        start, pending = 0, set()
+        for i, uuid in enumerate(uuids):
+            if uuid in nodes or uuid in pending:
+                if start < i:
+                    self._link(graph, lines[start:i], offsets[start:i], objs[start:i], kinds[start:i],
+                               uuids[start:i], notes)
+                self._repeated(graph, uuid, kinds[i], lines[i], offsets[i], objs[i])
+                start, pending = i + 1, set()
+            else:
+                pending.add(uuid)
+        if start < len(uuids):
+            self._link(graph, lines[start:], offsets[start:], objs[start:], kinds[start:], uuids[start:], notes)
+
+    def _new(self, graph: _Graph, lines: Sequence[int], offsets: Sequence[int], objs: list, kinds: list,
+             uuids: list[str], notes: list[tuple[int, str]]) -> None:
+        """New entries of one window, their uuids already in `graph.nodes`: their order and parents, and the records
+        of those that hold content."""
+        order, nodes = graph.order, graph.nodes
+        parents = list(map(_PARENT, objs))
+        before = [order[-1] if order else None, *islice(uuids, len(uuids) - 1)]  # the entry before each
+        order.extend(uuids)
+        if not all(map(eq, parents, before)):  # not each the child of the entry before it
+            for i in compress(count(), map(ne, parents, before)):
+                parent = parents[i]
+                at = nodes.get(parent) if parent is not None else None
+                # the parent's own string (this line's copy is freed with the line): 85 bytes a line
+                before[i] = order[at] if at is not None else parent
+        graph.parents.extend(before)
+        if kinds.count("progress") == len(kinds):  # the bulk of every file: their ids link the chain, nothing else
             return
-        graph = self.side if obj.isSidechain else self.main
-        nodes, order = graph.nodes, graph.order
-        seq = len(order)
-        if nodes.setdefault(uuid, seq) is not seq:  # one lookup: a new uuid gets this very int
-            self._repeated(graph, uuid, kind, line_no, offset, obj)
-            return
-        order.append(uuid)
-        parent = obj.parentUuid
-        if parent is not None:  # the parent's own string (this line's copy is freed with the line): 85 bytes a line
-            known = nodes.get(parent)
-            if known is not None:
-                parent = order[known]
-        graph.parents.append(parent)
-        if kind == "progress":  # the bulk of every file: its id links the chain, nothing else is kept
-            return
-        if self.cwd is None and obj.cwd is not None:
-            self.cwd = obj.cwd
-            self.session_id = obj.sessionId
-        version = obj.version
-        if version != self.version and version is not None:
+        held = [i for i, kind in enumerate(kinds) if kind != "progress"]
+        if self.cwd is None:
+            obj = next((objs[i] for i in held if objs[i].cwd is not None), None)
+            if obj is not None:
+                self.cwd, self.session_id = obj.cwd, obj.sessionId
+        version = next((v for v in (objs[i].version for i in reversed(held)) if v is not None), None)
+        if version is not None and version != self.version:
             self.version = version
-        record = self._record(uuid, kind, line_no, offset, obj)
-        if record is None:
-            if kind not in BOOKKEEPING:
-                self._unknown.note(kind, line_no)
-            return
-        if kind == "user" and graph is self.main:
-            result = obj.toolUseResult  # type: ignore[union-attr]
-            if result.__class__ is AgentResult and result.agentId is not None:
-                self._spawned(result.agentId, record)
-        graph.records[uuid] = record
-        if record.kind != "compact":  # a boundary may end the file (our export)
-            graph.tip = uuid
+        records, main = graph.records, graph is self.main
+        for i in held:
+            uuid, kind, line_no, obj = uuids[i], kinds[i], lines[i], objs[i]
+            record = self._record(uuid, kind, line_no, offsets[i], obj)
+            if record is None:
+                if kind not in BOOKKEEPING:
+                    notes.append((line_no, kind))
+                continue
+            if kind == "user" and main:
+                result = obj.toolUseResult
+                if result.__class__ is AgentResult and result.agentId is not None:
+                    self._spawned(result.agentId, record)
+            records[uuid] = record
+            if record.kind != "compact":  # a boundary may end the file (our export)
+                graph.tip = uuid
 
     def _loose(self, line_no: int, obj: Any) -> Loose | None:
         """A line the generic path parsed, as `feed` reads it (None: taken here, or skipped with a warning)."""
@@ -500,6 +557,7 @@ class ClaudeCodeLoader:
 
 
 _UUID, _RESPONSE_ID, _LINE = attrgetter("uuid"), attrgetter("response_id"), attrgetter("line")
+_KIND, _PARENT, _SIDE = attrgetter("kind"), attrgetter("parentUuid"), attrgetter("isSidechain")
 
 MAX_DROPPED = 64  # path records a new entry may leave behind (parallel tool results) before a full walk is cheaper
 
