@@ -115,7 +115,7 @@ class Loose(Struct, gc=False):
 
 class _Graph:
     """One window's entries: every uuid's position in file order (`order[seq]` is the uuid, `parents[seq]` its
-    parent: two flat lists, not a tuple an entry), and the records that hold content."""
+    parent, `records[seq]` its record or None: flat lists, not a tuple an entry, appended to a run at a time)."""
 
     __slots__ = ("nodes", "order", "parents", "records", "tip")
 
@@ -123,8 +123,16 @@ class _Graph:
         self.nodes: dict[str, int] = {}  # uuid -> seq
         self.order: list[str] = []
         self.parents: list[str | None] = []
-        self.records: dict[str, _Record] = {}
+        self.records: list[_Record | None] = []
         self.tip: str | None = None  # the newest record: the end of the active branch
+
+    def record(self, uuid: str) -> _Record | None:
+        seq = self.nodes.get(uuid)
+        return self.records[seq] if seq is not None else None
+
+    def held(self) -> list[int]:
+        """The seqs of the entries that hold a record, ascending."""
+        return list(compress(count(), map(is_not, self.records, _NONE)))
 
 
 # Where Claude Code reads managed (policy) settings, which override every other source
@@ -198,6 +206,7 @@ class ClaudeCodeLoader:
         self.recorder = RequestRecorder(source)
         self._transcripts = self.recorder.transcript.offsets.extend
         self.spawns: dict[str, str] = {}  # tool_use id -> the agent id of the subagent it started
+        self._calls: dict[str, str] = {}  # the tool calls read but not answered yet, by id (`typed_blocks`)
         self.cost: AgentCost | None = None  # the last `cost-state`: Claude Code's own figure of the session's cost
         self._settings: tuple[str | None, dict[str, float]] = ("", {})  # (the cwd they were read for, them)
 
@@ -257,27 +266,25 @@ class ClaudeCodeLoader:
     def _link(self, graph: _Graph, lines: Sequence[int], offsets: Sequence[int], objs: list, kinds: list,
               uuids: list[str], notes: list[tuple[int, str]]) -> None:
         """Entries of one window: new ones linked a run at a time (`_new`), a repeated uuid on its own."""
-        nodes = graph.nodes
-        if nodes.keys().isdisjoint(uuids):
-            before = len(nodes)
-            nodes.update(zip(uuids, range(len(graph.order), len(graph.order) + len(uuids))))
-            if len(nodes) - before == len(uuids):
-                self._new(graph, lines, offsets, objs, kinds, uuids, notes)
-                return
-            for uuid in uuids:  # a uuid twice in the run: undone, and taken below
-                nodes.pop(uuid, None)
+        nodes, seq = graph.nodes, len(graph.order)
+        got = list(map(nodes.setdefault, uuids, count(seq)))  # one lookup a uuid: a new one gets its own seq
+        if all(map(eq, got, count(seq))):
+            self._new(graph, lines, offsets, objs, kinds, uuids, notes)
+            return
+        for i in compress(count(), map(eq, got, count(seq))):  # a uuid seen before, or twice in the run: the
+            del nodes[uuids[i]]  # run's new ones are undone, and taken again in order, a run between repeats
         start, pending = 0, set()
-        for i, uuid in enumerate(uuids):
-            if uuid in nodes or uuid in pending:
+        for i, uuid in enumerate([*uuids, None]):
+            if uuid is None or uuid in nodes or uuid in pending:
                 if start < i:
-                    self._link(graph, lines[start:i], offsets[start:i], objs[start:i], kinds[start:i],
-                               uuids[start:i], notes)
-                self._repeated(graph, uuid, kinds[i], lines[i], offsets[i], objs[i])
+                    nodes.update(zip(uuids[start:i], count(len(graph.order))))
+                    self._new(graph, lines[start:i], offsets[start:i], objs[start:i], kinds[start:i],
+                              uuids[start:i], notes)
+                if uuid is not None:
+                    self._repeated(graph, uuid, kinds[i], lines[i], offsets[i], objs[i])
                 start, pending = i + 1, set()
             else:
                 pending.add(uuid)
-        if start < len(uuids):
-            self._link(graph, lines[start:], offsets[start:], objs[start:], kinds[start:], uuids[start:], notes)
 
     def _new(self, graph: _Graph, lines: Sequence[int], offsets: Sequence[int], objs: list, kinds: list,
              uuids: list[str], notes: list[tuple[int, str]]) -> None:
@@ -295,8 +302,9 @@ class ClaudeCodeLoader:
                 before[i] = order[at] if at is not None else parent
         graph.parents.extend(before)
         if kinds.count("progress") == len(kinds):  # the bulk of every file: their ids link the chain, nothing else
+            graph.records.extend(repeat(None, len(kinds)))
             return
-        held = [i for i, kind in enumerate(kinds) if kind != "progress"]
+        held = list(compress(count(), map(ne, kinds, repeat("progress"))))
         if self.cwd is None:
             obj = next((objs[i] for i in held if objs[i].cwd is not None), None)
             if obj is not None:
@@ -304,21 +312,27 @@ class ClaudeCodeLoader:
         version = next((v for v in (objs[i].version for i in reversed(held)) if v is not None), None)
         if version is not None and version != self.version:
             self.version = version
-        records, main = graph.records, graph is self.main
-        for i in held:
-            uuid, kind, line_no, obj = uuids[i], kinds[i], lines[i], objs[i]
-            record = self._record(uuid, kind, line_no, offsets[i], obj)
-            if record is None:
-                if kind not in BOOKKEEPING:
-                    notes.append((line_no, kind))
-                continue
-            if kind == "user" and main:
-                result = obj.toolUseResult
-                if result.__class__ is AgentResult and result.agentId is not None:
-                    self._spawned(result.agentId, record)
-            records[uuid] = record
-            if record.kind != "compact":  # a boundary may end the file (our export)
-                graph.tip = uuid
+        made = [self._record(uuids[i], kinds[i], lines[i], offsets[i], objs[i]) for i in held]
+        if len(made) == len(kinds):
+            graph.records += made
+        else:
+            records: list[_Record | None] = [None] * len(kinds)
+            for i, record in zip(held, made):
+                records[i] = record
+            graph.records += records
+        if None in made:  # entries that only link the chain
+            notes += [(lines[i], kinds[i]) for i, record in zip(held, made)
+                      if record is None and kinds[i] not in BOOKKEEPING]
+        if graph is self.main and "user" in kinds:  # a tool result that names the subagent it ran
+            users = list(compress(held, map(eq, map(kinds.__getitem__, held), repeat("user"))))
+            if AgentResult in map(type, map(_RESULT, map(objs.__getitem__, users))):
+                for i in users:
+                    result, record = objs[i].toolUseResult, graph.records[-len(kinds) + i]
+                    if result.__class__ is AgentResult and result.agentId is not None and record is not None:
+                        self._spawned(result.agentId, record)
+        tip = next((record for record in reversed(made) if record is not None and record.kind != "compact"), None)
+        if tip is not None:  # a boundary may end the file (our export)
+            graph.tip = tip.uuid
 
     def _loose(self, line_no: int, obj: Any) -> Loose | None:
         """A line the generic path parsed, as `feed` reads it (None: taken here, or skipped with a warning)."""
@@ -362,7 +376,7 @@ class ClaudeCodeLoader:
         self.duplicates += 1
         if uuid in self.conflicts:
             return
-        first = graph.records.get(uuid)
+        first = graph.record(uuid)
         again = self._record(uuid, kind, line_no, offset, obj) if kind != "progress" else None
         if graph.parents[graph.nodes[uuid]] == obj.parentUuid and _same(first, again):
             return
@@ -382,7 +396,7 @@ class ClaudeCodeLoader:
         if message is None:
             return None
         try:
-            blocks = typed_blocks(message.content)
+            blocks = typed_blocks(message.content, self._calls)
         except NestedTooDeep as exc:
             blocks = self._unread(exc, line_no)
         if kind == "user":
@@ -543,7 +557,7 @@ class ClaudeCodeLoader:
                 return None  # a root, a cycle or a gap before joining the branch: not an extension
             visited.add(cur)
             parent = graph.parents[seq]
-            rec = graph.records.get(cur)
+            rec = graph.records[seq]
             if rec is not None:
                 if seq < branch.seen and cur not in branch.selected:
                     return None  # an older record off the branch joins it: a rewind, or a piece linked late
@@ -553,11 +567,12 @@ class ClaudeCodeLoader:
             cur = parent
         assert cur is not None
         self._steps = len(visited) + len(new)
-        return branch.extend(cur, walked[::-1], [graph.records[u] for u in new if u in graph.records])
+        return branch.extend(cur, walked[::-1], [r for r in graph.records[branch.seen:] if r is not None])
 
 
 _UUID, _RESPONSE_ID, _LINE = attrgetter("uuid"), attrgetter("response_id"), attrgetter("line")
 _KIND, _PARENT, _SIDE = attrgetter("kind"), attrgetter("parentUuid"), attrgetter("isSidechain")
+_RESULT, _NONE = attrgetter("toolUseResult"), repeat(None)
 
 MAX_DROPPED = 64  # path records a new entry may leave behind (parallel tool results) before a full walk is cheaper
 
@@ -571,25 +586,25 @@ def _chain(graph: _Graph) -> list[_Record] | None:
     every record. None otherwise, or when too many links are not to the entry just before (then the walk is as
     cheap). Those links are found in C; only they are looked at."""
     order, parents, records, nodes = graph.order, graph.parents, graph.records, graph.nodes
-    if not records or parents[0] is not None or next(reversed(records.values())).uuid != graph.tip:
+    held = graph.held()
+    if not held or parents[0] is not None or records[held[-1]].uuid != graph.tip:  # type: ignore[union-attr]
         return None
-    first = records.get(order[0])
+    first = records[0]
     if first is not None and first.logical_parent is not None:
         return None
     limit = len(order) // 4 + 64
     others = list(islice(compress(count(1), map(is_not, islice(parents, 1, None), order)), limit + 1))
     if len(others) > limit:
         return None
-    held = list(map(nodes.__getitem__, records))  # the seqs of the records, ascending
     for seq in others:
         parent = parents[seq]
         if parent is None:
-            rec = records.get(order[seq])
+            rec = records[seq]
             parent = rec.logical_parent if rec is not None else None
         at = nodes.get(parent) if parent is not None else None
         if at is None or at >= seq or bisect_left(held, seq) != bisect_right(held, at):
             return None  # a root, a parent not (yet) read or read later, or a record the step back passes over
-    return list(records.values())
+    return list(map(records.__getitem__, held))  # type: ignore[arg-type]
 
 
 class _Branch:
@@ -636,7 +651,7 @@ class _Branch:
                     break
                 gaps += 1
                 if first_gap is None:
-                    first_gap = records.get(order[child_seq])
+                    first_gap = records[child_seq]
                 cur = order[child_seq - 1]
                 child_seq = None
                 continue
@@ -646,14 +661,14 @@ class _Branch:
             visited[seq] = 1
             child_seq = seq
             parent = parents[seq]
-            rec = records.get(cur)
+            rec = records[seq]
             if rec is not None:
                 walked.append(rec)
                 if parent is None and rec.logical_parent:
                     parent = rec.logical_parent
             cur = parent
         if cycle:  # the walk came back to an entry it had passed: the parentUuid links form a cycle
-            rec = records.get(cur)  # type: ignore[arg-type]
+            rec = graph.record(cur)  # type: ignore[arg-type]
             self.warnings.append(LoadWarning(rec.line if rec else None, "parentUuid links form a cycle; the "
                                                                         "branch stops where it repeats"))
         if gaps:
@@ -663,7 +678,8 @@ class _Branch:
                                                    "followed file order across the gap"))
         laid = walked[::-1]
         # off the path: none when every record is on it (walked holds each record once)
-        others = [r for u, r in records.items() if not visited[nodes[u]]] if len(walked) < len(records) else []
+        held = graph.held()
+        others = [records[seq] for seq in held if not visited[seq]] if len(walked) < len(held) else []
         if others:
             self._lay(laid)
             selected = self._select(dict(zip(map(_UUID, walked), walked)), others)
@@ -695,7 +711,8 @@ class _Branch:
         responses = {r.response_id for r in walked if r.kind == "assistant" and r.response_id}
         ids: set[str] = set()
         for u in dropped:  # left behind by the path: a full walk still pulls them in, or this is a rewind
-            rec = self.graph.records[u]
+            rec = self.graph.record(u)
+            assert rec is not None
             rid = rec.response_id
             if rec.kind == "assistant" and rid and (rid in responses or self.response_first.get(rid, pos + 1) <= pos):
                 continue
@@ -706,7 +723,7 @@ class _Branch:
             return None
         for u in dropped:
             del self.path_pos[u]
-            rid = self.graph.records[u].response_id
+            rid = self.graph.record(u).response_id  # type: ignore[union-attr]
             if rid and self.response_first.get(rid, -1) > pos:
                 del self.response_first[rid]
         del self.path[pos + 1:]
