@@ -18,7 +18,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterator
 
 import orjson
 
@@ -32,6 +32,7 @@ from inspector.core.compaction.replay import replay  # noqa: E402
 from inspector.core.cost import prices, session_cost  # noqa: E402
 from inspector.core.cost_report import add_cost_keys  # noqa: E402
 from inspector.core.formats.claude_code import ClaudeCodeLoader  # noqa: E402
+from inspector.core.formats.jsonl import RUN, runs  # noqa: E402
 from inspector.core.gc_pause import gc_paused  # noqa: E402
 from inspector.core.index import LineIndex  # noqa: E402
 from inspector.core.limits import window_info  # noqa: E402
@@ -80,24 +81,35 @@ def _breakdown(shown: Path, path: str, n: int) -> int:
     rows.append(("start-up: Python alone", bare))
     rows.append(("start-up: importing the report command (more)",
                  process_cpu([py, "-c", "import inspector.commands.report"], n) - bare))
-    rows.append(("line index (read, split, offsets)", cpu_best(lambda: sum(1 for _ in LineIndex(path).read_new()), n)[0]))
+    rows.append(("line index (read, split, offsets: read_batches)",
+                 cpu_best(lambda: sum(1 for _ in LineIndex(path).read_batches()), n)[0]))
+    batches = list(LineIndex(path).read_batches())
     stages = [float("inf")] * 3
     for _ in range(n):  # a fresh loader each time (build extends the last build's branch when it can)
         loader = ClaudeCodeLoader(path)
         t0 = time.process_time()
-        objs = [_parsed(loader.decode, raw) for raw in lines]
+        parsed = [run for batch in batches for run in _parsed(loader.decoder, *batch)]
         t1 = time.process_time()
-        for i, obj in enumerate(objs):
-            loader.feed(i + 1, 0, obj)
+        for first, offsets, objs in parsed:
+            loader.feed_run(first, offsets, objs)
         t2 = time.process_time()
         session = loader.build()
         t3 = time.process_time()
         stages = [min(a, b) for a, b in zip(stages, (t1 - t0, t2 - t1, t3 - t2))]
     count = len(lines)
-    del objs, lines, loader  # (held on, the parsed lines slowed what follows by a quarter: the command frees them)
+    del parsed, lines, loader  # (held on, the parsed lines slowed what follows by a quarter: the command frees them)
     rows.append((f"parse of the {count:,} lines (typed, as the loader does)", stages[0]))
     rows.append(("feed (ids linked, records and blocks built)", stages[1]))
     rows.append((f"build ({len(session.messages):,} messages, {len(session.requests):,} requests)", stages[2]))
+
+    def interleaved() -> None:
+        loader = ClaudeCodeLoader(path)
+        for batch in batches:
+            for run in _parsed(loader.decoder, *batch):
+                loader.feed_run(*run)
+
+    rows.append((PART + "parse and feed a run at a time, as the loader does", cpu_best(interleaved, n)[0]))
+    del batches
     account_time, accounting = cpu_best(lambda: account(session), n)
     rows.append(("account() (token figures)", account_time))
 
@@ -115,12 +127,15 @@ def _breakdown(shown: Path, path: str, n: int) -> int:
 PART = "  "  # a part of the stage above it, not summed again
 
 
-def _parsed(decode: Callable[[bytes], object], raw: bytes) -> object:
-    """A line as `read_jsonl` parses it for the loader: its typed entry, or orjson's dict for a line it refuses."""
-    try:
-        return decode(raw)
-    except (ValueError, RecursionError):
-        return orjson.loads(raw)
+def _parsed(decoder: Callable[[list[bytes]], Callable[[bytes], object]], first: int, offsets: list[int],
+            raws: list[bytes]) -> Iterator[tuple[int, list[int], list]]:
+    """A batch's lines as `read_jsonl` parses them for the loader, `(first line, offsets, objs)` a run at a time:
+    typed entries, or orjson's dict for a line the typed parse refuses."""
+    for lo in range(0, len(raws), RUN):
+        part = raws[lo:lo + RUN]
+        for at, objs in runs(part, decoder(part)):
+            at += lo
+            yield first + at, offsets[at:at + max(1, len(objs))], objs or [orjson.loads(raws[at])]
 
 
 def _output(session: Session, accounting: Accounting, n: int) -> list[tuple[str, float]]:

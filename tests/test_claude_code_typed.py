@@ -117,7 +117,7 @@ def both(path: Path) -> tuple[Session, Session, int]:
         return obj
 
     fast, generic = ClaudeCodeLoader(str(path)), ClaudeCodeLoader(str(path))
-    read_jsonl(path, fast.feed, fast.warn, decode=counted)
+    read_jsonl(path, fast.feed, fast.warn, decoder=lambda raws: counted, feed_run=fast.feed_run)
     read_jsonl(path, generic.feed, generic.warn)
     return fast.build(), generic.build(), taken
 

@@ -206,7 +206,7 @@ def _load_claude_code(path: Path, progress: Progress | None) -> Session:
             for number, obj in enumerate(entries, 1):
                 loader.feed(number, 0, obj)
         else:
-            read_jsonl(path, loader.feed, loader.warn, progress, decode=loader.decode)
+            read_jsonl(path, loader.feed, loader.warn, progress, decoder=loader.decoder, feed_run=loader.feed_run)
         return loader.build()
 
 

@@ -21,10 +21,10 @@ from __future__ import annotations
 
 import sys
 from bisect import bisect_left, bisect_right
-from itertools import compress, count, islice
-from operator import attrgetter, is_not
+from itertools import compress, count, islice, repeat
+from operator import attrgetter, eq, is_not, itemgetter, ne
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Sequence
 
 from msgspec import Struct, structs
 
@@ -34,7 +34,7 @@ from inspector.core.formats.claude_code_records import (
     COST_STATE, IGNORED, REQUEST_RECORDS, RequestRecorder, agent_cost, attachment_type, reminder,
 )
 from inspector.core.formats.claude_code_lines import TYPED, AgentResult, Line
-from inspector.core.formats.claude_code_lines import decode as decode_line
+from inspector.core.formats.claude_code_lines import decoder
 from inspector.core.formats.claude_code_lines import blocks as typed_blocks
 from inspector.core.formats.claude_code_lines import usage as typed_usage
 from inspector.core.formats.harness_config import Stated, read_json
@@ -64,6 +64,7 @@ META_PREFIXES = (
     "<user-prompt-submit-hook>", "[Request interrupted by user",
 )
 
+MESSAGE_KINDS = frozenset({"user", "assistant"})
 SYNTHETIC_MODEL = "<synthetic>"  # Claude Code's placeholder model on locally made assistant messages (API errors)
 MAX_CONFLICT_WARNINGS = 20  # uuids repeated with other content warned one by one; beyond, one line counts the rest
 
@@ -114,7 +115,7 @@ class Loose(Struct, gc=False):
 
 class _Graph:
     """One window's entries: every uuid's position in file order (`order[seq]` is the uuid, `parents[seq]` its
-    parent: two flat lists, not a tuple an entry), and the records that hold content."""
+    parent, `records[seq]` its record or None: flat lists, not a tuple an entry, appended to a run at a time)."""
 
     __slots__ = ("nodes", "order", "parents", "records", "tip")
 
@@ -122,8 +123,16 @@ class _Graph:
         self.nodes: dict[str, int] = {}  # uuid -> seq
         self.order: list[str] = []
         self.parents: list[str | None] = []
-        self.records: dict[str, _Record] = {}
+        self.records: list[_Record | None] = []
         self.tip: str | None = None  # the newest record: the end of the active branch
+
+    def record(self, uuid: str) -> _Record | None:
+        seq = self.nodes.get(uuid)
+        return self.records[seq] if seq is not None else None
+
+    def held(self) -> list[int]:
+        """The seqs of the entries that hold a record, ascending."""
+        return list(compress(count(), map(is_not, self.records, _NONE)))
 
 
 # Where Claude Code reads managed (policy) settings, which override every other source
@@ -173,10 +182,11 @@ def claude_settings(path: Path, cwd: str | None) -> Stated:
 
 
 class ClaudeCodeLoader:
-    """Feed parsed lines in file order with `feed`, then `build` a Session (as often as you like). `decode` parses a
-    raw line into the typed entry `feed` takes fastest (`jsonl.read_jsonl`'s `decode`)."""
+    """Feed parsed lines in file order with `feed_run` (a run of lines) or `feed` (one), then `build` a Session (as
+    often as you like). `decoder` picks the parse of raw lines into the typed entries `feed_run` takes fastest
+    (`jsonl.read_jsonl`'s `decoder`)."""
 
-    decode = staticmethod(decode_line)
+    decoder = staticmethod(decoder)
 
     def __init__(self, source: str, subagents: list[str] | None = None) -> None:
         self.source = source
@@ -194,8 +204,9 @@ class ClaudeCodeLoader:
         self.last_build: tuple[str, int] = ("full", 0)  # ("full", entries) or ("extended", steps): a work counter
         self._steps = 0
         self.recorder = RequestRecorder(source)
-        self._transcript = self.recorder.transcript.offsets.append
+        self._transcripts = self.recorder.transcript.offsets.extend
         self.spawns: dict[str, str] = {}  # tool_use id -> the agent id of the subagent it started
+        self._calls: dict[str, str] = {}  # the tool calls read but not answered yet, by id (`typed_blocks`)
         self.cost: AgentCost | None = None  # the last `cost-state`: Claude Code's own figure of the session's cost
         self._settings: tuple[str | None, dict[str, float]] = ("", {})  # (the cwd they were read for, them)
 
@@ -213,55 +224,115 @@ class ClaudeCodeLoader:
         return len(self.main.order)
 
     def feed(self, line_no: int, offset: int, obj: Any) -> None:
-        """Take one parsed line: a typed entry (`claude_code_lines.decode`, the common shapes) or whatever the
-        generic JSON path made of the line. Never raises on odd content: odd lines become warnings. Every line of a
-        session comes through here: the common shapes (a user or assistant entry, a progress entry) take few
-        lookups."""
-        if obj.__class__ not in TYPED:
-            obj = self._loose(line_no, obj)
+        """Take one parsed line: a run of one (`feed_run`)."""
+        self.feed_run(line_no, (offset,), [obj])
+
+    def feed_run(self, first: int, offsets: Sequence[int], objs: list) -> None:
+        """Take a run of consecutive parsed lines, `first` the number of the first: typed entries
+        (`claude_code_lines.decode`, the common shapes) or whatever the generic JSON path made of a line. Never raises
+        on odd content: odd lines become warnings. Every line of a session comes through here, so the run is linked a
+        column at a time (C-level passes over its uuids and parents); it is cut only where an entry needs a step of
+        its own (a repeated uuid, a change of window), and lines of the generic path come one at a time."""
+        if not TYPED.issuperset(map(type, objs)):
+            if len(objs) > 1:  # one at a time: each may warn, in line order
+                for i in range(len(objs)):
+                    self.feed_run(first + i, offsets[i:i + 1], objs[i:i + 1])
+                return
+            obj = self._loose(first, objs[0])
             if obj is None:
                 return
-        kind = obj.kind
-        if kind == "user" or kind == "assistant":  # every such line, as Claude Code hashes them (repeats too)
-            self._transcript(offset)
-        uuid = obj.uuid
-        if uuid is None:
-            if kind not in BOOKKEEPING:
-                self._unknown.note(kind, line_no)
+            objs = [obj]
+        lines: Sequence[int] = range(first, first + len(objs))
+        kinds = list(map(_KIND, objs))
+        # every user and assistant line, as Claude Code hashes them (repeats too)
+        self._transcripts(compress(offsets, map(MESSAGE_KINDS.__contains__, kinds)))
+        uuids = list(map(_UUID, objs))
+        notes: list[tuple[int, str]] = []  # (line, kind) of entries of a kind not known, noted in line order
+        if None in uuids:  # entries without one link nothing
+            keep = list(map(is_not, uuids, repeat(None)))
+            notes += [(line, kind) for line, kind, kept in zip(lines, kinds, keep)
+                      if not kept and kind not in BOOKKEEPING]
+            lines, offsets, objs, kinds, uuids = (list(compress(column, keep))
+                                                  for column in (lines, offsets, objs, kinds, uuids))
+        sides = list(map(_SIDE, objs))
+        cuts = [0, *compress(count(1), map(ne, sides, islice(sides, 1, None))), len(objs)]  # runs of one window
+        for lo, hi in zip(cuts, islice(cuts, 1, None)):
+            if lo < hi:
+                self._link(self.side if sides[lo] else self.main, lines[lo:hi], offsets[lo:hi], objs[lo:hi],
+                           kinds[lo:hi], uuids[lo:hi], notes)
+        for line, kind in sorted(notes, key=itemgetter(0)):
+            self._unknown.note(kind, line)
+
+    def _link(self, graph: _Graph, lines: Sequence[int], offsets: Sequence[int], objs: list, kinds: list,
+              uuids: list[str], notes: list[tuple[int, str]]) -> None:
+        """Entries of one window: new ones linked a run at a time (`_new`), a repeated uuid on its own."""
+        nodes, seq = graph.nodes, len(graph.order)
+        got = list(map(nodes.setdefault, uuids, count(seq)))  # one lookup a uuid: a new one gets its own seq
+        if all(map(eq, got, count(seq))):
+            self._new(graph, lines, offsets, objs, kinds, uuids, notes)
             return
-        graph = self.side if obj.isSidechain else self.main
-        nodes, order = graph.nodes, graph.order
-        seq = len(order)
-        if nodes.setdefault(uuid, seq) is not seq:  # one lookup: a new uuid gets this very int
-            self._repeated(graph, uuid, kind, line_no, offset, obj)
+        for i in compress(count(), map(eq, got, count(seq))):  # a uuid seen before, or twice in the run: the
+            del nodes[uuids[i]]  # run's new ones are undone, and taken again in order, a run between repeats
+        start, pending = 0, set()
+        for i, uuid in enumerate([*uuids, None]):
+            if uuid is None or uuid in nodes or uuid in pending:
+                if start < i:
+                    nodes.update(zip(uuids[start:i], count(len(graph.order))))
+                    self._new(graph, lines[start:i], offsets[start:i], objs[start:i], kinds[start:i],
+                              uuids[start:i], notes)
+                if uuid is not None:
+                    self._repeated(graph, uuid, kinds[i], lines[i], offsets[i], objs[i])
+                start, pending = i + 1, set()
+            else:
+                pending.add(uuid)
+
+    def _new(self, graph: _Graph, lines: Sequence[int], offsets: Sequence[int], objs: list, kinds: list,
+             uuids: list[str], notes: list[tuple[int, str]]) -> None:
+        """New entries of one window, their uuids already in `graph.nodes`: their order and parents, and the records
+        of those that hold content."""
+        order, nodes = graph.order, graph.nodes
+        parents = list(map(_PARENT, objs))
+        before = [order[-1] if order else None, *islice(uuids, len(uuids) - 1)]  # the entry before each
+        order.extend(uuids)
+        if not all(map(eq, parents, before)):  # not each the child of the entry before it
+            for i in compress(count(), map(ne, parents, before)):
+                parent = parents[i]
+                at = nodes.get(parent) if parent is not None else None
+                # the parent's own string (this line's copy is freed with the line): 85 bytes a line
+                before[i] = order[at] if at is not None else parent
+        graph.parents.extend(before)
+        if kinds.count("progress") == len(kinds):  # the bulk of every file: their ids link the chain, nothing else
+            graph.records.extend(repeat(None, len(kinds)))
             return
-        order.append(uuid)
-        parent = obj.parentUuid
-        if parent is not None:  # the parent's own string (this line's copy is freed with the line): 85 bytes a line
-            known = nodes.get(parent)
-            if known is not None:
-                parent = order[known]
-        graph.parents.append(parent)
-        if kind == "progress":  # the bulk of every file: its id links the chain, nothing else is kept
-            return
-        if self.cwd is None and obj.cwd is not None:
-            self.cwd = obj.cwd
-            self.session_id = obj.sessionId
-        version = obj.version
-        if version != self.version and version is not None:
+        held = list(compress(count(), map(ne, kinds, repeat("progress"))))
+        if self.cwd is None:
+            obj = next((objs[i] for i in held if objs[i].cwd is not None), None)
+            if obj is not None:
+                self.cwd, self.session_id = obj.cwd, obj.sessionId
+        version = next((v for v in (objs[i].version for i in reversed(held)) if v is not None), None)
+        if version is not None and version != self.version:
             self.version = version
-        record = self._record(uuid, kind, line_no, offset, obj)
-        if record is None:
-            if kind not in BOOKKEEPING:
-                self._unknown.note(kind, line_no)
-            return
-        if kind == "user" and graph is self.main:
-            result = obj.toolUseResult  # type: ignore[union-attr]
-            if result.__class__ is AgentResult and result.agentId is not None:
-                self._spawned(result.agentId, record)
-        graph.records[uuid] = record
-        if record.kind != "compact":  # a boundary may end the file (our export)
-            graph.tip = uuid
+        made = [self._record(uuids[i], kinds[i], lines[i], offsets[i], objs[i]) for i in held]
+        if len(made) == len(kinds):
+            graph.records += made
+        else:
+            records: list[_Record | None] = [None] * len(kinds)
+            for i, record in zip(held, made):
+                records[i] = record
+            graph.records += records
+        if None in made:  # entries that only link the chain
+            notes += [(lines[i], kinds[i]) for i, record in zip(held, made)
+                      if record is None and kinds[i] not in BOOKKEEPING]
+        if graph is self.main and "user" in kinds:  # a tool result that names the subagent it ran
+            users = list(compress(held, map(eq, map(kinds.__getitem__, held), repeat("user"))))
+            if AgentResult in map(type, map(_RESULT, map(objs.__getitem__, users))):
+                for i in users:
+                    result, record = objs[i].toolUseResult, graph.records[-len(kinds) + i]
+                    if result.__class__ is AgentResult and result.agentId is not None and record is not None:
+                        self._spawned(result.agentId, record)
+        tip = next((record for record in reversed(made) if record is not None and record.kind != "compact"), None)
+        if tip is not None:  # a boundary may end the file (our export)
+            graph.tip = tip.uuid
 
     def _loose(self, line_no: int, obj: Any) -> Loose | None:
         """A line the generic path parsed, as `feed` reads it (None: taken here, or skipped with a warning)."""
@@ -305,7 +376,7 @@ class ClaudeCodeLoader:
         self.duplicates += 1
         if uuid in self.conflicts:
             return
-        first = graph.records.get(uuid)
+        first = graph.record(uuid)
         again = self._record(uuid, kind, line_no, offset, obj) if kind != "progress" else None
         if graph.parents[graph.nodes[uuid]] == obj.parentUuid and _same(first, again):
             return
@@ -325,7 +396,7 @@ class ClaudeCodeLoader:
         if message is None:
             return None
         try:
-            blocks = typed_blocks(message.content)
+            blocks = typed_blocks(message.content, self._calls)
         except NestedTooDeep as exc:
             blocks = self._unread(exc, line_no)
         if kind == "user":
@@ -486,7 +557,7 @@ class ClaudeCodeLoader:
                 return None  # a root, a cycle or a gap before joining the branch: not an extension
             visited.add(cur)
             parent = graph.parents[seq]
-            rec = graph.records.get(cur)
+            rec = graph.records[seq]
             if rec is not None:
                 if seq < branch.seen and cur not in branch.selected:
                     return None  # an older record off the branch joins it: a rewind, or a piece linked late
@@ -496,10 +567,12 @@ class ClaudeCodeLoader:
             cur = parent
         assert cur is not None
         self._steps = len(visited) + len(new)
-        return branch.extend(cur, walked[::-1], [graph.records[u] for u in new if u in graph.records])
+        return branch.extend(cur, walked[::-1], [r for r in graph.records[branch.seen:] if r is not None])
 
 
 _UUID, _RESPONSE_ID, _LINE = attrgetter("uuid"), attrgetter("response_id"), attrgetter("line")
+_KIND, _PARENT, _SIDE = attrgetter("kind"), attrgetter("parentUuid"), attrgetter("isSidechain")
+_RESULT, _NONE = attrgetter("toolUseResult"), repeat(None)
 
 MAX_DROPPED = 64  # path records a new entry may leave behind (parallel tool results) before a full walk is cheaper
 
@@ -513,25 +586,25 @@ def _chain(graph: _Graph) -> list[_Record] | None:
     every record. None otherwise, or when too many links are not to the entry just before (then the walk is as
     cheap). Those links are found in C; only they are looked at."""
     order, parents, records, nodes = graph.order, graph.parents, graph.records, graph.nodes
-    if not records or parents[0] is not None or next(reversed(records.values())).uuid != graph.tip:
+    held = graph.held()
+    if not held or parents[0] is not None or records[held[-1]].uuid != graph.tip:  # type: ignore[union-attr]
         return None
-    first = records.get(order[0])
+    first = records[0]
     if first is not None and first.logical_parent is not None:
         return None
     limit = len(order) // 4 + 64
     others = list(islice(compress(count(1), map(is_not, islice(parents, 1, None), order)), limit + 1))
     if len(others) > limit:
         return None
-    held = list(map(nodes.__getitem__, records))  # the seqs of the records, ascending
     for seq in others:
         parent = parents[seq]
         if parent is None:
-            rec = records.get(order[seq])
+            rec = records[seq]
             parent = rec.logical_parent if rec is not None else None
         at = nodes.get(parent) if parent is not None else None
         if at is None or at >= seq or bisect_left(held, seq) != bisect_right(held, at):
             return None  # a root, a parent not (yet) read or read later, or a record the step back passes over
-    return list(records.values())
+    return list(map(records.__getitem__, held))  # type: ignore[arg-type]
 
 
 class _Branch:
@@ -578,7 +651,7 @@ class _Branch:
                     break
                 gaps += 1
                 if first_gap is None:
-                    first_gap = records.get(order[child_seq])
+                    first_gap = records[child_seq]
                 cur = order[child_seq - 1]
                 child_seq = None
                 continue
@@ -588,14 +661,14 @@ class _Branch:
             visited[seq] = 1
             child_seq = seq
             parent = parents[seq]
-            rec = records.get(cur)
+            rec = records[seq]
             if rec is not None:
                 walked.append(rec)
                 if parent is None and rec.logical_parent:
                     parent = rec.logical_parent
             cur = parent
         if cycle:  # the walk came back to an entry it had passed: the parentUuid links form a cycle
-            rec = records.get(cur)  # type: ignore[arg-type]
+            rec = graph.record(cur)  # type: ignore[arg-type]
             self.warnings.append(LoadWarning(rec.line if rec else None, "parentUuid links form a cycle; the "
                                                                         "branch stops where it repeats"))
         if gaps:
@@ -605,7 +678,8 @@ class _Branch:
                                                    "followed file order across the gap"))
         laid = walked[::-1]
         # off the path: none when every record is on it (walked holds each record once)
-        others = [r for u, r in records.items() if not visited[nodes[u]]] if len(walked) < len(records) else []
+        held = graph.held()
+        others = [records[seq] for seq in held if not visited[seq]] if len(walked) < len(held) else []
         if others:
             self._lay(laid)
             selected = self._select(dict(zip(map(_UUID, walked), walked)), others)
@@ -637,7 +711,8 @@ class _Branch:
         responses = {r.response_id for r in walked if r.kind == "assistant" and r.response_id}
         ids: set[str] = set()
         for u in dropped:  # left behind by the path: a full walk still pulls them in, or this is a rewind
-            rec = self.graph.records[u]
+            rec = self.graph.record(u)
+            assert rec is not None
             rid = rec.response_id
             if rec.kind == "assistant" and rid and (rid in responses or self.response_first.get(rid, pos + 1) <= pos):
                 continue
@@ -648,7 +723,7 @@ class _Branch:
             return None
         for u in dropped:
             del self.path_pos[u]
-            rid = self.graph.records[u].response_id
+            rid = self.graph.record(u).response_id  # type: ignore[union-attr]
             if rid and self.response_first.get(rid, -1) > pos:
                 del self.response_first[rid]
         del self.path[pos + 1:]

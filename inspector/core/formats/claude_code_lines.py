@@ -12,7 +12,7 @@ dict branch), so a line reads the same whichever path takes it.
 from __future__ import annotations
 
 from sys import intern
-from typing import Annotated, Any, ClassVar, Union
+from typing import Annotated, Any, Callable, ClassVar, Union
 
 import msgspec
 from msgspec import UNSET, Meta, Struct, UnsetType
@@ -157,8 +157,16 @@ def decode(raw: bytes) -> Line:
     return _decode(raw)
 
 
-def blocks(content: str | list | None, depth: int = 0) -> list[Block]:
-    """`blocks.blocks_from_content` for typed content (what it gives for the same JSON)."""
+def decoder(raws: list[bytes]) -> Callable[[bytes], Line]:
+    """`decode` fit for a run of raw lines: msgspec's own when they are all ASCII (nothing to check first, so a C call
+    a line, `jsonl.read_jsonl` maps it over the run)."""
+    return _decode if all(map(bytes.isascii, raws)) else decode
+
+
+def blocks(content: str | list | None, calls: dict[str, str], depth: int = 0) -> list[Block]:
+    """`blocks.blocks_from_content` for typed content (what it gives for the same JSON). `calls`: the ids of the tool
+    calls not answered yet, each its own string: a result takes its call's (80 bytes a result), a call leaving the
+    dict then. (A small dict, not `sys.intern`'s, whose every id is another look-up in a large table.)"""
     if content.__class__ is str:
         return [Block("text", content)]  # type: ignore[arg-type]
     if content is None:
@@ -166,22 +174,22 @@ def blocks(content: str | list | None, depth: int = 0) -> list[Block]:
     if depth > MAX_NESTING:
         raise NestedTooDeep(f"tool results nested more than {MAX_NESTING} deep")
     if len(content) == 1:  # most messages: a list made to measure (a list grown by appends takes 24 bytes more)
-        return [_block(content[0], depth)]  # type: ignore[index]
-    return [_block(b, depth) for b in content]  # type: ignore[union-attr]
+        return [_block(content[0], calls, depth)]  # type: ignore[index]
+    return [_block(b, calls, depth) for b in content]  # type: ignore[union-attr]
 
 
-def _block(b: Any, depth: int) -> Block:
+def _block(b: Any, calls: dict[str, str], depth: int) -> Block:
     cls = b.__class__
-    if cls is _ToolResult:  # tool ids and names interned, as blocks_from_content does
+    if cls is _ToolResult:
         inner, tool_id = b.content, b.tool_use_id
         if tool_id is not None:
-            tool_id = intern(tool_id)
+            tool_id = calls.pop(tool_id, tool_id)
         if inner.__class__ is list:
-            return Block("tool_result", "", tool_id, None, None, b.is_error, blocks(inner, depth + 1))
+            return Block("tool_result", "", tool_id, None, None, b.is_error, blocks(inner, calls, depth + 1))
         return Block("tool_result", inner or "", tool_id, None, None, b.is_error)
-    if cls is _ToolUse:
+    if cls is _ToolUse:  # tool names interned, as blocks_from_content does
         tool_id, name = b.id, b.name
-        return Block("tool_use", "", intern(tool_id) if tool_id is not None else None,
+        return Block("tool_use", "", calls.setdefault(tool_id, tool_id) if tool_id is not None else None,
                      intern(name) if name is not None else None, {} if b.input is UNSET else b.input)
     if cls is _Text:
         return Block("text", b.text)

@@ -12,7 +12,8 @@ from __future__ import annotations
 import json
 import os
 import time
-from typing import Any, Callable
+from itertools import count
+from typing import Any, Callable, Iterator, Sequence
 
 import orjson
 
@@ -23,30 +24,37 @@ from inspector.core.model import LoadWarning, Session
 
 Progress = Callable[[int, int], None]
 Feed = Callable[[int, int, Any], None]
+FeedRun = Callable[[int, Sequence[int], list], None]
 Warn = Callable[[int | None, str], None]
 Skip = Callable[[int, int, bytes], bool]
 Held = Callable[[int, int], None]
 Decode = Callable[[bytes], Any]
+Decoder = Callable[[list[bytes]], Decode]
 
 PROGRESS_EVERY = 0.1  # seconds
+RUN = 512  # lines parsed, then fed, at a time: what they make is still in the CPU's cache when it is fed
 REFUSED = (ValueError, RecursionError)  # what a parse raises for a line it does not read (msgspec's: ValueErrors)
 
 
 def read_jsonl(path: str | os.PathLike[str], feed: Feed, warn: Warn, progress: Progress | None = None,
                index: LineIndex | None = None, skip: Skip | None = None, held: Held | None = None,
-               decode: Decode | None = None) -> LineIndex:
+               decoder: Decoder | None = None, feed_run: FeedRun | None = None) -> LineIndex:
     """Feed `(line_no, offset, obj)` for every line of `path` from where `index` stopped; return the index.
 
     `skip(line_no, offset, raw)`, when given, sees each raw line first and returns True for a line the caller has
     already taken (a live follower's last line, fed before its newline arrived). `held(line_no, bytes)`, when
-    given, is told of an unfinished last line instead of a warning. `decode(raw)`, when given, is the loader's
-    own fast parse (typed entries): a line it refuses (ValueError, RecursionError) is parsed as JSON as usual."""
+    given, is told of an unfinished last line instead of a warning. `decoder(raws)`, when given, picks the loader's
+    own fast parse (typed entries) for a run of raw lines: a line it refuses (ValueError, RecursionError) is parsed
+    as JSON as usual. `feed_run(first line_no, offsets, objs)`, when given, takes consecutive lines a run at a time
+    instead of `feed` a line at a time (the unterminated last line still goes to `feed`)."""
     index = index if index is not None else LineIndex(path)  # an empty index is falsy (len 0)
     if held is None:
         def held(line_no: int, size: int) -> None:
             warn(line_no, unfinished(size))
+    if feed_run is None:
+        feed_run = _one_by_one(feed, warn)
     with gc_paused():
-        _read(index, feed, warn, progress, skip, held, decode)
+        _read(index, feed, feed_run, warn, progress, skip, held, decoder)
     return index
 
 
@@ -56,35 +64,41 @@ def unfinished(size: int) -> str:
             "progress, or the file was cut short)")
 
 
-def _read(index: LineIndex, feed: Feed, warn: Warn, progress: Progress | None, skip: Skip | None,
-          held: Held, fast: Decode | None) -> None:
-    total = os.path.getsize(index.path)  # for progress: the read itself stops at the size it first sees
-    # orjson: 3x the standard library's speed; what it refuses goes to the standard library (`_parse_odd`)
-    decode, generic = (orjson.loads, _parse_odd) if fast is None else (fast, _parse)
-    clock = time.monotonic
-    next_report = clock() + PROGRESS_EVERY
-    for first, offsets, lines in index.read_batches():
-        for line_no, offset, raw in zip(range(first, first + len(lines)), offsets, lines):
-            if raw.__class__ is Skipped:
-                warn(line_no, f"line skipped at byte {offset:,}: {raw.length:,} bytes, {raw.why}")  # type: ignore[attr-defined]
-                continue
-            if not raw or raw.isspace() or (skip is not None and skip(line_no, offset, raw)):
-                continue
-            try:
-                obj = decode(raw)
-            except REFUSED:
-                try:  # lone surrogates, huge integers, NaN, deep nesting, another encoding, bytes that are no
-                    # UTF-8, or truly corrupt: the standard library reads what it can and says which, and why
-                    obj = generic(raw, line_no, warn)
-                except ValueError as exc:
-                    warn(line_no, f"corrupt line skipped ({_reason(exc)})")
-                    continue
+def _one_by_one(feed: Feed, warn: Warn) -> FeedRun:
+    """`feed_run` for a loader that is fed a line at a time."""
+    def feed_run(first: int, offsets: Sequence[int], objs: list) -> None:
+        for line_no, offset, obj in zip(count(first), offsets, objs):
             try:
                 feed(line_no, offset, obj)
             except NestedTooDeep as exc:  # a loader that cannot keep the line's place says so here, once for all
                 warn(line_no, f"line skipped: {exc}")
+    return feed_run
+
+
+def _read(index: LineIndex, feed: Feed, feed_run: FeedRun, warn: Warn, progress: Progress | None, skip: Skip | None,
+          held: Held, decoder: Decoder | None) -> None:
+    """Each batch of the index is parsed and fed `RUN` lines at a time (`runs`): the lines the parse takes go to
+    `feed_run` together, one it refuses alone to the generic path."""
+    total = os.path.getsize(index.path)  # for progress: the read itself stops at the size it first sees
+    # orjson: 3x the standard library's speed; what it refuses goes to the standard library (`_parse_odd`)
+    generic = _parse_odd if decoder is None else _parse
+    clock = time.monotonic
+    next_report = clock() + PROGRESS_EVERY
+    for first, offsets, lines in index.read_batches():
+        if skip is not None:  # a line taken already reads as blank (asked of the lines that are not)
+            lines = [b"" if raw and raw.__class__ is not Skipped and not raw.isspace() and skip(line_no, offset, raw)
+                     else raw for line_no, offset, raw in zip(count(first), offsets, lines)]
+        for lo in range(0, len(lines), RUN):
+            raws = lines[lo:lo + RUN]
+            for at, objs in runs(raws, decoder(raws) if decoder is not None else orjson.loads):
+                at += lo
+                if objs:
+                    feed_run(first + at, offsets[at:at + len(objs)], objs)
+                else:
+                    _odd(first + at, offsets[at], lines[at], feed_run, warn, generic)
             if progress is not None and clock() >= next_report:
-                progress(offset + len(raw) + 1, total)
+                end = lo + len(raws)
+                progress(offsets[end] if end < len(offsets) else index.end, total)
                 next_report = clock() + PROGRESS_EVERY
     tail = index.tail()
     if isinstance(tail, Skipped):
@@ -99,6 +113,41 @@ def _read(index: LineIndex, feed: Feed, warn: Warn, progress: Progress | None, s
             feed(len(index) + 1, index.end, obj)
     if progress is not None:
         progress(total, total)
+
+
+def runs(raws: list[bytes], decode: Decode) -> Iterator[tuple[int, list]]:
+    """`(at, objs)`: the lines of `raws` from `at` on parsed by `decode`, one C-level `map` up to a line it refuses,
+    which comes alone with no objs."""
+    rest, done = iter(raws), 0
+    while done < len(raws):
+        objs: list = []
+        try:
+            objs.extend(map(decode, rest))  # what it parsed before a line it refuses stays in the list
+        except REFUSED:
+            pass
+        if objs:
+            yield done, objs
+            done += len(objs)
+        if done < len(raws):
+            yield done, []
+            done += 1
+
+
+def _odd(line_no: int, offset: int, raw: bytes, feed_run: FeedRun, warn: Warn,
+         generic: Callable[[bytes, int, Warn], Any]) -> None:
+    """A line the fast parse refused: skipped by the index, blank, or parsed by the generic path and taken alone."""
+    if raw.__class__ is Skipped:
+        warn(line_no, f"line skipped at byte {offset:,}: {raw.length:,} bytes, {raw.why}")  # type: ignore[attr-defined]
+        return
+    if not raw or raw.isspace():
+        return
+    try:  # lone surrogates, huge integers, NaN, deep nesting, another encoding, bytes that are no UTF-8, or truly
+        # corrupt: the standard library reads what it can and says which, and why
+        obj = generic(raw, line_no, warn)
+    except ValueError as exc:
+        warn(line_no, f"corrupt line skipped ({_reason(exc)})")
+        return
+    feed_run(line_no, (offset,), [obj])
 
 
 class ObjectLoader:
