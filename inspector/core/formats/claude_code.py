@@ -33,10 +33,9 @@ from inspector.core.formats.blocks import (NestedTooDeep, as_int, blocks_from_co
 from inspector.core.formats.claude_code_records import (
     COST_STATE, IGNORED, REQUEST_RECORDS, RequestRecorder, agent_cost, attachment_type, reminder,
 )
-from inspector.core.formats.claude_code_lines import TYPED, AgentResult, Line
-from inspector.core.formats.claude_code_lines import decoder
+from inspector.core.formats.claude_code_lines import TYPED, AgentResult, Assistant, Line, User, decoder
+from inspector.core.formats.claude_code_lines import block as typed_block
 from inspector.core.formats.claude_code_lines import blocks as typed_blocks
-from inspector.core.formats.claude_code_lines import usage as typed_usage
 from inspector.core.formats.harness_config import Stated, read_json
 from inspector.core.formats.jsonl import UnknownKinds
 from inspector.core.limits import OVERRIDE_ENV
@@ -254,37 +253,34 @@ class ClaudeCodeLoader:
                       if not kept and kind not in BOOKKEEPING]
             lines, offsets, objs, kinds, uuids = (list(compress(column, keep))
                                                   for column in (lines, offsets, objs, kinds, uuids))
-        sides = list(map(_SIDE, objs))
-        cuts = [0, *compress(count(1), map(ne, sides, islice(sides, 1, None))), len(objs)]  # runs of one window
-        for lo, hi in zip(cuts, islice(cuts, 1, None)):
-            if lo < hi:
-                self._link(self.side if sides[lo] else self.main, lines[lo:hi], offsets[lo:hi], objs[lo:hi],
-                           kinds[lo:hi], uuids[lo:hi], notes)
+        if not any(map(_SIDE, objs)):
+            self._link(self.main, lines, offsets, objs, kinds, uuids, notes)
+        else:  # a sidechain's entries: another window
+            sides = list(map(_SIDE, objs))
+            cuts = [0, *compress(count(1), map(ne, sides, islice(sides, 1, None))), len(objs)]  # runs of one window
+            for lo, hi in zip(cuts, islice(cuts, 1, None)):
+                if lo < hi:
+                    self._link(self.side if sides[lo] else self.main, lines[lo:hi], offsets[lo:hi], objs[lo:hi],
+                               kinds[lo:hi], uuids[lo:hi], notes)
         for line, kind in sorted(notes, key=itemgetter(0)):
             self._unknown.note(kind, line)
 
     def _link(self, graph: _Graph, lines: Sequence[int], offsets: Sequence[int], objs: list, kinds: list,
               uuids: list[str], notes: list[tuple[int, str]]) -> None:
         """Entries of one window: new ones linked a run at a time (`_new`), a repeated uuid on its own."""
-        nodes, seq = graph.nodes, len(graph.order)
-        got = list(map(nodes.setdefault, uuids, count(seq)))  # one lookup a uuid: a new one gets its own seq
-        if all(map(eq, got, count(seq))):
-            self._new(graph, lines, offsets, objs, kinds, uuids, notes)
-            return
-        for i in compress(count(), map(eq, got, count(seq))):  # a uuid seen before, or twice in the run: the
-            del nodes[uuids[i]]  # run's new ones are undone, and taken again in order, a run between repeats
-        start, pending = 0, set()
-        for i, uuid in enumerate([*uuids, None]):
-            if uuid is None or uuid in nodes or uuid in pending:
-                if start < i:
-                    nodes.update(zip(uuids[start:i], count(len(graph.order))))
-                    self._new(graph, lines[start:i], offsets[start:i], objs[start:i], kinds[start:i],
-                              uuids[start:i], notes)
-                if uuid is not None:
-                    self._repeated(graph, uuid, kinds[i], lines[i], offsets[i], objs[i])
-                start, pending = i + 1, set()
-            else:
-                pending.add(uuid)
+        nodes, lo = graph.nodes, 0
+        while lo < len(uuids):
+            seq = len(graph.order)
+            # one setdefault a uuid, which gives a new one its own seq, up to the first seen before (or twice)
+            hi = lo + next(compress(count(), map(ne, map(nodes.setdefault, islice(uuids, lo, None), count(seq)),
+                                                 count(seq))), len(uuids) - lo)
+            if lo < hi:
+                whole = lo == 0 and hi == len(uuids)
+                self._new(graph, *((lines, offsets, objs, kinds, uuids) if whole else
+                                   (column[lo:hi] for column in (lines, offsets, objs, kinds, uuids))), notes)
+            if hi < len(uuids):
+                self._repeated(graph, uuids[hi], kinds[hi], lines[hi], offsets[hi], objs[hi])
+            lo = hi + 1
 
     def _new(self, graph: _Graph, lines: Sequence[int], offsets: Sequence[int], objs: list, kinds: list,
              uuids: list[str], notes: list[tuple[int, str]]) -> None:
@@ -388,20 +384,22 @@ class ClaudeCodeLoader:
 
     def _record(self, uuid: str, kind: Any, line_no: int, offset: int, obj: Line | Loose) -> _Record | None:
         """The record of a new entry (None: an entry that only links the chain)."""
-        if obj.__class__ is Loose:
-            return self._loose_record(uuid, kind, line_no, offset, obj.raw)  # type: ignore[union-attr]
-        if kind != "user" and kind != "assistant":
-            return None
+        cls = obj.__class__
+        if cls is not User and cls is not Assistant:
+            return self._loose_record(uuid, kind, line_no, offset, obj.raw) if cls is Loose else None  # type: ignore[union-attr]
         message = obj.message  # type: ignore[union-attr]
         if message is None:
             return None
-        try:
-            blocks = typed_blocks(message.content, self._calls)
+        content = message.content
+        try:  # most messages: one block (`typed_blocks` in short)
+            blocks = ([typed_block(content[0], self._calls, 0)] if content.__class__ is list and len(content) == 1
+                      else typed_blocks(content, self._calls))
         except NestedTooDeep as exc:
             blocks = self._unread(exc, line_no)
-        if kind == "user":
+        ts = obj.timestamp  # type: ignore[union-attr]
+        if cls is User:
             summary = obj.isCompactSummary  # type: ignore[union-attr]
-            return _user_record(uuid, line_no, offset, obj.timestamp, blocks,  # type: ignore[union-attr]
+            return _user_record(uuid, line_no, offset, ts, blocks,
                                 "tool_result" if blocks and blocks[0].type == "tool_result" and not summary else
                                 _user_kind(summary, obj.isMeta or obj.isVisibleInTranscriptOnly, blocks))  # type: ignore[union-attr]
         rid, model = message.id, message.model
@@ -410,8 +408,13 @@ class ClaudeCodeLoader:
         ref = obj.requestRef  # type: ignore[union-attr]
         if ref is not None and rid:
             self.recorder.respond(ref, rid)
-        return _response_record(uuid, line_no, offset, obj.timestamp, blocks, "assistant", rid, model, ref, None,  # type: ignore[union-attr]
-                                typed_usage(message) if model != SYNTHETIC_MODEL else None)
+        u = message.usage
+        if u is None or model == SYNTHETIC_MODEL:
+            return _response_record(uuid, line_no, offset, ts, blocks, "assistant", rid, model, ref, None, None, 0)
+        split, creation = u.cache_creation, u.cache_creation_input_tokens  # and what was written with the 1-hour TTL
+        return _response_record(uuid, line_no, offset, ts, blocks, "assistant", rid, model, ref, None,
+                                (u.input_tokens, creation, u.cache_read_input_tokens, u.output_tokens),
+                                min(creation, split.ephemeral_1h_input_tokens) if split is not None else 0)
 
     def _unread(self, exc: NestedTooDeep, line_no: int) -> list[Block]:
         """The blocks of content nested too deeply to read: a placeholder, and a warning. The entry stays (a link of
@@ -448,17 +451,19 @@ class ClaudeCodeLoader:
             else:
                 ref = None
             cleared = self._server_cleared(message, ref) if "context_management" in message else None
-            usage, counts = message.get("usage"), None
-            if usage.__class__ is dict and model != SYNTHETIC_MODEL:  # counts: ints only (`as_int`), inline
-                get = usage.get
-                a, b, c, d = (get("input_tokens"), get("cache_creation_input_tokens"), get("cache_read_input_tokens"),
-                              get("output_tokens"))
-                b = b if b.__class__ is int else 0
-                split = get("cache_creation")
-                counts = ((a if a.__class__ is int else 0, b, c if c.__class__ is int else 0,
-                           d if d.__class__ is int else 0),
-                          min(b, as_int(split.get("ephemeral_1h_input_tokens"))) if split.__class__ is dict else 0)
-            return _response_record(uuid, line_no, offset, ts, blocks, msg_kind, rid, model, ref, cleared, counts)
+            usage = message.get("usage")
+            if usage.__class__ is not dict or model == SYNTHETIC_MODEL:
+                return _response_record(uuid, line_no, offset, ts, blocks, msg_kind, rid, model, ref, cleared, None, 0)
+            get = usage.get  # counts: ints only (`as_int`), inline
+            a, b, c, d = (get("input_tokens"), get("cache_creation_input_tokens"), get("cache_read_input_tokens"),
+                          get("output_tokens"))
+            b = b if b.__class__ is int else 0
+            split = get("cache_creation")
+            return _response_record(uuid, line_no, offset, ts, blocks, msg_kind, rid, model, ref, cleared,
+                                    (a if a.__class__ is int else 0, b, c if c.__class__ is int else 0,
+                                     d if d.__class__ is int else 0),
+                                    min(b, as_int(split.get("ephemeral_1h_input_tokens"))) if split.__class__ is dict
+                                    else 0)
         if kind == "attachment":
             sent = reminder(obj)
             if sent is None:
@@ -1002,10 +1007,9 @@ def _user_record(uuid: str, line_no: int, offset: int, ts: str | None, blocks: l
 
 def _response_record(uuid: str, line_no: int, offset: int, ts: str | None, blocks: list[Block], kind: str,
                      rid: str | None, model: str | None, ref: str | None,
-                     cleared: tuple[int, int, frozenset[str]] | None,
-                     counts: tuple[tuple[int, int, int, int], int] | None) -> _Record:
-    """An assistant line's record; `counts`: its usage and the part written with the one-hour TTL, if it has one."""
-    usage, write_1h = counts if counts is not None else (None, 0)
+                     cleared: tuple[int, int, frozenset[str]] | None, usage: tuple[int, int, int, int] | None,
+                     write_1h: int) -> _Record:
+    """An assistant line's record; `write_1h`: of its usage's cache creation, what was written with the 1-hour TTL."""
     return _Record(uuid, "assistant", line_no, ts, Message("assistant", kind, blocks, uuid, None,  # type: ignore[arg-type]
                                                            (line_no,), offset, ts, model, rid),
                    rid, usage, write_1h, None, None, None, ref, cleared)

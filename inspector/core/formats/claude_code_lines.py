@@ -174,11 +174,12 @@ def blocks(content: str | list | None, calls: dict[str, str], depth: int = 0) ->
     if depth > MAX_NESTING:
         raise NestedTooDeep(f"tool results nested more than {MAX_NESTING} deep")
     if len(content) == 1:  # most messages: a list made to measure (a list grown by appends takes 24 bytes more)
-        return [_block(content[0], calls, depth)]  # type: ignore[index]
-    return [_block(b, calls, depth) for b in content]  # type: ignore[union-attr]
+        return [block(content[0], calls, depth)]  # type: ignore[index]
+    return [block(b, calls, depth) for b in content]  # type: ignore[union-attr]
 
 
-def _block(b: Any, calls: dict[str, str], depth: int) -> Block:
+def block(b: Any, calls: dict[str, str], depth: int) -> Block:
+    """One typed block as `blocks` reads it."""
     cls = b.__class__
     if cls is _ToolResult:
         inner, tool_id = b.content, b.tool_use_id
@@ -209,14 +210,3 @@ def _media(b: _Image | _Document) -> Block:
         text, data = data or "", None
     return Block(kind, text, media=source.media_type if source is not None else None,
                  size=len(data) if data is not None else 0)
-
-
-def usage(message: _Message) -> tuple[tuple[int, int, int, int], int] | None:
-    """The usage counts of a response and what of its cache creation was written with the one-hour TTL."""
-    u = message.usage
-    if u is None:
-        return None
-    split = u.cache_creation
-    creation = u.cache_creation_input_tokens
-    return ((u.input_tokens, creation, u.cache_read_input_tokens, u.output_tokens),
-            min(creation, split.ephemeral_1h_input_tokens) if split is not None else 0)
