@@ -227,6 +227,31 @@ def test_broken_records_are_warned_about_and_never_hang(tmp_path):
     assert log.suffix(log.get("c1"), 0) is None
 
 
+def test_lists_that_hold_something_else_are_read_as_empty(tmp_path):
+    """`true` where a list of cache marks, edits or cleared tools belongs (another version, a damaged file): the
+    session loads with what else the lines hold, nothing cleared (each of these stopped the load with a TypeError)."""
+    user = {"type": "user", "uuid": "u1", "parentUuid": None, "timestamp": "2026-01-01T00:00:00Z",
+            "message": {"role": "user", "content": "hi"}}
+    sent = {"type": "api-request", "id": "r1", "shapeHash": "none", "tail": [], "cacheControl": True,
+            "params": {"context_management": {"edits": True}}}
+    sent2 = {**sent, "id": "r2", "cacheControl": [{"path": ["system"], "value": True}],
+             "params": {"context_management": {"edits": [{"type": "clear_tool_uses_20250919", "exclude_tools": True}]}}}
+    answers = [{"type": "assistant", "uuid": f"a{i}", "parentUuid": parent, "timestamp": "2026-01-01T00:00:01Z",
+                "requestRef": ref, "message": {"id": f"msg_{i}", "role": "assistant", "model": "claude-sonnet-4-5",
+                                               "content": [{"type": "text", "text": "ok"}],
+                                               "usage": {"input_tokens": 10, "output_tokens": 2},
+                                               "context_management": {"applied_edits": edits}}}
+               for i, parent, ref, edits in ((1, "u1", "r1", True),
+                                             (2, "a1", "r2", [{"type": "clear_tool_uses_20250919",
+                                                               "cleared_tool_uses": 0}]))]
+    path = tmp_path / "odd.jsonl"
+    path.write_text("\n".join(json.dumps(x) for x in (user, sent, sent2, *answers)) + "\n")
+    session = load(path)
+    assert [m.role for m in session.messages] == ["user", "assistant", "assistant"]
+    assert [r.id for r in session.requests] == ["msg_1", "msg_2"]
+    assert session.compactions == []
+
+
 def test_the_api_clearing_tool_results_is_a_microcompaction():
     """2.1.332 resumed after a pause asks the API to clear old tool results (clear_tool_uses_20250919); the API
     reports what it cleared in the response, which becomes a microcompaction (trigger api) of those results: the

@@ -3,7 +3,7 @@ other programs (and other versions of them), so every field may hold any JSON ty
 
 import json
 
-from hypothesis import given, settings, strategies as st
+from hypothesis import example, given, settings, strategies as st
 
 from inspector.core.formats.claude_code import ClaudeCodeLoader
 from inspector.core.formats.codex import CodexLoader
@@ -167,6 +167,7 @@ kimi_records = st.fixed_dictionaries(
 
 @settings(max_examples=200, deadline=None)
 @given(st.lists(kimi_records, min_size=1, max_size=14))
+@example([{"type": "context.append_message", "message": {"toolCalls": True}}])  # found by a CI run
 def test_any_kimi_code_records_load_and_every_request_saw_messages_it_has(objs):
     loader = KimiCodeLoader("fuzz")
     for n, obj in enumerate(objs, 1):

@@ -99,6 +99,11 @@ def opt_str(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
+def as_list(value: Any) -> list:
+    """A list from a file, else none (a `true` or a number where a list belongs is not iterable)."""
+    return value if isinstance(value, list) else []
+
+
 def iso_from_ms(value: Any) -> str | None:
     """An epoch-milliseconds timestamp (Cline's `ts`) as ISO 8601 UTC, or None for anything that is not one."""
     if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 < value < 1e14:

@@ -28,7 +28,7 @@ from typing import Any, Iterable, Sequence
 
 from msgspec import Struct, structs
 
-from inspector.core.formats.blocks import (NestedTooDeep, as_int, blocks_from_content, edited_message, opt_int,
+from inspector.core.formats.blocks import (NestedTooDeep, as_int, as_list, blocks_from_content, edited_message, opt_int,
                                            opt_str, replaced_message)
 from inspector.core.formats.claude_code_records import (
     COST_STATE, IGNORED, REQUEST_RECORDS, RequestRecorder, agent_cost, attachment_type, reminder,
@@ -495,15 +495,15 @@ class ClaudeCodeLoader:
         tools the request excluded from clearing."""
         managed = message.get("context_management")
         edits = managed.get("applied_edits") if isinstance(managed, dict) else None
-        cleared = [e for e in edits or () if isinstance(e, dict) and e.get("type") == CLEAR_TOOL_USES]
+        cleared = [e for e in as_list(edits) if isinstance(e, dict) and e.get("type") == CLEAR_TOOL_USES]
         if not cleared:
             return None
         excluded: set[str] = set()
         sent = next((r for r in reversed(self.recorder.requests) if r.id == sent_id), None) if sent_id else None
         asked = sent.params.get("context_management") if sent is not None else None
-        for edit in asked.get("edits") or () if isinstance(asked, dict) else ():
+        for edit in as_list(asked.get("edits")) if isinstance(asked, dict) else ():
             if isinstance(edit, dict) and edit.get("type") == CLEAR_TOOL_USES:
-                excluded.update(t for t in edit.get("exclude_tools") or () if isinstance(t, str))
+                excluded.update(t for t in as_list(edit.get("exclude_tools")) if isinstance(t, str))
         return (sum(as_int(e.get("cleared_tool_uses")) for e in cleared),
                 sum(as_int(e.get("cleared_input_tokens")) for e in cleared), frozenset(excluded))
 

@@ -13,6 +13,7 @@ from typing import Any
 
 import orjson
 
+from inspector.core.formats.blocks import as_list
 from inspector.core.model import AgentCost, Block
 from inspector.core.sent_requests import SentLog, SentRequest, Shape, TranscriptMessages
 
@@ -76,7 +77,7 @@ class RequestRecorder:
         params = self._params.setdefault(key, params)
         keep = obj.get("keep")
         marks = []
-        for mark in obj.get("cacheControl") or ():
+        for mark in as_list(obj.get("cacheControl")):
             if isinstance(mark, dict) and isinstance(mark.get("path"), list):
                 path, value = tuple(mark["path"]), mark.get("value")
                 try:  # a breakpoint's value is a small flat dict ({"type": "ephemeral"}): the same ones shared

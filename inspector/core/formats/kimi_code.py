@@ -30,7 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from inspector.core.formats.blocks import as_int, block_from_dict, image_from_url, iso_from_ms, opt_int, opt_str
+from inspector.core.formats.blocks import (as_int, as_list, block_from_dict, image_from_url, iso_from_ms, opt_int,
+                                           opt_str)
 from inspector.core.formats.harness_config import Stated, read_toml
 from inspector.core.formats.jsonl import ObjectLoader, Progress, UnknownKinds, read_jsonl
 from inspector.core.formats.neutral import call_arguments
@@ -281,7 +282,7 @@ def _message(d: dict) -> Message:
     content = d.get("content")
     parts = content if isinstance(content, list) else [{"type": "text", "text": content}] if content else []
     blocks = [b for b in (_part(p) for p in parts if isinstance(p, dict)) if b is not None]
-    for call in d.get("toolCalls") or ():
+    for call in as_list(d.get("toolCalls")):
         if isinstance(call, dict):
             blocks.append(Block("tool_use", "", opt_str(call.get("id")), opt_str(call.get("name")),
                                 call_arguments(call.get("arguments"))))
