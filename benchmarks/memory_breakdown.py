@@ -5,9 +5,10 @@ Default: the command itself, run in this process with its output to /dev/null, a
 (VmRSS, VmHWM) read after start-up, the imports, `load()`, `account()` and the output. `--traced`: the objects that
 are live (tracemalloc) when the loader builds the session (the session's own and the loader's state) and after
 `load()` returns (the session), with the peak while loading; what the loader frees then leaves arenas the session
-still shares, which RSS keeps. Run each mode in a fresh process (this script is one): RSS only grows.
+still shares, which RSS keeps. `--composition`: what the loaded session's objects are, by kind (sys.getsizeof,
+each object once), per message. Run each mode in a fresh process (this script is one): RSS only grows.
 
-    python benchmarks/memory_breakdown.py [PATH] [--traced]
+    python benchmarks/memory_breakdown.py [PATH] [--traced | --composition]
 
 Without PATH, uses benchmarks/data/messages-100k.jsonl (bench_messages.py makes it).
 """
@@ -18,6 +19,7 @@ import argparse
 import os
 import sys
 import tracemalloc
+from collections import Counter
 from pathlib import Path
 from typing import Any, Callable
 
@@ -86,18 +88,63 @@ def by_objects(path: Path) -> list[tuple[str, str]]:
     return marks
 
 
+def composition(path: Path) -> list[tuple[str, str]]:
+    from inspector.core.formats import load
+
+    session = load(path)
+    seen: set[int] = set()
+    size: Counter[str] = Counter()
+
+    def add(kind: str, *objs: Any) -> None:
+        for obj in objs:
+            if obj is not None and id(obj) not in seen:
+                seen.add(id(obj))
+                size[kind] += sys.getsizeof(obj)
+                if isinstance(obj, dict):  # a tool's input: its keys and values too
+                    add(kind, *obj.keys(), *obj.values())
+                elif isinstance(obj, (list, tuple)) and kind == INPUTS:
+                    add(kind, *obj)
+
+    add("the session's lists", session.messages, session.requests)
+    for m in session.messages:
+        add("Message", m)
+        add("blocks lists", m.blocks)
+        add("line tuples and their ints, offsets", m.lines, *m.lines, m.offset)
+        add("uuid, timestamp, response id strings", m.uuid, m.timestamp, m.response_id, m.model)
+        for b in m.blocks:
+            add("Block", b)
+            add("text", b.text)
+            add("tool ids and names", b.tool_id, b.tool_name)
+            add(INPUTS, b.input)
+    for r in session.requests:
+        add("Request", r)
+        add("Request ints and strings", r.input_tokens, r.cache_creation, r.cache_read, r.output_tokens,
+            r.message_index, r.seen_start, r.seen_end, r.line, r.id, r.timestamp)
+    n = max(1, len(session.messages))
+    marks = [(kind, f"{bytes_ / MB:6.1f} MB   {bytes_ / n:5.0f} B a message") for kind, bytes_ in size.most_common()]
+    total = sum(size.values())
+    return [*marks, (f"all of it ({len(session.messages):,} messages)",
+                     f"{total / MB:6.1f} MB   {total / n:5.0f} B a message")]
+
+
+INPUTS = "tool inputs (dicts and what they hold)"
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("path", nargs="?", type=Path, default=DEFAULT)
-    parser.add_argument("--traced", action="store_true", help="live objects (tracemalloc) instead of RSS")
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--traced", action="store_true", help="live objects (tracemalloc) instead of RSS")
+    mode.add_argument("--composition", action="store_true", help="the session's objects by kind")
     args = parser.parse_args()
     if not args.path.is_file():
         parser.error(f"{args.path}: no such file (bench_messages.py generates benchmarks/data/messages-100k.jsonl)")
     size = args.path.stat().st_size
-    marks = by_objects(args.path) if args.traced else by_rss(args.path)
+    marks = (by_objects(args.path) if args.traced else composition(args.path) if args.composition else
+             by_rss(args.path))
     print(f"{args.path.name}: {size / MB:.1f} MB; 2x the file: {2 * size / MB:.1f} MB")
     for name, figures in marks:
-        print(f"  after {name:42} {figures}")
+        print(f"  {'' if args.composition else 'after '}{name:44} {figures}")
     return 0
 
 
