@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from itertools import compress, count
 from operator import is_not
 from pathlib import Path
-from typing import Any, Callable, Protocol, Sequence
+from typing import Any, Protocol, Sequence
 
 from inspector.core.pairing import PairingCheck
 from inspector.core.formats import detect, resolve, split_address, stamp, subagent_files
@@ -174,7 +174,6 @@ class Follower:
         self.error: str | None = None
         self.format: Format | None = None
         self._loader: Loader | None = None
-        self._decoder: Callable[[list[bytes]], Callable[[bytes], Any]] | None = None  # the loader's own parse
         self._index: LineIndex | None = None
         self._identity: tuple[int, int] | None = None  # (st_dev, st_ino) of the file being read
         self._head = b""  # the start of its first line, to notice a rewrite that kept inode and size
@@ -255,7 +254,6 @@ class Follower:
         loader = make_loader(path, fmt)
         st = os.stat(path)
         self.format, self._loader, self._tail_fed, self.unfinished = fmt, loader, None, None
-        self._decoder = getattr(loader, "decoder", None)
         self._identity = (st.st_dev, st.st_ino)
         self._head = self._read_head()
         if loader is None:  # one JSON document (or a database): read whole, every time
@@ -268,8 +266,7 @@ class Follower:
         else:
             self._index = LineIndex(path)
             self._index.end = start
-            read_jsonl(path, self._feed, loader.warn, progress, self._index, None, self._held, self._decoder,
-                       self._feed_run if hasattr(loader, "feed_run") else None)
+            self._read_lines(self._index, progress)
             session = loader.build()
             self._figure_warnings = {}
             self._check_figures(session, None)
@@ -312,6 +309,14 @@ class Follower:
             self._tail_fed = offset
         self._fed += 1
         self._loader.feed(line_no, offset, obj)
+
+    def _read_lines(self, index: LineIndex, progress: Progress | None = None) -> None:
+        """Feed the loader the lines past `index`'s end: a run at a time when it takes runs, with its own parse."""
+        loader = self._loader
+        assert loader is not None
+        read_jsonl(self.path, self._feed, loader.warn, progress, index,
+                   self._skip_fed_tail if self._tail_fed is not None else None, self._held,
+                   getattr(loader, "decoder", None), self._feed_run if hasattr(loader, "feed_run") else None)
 
     def _feed_run(self, first: int, offsets: Sequence[int], objs: list) -> None:
         """Feed a run of complete lines to the loader (`skip` kept out a last line fed before its newline came)."""
@@ -366,9 +371,7 @@ class Follower:
         before_end, before_lines, before_fed = index.end, len(index), self._fed
         try:
             self.unfinished = None
-            read_jsonl(self.path, self._feed, self._loader.warn, None, index,
-                       self._skip_fed_tail if self._tail_fed is not None else None, self._held, self._decoder,
-                       self._feed_run if hasattr(self._loader, "feed_run") else None)
+            self._read_lines(index)
         except FileShrunk:
             return self._reopen("the file was truncated")
         except OSError as exc:

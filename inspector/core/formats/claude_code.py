@@ -34,7 +34,6 @@ from inspector.core.formats.claude_code_records import (
     COST_STATE, IGNORED, REQUEST_RECORDS, RequestRecorder, agent_cost, attachment_type, reminder,
 )
 from inspector.core.formats.claude_code_lines import TYPED, AgentResult, Assistant, Line, User, decoder
-from inspector.core.formats.claude_code_lines import block as typed_block
 from inspector.core.formats.claude_code_lines import blocks as typed_blocks
 from inspector.core.formats.harness_config import Stated, read_json
 from inspector.core.formats.jsonl import UnknownKinds
@@ -390,10 +389,8 @@ class ClaudeCodeLoader:
         message = obj.message  # type: ignore[union-attr]
         if message is None:
             return None
-        content = message.content
-        try:  # most messages: one block (`typed_blocks` in short)
-            blocks = ([typed_block(content[0], self._calls, 0)] if content.__class__ is list and len(content) == 1
-                      else typed_blocks(content, self._calls))
+        try:
+            blocks = typed_blocks(message.content, self._calls)
         except NestedTooDeep as exc:
             blocks = self._unread(exc, line_no)
         ts = obj.timestamp  # type: ignore[union-attr]

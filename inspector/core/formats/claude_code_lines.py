@@ -174,12 +174,11 @@ def blocks(content: str | list | None, calls: dict[str, str], depth: int = 0) ->
     if depth > MAX_NESTING:
         raise NestedTooDeep(f"tool results nested more than {MAX_NESTING} deep")
     if len(content) == 1:  # most messages: a list made to measure (a list grown by appends takes 24 bytes more)
-        return [block(content[0], calls, depth)]  # type: ignore[index]
-    return [block(b, calls, depth) for b in content]  # type: ignore[union-attr]
+        return [_block(content[0], calls, depth)]  # type: ignore[index]
+    return [_block(b, calls, depth) for b in content]  # type: ignore[union-attr]
 
 
-def block(b: Any, calls: dict[str, str], depth: int) -> Block:
-    """One typed block as `blocks` reads it."""
+def _block(b: Any, calls: dict[str, str], depth: int) -> Block:
     cls = b.__class__
     if cls is _ToolResult:
         inner, tool_id = b.content, b.tool_use_id
