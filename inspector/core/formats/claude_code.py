@@ -20,8 +20,8 @@ text become messages (`Message.attachment` names their type) in the role they we
 from __future__ import annotations
 
 import sys
-from bisect import bisect_left, bisect_right
-from itertools import compress, count, islice, repeat
+from array import array
+from itertools import accumulate, compress, count, islice, repeat
 from operator import attrgetter, eq, is_not, itemgetter, ne
 from pathlib import Path
 from typing import Any, ClassVar, Iterable, Sequence
@@ -136,9 +136,9 @@ class _Graph:
         seq = self.nodes.get(uuid)
         return self.records[seq] if seq is not None else None
 
-    def held(self) -> list[int]:
-        """The seqs of the entries that hold a record, ascending."""
-        return list(compress(count(), map(is_not, self.records, _NONE)))
+    def held(self) -> list[Record]:
+        """The records, in file order."""
+        return list(compress(self.records, map(is_not, self.records, _NONE)))  # type: ignore[arg-type]
 
 
 # Where Claude Code reads managed (policy) settings, which override every other source
@@ -595,8 +595,8 @@ def _chain(graph: _Graph) -> list[Record] | None:
     every record. None otherwise, or when too many links are not to the entry just before (then the walk is as
     cheap). Those links are found in C; only they are looked at."""
     order, parents, records, nodes = graph.order, graph.parents, graph.records, graph.nodes
-    held = graph.held()
-    if not held or parents[0] is not None or records[held[-1]].uuid != graph.tip:  # type: ignore[union-attr]
+    last = next(filter(None, reversed(records)), None)  # (records are structs: true)
+    if last is None or parents[0] is not None or last.uuid != graph.tip:
         return None
     first = records[0]
     if first.__class__ is _Marker and first.logical_parent is not None:  # type: ignore[union-attr]
@@ -605,15 +605,18 @@ def _chain(graph: _Graph) -> list[Record] | None:
     others = list(islice(compress(count(1), map(is_not, islice(parents, 1, None), order)), limit + 1))
     if len(others) > limit:
         return None
+    # the records up to each seq: none between two seqs when the counts are equal (a count an entry, in an array:
+    # no int object an entry)
+    held = array("q", accumulate(map(is_not, records, _NONE))) if others else None
     for seq in others:
         parent = parents[seq]
         if parent is None:
             rec = records[seq]
             parent = rec.logical_parent if rec.__class__ is _Marker else None  # type: ignore[union-attr]
         at = nodes.get(parent) if parent is not None else None
-        if at is None or at >= seq or bisect_left(held, seq) != bisect_right(held, at):
+        if at is None or at >= seq or held[seq - 1] != held[at]:  # type: ignore[index]
             return None  # a root, a parent not (yet) read or read later, or a record the step back passes over
-    return list(map(records.__getitem__, held))  # type: ignore[arg-type]
+    return graph.held()
 
 
 class _Branch:
@@ -645,7 +648,7 @@ class _Branch:
         chain = _chain(graph)
         if chain is not None:  # every entry the child of the one before: the walk would visit each, in reverse
             self._unsettled = chain
-            return list(chain)
+            return chain
         nodes, order, parents, records = graph.nodes, graph.order, graph.parents, graph.records
         walked: list[Record] = []
         visited = bytearray(len(order))  # by seq: a byte an entry where a set of uuids takes ~40
@@ -688,7 +691,8 @@ class _Branch:
         laid = walked[::-1]
         # off the path: none when every record is on it (walked holds each record once)
         held = graph.held()
-        others = [records[seq] for seq in held if not visited[seq]] if len(walked) < len(held) else []
+        others = [r for r, seen in zip(records, visited) if not seen and r is not None] if len(walked) < len(held) \
+            else []
         if others:
             self._lay(laid)
             selected = self._select(dict(zip(map(_UUID, walked), walked)), others)
@@ -698,7 +702,7 @@ class _Branch:
         # path's positions, the selected and response sets, the open calls: ~20 MB at 100,000 messages) waits for
         # one (`settle`).
         self._unsettled = laid
-        return list(map(records.__getitem__, held))  # type: ignore[arg-type]
+        return held
 
     def settle(self) -> None:
         """Lay the path a first walk left unlaid (`walk`): what extending the branch reads."""
@@ -807,7 +811,8 @@ class _Assembler:
         self.compactions: list[Compaction] = []
         self.models: list[str] = []
         self.by_response: dict[str, int] = {}  # response id -> message index
-        self.request_at: dict[str, int] = {}  # request id -> index in requests
+        # by message index, the index of its Request in requests, -1 for none (an array: no int object a request)
+        self.request_of = array("q")
         self.context_start = 0
         self.shared = (0, 0)  # messages and requests below these counts are in a published Session
         self.owned: set[int] = set()  # messages copied since the last publish (the others are records' or shared)
@@ -845,11 +850,13 @@ class _Assembler:
     def add(self, records: Iterable[Record]) -> None:
         """Add the branch's records in order. Most start a message (with a Request where they hold usage), in this
         loop; boundaries and the later lines of a response go to their own methods."""
-        messages, by_response, append = self.messages, self.by_response, self.messages.append
+        messages, by_response, append, no_request = (self.messages, self.by_response, self.messages.append,
+                                                     self.request_of.append)
         for rec in records:
             cls = rec.__class__
             if cls is Message:  # a user entry's: the record is the message (`_own` copies it before any change)
                 append(rec)
+                no_request(-1)
                 continue
             if cls is _Marker:
                 self._compaction(rec)  # type: ignore[arg-type]
@@ -864,6 +871,7 @@ class _Assembler:
             if rid:
                 by_response[rid] = index
             append(rec.message)  # type: ignore[union-attr]
+            no_request(-1)
             if rec.input_tokens is not None:  # type: ignore[union-attr]
                 self._add_request(rec, index)  # type: ignore[arg-type]
 
@@ -878,8 +886,8 @@ class _Assembler:
             more = self.more_lines[index] = []
         more.append(rec.message.lines[0])
         if rec.input_tokens is not None:
-            at = self.request_at.get(message.response_id or "")
-            if at is None:
+            at = self.request_of[index]
+            if at < 0:
                 self._add_request(rec, index)
             else:  # every line repeats the usage; output_tokens is final only on the last one
                 request = self.requests[at]
@@ -984,7 +992,7 @@ class _Assembler:
         rid = rec.response_id or f"line-{line}"
         if self.messages[index].response_id != rid:
             self._own(index).response_id = rid
-        self.request_at[rid] = len(requests)
+        self.request_of[index] = len(requests)
         requests.append(Request(rid, model, rec.input_tokens, rec.cache_creation, rec.cache_read,  # type: ignore[arg-type]
                                 rec.output_tokens, index, self.context_start, index, line, message.timestamp, "turn",
                                 rec.sent_id, rec.write_1h))
