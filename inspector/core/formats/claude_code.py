@@ -404,9 +404,9 @@ class ClaudeCodeLoader:
         ts = obj.timestamp  # type: ignore[union-attr]
         if cls is User:
             summary = obj.isCompactSummary  # type: ignore[union-attr]
-            return _user_record(uuid, line_no, offset, ts, blocks,
-                                "tool_result" if blocks and blocks[0].type == "tool_result" and not summary else
-                                _user_kind(summary, obj.isMeta or obj.isVisibleInTranscriptOnly, blocks))  # type: ignore[union-attr]
+            return Message("user", "tool_result" if blocks and blocks[0].type == "tool_result" and not summary else
+                           _user_kind(summary, obj.isMeta or obj.isVisibleInTranscriptOnly, blocks),  # type: ignore[union-attr]
+                           blocks, uuid, None, (line_no,), offset, ts)
         rid, model = message.id, message.model
         if model is not None:
             model = sys.intern(model)  # one string for every line of a model
@@ -414,7 +414,7 @@ class ClaudeCodeLoader:
         if ref is not None and rid:
             self.recorder.respond(ref, rid)
         u = message.usage
-        made = _response(uuid, line_no, offset, ts, blocks, "assistant", rid, model)
+        made = Message("assistant", "assistant", blocks, uuid, None, (line_no,), offset, ts, model, rid)
         if u is None or model == SYNTHETIC_MODEL:
             return _Response(uuid, rid, made, None, 0, 0, 0, 0, ref, None)
         split, creation = u.cache_creation, u.cache_creation_input_tokens  # and what was written with the 1-hour TTL
@@ -440,9 +440,9 @@ class ClaudeCodeLoader:
             except NestedTooDeep as exc:
                 blocks = self._unread(exc, line_no)
             if kind == "user":
-                return _user_record(uuid, line_no, offset, ts, blocks, _user_kind(
-                    bool(obj.get("isCompactSummary")), bool(obj.get("isMeta") or obj.get("isVisibleInTranscriptOnly")),
-                    blocks))
+                return Message("user", _user_kind(bool(obj.get("isCompactSummary")), bool(  # type: ignore[arg-type]
+                    obj.get("isMeta") or obj.get("isVisibleInTranscriptOnly")), blocks), blocks, uuid, None, (line_no,),
+                               offset, ts)
             # a summary's acknowledgement we exported says so (Claude Code has no such kind)
             ext = obj.get(EXTENSION)
             msg_kind = "summary_ack" if ext.__class__ is dict and ext.get("kind") == "summary_ack" else "assistant"
@@ -457,7 +457,7 @@ class ClaudeCodeLoader:
                 ref = None
             cleared = self._server_cleared(message, ref) if "context_management" in message else None
             usage = message.get("usage")
-            made = _response(uuid, line_no, offset, ts, blocks, msg_kind, rid, model)
+            made = Message("assistant", msg_kind, blocks, uuid, None, (line_no,), offset, ts, model, rid)  # type: ignore[arg-type]
             if usage.__class__ is not dict or model == SYNTHETIC_MODEL:
                 return _Response(uuid, rid, made, None, 0, 0, 0, 0, ref, cleared)
             get = usage.get  # counts: ints only (`as_int`), inline
@@ -1016,16 +1016,6 @@ def _calls(records: Iterable[Record]) -> tuple[set[str | None], set[str | None]]
                 if b.type == "tool_result":
                     answer(b.tool_id)
     return used, answered
-
-
-def _user_record(uuid: str, line_no: int, offset: int, ts: str | None, blocks: list[Block], kind: str) -> Message:
-    return Message("user", kind, blocks, uuid, None, (line_no,), offset, ts)  # type: ignore[arg-type]
-
-
-def _response(uuid: str, line_no: int, offset: int, ts: str | None, blocks: list[Block], kind: str, rid: str | None,
-              model: str | None) -> Message:
-    """An assistant line's message."""
-    return Message("assistant", kind, blocks, uuid, None, (line_no,), offset, ts, model, rid)  # type: ignore[arg-type]
 
 
 def _line(rec: Record) -> int:
