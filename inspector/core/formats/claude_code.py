@@ -69,11 +69,11 @@ MAX_CONFLICT_WARNINGS = 20  # uuids repeated with other content warned one by on
 
 class _Response(Struct, gc=False):
     """An assistant entry's record: its message, as this line alone makes it, and what its Request takes from the
-    line. (A user entry's record is its Message itself, a compaction boundary's a `_Marker`: a record costs nothing
-    beyond what the session keeps, or a struct made in C with no collector header, 100,000 times a session.) A
-    build puts `message` itself in the session: the assembler copies it before changing it (a later line of the
-    same response), so the record stays as the line made it. `uuid` and `response_id` are the message's, read by
-    every walk as any record's."""
+    line (`uuid` and `response_id` are the message's, which the walks read from any record). A user entry's record
+    is its Message itself and a boundary's a `_Marker`: beyond what the session keeps, the loader holds this struct
+    (made in C, no collector header) for a response and nothing for a user entry, 100,000 times a session. A build
+    puts the record's message itself in the session: the assembler copies it before changing it (a later line of
+    the same response), so the record stays as the line made it."""
 
     kind: ClassVar[str] = "assistant"
     uuid: str
