@@ -20,7 +20,8 @@ from itertools import accumulate, repeat
 from operator import add
 from typing import Iterator
 
-CHUNK = 4 * 1024 * 1024
+CHUNK = 1024 * 1024  # bytes read at a time: with its raw lines, what a read holds beyond what the loader keeps (4 MB
+# chunks put 10 MB more on the peak RSS of loading 100,000 messages, and read no faster)
 MAX_LINE = 100_000_000  # bytes one line may take: a parsed line costs ~4x its size, so at most ~430 MB
 
 

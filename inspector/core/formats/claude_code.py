@@ -20,11 +20,11 @@ text become messages (`Message.attachment` names their type) in the role they we
 from __future__ import annotations
 
 import sys
-from bisect import bisect_left, bisect_right
-from itertools import compress, count, islice, repeat
+from array import array
+from itertools import accumulate, compress, count, islice, repeat
 from operator import attrgetter, eq, is_not, itemgetter, ne
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, ClassVar, Iterable, Sequence
 
 from msgspec import Struct, structs
 
@@ -67,34 +67,42 @@ SYNTHETIC_MODEL = "<synthetic>"  # Claude Code's placeholder model on locally ma
 MAX_CONFLICT_WARNINGS = 20  # uuids repeated with other content warned one by one; beyond, one line counts the rest
 
 
-class _Record(Struct, gc=False):
-    """A user/assistant entry (with its message, as this line alone makes it) or a compaction marker, parsed when
-    fed; the raw line is dropped. A build puts `message` itself in the session: the assembler copies it before
-    changing it (a later line of the same response), so the record stays as the line made it. (A struct: made in C,
-    and no collector header, 100,000 times a session.)"""
+class _Response(Struct, gc=False):
+    """An assistant entry's record: its message, as this line alone makes it, and what its Request takes from the
+    line (`uuid` and `response_id` are the message's, which the walks read from any record). A user entry's record
+    is its Message itself and a boundary's a `_Marker`: beyond what the session keeps, the loader holds this struct
+    (made in C, no collector header) for a response and nothing for a user entry, 100,000 times a session. A build
+    puts the record's message itself in the session: the assembler copies it before changing it (a later line of
+    the same response), so the record stays as the line made it."""
 
+    kind: ClassVar[str] = "assistant"
     uuid: str
-    kind: str  # "user", "assistant", "compact", "microcompact"
+    response_id: str | None
+    message: Message
+    input_tokens: int | None  # None: the line has no usage (or Claude Code made it: an API error)
+    cache_creation: int
+    cache_read: int
+    output_tokens: int
+    write_1h: int  # of the cache creation, what was written with the one-hour TTL
+    sent_id: str | None  # the api-request it answers (requestRef)
+    cleared: tuple[int, int, frozenset[str]] | None  # the API cleared tool results for its request (context
+    # editing): (results cleared, input tokens saved, tools it never clears), as reported
+
+
+class _Marker(Struct, gc=False):
+    """A compaction boundary's record."""
+
+    response_id: ClassVar[None] = None
+    uuid: str
+    kind: str  # "compact", "microcompact"
     line: int
-    timestamp: str | None = None
-    message: Message | None = None  # user/assistant
-    response_id: str | None = None
-    usage: tuple[int, int, int, int] | None = None
-    write_1h: int = 0  # of the usage's cache creation, what was written with the one-hour TTL
-    logical_parent: str | None = None
-    meta: dict | None = None
-    ext: dict | None = None
-    sent_id: str | None = None  # assistant: the api-request it answers (requestRef)
-    cleared: tuple[int, int, frozenset[str]] | None = None  # assistant: the API cleared tool results for its
-    # request (context editing): (results cleared, input tokens saved, tools it never clears), as reported
+    timestamp: str | None
+    logical_parent: str | None
+    meta: dict
+    ext: dict | None
 
-    @property
-    def blocks(self) -> list[Block]:
-        return self.message.blocks if self.message is not None else []
 
-    @property
-    def msg_kind(self) -> str:
-        return self.message.kind if self.message is not None else "prompt"
+Record = Message | _Response | _Marker  # an entry that holds content: a user entry's record is its Message
 
 
 class Loose(Struct, gc=False):
@@ -121,16 +129,16 @@ class _Graph:
         self.nodes: dict[str, int] = {}  # uuid -> seq
         self.order: list[str] = []
         self.parents: list[str | None] = []
-        self.records: list[_Record | None] = []
+        self.records: list[Record | None] = []
         self.tip: str | None = None  # the newest record: the end of the active branch
 
-    def record(self, uuid: str) -> _Record | None:
+    def record(self, uuid: str) -> Record | None:
         seq = self.nodes.get(uuid)
         return self.records[seq] if seq is not None else None
 
-    def held(self) -> list[int]:
-        """The seqs of the entries that hold a record, ascending."""
-        return list(compress(count(), map(is_not, self.records, _NONE)))
+    def held(self) -> list[Record]:
+        """The records, in file order."""
+        return list(compress(self.records, map(is_not, self.records, _NONE)))  # type: ignore[arg-type]
 
 
 # Where Claude Code reads managed (policy) settings, which override every other source
@@ -311,7 +319,7 @@ class ClaudeCodeLoader:
         if len(made) == len(kinds):
             graph.records += made
         else:
-            records: list[_Record | None] = [None] * len(kinds)
+            records: list[Record | None] = [None] * len(kinds)
             for i, record in zip(held, made):
                 records[i] = record
             graph.records += records
@@ -356,7 +364,7 @@ class ClaudeCodeLoader:
                      version if version.__class__ is str else None,
                      AgentResult(agent) if isinstance(agent, str) else None, obj)
 
-    def _spawned(self, agent: str, record: _Record) -> None:
+    def _spawned(self, agent: str, record: Message) -> None:
         """A tool result that hands back a subagent's report names the subagent (`toolUseResult.agentId`, whose
         window is `agent-<id>.jsonl`): remember which tool call started it."""
         for b in record.blocks:
@@ -377,11 +385,11 @@ class ClaudeCodeLoader:
             return
         self.conflicts.add(uuid)
         if len(self.conflicts) <= MAX_CONFLICT_WARNINGS:
-            than = f" than line {first.line}" if first is not None else ""
+            than = f" than line {_line(first)}" if first is not None else ""
             self.warn(line_no, f"uuid {uuid[:64]!r} repeated at line {line_no} with different content{than}; "
                                "the first is kept")
 
-    def _record(self, uuid: str, kind: Any, line_no: int, offset: int, obj: Line | Loose) -> _Record | None:
+    def _record(self, uuid: str, kind: Any, line_no: int, offset: int, obj: Line | Loose) -> Record | None:
         """The record of a new entry (None: an entry that only links the chain)."""
         cls = obj.__class__
         if cls is not User and cls is not Assistant:
@@ -396,9 +404,9 @@ class ClaudeCodeLoader:
         ts = obj.timestamp  # type: ignore[union-attr]
         if cls is User:
             summary = obj.isCompactSummary  # type: ignore[union-attr]
-            return _user_record(uuid, line_no, offset, ts, blocks,
-                                "tool_result" if blocks and blocks[0].type == "tool_result" and not summary else
-                                _user_kind(summary, obj.isMeta or obj.isVisibleInTranscriptOnly, blocks))  # type: ignore[union-attr]
+            return Message("user", "tool_result" if blocks and blocks[0].type == "tool_result" and not summary else
+                           _user_kind(summary, obj.isMeta or obj.isVisibleInTranscriptOnly, blocks),  # type: ignore[union-attr]
+                           blocks, uuid, None, (line_no,), offset, ts)
         rid, model = message.id, message.model
         if model is not None:
             model = sys.intern(model)  # one string for every line of a model
@@ -406,12 +414,12 @@ class ClaudeCodeLoader:
         if ref is not None and rid:
             self.recorder.respond(ref, rid)
         u = message.usage
+        made = Message("assistant", "assistant", blocks, uuid, None, (line_no,), offset, ts, model, rid)
         if u is None or model == SYNTHETIC_MODEL:
-            return _response_record(uuid, line_no, offset, ts, blocks, "assistant", rid, model, ref, None, None, 0)
+            return _Response(uuid, rid, made, None, 0, 0, 0, 0, ref, None)
         split, creation = u.cache_creation, u.cache_creation_input_tokens  # and what was written with the 1-hour TTL
-        return _response_record(uuid, line_no, offset, ts, blocks, "assistant", rid, model, ref, None,
-                                (u.input_tokens, creation, u.cache_read_input_tokens, u.output_tokens),
-                                min(creation, split.ephemeral_1h_input_tokens) if split is not None else 0)
+        return _Response(uuid, rid, made, u.input_tokens, creation, u.cache_read_input_tokens, u.output_tokens,
+                         min(creation, split.ephemeral_1h_input_tokens) if split is not None else 0, ref, None)
 
     def _unread(self, exc: NestedTooDeep, line_no: int) -> list[Block]:
         """The blocks of content nested too deeply to read: a placeholder, and a warning. The entry stays (a link of
@@ -419,7 +427,7 @@ class ClaudeCodeLoader:
         self.warn(line_no, f"content not read: {exc}")
         return [Block("text", f"[content not read: {exc}]")]
 
-    def _loose_record(self, uuid: str, kind: Any, line_no: int, offset: int, obj: dict) -> _Record | None:
+    def _loose_record(self, uuid: str, kind: Any, line_no: int, offset: int, obj: dict) -> Record | None:
         ts = obj.get("timestamp")
         if ts.__class__ is not str:
             ts = self._timestamp(ts, line_no)
@@ -432,9 +440,9 @@ class ClaudeCodeLoader:
             except NestedTooDeep as exc:
                 blocks = self._unread(exc, line_no)
             if kind == "user":
-                return _user_record(uuid, line_no, offset, ts, blocks, _user_kind(
-                    bool(obj.get("isCompactSummary")), bool(obj.get("isMeta") or obj.get("isVisibleInTranscriptOnly")),
-                    blocks))
+                return Message("user", _user_kind(bool(obj.get("isCompactSummary")), bool(  # type: ignore[arg-type]
+                    obj.get("isMeta") or obj.get("isVisibleInTranscriptOnly")), blocks), blocks, uuid, None, (line_no,),
+                               offset, ts)
             # a summary's acknowledgement we exported says so (Claude Code has no such kind)
             ext = obj.get(EXTENSION)
             msg_kind = "summary_ack" if ext.__class__ is dict and ext.get("kind") == "summary_ack" else "assistant"
@@ -449,35 +457,34 @@ class ClaudeCodeLoader:
                 ref = None
             cleared = self._server_cleared(message, ref) if "context_management" in message else None
             usage = message.get("usage")
+            made = Message("assistant", msg_kind, blocks, uuid, None, (line_no,), offset, ts, model, rid)  # type: ignore[arg-type]
             if usage.__class__ is not dict or model == SYNTHETIC_MODEL:
-                return _response_record(uuid, line_no, offset, ts, blocks, msg_kind, rid, model, ref, cleared, None, 0)
+                return _Response(uuid, rid, made, None, 0, 0, 0, 0, ref, cleared)
             get = usage.get  # counts: ints only (`as_int`), inline
             a, b, c, d = (get("input_tokens"), get("cache_creation_input_tokens"), get("cache_read_input_tokens"),
                           get("output_tokens"))
             b = b if b.__class__ is int else 0
             split = get("cache_creation")
-            return _response_record(uuid, line_no, offset, ts, blocks, msg_kind, rid, model, ref, cleared,
-                                    (a if a.__class__ is int else 0, b, c if c.__class__ is int else 0,
-                                     d if d.__class__ is int else 0),
-                                    min(b, as_int(split.get("ephemeral_1h_input_tokens"))) if split.__class__ is dict
-                                    else 0)
+            return _Response(uuid, rid, made, a if a.__class__ is int else 0, b, c if c.__class__ is int else 0,
+                             d if d.__class__ is int else 0,
+                             min(b, as_int(split.get("ephemeral_1h_input_tokens"))) if split.__class__ is dict else 0,
+                             ref, cleared)
         if kind == "attachment":
             sent = reminder(obj)
             if sent is None:
                 return None
             role, blocks = sent
             msg_kind = "system" if role == "system" else "meta"
-            return _Record(uuid, "user", line_no, ts, Message(
-                role, msg_kind, blocks, uuid, None, (line_no,), offset, ts,  # type: ignore[arg-type]
-                attachment=attachment_type(obj)))
+            return Message(role, msg_kind, blocks, uuid, None, (line_no,), offset, ts,  # type: ignore[arg-type]
+                           attachment=attachment_type(obj))
         if kind == "system" and obj.get("subtype") in ("compact_boundary", "microcompact_boundary"):
             compact = obj["subtype"] == "compact_boundary"
             meta = obj.get("compactMetadata" if compact else "microcompactMetadata")
             logical = obj.get("logicalParentUuid")
             ext = obj.get(EXTENSION)
-            return _Record(uuid, "compact" if compact else "microcompact", line_no, ts,
-                           logical_parent=logical if isinstance(logical, str) else None,
-                           meta=meta if isinstance(meta, dict) else {}, ext=ext if isinstance(ext, dict) else None)
+            return _Marker(uuid, "compact" if compact else "microcompact", line_no, ts,
+                           logical if isinstance(logical, str) else None, meta if isinstance(meta, dict) else {},
+                           ext if isinstance(ext, dict) else None)
         return None
 
     def _timestamp(self, value: Any, line_no: int) -> None:
@@ -543,7 +550,7 @@ class ClaudeCodeLoader:
         session.agent_cost = self.cost
         return session
 
-    def _extension(self, branch: _Branch) -> list[_Record] | None:
+    def _extension(self, branch: _Branch) -> list[Record] | None:
         """The records the new entries add to the last build's branch, in file order; None when the new entries
         do anything but extend it (then only a full walk gets the branch right)."""
         graph = branch.graph
@@ -551,7 +558,7 @@ class ClaudeCodeLoader:
         new = graph.order[branch.seen:]
         if any(u in branch.missing for u in new):
             return None  # a parent the last walk missed has arrived: the branch may run differently now
-        walked: list[_Record] = []  # from the newest message back to where it joins the branch's path
+        walked: list[Record] = []  # from the newest message back to where it joins the branch's path
         cur, visited = graph.tip, set()
         while cur not in branch.path_pos:
             seq = graph.nodes.get(cur) if cur is not None and cur not in visited else None  # type: ignore[arg-type]
@@ -564,7 +571,7 @@ class ClaudeCodeLoader:
                 if seq < branch.seen and cur not in branch.selected:
                     return None  # an older record off the branch joins it: a rewind, or a piece linked late
                 walked.append(rec)
-                if parent is None and rec.logical_parent:
+                if parent is None and rec.__class__ is _Marker and rec.logical_parent:
                     parent = rec.logical_parent
             cur = parent
         assert cur is not None
@@ -572,14 +579,14 @@ class ClaudeCodeLoader:
         return branch.extend(cur, walked[::-1], [r for r in graph.records[branch.seen:] if r is not None])
 
 
-_UUID, _RESPONSE_ID, _LINE = attrgetter("uuid"), attrgetter("response_id"), attrgetter("line")
+_UUID, _RESPONSE_ID = attrgetter("uuid"), attrgetter("response_id")
 _KIND, _PARENT, _SIDE = attrgetter("kind"), attrgetter("parentUuid"), attrgetter("isSidechain")
 _RESULT, _NONE = attrgetter("toolUseResult"), repeat(None)
 
 MAX_DROPPED = 64  # path records a new entry may leave behind (parallel tool results) before a full walk is cheaper
 
 
-def _chain(graph: _Graph) -> list[_Record] | None:
+def _chain(graph: _Graph) -> list[Record] | None:
     """The graph's records in file order when the walk from the tip would pass every one of them: then that is the
     branch, all of it, found without a walk. So it is when every entry's parent (a compaction boundary's logical
     parent) is an earlier entry with no record between the two (progress entries and the like may hang off the
@@ -588,25 +595,28 @@ def _chain(graph: _Graph) -> list[_Record] | None:
     every record. None otherwise, or when too many links are not to the entry just before (then the walk is as
     cheap). Those links are found in C; only they are looked at."""
     order, parents, records, nodes = graph.order, graph.parents, graph.records, graph.nodes
-    held = graph.held()
-    if not held or parents[0] is not None or records[held[-1]].uuid != graph.tip:  # type: ignore[union-attr]
+    last = next(filter(None, reversed(records)), None)  # (records are structs: true)
+    if last is None or parents[0] is not None or last.uuid != graph.tip:
         return None
     first = records[0]
-    if first is not None and first.logical_parent is not None:
+    if first.__class__ is _Marker and first.logical_parent is not None:  # type: ignore[union-attr]
         return None
     limit = len(order) // 4 + 64
     others = list(islice(compress(count(1), map(is_not, islice(parents, 1, None), order)), limit + 1))
     if len(others) > limit:
         return None
+    # the records up to each seq: none between two seqs when the counts are equal (a count an entry, in an array:
+    # no int object an entry)
+    held = array("q", accumulate(map(is_not, records, _NONE))) if others else None
     for seq in others:
         parent = parents[seq]
         if parent is None:
             rec = records[seq]
-            parent = rec.logical_parent if rec is not None else None
+            parent = rec.logical_parent if rec.__class__ is _Marker else None  # type: ignore[union-attr]
         at = nodes.get(parent) if parent is not None else None
-        if at is None or at >= seq or bisect_left(held, seq) != bisect_right(held, at):
+        if at is None or at >= seq or held[seq - 1] != held[at]:  # type: ignore[index]
             return None  # a root, a parent not (yet) read or read later, or a record the step back passes over
-    return list(map(records.__getitem__, held))  # type: ignore[arg-type]
+    return graph.held()
 
 
 class _Branch:
@@ -627,20 +637,20 @@ class _Branch:
         self.loose_responses: set[str] = set()  # response ids of assistant records off the branch
         self.loose_results: set[str] = set()  # tool ids answered by tool_result records off the branch
         self.missing: set[str] = set()  # parents the walk looked for and did not find
-        self._unsettled: list[_Record] | None = None  # the path a first walk has yet to lay (`settle`)
+        self._unsettled: list[Record] | None = None  # the path a first walk has yet to lay (`settle`)
         self.warnings: list[LoadWarning] = []
         self.assembler = _Assembler()
 
-    def walk(self) -> list[_Record]:
+    def walk(self) -> list[Record]:
         """Records on the path from the newest message back to a root, plus the pieces of its responses that
         Claude Code links off the path (parallel tool calls), in file order."""
         graph = self.graph
         chain = _chain(graph)
         if chain is not None:  # every entry the child of the one before: the walk would visit each, in reverse
             self._unsettled = chain
-            return list(chain)
+            return chain
         nodes, order, parents, records = graph.nodes, graph.order, graph.parents, graph.records
-        walked: list[_Record] = []
+        walked: list[Record] = []
         visited = bytearray(len(order))  # by seq: a byte an entry where a set of uuids takes ~40
         cur: str | None = graph.tip
         child_seq: int | None = None
@@ -666,22 +676,23 @@ class _Branch:
             rec = records[seq]
             if rec is not None:
                 walked.append(rec)
-                if parent is None and rec.logical_parent:
+                if parent is None and rec.__class__ is _Marker and rec.logical_parent:
                     parent = rec.logical_parent
             cur = parent
         if cycle:  # the walk came back to an entry it had passed: the parentUuid links form a cycle
             rec = graph.record(cur)  # type: ignore[arg-type]
-            self.warnings.append(LoadWarning(rec.line if rec else None, "parentUuid links form a cycle; the "
+            self.warnings.append(LoadWarning(_line(rec) if rec else None, "parentUuid links form a cycle; the "
                                                                         "branch stops where it repeats"))
         if gaps:
-            line = first_gap.line if first_gap is not None else None
+            line = _line(first_gap) if first_gap is not None else None
             self.warnings.append(LoadWarning(line, f"{gaps} entr{'y points' if gaps == 1 else 'ies point'} to a "
                                                    "parent not in this file (a corrupt line, or a partial copy); "
                                                    "followed file order across the gap"))
         laid = walked[::-1]
         # off the path: none when every record is on it (walked holds each record once)
         held = graph.held()
-        others = [records[seq] for seq in held if not visited[seq]] if len(walked) < len(held) else []
+        others = [r for r, seen in zip(records, visited) if not seen and r is not None] if len(walked) < len(held) \
+            else []
         if others:
             self._lay(laid)
             selected = self._select(dict(zip(map(_UUID, walked), walked)), others)
@@ -691,7 +702,7 @@ class _Branch:
         # path's positions, the selected and response sets, the open calls: ~20 MB at 100,000 messages) waits for
         # one (`settle`).
         self._unsettled = laid
-        return sorted(laid, key=_LINE)
+        return held
 
     def settle(self) -> None:
         """Lay the path a first walk left unlaid (`walk`): what extending the branch reads."""
@@ -703,24 +714,25 @@ class _Branch:
             self.responses.update(r.response_id for r in laid if r.response_id)
             self.selected.update(map(_UUID, laid))
 
-    def extend(self, join: str, walked: list[_Record], news: list[_Record]) -> list[_Record] | None:
+    def extend(self, join: str, walked: list[Record], news: list[Record]) -> list[Record] | None:
         """The path now runs through `join` (on it already) then `walked` (root first): the records this adds, in
         file order, or None when the result would differ from a full walk's."""
         pos = self.path_pos[join]
         dropped = self.path[pos + 1:]
         if len(dropped) > MAX_DROPPED:
             return None
-        responses = {r.response_id for r in walked if r.kind == "assistant" and r.response_id}
+        responses = {r.response_id for r in walked if r.__class__ is _Response and r.response_id}
         ids: set[str] = set()
         for u in dropped:  # left behind by the path: a full walk still pulls them in, or this is a rewind
             rec = self.graph.record(u)
             assert rec is not None
             rid = rec.response_id
-            if rec.kind == "assistant" and rid and (rid in responses or self.response_first.get(rid, pos + 1) <= pos):
+            if rec.__class__ is _Response and rid and (rid in responses or
+                                                       self.response_first.get(rid, pos + 1) <= pos):
                 continue
-            if rec.kind != "user" or rec.msg_kind != "tool_result":
+            if rec.__class__ is not Message or rec.kind != "tool_result":
                 return None
-            ids.update(b.tool_id for b in rec.blocks if b.type == "tool_result")
+            ids.update(b.tool_id for b in rec.blocks if b.type == "tool_result")  # type: ignore[union-attr]
         if ids & self.loose_results:
             return None
         for u in dropped:
@@ -735,7 +747,7 @@ class _Branch:
         self.pulled |= ids
         return selected
 
-    def _lay(self, records: list[_Record]) -> None:
+    def _lay(self, records: list[Record]) -> None:
         """Append `records` (root first) to the path."""
         base, first = len(self.path), self.response_first
         uuids = list(map(_UUID, records))
@@ -749,8 +761,8 @@ class _Branch:
         firsts.update(first)
         first.update(firsts)
 
-    def _select(self, path: dict[str, _Record], others: list[_Record],
-                left: set[str] = frozenset()) -> list[_Record] | None:  # type: ignore[assignment]
+    def _select(self, path: dict[str, Record], others: list[Record],
+                left: set[str] = frozenset()) -> list[Record] | None:  # type: ignore[assignment]
         """Add `path` (new records on the branch) and pull in from `others` (new records off it, in file order)
         what belongs to its responses and answers its tool calls. None when a loose record from before would be
         pulled in too (it belongs earlier in the branch: only a full walk places it), or when a new record answers
@@ -762,7 +774,7 @@ class _Branch:
         self.responses |= responses
         # Claude Code hangs a response's later lines and their tool results off earlier lines: pull them back in.
         for rec in others:
-            if rec.kind == "assistant" and rec.response_id in self.responses:
+            if rec.__class__ is _Response and rec.response_id in self.responses:
                 selected[rec.uuid] = rec
         used, answered = _calls(selected.values())
         if used & self.loose_results or answered & (self.pulled | left):
@@ -771,20 +783,21 @@ class _Branch:
         for rec in others:
             if rec.uuid in selected:
                 continue
-            if open_ids and rec.kind == "user" and rec.msg_kind == "tool_result":
-                ids = {b.tool_id for b in rec.blocks if b.type == "tool_result"}
+            if open_ids and rec.__class__ is Message and rec.kind == "tool_result":
+                ids = {b.tool_id for b in rec.blocks if b.type == "tool_result"}  # type: ignore[union-attr]
                 if ids and ids <= open_ids:
                     selected[rec.uuid] = rec
                     open_ids -= ids
                     self.pulled |= ids
                     continue
-            if rec.kind == "assistant" and rec.response_id:
+            if rec.__class__ is _Response and rec.response_id:
                 self.loose_responses.add(rec.response_id)
-            elif rec.kind == "user":
-                self.loose_results.update(b.tool_id for b in rec.blocks if b.type == "tool_result")
+            elif rec.__class__ is Message:
+                self.loose_results.update(b.tool_id for b in rec.blocks if b.type == "tool_result")  # type: ignore[union-attr]
         self.open_ids = open_ids
         self.selected.update(selected)
-        return sorted(selected.values(), key=_LINE)
+        records = self.graph.records  # in file order: by seq
+        return list(map(records.__getitem__, sorted(map(self.graph.nodes.__getitem__, selected))))  # type: ignore[arg-type]
 
 
 class _Assembler:
@@ -798,7 +811,8 @@ class _Assembler:
         self.compactions: list[Compaction] = []
         self.models: list[str] = []
         self.by_response: dict[str, int] = {}  # response id -> message index
-        self.request_at: dict[str, int] = {}  # request id -> index in requests
+        # by message index, the index of its Request in requests, -1 for none (an array: no int object a request)
+        self.request_of = array("q")
         self.context_start = 0
         self.shared = (0, 0)  # messages and requests below these counts are in a published Session
         self.owned: set[int] = set()  # messages copied since the last publish (the others are records' or shared)
@@ -833,29 +847,36 @@ class _Assembler:
             self.owned.add(index)
         return message
 
-    def add(self, records: Iterable[_Record]) -> None:
+    def add(self, records: Iterable[Record]) -> None:
         """Add the branch's records in order. Most start a message (with a Request where they hold usage), in this
         loop; boundaries and the later lines of a response go to their own methods."""
-        messages, by_response = self.messages, self.by_response
+        messages, by_response, append, no_request = (self.messages, self.by_response, self.messages.append,
+                                                     self.request_of.append)
         for rec in records:
-            message, rid = rec.message, rec.response_id
-            if message is None:
-                self._compaction(rec)
-            elif rid and rid in by_response:
-                self._continued(rec, by_response[rid])
-            else:
-                if rec.cleared is not None:
-                    self._cleared_by_api(rec)
-                index = len(messages)
-                if rid:
-                    by_response[rid] = index
-                messages.append(message)  # the record's own: `_own` copies it before any change
-                if rec.usage is not None:
-                    self._add_request(rec, index)
+            cls = rec.__class__
+            if cls is Message:  # a user entry's: the record is the message (`_own` copies it before any change)
+                append(rec)
+                no_request(-1)
+                continue
+            if cls is _Marker:
+                self._compaction(rec)  # type: ignore[arg-type]
+                continue
+            rid = rec.response_id
+            if rid and rid in by_response:
+                self._continued(rec, by_response[rid])  # type: ignore[arg-type]
+                continue
+            if rec.cleared is not None:  # type: ignore[union-attr]
+                self._cleared_by_api(rec)  # type: ignore[arg-type]
+            index = len(messages)
+            if rid:
+                by_response[rid] = index
+            append(rec.message)  # type: ignore[union-attr]
+            no_request(-1)
+            if rec.input_tokens is not None:  # type: ignore[union-attr]
+                self._add_request(rec, index)  # type: ignore[arg-type]
 
-    def _continued(self, rec: _Record, index: int) -> None:
+    def _continued(self, rec: _Response, index: int) -> None:
         """A later line of a response already started: the same message, the same Request."""
-        assert rec.message is not None
         message = self._own(index)
         message.blocks.extend(rec.message.blocks)
         if index < self.indexed:
@@ -863,25 +884,25 @@ class _Assembler:
         more = self.more_lines.get(index)
         if more is None:
             more = self.more_lines[index] = []
-        more.append(rec.line)
-        if rec.usage is not None:
-            at = self.request_at.get(message.response_id or "")
-            if at is None:
+        more.append(rec.message.lines[0])
+        if rec.input_tokens is not None:
+            at = self.request_of[index]
+            if at < 0:
                 self._add_request(rec, index)
             else:  # every line repeats the usage; output_tokens is final only on the last one
                 request = self.requests[at]
                 if at < self.shared[1]:
                     request = self.requests[at] = structs.replace(request)
-                request.input_tokens, request.cache_creation, request.cache_read, request.output_tokens = \
-                    rec.usage
+                request.input_tokens, request.cache_creation = rec.input_tokens, rec.cache_creation
+                request.cache_read, request.output_tokens = rec.cache_read, rec.output_tokens
                 request.cache_write_1h = rec.write_1h
 
-    def _compaction(self, rec: _Record) -> None:
+    def _compaction(self, rec: _Marker) -> None:
         """A compact or microcompact boundary. A microcompaction of Claude Code's own lists the results it cleared
         (their lines keep the text they had): they now hold the cleared marker. One we exported says what each
         message it changed held before (their lines hold what they hold now), and a summary we exported says which
         messages it kept verbatim."""
-        messages, meta, ext = self.messages, rec.meta or {}, rec.ext or {}
+        messages, meta, ext = self.messages, rec.meta, rec.ext or {}
         compaction = Compaction("microcompact" if rec.kind == "microcompact" else "compact", len(messages),
                                 trigger=opt_str(meta.get("trigger")), pre_tokens=opt_int(meta.get("preTokens")),
                                 line=rec.line, timestamp=rec.timestamp)
@@ -946,7 +967,7 @@ class _Assembler:
             elif b.type == "tool_use" and b.tool_id is not None:
                 self.tool_of[b.tool_id] = b.tool_name or ""
 
-    def _cleared_by_api(self, rec: _Record) -> None:
+    def _cleared_by_api(self, rec: _Response) -> None:
         """A microcompaction the API made for this response's request: it clears the oldest results of the
         context (past the ones the request kept), so the first `count` results not excluded, less those already
         reported; recorded before the response, as Claude Code's own microcompact boundaries are. The messages keep
@@ -963,64 +984,58 @@ class _Assembler:
         self.server_cleared = (count, max(tokens, saved))
         self.compactions.append(Compaction("microcompact", len(self.messages), trigger="api",
                                            tokens_saved=max(0, tokens - saved), cleared_tool_ids=ids,
-                                           line=rec.line, timestamp=rec.timestamp))
+                                           line=rec.message.lines[0], timestamp=rec.message.timestamp))
 
-    def _add_request(self, rec: _Record, index: int) -> None:
-        assert rec.usage is not None and rec.message is not None
-        model, line, requests = rec.message.model, rec.line, self.requests
+    def _add_request(self, rec: _Response, index: int) -> None:
+        message, requests = rec.message, self.requests
+        model, line = message.model, message.lines[0]
         rid = rec.response_id or f"line-{line}"
-        a, b, c, d = rec.usage
         if self.messages[index].response_id != rid:
             self._own(index).response_id = rid
-        self.request_at[rid] = len(requests)
-        requests.append(Request(rid, model, a, b, c, d, index, self.context_start, index, line, rec.timestamp, "turn",
+        self.request_of[index] = len(requests)
+        requests.append(Request(rid, model, rec.input_tokens, rec.cache_creation, rec.cache_read,  # type: ignore[arg-type]
+                                rec.output_tokens, index, self.context_start, index, line, message.timestamp, "turn",
                                 rec.sent_id, rec.write_1h))
         if model and model not in self.models:
             self.models.append(model)
 
 
-def _calls(records: Iterable[_Record]) -> tuple[set[str | None], set[str | None]]:
+def _calls(records: Iterable[Record]) -> tuple[set[str | None], set[str | None]]:
     """The tool calls of the assistant records and the results of the user records."""
     used: set[str | None] = set()
     answered: set[str | None] = set()
     use, answer = used.add, answered.add
     for r in records:
-        kind = r.kind
-        if kind == "assistant":
+        cls = r.__class__
+        if cls is _Response:
             for b in r.message.blocks:  # type: ignore[union-attr]
                 if b.type == "tool_use":
                     use(b.tool_id)
-        elif kind == "user":
-            for b in r.message.blocks:  # type: ignore[union-attr]
+        elif cls is Message:
+            for b in r.blocks:  # type: ignore[union-attr]
                 if b.type == "tool_result":
                     answer(b.tool_id)
     return used, answered
 
 
-def _user_record(uuid: str, line_no: int, offset: int, ts: str | None, blocks: list[Block], kind: str) -> _Record:
-    return _Record(uuid, "user", line_no, ts, Message("user", kind, blocks, uuid, None, (line_no,), offset,  # type: ignore[arg-type]
-                                                      ts))
+def _line(rec: Record) -> int:
+    """The line a record was read from."""
+    cls = rec.__class__
+    return rec.lines[0] if cls is Message else rec.message.lines[0] if cls is _Response else rec.line  # type: ignore[union-attr]
 
 
-def _response_record(uuid: str, line_no: int, offset: int, ts: str | None, blocks: list[Block], kind: str,
-                     rid: str | None, model: str | None, ref: str | None,
-                     cleared: tuple[int, int, frozenset[str]] | None, usage: tuple[int, int, int, int] | None,
-                     write_1h: int) -> _Record:
-    """An assistant line's record; `write_1h`: of its usage's cache creation, what was written with the 1-hour TTL."""
-    return _Record(uuid, "assistant", line_no, ts, Message("assistant", kind, blocks, uuid, None,  # type: ignore[arg-type]
-                                                           (line_no,), offset, ts, model, rid),
-                   rid, usage, write_1h, None, None, None, ref, cleared)
-
-
-def _same(a: _Record | None, b: _Record | None) -> bool:
+def _same(a: Record | None, b: Record | None) -> bool:
     """Whether two copies of an entry hold the same: kind, content and response (not line, offset or timestamp)."""
-    if a is None or b is None:
+    if a is None or b is None or a.__class__ is not b.__class__:
         return a is b
-    ma, mb = a.message, b.message
-    return (a.kind, a.response_id, a.usage, a.logical_parent, a.meta, a.cleared) == (
-        b.kind, b.response_id, b.usage, b.logical_parent, b.meta, b.cleared) and (ma is None) == (mb is None) and (
-        ma is None or (ma.kind, ma.model, ma.blocks, ma.attachment) == (mb.kind, mb.model, mb.blocks,  # type: ignore[union-attr]
-                                                                         mb.attachment))
+    if a.__class__ is _Marker:
+        return (a.kind, a.logical_parent, a.meta) == (b.kind, b.logical_parent, b.meta)  # type: ignore[union-attr]
+    if a.__class__ is _Response:
+        if (a.response_id, a.input_tokens, a.cache_creation, a.cache_read, a.output_tokens, a.cleared) != (  # type: ignore[union-attr]
+                b.response_id, b.input_tokens, b.cache_creation, b.cache_read, b.output_tokens, b.cleared):  # type: ignore[union-attr]
+            return False
+        a, b = a.message, b.message  # type: ignore[union-attr]
+    return (a.kind, a.model, a.blocks, a.attachment) == (b.kind, b.model, b.blocks, b.attachment)  # type: ignore[union-attr]
 
 
 def _user_kind(summary: bool, meta: bool, blocks: list[Block]) -> str:
