@@ -77,6 +77,9 @@ def _sum_range(cumulative: Columns, lo: int, hi: int) -> list[float]:
     return [0.0 if c is None else c[hi] - c[lo] for c in cumulative]
 
 
+_PART = 1 << 14
+
+
 def _zeros(n: int) -> array:
     return array("d", bytes(8 * n))
 
@@ -382,7 +385,11 @@ class _Run:
         self._pass1()
         if self.fit_before == self.R:  # no request from there on yet: the fit of them all
             self.fit = self.calibrator.copy()
+        if not self.points:  # no state kept to resume from (`resumable=False`): the running sums are done with
+            self.cumulative = []
         final = self._pass2()
+        if not self.points:  # ... and so are the per-message estimates (floats), before `_finish` adds its own
+            self.estimated_f = []
         return self._finish(final)
 
     def _requests(self) -> None:
@@ -404,7 +411,6 @@ class _Run:
         counter, firsts, at_last = self.counter, self.first_version, self.at_last
         # Categories from each message as the last request saw it; its price as it first was.
         shown = [at_last.get(i, msgs[i]) for i in range(lo, n)] if firsts else msgs[lo:]
-        self.feats = feats = [None] * N_FEATURES
         cumulative = self.cumulative
         with batched(msgs[lo:], counter):  # the o200k counts of every new text, in one batch
             self.found = found = FeatureColumns(shown, counter)
@@ -423,17 +429,10 @@ class _Run:
                 after = dict(zip(ids[start:], tools[start:]))
                 self.names = {**self.names_mark, **after} if self.names_mark else after
             names = self.names
-            keys, multi, cols = found.categorise(names)
+            keys, multi = found.categorise(names)
             self.keys += keys
             self.multi.update((lo + i, p) for i, p in multi.items())
-            feats[:] = cols
-            for i, first in firsts.items():
-                if lo <= i < n and first is not shown[i - lo]:
-                    for j, x in enumerate(vector(parts(first, names, counter))):
-                        if x or feats[j] is not None:
-                            if feats[j] is None:
-                                feats[j] = [0.0] * (n - lo)
-                            feats[j][i - lo] = x  # type: ignore[index]
+            feats = self._columns()
             if not self.by_features:  # the features of each message in a row, as the request pass reads them
                 rows = array("d", bytes(8 * N_FEATURES * (n - lo)))
                 for j, col in enumerate(feats):
@@ -451,8 +450,13 @@ class _Run:
                 elif col is not None:
                     if cumulative[j] is None:
                         cumulative[j] = _zeros(lo + 1)
-                    # from the running sum at `lo` on (an array made of a list: made of an iterator, it takes longer)
-                    cumulative[j][lo:] = array("d", list(accumulate(col, initial=cumulative[j][lo])))
+                    column = cumulative[j]
+                    # from the running sum at `lo` on, a part at a time (an array made of a list: made of an iterator,
+                    # it takes longer; made of all of them, the list takes 4 times the array)
+                    for a in range(0, n - lo, _PART):
+                        part = list(accumulate(col[a:a + _PART], initial=column[-1]))
+                        column += array("d", part[1:])
+                    feats[j] = None  # done with: freed before the next is summed
                 elif cumulative[j] is not None:  # adding 0.0 leaves the sum as it is
                     cumulative[j].extend(repeat(cumulative[j][lo], n - lo))
         # What each seen microcompaction changed in what the next request saw: its edits' features (and, for an
@@ -466,6 +470,20 @@ class _Run:
                 x += float(self.est.message(e.after)) - float(self.est.message(e.before))
             deltas[index] = (d, x)
         self.deltas = sorted(deltas.items())
+
+    def _columns(self) -> Columns:
+        """The features of messages[lo:] as columns (`found`'s), each edited message's as it first was: made again
+        where a pass needs them, not kept (100,000 messages: 4 MB)."""
+        msgs, lo, n, firsts = self.session.messages, self.lo, len(self.session.messages), self.first_version
+        feats = self.found.columns()
+        for i, first in firsts.items():
+            if lo <= i < n and first is not self.at_last.get(i, msgs[i]):
+                for j, x in enumerate(vector(parts(first, self.names, self.counter))):
+                    if x or feats[j] is not None:
+                        if feats[j] is None:
+                            feats[j] = _zeros(n - lo)
+                        feats[j][i - lo] = x  # type: ignore[index]
+        return feats
 
     def _estimate(self, lo: int, hi: int, ratios: Sequence[float] | None) -> float:
         """The estimate of what a request saw of messages[lo:hi] (or what it saw more than the one before)."""
@@ -680,16 +698,18 @@ class _Run:
         estimated_f = self.estimated_f
         if self.by_features:  # per run of messages one model counted: ratios . features, a feature at a time
             whole = len({model for model, _, _ in runs}) == 1 and not self.first_version
+            feats = None if whole else self._columns()
             for model, a, b in runs[:1] if whole else runs:
                 ratios = final.for_model(model) if self.fitted else final.ratios  # type: ignore[attr-defined]
                 if whole:  # all of them, kind by kind
                     dots = self.found.dots(ratios)
                 else:
-                    dots = dot_columns(ratios, [None if c is None else c[a - lo:b - lo] for c in self.feats], b - a)
+                    dots = dot_columns(ratios, [None if c is None else c[a - lo:b - lo] for c in feats], b - a)  # type: ignore[union-attr]
                 # a sum of products of features (never negative) and ratios that are not is not negative either
                 estimated_f.extend(dots if all(map(le, repeat(0.0), ratios)) else map(max, repeat(0.0), dots))
         else:
             estimated_f.extend(self.per_message[lo:n])
+        self.found = None  # this run's features, no longer needed: freed before the attribution
         self.estimated.extend(map(float.__round__, estimated_f[lo:]))  # round() of each (floats, all of them)
         pos = lo
         for j, _, mark in self.points:
