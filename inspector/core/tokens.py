@@ -39,7 +39,7 @@ import weakref
 from math import isfinite
 from array import array
 from dataclasses import dataclass
-from itertools import accumulate, compress, repeat
+from itertools import accumulate, compress, islice, repeat
 from operator import add, and_, attrgetter, eq, itemgetter, le, mul, ne, not_, or_, sub
 from typing import TYPE_CHECKING, Sequence
 
@@ -51,15 +51,14 @@ from inspector.core.estimators import (
 from inspector.core.limits import current_model
 from inspector.core.model import Compaction, CompactionsByIndex, Message, Request, Session
 from inspector.core.accounting import Accounting, Accuracy, RequestColumns
-from inspector.core.compacted import after_all
 from inspector.core.feature_columns import Columns, FeatureColumns, dots as dot_columns
 from inspector.core.pricing import Pricing, parts, scaled, total, vector
 from inspector.core.request_runs import (
     UNEXPLAINED_FACTOR, UNEXPLAINED_SLACK, add_errors, picker, runs_of, same, spread, spread_growths)
-from inspector.core.versions import Edit, edits as session_edits, originals
 
 if TYPE_CHECKING:
     from inspector.core.follower import Change
+    from inspector.core.versions import Edit
 
 # A compaction's own request is sent another way (Codex: without the tools, with a summary prompt the rollout does
 # not record): its figure is measured, but no prediction of the agent's context, nor a calibration observation.
@@ -150,7 +149,7 @@ class _Stale(Exception):
     """Resuming cannot give a fresh accounting's figures (something before the resume point changed)."""
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, repr=False, eq=False)  # (the methods a dataclass generates are compiled at start-up)
 class _Resume:
     """An accounting's state just before its session's last request, the point `account_appended` resumes from.
     Messages before `mark` keep their figures as long as no message before `seen` changes, the estimator gives
@@ -245,6 +244,8 @@ class _Run:
         self.at_last: dict[int, Message] = {}
         if not session.compactions:
             return
+        # imported here: a session without compactions never needs them (nor `report` their import at start-up)
+        from inspector.core.versions import edits as session_edits, originals
         changes = session_edits(session) if any(c.replaced for c in session.compactions) else \
             [[] for _ in session.compactions]
         for c, ch in zip(session.compactions, changes):
@@ -410,9 +411,9 @@ class _Run:
         msgs, pos, lo, n = self.session.messages, self.lo, self.lo, len(self.session.messages)
         counter, firsts, at_last = self.counter, self.first_version, self.at_last
         # Categories from each message as the last request saw it; its price as it first was.
-        shown = [at_last.get(i, msgs[i]) for i in range(lo, n)] if firsts else msgs[lo:]
+        shown = [at_last.get(i, msgs[i]) for i in range(lo, n)] if firsts else msgs[lo:] if lo else msgs
         cumulative = self.cumulative
-        with batched(msgs[lo:], counter):  # the o200k counts of every new text, in one batch
+        with batched(islice(msgs, lo, None), counter):  # the o200k counts of every new text, in one batch
             self.found = found = FeatureColumns(shown, counter)
             # The tool calls of messages[lo:] (those `found` saw, unless edits moved some), by position.
             at, ids, tools = found.uses if not firsts else _uses(msgs, lo)
@@ -902,6 +903,7 @@ class _Run:
         acc.start, acc.pricing = start, self.pricing
         acc.resume = self._state(final, pred, est)
         if self.trailing:
+            from inspector.core.compacted import after_all  # here: only compactions no request has seen need it
             acc = after_all(acc, self.trailing)
         return acc
 
