@@ -5,8 +5,9 @@ Most messages hold one block: a tool call, a tool result (without nested blocks)
 Those are scored together, kind by kind, with the very same float operations `parts` makes for each of them (a
 feature starts at 0.0, and adding a value to 0.0 gives that value); any other message is `parts`' own. Made in two
 steps, so that the tool names the categories need can come from the same passes: the features and the tool calls
-(`FeatureColumns`), then, given every tool's name, the categories (`categorise`). Both are pure functions of the
-messages: any slice of a session, in any process.
+(`FeatureColumns`), then, given every tool's name, the categories (`categorise`); the features of every message as
+columns (`columns`) are made where a pass needs them. All are pure functions of the messages: any slice of a
+session, in any process.
 """
 
 from __future__ import annotations
@@ -43,7 +44,8 @@ class FeatureColumns:
         kind = list(map(_KIND.get, map(attrgetter("type"), firsts), repeat(3)))
         by_kind = sorted(range(len(firsts)), key=kind.__getitem__)  # each kind a slice, in message order
         bounds = list(accumulate(map(kind.count, range(4)), initial=0))
-        # positions as an array: 8 bytes each, where a list holds an int object (32 bytes) besides
+        # positions as an array: 8 bytes each, where a list holds an int object (32 bytes) besides (the list of them
+        # freed before the features are made)
         firsts, singles = _take(firsts, by_kind), array("q", by_kind if len(firsts) == n else _take(singles, by_kind))
         del by_kind
         self.rest = [*compress(range(n), map(not_, one)), *singles[bounds[3]:]]
@@ -59,7 +61,7 @@ class FeatureColumns:
         self.rest.sort()
         self.uses = self._uses()
 
-    def _plain(self, at: list[int], group: list[Block], plain: list[bool]) -> tuple[list[int], list[Block]]:
+    def _plain(self, at: Sequence[int], group: list[Block], plain: list[bool]) -> tuple[array, list[Block]]:
         """The messages (positions, blocks) that are `plain`; the others go to `rest`."""
         self.rest += compress(at, map(not_, plain))
         return array("q", compress(at, plain)), list(compress(group, plain))
@@ -177,7 +179,7 @@ class _Places:
     """Positions to put values at, in order: as runs of evenly spaced positions (slice assignments), when the
     messages of a kind come in a few such runs (tool calls and results alternate), else one at a time."""
 
-    def __init__(self, positions: list[int]) -> None:
+    def __init__(self, positions: Sequence[int]) -> None:
         self.positions = positions
         m = len(positions)
         steps = list(map(sub, positions[1:], positions))

@@ -66,9 +66,10 @@ COMPACTION_REQUEST = "compaction request: sent without the tools, with a summary
 
 
 
-# Per-message features are kept as columns (`feature_columns.Columns`: None where every message has 0.0; features
-# are never -0.0, and adding 0.0 or finite x 0.0 leaves any such sum as it is), with their running sums (arrays; row
-# i: the sum of messages[:i]; MESSAGE's is range(n + 1): ints, which give the same floats).
+# Per-message features are made as columns (`feature_columns.Columns`: None where every message has 0.0; features
+# are never -0.0, and adding 0.0 or finite x 0.0 leaves any such sum as it is) where a pass needs them, and their
+# running sums kept (arrays; row i: the sum of messages[:i]; MESSAGE's is range(n + 1): ints, which give the same
+# floats).
 
 
 def _sum_range(cumulative: Columns, lo: int, hi: int) -> list[float]:
@@ -293,8 +294,9 @@ class _Run:
         self.names_mark: dict[str, str] = {}
         self.result_ids: set[str] | None = None
         # Per message: its category when all its blocks have one (`keys`), else None and its features per
-        # category in `multi`; the features of messages[lo:] (`feats`, columns) and their running sums from the
-        # first message on (`cumulative`); without a feature estimator, every message's features (`rows`).
+        # category in `multi`; the running sums of the features from the first message on (`cumulative`; the
+        # features of messages[lo:]: `found`, then `_columns`); without a feature estimator, every message's
+        # features (`rows`).
         self.keys: list[str | None] = []
         self.multi: dict[int, dict[str, list[float]]] = {}
         self.cumulative: Columns = [None] * N_FEATURES
@@ -699,13 +701,13 @@ class _Run:
         estimated_f = self.estimated_f
         if self.by_features:  # per run of messages one model counted: ratios . features, a feature at a time
             whole = len({model for model, _, _ in runs}) == 1 and not self.first_version
-            feats = None if whole else self._columns()
+            feats = [] if whole else self._columns()
             for model, a, b in runs[:1] if whole else runs:
                 ratios = final.for_model(model) if self.fitted else final.ratios  # type: ignore[attr-defined]
                 if whole:  # all of them, kind by kind
                     dots = self.found.dots(ratios)
                 else:
-                    dots = dot_columns(ratios, [None if c is None else c[a - lo:b - lo] for c in feats], b - a)  # type: ignore[union-attr]
+                    dots = dot_columns(ratios, [None if c is None else c[a - lo:b - lo] for c in feats], b - a)
                 # a sum of products of features (never negative) and ratios that are not is not negative either
                 estimated_f.extend(dots if all(map(le, repeat(0.0), ratios)) else map(max, repeat(0.0), dots))
         else:
