@@ -79,7 +79,8 @@ def test_feature_columns_are_the_parts_of_each_message(messages, counter):
     names = cat.tool_names(messages)
     with batched(messages, counter):
         found = FeatureColumns(messages, counter)
-        keys, multi, cols = found.categorise(names)
+        keys, multi = found.categorise(names)
+        cols = found.columns()
         expected = [parts(m, names, counter) for m in messages]
     assert dict(zip(found.uses[1], found.uses[2])) == names
     assert keys == [next(iter(p)) if len(p) == 1 else None for p in expected]

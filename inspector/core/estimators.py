@@ -334,7 +334,7 @@ def text_columns(texts: Sequence[str], as_json: bool = False, counter: Count | N
         if as_json:
             return {JSON_: list(map(float, lens))}
         latin: list[int] = lens
-        raws = list(map(str.encode, texts))
+        raws: Iterable[bytes] = map(str.encode, texts)  # one at a time: all of them at once double the texts
     else:  # the lead bytes of the texts that have them (an ASCII text counts none: `text_features`' shortcut)
         raws = list(map(str.encode, texts, repeat("utf-8"), repeat("surrogatepass")))
         wide = list(compress(range(len(texts)), map(not_, map(str.isascii, texts))))

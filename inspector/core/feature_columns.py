@@ -5,12 +5,14 @@ Most messages hold one block: a tool call, a tool result (without nested blocks)
 Those are scored together, kind by kind, with the very same float operations `parts` makes for each of them (a
 feature starts at 0.0, and adding a value to 0.0 gives that value); any other message is `parts`' own. Made in two
 steps, so that the tool names the categories need can come from the same passes: the features and the tool calls
-(`FeatureColumns`), then, given every tool's name, the categories (`categorise`). Both are pure functions of the
-messages: any slice of a session, in any process.
+(`FeatureColumns`), then, given every tool's name, the categories (`categorise`); the features of every message as
+columns (`columns`) are made where a pass needs them. All are pure functions of the messages: any slice of a
+session, in any process.
 """
 
 from __future__ import annotations
 
+from array import array
 from itertools import accumulate, compress, repeat
 from math import isfinite
 from operator import add, attrgetter, eq, is_, itemgetter, mul, ne, not_, sub
@@ -42,10 +44,13 @@ class FeatureColumns:
         kind = list(map(_KIND.get, map(attrgetter("type"), firsts), repeat(3)))
         by_kind = sorted(range(len(firsts)), key=kind.__getitem__)  # each kind a slice, in message order
         bounds = list(accumulate(map(kind.count, range(4)), initial=0))
-        firsts, singles = _take(firsts, by_kind), by_kind if len(firsts) == n else _take(singles, by_kind)
+        # positions as an array: 8 bytes each, where a list holds an int object (32 bytes) besides (the list of them
+        # freed before the features are made)
+        firsts, singles = _take(firsts, by_kind), array("q", by_kind if len(firsts) == n else _take(singles, by_kind))
+        del by_kind
         self.rest = [*compress(range(n), map(not_, one)), *singles[bounds[3]:]]
         # Per kind: the positions of its messages, their blocks, and their features (feature -> values).
-        self.kinds: list[tuple[list[int], list[Block], dict[int, list[float]]]] = []
+        self.kinds: list[tuple[Sequence[int], list[Block], dict[int, list[float]]]] = []
         for k in range(3):
             at, group = singles[bounds[k]:bounds[k + 1]], firsts[bounds[k]:bounds[k + 1]]
             if k == 1 and any(map(attrgetter("content"), group)):  # a result with nested blocks: `parts`
@@ -56,10 +61,10 @@ class FeatureColumns:
         self.rest.sort()
         self.uses = self._uses()
 
-    def _plain(self, at: list[int], group: list[Block], plain: list[bool]) -> tuple[list[int], list[Block]]:
+    def _plain(self, at: Sequence[int], group: list[Block], plain: list[bool]) -> tuple[array, list[Block]]:
         """The messages (positions, blocks) that are `plain`; the others go to `rest`."""
         self.rest += compress(at, map(not_, plain))
-        return list(compress(at, plain)), list(compress(group, plain))
+        return array("q", compress(at, plain)), list(compress(group, plain))
 
     def _features(self, k: int, group: list[Block]) -> dict[int, list[float]]:
         """The features of messages of kind k whose blocks are `group` (each message has MESSAGE 1.0 besides)."""
@@ -95,13 +100,12 @@ class FeatureColumns:
         found = [(i, tool_id, name or "?") for i, tool_id, name in found if tool_id]
         return [i for i, _, _ in found], [t for _, t, _ in found], [name for _, _, name in found]
 
-    def categorise(self, names: dict[str, str]) -> tuple[list[str | None], dict[int, dict[str, list[float]]], Columns]:
+    def categorise(self, names: dict[str, str]) -> tuple[list[str | None], dict[int, dict[str, list[float]]]]:
         """Each message's category, or None for a message of several categories, whose parts are then in the dict
-        (by position); and the features, as columns. `names`: every tool's name (`categories.tool_names`)."""
+        (by position). `names`: every tool's name (`categories.tool_names`)."""
         messages, counter = self.messages, self.counter
         n = len(messages)
         keys: list[str | None] = [None] * n
-        out: Columns = [None] * N_FEATURES
         self.scored: list[tuple[_Places, dict[int, Sequence[float]]]] = []  # each kind's places and features
         for k, (at, group, cols) in enumerate(self.kinds):
             places = _Places(at)
@@ -114,7 +118,6 @@ class FeatureColumns:
                 places.put(keys, map(key_of.__getitem__, tools))
             else:
                 places.put(keys, map(cat.block_category, map(messages.__getitem__, at), group, repeat(names)))
-            places.put_columns(out, cols, n)
         multi: dict[int, dict[str, list[float]]] = {}
         rows: list[list[float]] = []
         for i in self.rest:
@@ -127,12 +130,19 @@ class FeatureColumns:
             rows.append(f)
         # A feature no message has is left out (features are never -0.0)
         self.scored.append((_Places(self.rest), {j: c for j, c in enumerate(zip(*rows)) if any(c)}))
-        self.scored[-1][0].put_columns(out, self.scored[-1][1], n)
-        out[MESSAGE] = [1.0] * n  # every message's (`pricing.parts`)
         for i in compress(range(n), map(cat.SUMMARY_KINDS.__contains__, map(attrgetter("kind"), messages))):
             if len(messages[i].blocks) == 1:  # the tool blocks of a compaction summary are of its category
                 keys[i] = cat.block_category(messages[i], messages[i].blocks[0], names)
-        return keys, multi, out
+        return keys, multi
+
+    def columns(self) -> Columns:
+        """The features of every message (after `categorise`), as columns."""
+        n = len(self.messages)
+        out: Columns = [None] * N_FEATURES
+        for places, cols in self.scored:
+            places.put_columns(out, cols, n)
+        out[MESSAGE] = [1.0] * n  # every message's (`pricing.parts`)
+        return out
 
     def dots(self, ratios: Sequence[float]) -> list[float]:
         """`dots` of every message (after `categorise`), kind by kind: a kind's messages lack the features it has
@@ -169,7 +179,7 @@ class _Places:
     """Positions to put values at, in order: as runs of evenly spaced positions (slice assignments), when the
     messages of a kind come in a few such runs (tool calls and results alternate), else one at a time."""
 
-    def __init__(self, positions: list[int]) -> None:
+    def __init__(self, positions: Sequence[int]) -> None:
         self.positions = positions
         m = len(positions)
         steps = list(map(sub, positions[1:], positions))

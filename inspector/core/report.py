@@ -121,7 +121,8 @@ def _rows(at: tuple[str, ...], streamed: Streamed, group: Sequence[tuple[str, ..
             if p == at:
                 yield chunk
             else:
-                kept[p].append(chunk)
+                kept[p].append(bytes(memoryview(chunk)))  # kept to its turn: an exact copy (orjson's bytes
+                # hold the buffer it wrote them in, ~3x as large: 50,000 requests' rows of two lists kept 26 MB)
 
 
 _NON_ASCII = re.compile(r"[^\x00-\x7f]")

@@ -39,7 +39,7 @@ import weakref
 from math import isfinite
 from array import array
 from dataclasses import dataclass
-from itertools import accumulate, compress, repeat
+from itertools import accumulate, compress, islice, repeat
 from operator import add, and_, attrgetter, eq, itemgetter, le, mul, ne, not_, or_, sub
 from typing import TYPE_CHECKING, Sequence
 
@@ -51,15 +51,14 @@ from inspector.core.estimators import (
 from inspector.core.limits import current_model
 from inspector.core.model import Compaction, CompactionsByIndex, Message, Request, Session
 from inspector.core.accounting import Accounting, Accuracy, RequestColumns
-from inspector.core.compacted import after_all
 from inspector.core.feature_columns import Columns, FeatureColumns, dots as dot_columns
 from inspector.core.pricing import Pricing, parts, scaled, total, vector
 from inspector.core.request_runs import (
     UNEXPLAINED_FACTOR, UNEXPLAINED_SLACK, add_errors, picker, runs_of, same, spread, spread_growths)
-from inspector.core.versions import Edit, edits as session_edits, originals
 
 if TYPE_CHECKING:
     from inspector.core.follower import Change
+    from inspector.core.versions import Edit
 
 # A compaction's own request is sent another way (Codex: without the tools, with a summary prompt the rollout does
 # not record): its figure is measured, but no prediction of the agent's context, nor a calibration observation.
@@ -67,14 +66,18 @@ COMPACTION_REQUEST = "compaction request: sent without the tools, with a summary
 
 
 
-# Per-message features are kept as columns (`feature_columns.Columns`: None where every message has 0.0; features
-# are never -0.0, and adding 0.0 or finite x 0.0 leaves any such sum as it is), with their running sums (arrays; row
-# i: the sum of messages[:i]; MESSAGE's is range(n + 1): ints, which give the same floats).
+# Per-message features are made as columns (`feature_columns.Columns`: None where every message has 0.0; features
+# are never -0.0, and adding 0.0 or finite x 0.0 leaves any such sum as it is) where a pass needs them, and their
+# running sums kept (arrays; row i: the sum of messages[:i]; MESSAGE's is range(n + 1): ints, which give the same
+# floats).
 
 
 def _sum_range(cumulative: Columns, lo: int, hi: int) -> list[float]:
     """The features of messages[lo:hi] from the running sums."""
     return [0.0 if c is None else c[hi] - c[lo] for c in cumulative]
+
+
+_PART = 1 << 14
 
 
 def _zeros(n: int) -> array:
@@ -147,7 +150,7 @@ class _Stale(Exception):
     """Resuming cannot give a fresh accounting's figures (something before the resume point changed)."""
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, repr=False, eq=False)  # (the methods a dataclass generates are compiled at start-up)
 class _Resume:
     """An accounting's state just before its session's last request, the point `account_appended` resumes from.
     Messages before `mark` keep their figures as long as no message before `seen` changes, the estimator gives
@@ -242,6 +245,8 @@ class _Run:
         self.at_last: dict[int, Message] = {}
         if not session.compactions:
             return
+        # imported here: a session without compactions never needs them (nor `report` their import at start-up)
+        from inspector.core.versions import edits as session_edits, originals
         changes = session_edits(session) if any(c.replaced for c in session.compactions) else \
             [[] for _ in session.compactions]
         for c, ch in zip(session.compactions, changes):
@@ -289,8 +294,9 @@ class _Run:
         self.names_mark: dict[str, str] = {}
         self.result_ids: set[str] | None = None
         # Per message: its category when all its blocks have one (`keys`), else None and its features per
-        # category in `multi`; the features of messages[lo:] (`feats`, columns) and their running sums from the
-        # first message on (`cumulative`); without a feature estimator, every message's features (`rows`).
+        # category in `multi`; the running sums of the features from the first message on (`cumulative`; the
+        # features of messages[lo:]: `found`, then `_columns`); without a feature estimator, every message's
+        # features (`rows`).
         self.keys: list[str | None] = []
         self.multi: dict[int, dict[str, list[float]]] = {}
         self.cumulative: Columns = [None] * N_FEATURES
@@ -382,7 +388,11 @@ class _Run:
         self._pass1()
         if self.fit_before == self.R:  # no request from there on yet: the fit of them all
             self.fit = self.calibrator.copy()
+        if not self.points:  # no state kept to resume from (`resumable=False`): the running sums are done with
+            self.cumulative = []
         final = self._pass2()
+        if not self.points:  # ... and so are the per-message estimates (floats), before `_finish` adds its own
+            self.estimated_f = []
         return self._finish(final)
 
     def _requests(self) -> None:
@@ -403,10 +413,9 @@ class _Run:
         msgs, pos, lo, n = self.session.messages, self.lo, self.lo, len(self.session.messages)
         counter, firsts, at_last = self.counter, self.first_version, self.at_last
         # Categories from each message as the last request saw it; its price as it first was.
-        shown = [at_last.get(i, msgs[i]) for i in range(lo, n)] if firsts else msgs[lo:]
-        self.feats = feats = [None] * N_FEATURES
+        shown = [at_last.get(i, msgs[i]) for i in range(lo, n)] if firsts else msgs[lo:] if lo else msgs
         cumulative = self.cumulative
-        with batched(msgs[lo:], counter):  # the o200k counts of every new text, in one batch
+        with batched(islice(msgs, lo, None), counter):  # the o200k counts of every new text, in one batch
             self.found = found = FeatureColumns(shown, counter)
             # The tool calls of messages[lo:] (those `found` saw, unless edits moved some), by position.
             at, ids, tools = found.uses if not firsts else _uses(msgs, lo)
@@ -423,17 +432,10 @@ class _Run:
                 after = dict(zip(ids[start:], tools[start:]))
                 self.names = {**self.names_mark, **after} if self.names_mark else after
             names = self.names
-            keys, multi, cols = found.categorise(names)
+            keys, multi = found.categorise(names)
             self.keys += keys
             self.multi.update((lo + i, p) for i, p in multi.items())
-            feats[:] = cols
-            for i, first in firsts.items():
-                if lo <= i < n and first is not shown[i - lo]:
-                    for j, x in enumerate(vector(parts(first, names, counter))):
-                        if x or feats[j] is not None:
-                            if feats[j] is None:
-                                feats[j] = [0.0] * (n - lo)
-                            feats[j][i - lo] = x  # type: ignore[index]
+            feats = self._columns()
             if not self.by_features:  # the features of each message in a row, as the request pass reads them
                 rows = array("d", bytes(8 * N_FEATURES * (n - lo)))
                 for j, col in enumerate(feats):
@@ -451,8 +453,13 @@ class _Run:
                 elif col is not None:
                     if cumulative[j] is None:
                         cumulative[j] = _zeros(lo + 1)
-                    # from the running sum at `lo` on (an array made of a list: made of an iterator, it takes longer)
-                    cumulative[j][lo:] = array("d", list(accumulate(col, initial=cumulative[j][lo])))
+                    column = cumulative[j]
+                    # from the running sum at `lo` on, a part at a time (an array made of a list: made of an iterator,
+                    # it takes longer; made of all of them, the list takes 4 times the array)
+                    for a in range(0, n - lo, _PART):
+                        part = list(accumulate(col[a:a + _PART], initial=column[-1]))
+                        column += array("d", part[1:])
+                    feats[j] = None  # done with: freed before the next is summed
                 elif cumulative[j] is not None:  # adding 0.0 leaves the sum as it is
                     cumulative[j].extend(repeat(cumulative[j][lo], n - lo))
         # What each seen microcompaction changed in what the next request saw: its edits' features (and, for an
@@ -466,6 +473,20 @@ class _Run:
                 x += float(self.est.message(e.after)) - float(self.est.message(e.before))
             deltas[index] = (d, x)
         self.deltas = sorted(deltas.items())
+
+    def _columns(self) -> Columns:
+        """The features of messages[lo:] as columns (`found`'s), each edited message's as it first was: made again
+        where a pass needs them, not kept (100,000 messages: 4 MB)."""
+        msgs, lo, n, firsts = self.session.messages, self.lo, len(self.session.messages), self.first_version
+        feats = self.found.columns()
+        for i, first in firsts.items():
+            if lo <= i < n and first is not self.at_last.get(i, msgs[i]):
+                for j, x in enumerate(vector(parts(first, self.names, self.counter))):
+                    if x or feats[j] is not None:
+                        if feats[j] is None:
+                            feats[j] = _zeros(n - lo)
+                        feats[j][i - lo] = x  # type: ignore[index]
+        return feats
 
     def _estimate(self, lo: int, hi: int, ratios: Sequence[float] | None) -> float:
         """The estimate of what a request saw of messages[lo:hi] (or what it saw more than the one before)."""
@@ -680,16 +701,18 @@ class _Run:
         estimated_f = self.estimated_f
         if self.by_features:  # per run of messages one model counted: ratios . features, a feature at a time
             whole = len({model for model, _, _ in runs}) == 1 and not self.first_version
+            feats = [] if whole else self._columns()
             for model, a, b in runs[:1] if whole else runs:
                 ratios = final.for_model(model) if self.fitted else final.ratios  # type: ignore[attr-defined]
                 if whole:  # all of them, kind by kind
                     dots = self.found.dots(ratios)
                 else:
-                    dots = dot_columns(ratios, [None if c is None else c[a - lo:b - lo] for c in self.feats], b - a)
+                    dots = dot_columns(ratios, [None if c is None else c[a - lo:b - lo] for c in feats], b - a)
                 # a sum of products of features (never negative) and ratios that are not is not negative either
                 estimated_f.extend(dots if all(map(le, repeat(0.0), ratios)) else map(max, repeat(0.0), dots))
         else:
             estimated_f.extend(self.per_message[lo:n])
+        self.found = None  # this run's features, no longer needed: freed before the attribution
         self.estimated.extend(map(float.__round__, estimated_f[lo:]))  # round() of each (floats, all of them)
         pos = lo
         for j, _, mark in self.points:
@@ -882,6 +905,7 @@ class _Run:
         acc.start, acc.pricing = start, self.pricing
         acc.resume = self._state(final, pred, est)
         if self.trailing:
+            from inspector.core.compacted import after_all  # here: only compactions no request has seen need it
             acc = after_all(acc, self.trailing)
         return acc
 
