@@ -11,8 +11,9 @@ from hypothesis import strategies as st
 from inspector.core import categories as cat
 from inspector.core.accounting import RequestColumns, RequestFigures
 from inspector.core.calibration import Calibrator, group_tokens
-from inspector.core.estimators import N_FEATURES, O200K, STATED, batched, text_columns, text_features
-from inspector.core.feature_columns import FeatureColumns
+from inspector.core.estimators import (MESSAGE, N_FEATURES, O200K, STATED, added, batched, dot, text_columns,
+                                      text_features)
+from inspector.core.feature_columns import FeatureColumns, dots
 from inspector.core.formats import load
 from inspector.core.model import Block, Message, Request
 from inspector.core.pricing import parts, vector
@@ -89,6 +90,20 @@ def test_feature_columns_are_the_parts_of_each_message(messages, counter):
     assert bits(rows) == bits([vector(p) for p in expected])
 
 
+def test_a_message_adds_its_terms_in_order_as_the_columns_do():
+    """One message's estimate (`dot`) is the float its column pass (`dots`) makes: both add left to right. Python
+    3.12's `sum` compensates rounding (1e16 + 1.0 + 1.0 is 1e16 added in order, 1.0000000000000002e16 compensated),
+    which would set the two apart in the last bits."""
+    assert added([1e16, 1.0, 1.0]) == (1e16 + 1.0) + 1.0 == 1e16
+    ratios = [1.0] * N_FEATURES
+    features = [0.0] * N_FEATURES
+    others = [j for j in range(N_FEATURES) if j != MESSAGE]
+    features[MESSAGE] = 1.0
+    for j, value in zip(others, (1e16, 1.0, 1.0)):
+        features[j] = value
+    assert dots(ratios, [[f] for f in features], 1) == [dot(ratios, features)] == [1e16]
+
+
 @settings(max_examples=50, deadline=None)
 @given(st.lists(st.tuples(st.lists(st.floats(0, 5000), min_size=N_FEATURES, max_size=N_FEATURES),
                           st.integers(-100, 20000)), min_size=1, max_size=80))
@@ -99,10 +114,10 @@ def test_observe_many_is_observe_one_at_a_time(observations):
     for f, growth in observations:
         one.observe("m", f, growth)
         groups = group_tokens(f, one.base)
-        if sum(groups) > 0:
+        if added(groups) > 0:
             for column, value in zip(x, groups):
                 column.append(value)
-            totals.append(sum(groups))
+            totals.append(added(groups))
             ys.append(growth - f[STATED])
     many.observe_many("m", x, totals, ys)
     assert one.observations("m") == many.observations("m")
