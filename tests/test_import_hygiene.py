@@ -109,3 +109,21 @@ def test_the_status_line_imports_only_what_it_needs(tmp_path):
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
     assert result.returncode == 0, result.stderr
     assert "%" in result.stdout  # its line, the percent of the window used
+
+
+def test_no_docstring_holds_a_lone_surrogate():
+    """A docstring that holds a lone surrogate (a "\\ud83d" escape in a string that is not raw) stops the module's
+    import from Python 3.13 on, which cleans docstrings as UTF-8 when it compiles them: write such an escape as text."""
+    import ast
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).parent.parent / "inspector"
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+                doc = ast.get_docstring(node, clean=False)
+                if doc and re.search("[\ud800-\udfff]", doc):
+                    found.append(f"{path.relative_to(root.parent)}: {getattr(node, 'name', 'the module')}")
+    assert not found, found

@@ -14,7 +14,7 @@ Cancel with `config.cancel.cancel()` from any thread: the open stream closes, a 
 generator finishes with TurnDone("cancelled"). The token is reset when the next `run` starts, so the session goes on.
 
 Whatever enters the history is made encodable first: a lone surrogate (a file name that is no UTF-8, a streamed
-"\ud83d" half of an emoji) becomes U+FFFD, since one would make every later request (and the session file) fail to
+"\\ud83d" half of an emoji) becomes U+FFFD, since one would make every later request (and the session file) fail to
 encode. A tool id the response gives twice, or that an earlier call already had, runs once: the repeat gets an id
 of its own and an error result saying why, so the history stays one answer per call.
 """
