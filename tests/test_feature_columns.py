@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from inspector.core import categories as cat
 from inspector.core.accounting import RequestColumns, RequestFigures
 from inspector.core.calibration import Calibrator, group_tokens
-from inspector.core.estimators import (MESSAGE, N_FEATURES, O200K, STATED, added, batched, dot, text_columns,
+from inspector.core.estimators import (MESSAGE, N_FEATURES, O200K, STATED, batched, dot, sum_in_order, text_columns,
                                       text_features)
 from inspector.core.feature_columns import FeatureColumns, dots
 from inspector.core.formats import load
@@ -94,7 +94,7 @@ def test_a_message_adds_its_terms_in_order_as_the_columns_do():
     """One message's estimate (`dot`) is the float its column pass (`dots`) makes: both add left to right. Python
     3.12's `sum` compensates rounding (1e16 + 1.0 + 1.0 is 1e16 added in order, 1.0000000000000002e16 compensated),
     which would set the two apart in the last bits."""
-    assert added([1e16, 1.0, 1.0]) == (1e16 + 1.0) + 1.0 == 1e16
+    assert sum_in_order([1e16, 1.0, 1.0]) == (1e16 + 1.0) + 1.0 == 1e16
     ratios = [1.0] * N_FEATURES
     features = [0.0] * N_FEATURES
     others = [j for j in range(N_FEATURES) if j != MESSAGE]
@@ -114,10 +114,10 @@ def test_observe_many_is_observe_one_at_a_time(observations):
     for f, growth in observations:
         one.observe("m", f, growth)
         groups = group_tokens(f, one.base)
-        if added(groups) > 0:
+        if sum_in_order(groups) > 0:
             for column, value in zip(x, groups):
                 column.append(value)
-            totals.append(added(groups))
+            totals.append(sum_in_order(groups))
             ys.append(growth - f[STATED])
     many.observe_many("m", x, totals, ys)
     assert one.observations("m") == many.observations("m")

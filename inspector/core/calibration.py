@@ -25,7 +25,7 @@ from typing import Sequence
 
 from inspector.core.estimators import (
     CJK, CODE, JSON_, MEDIA, MESSAGE, N_FEATURES, OTHER, PROSE, SCRIPT_RATIOS, STATED, SYMBOL, TOKENS, TOOL_RESULT,
-    TOOL_USE, Calibrated, Tokenizer, added)
+    TOOL_USE, Calibrated, Tokenizer, sum_in_order)
 
 GROUP_NAMES: tuple[str, ...] = ("prose", "code", "json", "scripts", "media", "structure", "tokens")
 # STATED (sizes the source states) is in no group: it is not fitted, and an observation's growth is taken net of it.
@@ -272,7 +272,7 @@ class Calibrator:
     def observe(self, model: str | None, features: Sequence[float], measured_growth: float) -> bool:
         """Add an observation; True when `ratios(model)` may now answer otherwise (the fit solves again)."""
         x = group_tokens(features, self.base)
-        total = added(x)
+        total = sum_in_order(x)
         if total <= 0:
             return False
         self._fit(model).add([[g] for g in x], [total], [measured_growth - features[STATED]])

@@ -410,14 +410,14 @@ def message_features(message: Message, counter: Tokenizer | None = None) -> list
     return out
 
 
-def added(values: Iterable[float]) -> float:
+def sum_in_order(values: Iterable[float]) -> float:
     """The values added one at a time, left to right: the very additions the columnar passes make (`sum` of floats
     compensates its rounding from Python 3.12 on, so its last bits may differ from theirs)."""
     return reduce(add, values, 0.0)
 
 
 def dot(ratios: Sequence[float], features: Sequence[float]) -> float:
-    return added(map(mul, ratios, features))
+    return sum_in_order(map(mul, ratios, features))
 
 
 class FeatureEstimator(Estimator):

@@ -13,7 +13,7 @@ from operator import add, eq, gt, is_not, itemgetter, le, lt, mul, ne, not_, or_
 from typing import Iterable, Sequence
 
 from inspector.core.accounting import RequestColumns
-from inspector.core.estimators import added
+from inspector.core.estimators import sum_in_order
 
 # Growth this far beyond the estimate of the messages added (x the estimate, plus tokens) is not theirs: the harness
 # injected something the transcript does not record.
@@ -49,7 +49,7 @@ def spread(measured: list[int | None], weights: list[float], lo: int, hi: int, t
     if hi <= lo:
         return 0
     w = weights[lo:hi]
-    s = added(w)
+    s = sum_in_order(w)
     if s <= 0:
         w = [1.0] * (hi - lo)
         s = float(hi - lo)

@@ -46,8 +46,8 @@ from typing import TYPE_CHECKING, Sequence
 from inspector.core import categories as cat
 from inspector.core.calibration import YOUNG, Calibrator, group_columns
 from inspector.core.estimators import (
-    MESSAGE, N_FEATURES, O200K, STATED, Calibrated, Estimator, Exact, FeatureEstimator, Tokenizer, added, batched, dot,
-    get_estimator, tokenizer_for)
+    MESSAGE, N_FEATURES, O200K, STATED, Calibrated, Estimator, Exact, FeatureEstimator, Tokenizer, batched, dot,
+    get_estimator, sum_in_order, tokenizer_for)
 from inspector.core.limits import current_model
 from inspector.core.model import Compaction, CompactionsByIndex, Message, Request, Session
 from inspector.core.accounting import Accounting, Accuracy, RequestColumns
@@ -77,7 +77,7 @@ def _sum_range(cumulative: Columns, lo: int, hi: int) -> list[float]:
     return [0.0 if c is None else c[hi] - c[lo] for c in cumulative]
 
 
-_PART = 1 << 14
+_PART = 1 << 14  # rows of a running sum made at a time (`_messages`)
 
 
 def _zeros(n: int) -> array:
@@ -776,7 +776,7 @@ class _Run:
             lo_r, hi = r.seen_start, r.seen_end
             if lo_r < self.lo:
                 raise _Stale("a window's first request saw messages before the mark")
-            guess = added(estimated_f[lo_r:hi])
+            guess = sum_in_order(estimated_f[lo_r:hi])
             if figures.window[ri] == 0:
                 prefix = max(0, r.measured_context - int(round(guess)))
                 prefix_of[model] = prefix
@@ -794,7 +794,7 @@ class _Run:
         if lo_r < self.lo:
             raise _Stale("a request's growth spans messages before the mark")
         growth = r.measured_context - p.measured_context + freed  # what the messages added, the edits' back
-        guess = added(estimated_f[lo_r:hi])
+        guess = sum_in_order(estimated_f[lo_r:hi])
         cause = None
         if r.kind == "compaction":
             cause = COMPACTION_REQUEST
