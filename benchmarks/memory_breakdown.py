@@ -109,7 +109,7 @@ def composition(path: Path) -> list[tuple[str, str]]:
     for m in session.messages:
         add("Message", m)
         add("blocks lists", m.blocks)
-        add("line tuples and their ints, offsets", m.lines, *m.lines, m.offset)
+        add("line and offset ints (and a tuple of more lines)", m.line, m.offset, m.more_lines, *m.more_lines)
         add("uuid, timestamp, response id strings", m.uuid, m.timestamp, m.response_id, m.model)
         for b in m.blocks:
             add("Block", b)

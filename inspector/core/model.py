@@ -114,8 +114,10 @@ class Block(Struct, gc=False):
 class Message(Struct, gc=False):
     """One message of the conversation, in source order after branch resolution.
 
-    `lines` are the 1-based source lines it was built from (several for a Claude Code response split over lines);
-    `offset` is the byte offset of the first of them. `response_id` links an assistant message to its Request.
+    `lines` are the 1-based source lines it was built from (several for a Claude Code response split over lines),
+    kept as `line`, the first (None: none), and `more_lines`, the rest: most messages come from one line, and a tuple
+    of one costs 48 bytes a message. `offset` is the byte offset of the first. `response_id` links an assistant
+    message to its Request.
     `attachment`: the message is a system-reminder the harness injected, rendered from an attachment of this type
     (Claude Code 2.1.332's `attachment` entries: "environment", "date", "file", ...).
     """
@@ -125,12 +127,21 @@ class Message(Struct, gc=False):
     blocks: list[Block]
     uuid: str | None = None
     parent_uuid: str | None = None
-    lines: tuple[int, ...] = ()
+    line: int | None = None
     offset: int | None = None
     timestamp: str | None = None
     model: str | None = None
     response_id: str | None = None
     attachment: str | None = None
+    more_lines: tuple[int, ...] = ()
+
+    @property
+    def lines(self) -> tuple[int, ...]:
+        return () if self.line is None else (self.line, *self.more_lines) if self.more_lines else (self.line,)
+
+    @lines.setter
+    def lines(self, lines: tuple[int, ...]) -> None:
+        self.line, self.more_lines = (lines[0], tuple(lines[1:])) if lines else (None, ())
 
     @property
     def tool_names(self) -> list[str]:

@@ -181,7 +181,7 @@ class CopilotLoader(ObjectLoader):
             return  # cancelled or failed: the context is unchanged
         index = len(s.messages) if start is None else min(start, len(s.messages))
         summary = Message("user", "compact_summary", [Block("text", str(data.get("summaryContent") or ""))],
-                          lines=(line_no,), offset=offset, timestamp=ts)
+                          line=line_no, offset=offset, timestamp=ts)
         self._insert(index, summary)
         s.compactions.append(Compaction("compact", index, trigger=opt_str(data.get("trigger")),
                                         pre_tokens=opt_int(data.get("preCompactionTokens")),

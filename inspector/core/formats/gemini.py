@@ -339,7 +339,7 @@ class GeminiLoader(ObjectLoader):
 
     @staticmethod
     def _message(role: str, kind: str, blocks: list[Block], rec: _Record) -> Message:
-        return Message(role, kind, blocks, uuid=rec.id, lines=(rec.line,) if rec.line else (),  # type: ignore
+        return Message(role, kind, blocks, uuid=rec.id, line=rec.line or None,  # type: ignore
                        offset=rec.offset, timestamp=opt_str(rec.obj.get("timestamp")))
 
     def _requests(self, messages: list[Message], compactions: list[Compaction]) -> tuple[list[Request], list[str]]:
