@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import pickle
 
+import pytest
 from msgspec import structs
 
-from inspector.core.model import Block, Message
+from inspector.core.model import EMPTY_INPUT, Block, Message, input_json
 
 
 def _message(**fields: object) -> Message:
@@ -30,3 +32,30 @@ def test_messages_with_the_same_lines_are_equal_however_made() -> None:
     assert made == set_after and set_after.more_lines == (4,)
     assert structs.replace(made, line=5).lines == (5, 4)
     assert pickle.loads(pickle.dumps(made)) == made
+
+
+def test_a_tool_input_is_kept_as_the_json_accounting_counts() -> None:
+    value = {"command": "ls →", "n": [1, 2.5, None, True], "nested": {"z": "\n", "a": {}}}
+    call = Block.tool_use("t1", "Bash", value)
+    assert call.input == value and list(call.input) == list(value)  # equal, keys in their order
+    assert call.input_text == input_json(value) and call.all_text() == "Bash" + input_json(value)
+    assert call.input is not call.input  # a copy at each read: change it by assigning
+    call.input = {"command": "pwd"}
+    assert call.input_text == '{"command": "pwd"}' and call.to_api()["input"] == {"command": "pwd"}
+    assert Block.tool_use("t1").input is None and Block.tool_use("t1").all_text() == "null"
+    assert Block.tool_use(input={}).input_text == EMPTY_INPUT and Block.tool_use(input={}).input == {}
+    assert Block.tool_use(input={"at": float("nan")}).input["at"] != 0  # NaN written as JSON's NaN, read back
+    with pytest.raises(TypeError):
+        Block.tool_use(input={1j: "a key JSON cannot hold"})
+
+
+def test_calls_read_from_a_file_keep_their_input_as_they_found_it() -> None:
+    from inspector.core.formats.blocks import blocks_from_content
+    from inspector.core.formats.claude_code_lines import blocks as typed_blocks
+    from inspector.core.formats.claude_code_lines import decode
+
+    line = ('{"type":"assistant","uuid":"u","message":{"content":[{"type":"tool_use","id":"t","name":"Edit",'
+            '"input":{"old":"a\\u00e9\\"b","new":1e300,"n":-0.0,"list":[[],{}]}}]}}')
+    typed = typed_blocks(decode(line.encode()).message.content, {})  # type: ignore[attr-defined]
+    loose = blocks_from_content(json.loads(line)["message"]["content"])
+    assert typed == loose and typed[0].input == json.loads(line)["message"]["content"][0]["input"]

@@ -37,6 +37,16 @@ try:
 except (ImportError, TypeError):  # no C accelerator (another Python implementation)
     input_json = json.JSONEncoder(ensure_ascii=False, default=str).encode
 
+
+EMPTY_INPUT = input_json({})  # the `input_text` of a call without input
+
+
+def text_of_input(value: Any) -> str | None:
+    """What `Block.input_text` keeps of a tool call's input: its JSON (`input_json`, what accounting counts), None
+    for None. What JSON cannot hold is kept as JSON writes it (another object as its `str`, a number key as text);
+    a key of another type raises TypeError. Inputs read from JSON come back equal."""
+    return None if value is None else input_json(value)
+
 Format = Literal["claude-code", "codex", "anthropic-request", "openai-chat", "openai-responses", "neutral",
                  "copilot", "cline", "roo-code", "cline-sdk", "kimi", "kimi-code", "gemini-cli", "qwen-code",
                  "opencode"]
@@ -60,9 +70,10 @@ MessageKind = Literal["prompt", "assistant", "tool_result", "meta", "compact_sum
 class Block(Struct, gc=False):
     """One content block. `text` holds text/thinking text, a tool_result's string content, or a redacted blob.
 
-    tool_use: `tool_id`, `tool_name`, `input`.  tool_result: `tool_id` (the tool_use it answers), `text` and/or
-    `content` (nested blocks when the result was a list), `is_error`.  image/document: `media` (media type) and
-    `size` (bytes of base64 data, which is not kept).  unknown: `raw` holds the original dict.
+    tool_use: `tool_id`, `tool_name`, `input` (kept as its JSON text, `input_text`; `Block.tool_use` makes one).
+    tool_result: `tool_id` (the tool_use it answers), `text` and/or `content` (nested blocks when the result was a
+    list), `is_error`.  image/document: `media` (media type) and `size` (bytes of base64 data, which is not kept).
+    unknown: `raw` holds the original dict.
     thinking: `signature`, the API's proof that the text is the model's own (None when the source recorded none):
     the API takes a thinking block back only with it, verbatim. redacted_thinking: `text` holds its opaque `data`.
     `tokens`: a size the source states for the block (Codex: an encrypted reasoning item, from the usage of the
@@ -73,7 +84,7 @@ class Block(Struct, gc=False):
     text: str = ""
     tool_id: str | None = None
     tool_name: str | None = None
-    input: Any = None
+    input_text: str | None = None
     is_error: bool = False
     content: list[Block] | None = None
     media: str | None = None
@@ -82,10 +93,26 @@ class Block(Struct, gc=False):
     signature: str | None = None
     tokens: int | None = None
 
+    @classmethod
+    def tool_use(cls, tool_id: str | None = None, tool_name: str | None = None, input: Any = None) -> Block:
+        """A tool call: its `input` kept as `input_json` writes it (`text_of_input`)."""
+        return cls("tool_use", "", tool_id, tool_name, text_of_input(input))
+
+    @property
+    def input(self) -> Any:
+        """A tool call's input, decoded from `input_text` at each read (a new copy: change it by assigning). A
+        session holds tens of thousands of calls, and a dict of even one key costs 184 bytes: the text costs a
+        third of the dict and its strings, and it is what accounting counts (`all_text`)."""
+        return None if self.input_text is None else json.loads(self.input_text)
+
+    @input.setter
+    def input(self, value: Any) -> None:
+        self.input_text = text_of_input(value)
+
     def all_text(self) -> str:
         """Every piece of text the model sees in this block, nested results included (tool_use: the JSON input)."""
         if self.type == "tool_use":
-            return (self.tool_name or "") + input_json(self.input)
+            return (self.tool_name or "") + (self.input_text or "null")
         if self.content:
             return self.text + "".join(b.all_text() for b in self.content)
         return self.text

@@ -325,7 +325,7 @@ def _block(content: Any) -> Block:
     if kind == "redacted_thinking":
         return Block("redacted_thinking", content.data)
     if kind == "tool_use":
-        return Block("tool_use", tool_id=content.id, tool_name=content.name, input=content.input)
+        return Block.tool_use(content.id, content.name, content.input)
     return Block("unknown", raw=content.model_dump(mode="json"))
 
 

@@ -10,7 +10,7 @@ import sys
 from datetime import datetime, timezone
 from typing import Any
 
-from inspector.core.model import Block, Message
+from inspector.core.model import EMPTY_INPUT, Block, Message, text_of_input
 
 
 MAX_NESTING = 16  # tool results inside tool results (the API allows none): deeper is a hostile file
@@ -60,7 +60,8 @@ def block_from_dict(b: dict, depth: int = 0) -> Block:
     if kind == "tool_use":
         tool_id, name, value = get("id"), get("name"), get("input", _ABSENT)
         return Block("tool_use", "", sys.intern(tool_id) if tool_id.__class__ is str else None,
-                     sys.intern(name) if name.__class__ is str else None, {} if value is _ABSENT else value)
+                     sys.intern(name) if name.__class__ is str else None,
+                     EMPTY_INPUT if value is _ABSENT else text_of_input(value))
     if kind == "text":
         text = get("text")
         return Block("text", text if text.__class__ is str else _str(text))
@@ -116,13 +117,13 @@ def edited_block(block: Block, text: str | None, keep_media: bool) -> Block:
     instead of its text (its images/documents kept when `keep_media`). Built field by field: dataclasses.replace
     costs several times more, and plans make tens of thousands of these."""
     if text is None:
-        return Block("tool_use", block.text, block.tool_id, block.tool_name, {}, block.is_error, block.content,
+        return Block("tool_use", block.text, block.tool_id, block.tool_name, EMPTY_INPUT, block.is_error, block.content,
                      block.media, block.size, block.raw)
     media = [b for b in block.content if b.type != "text"] if keep_media and block.content else None
     if media:
-        return Block("tool_result", "", block.tool_id, block.tool_name, block.input, block.is_error,
+        return Block("tool_result", "", block.tool_id, block.tool_name, block.input_text, block.is_error,
                      [Block("text", text=text), *media], block.media, block.size, block.raw)
-    return Block("tool_result", text, block.tool_id, block.tool_name, block.input, block.is_error, None,
+    return Block("tool_result", text, block.tool_id, block.tool_name, block.input_text, block.is_error, None,
                  block.media, block.size, block.raw)
 
 
@@ -168,7 +169,7 @@ def replaced_message(m: Message, results: dict[str, Replacement], inputs: dict[s
             b = Block("tool_result", "", b.tool_id, is_error=b.is_error, content=blocks_from_content(value)) \
                 if isinstance(value, list) else Block("tool_result", _str(value), b.tool_id, is_error=b.is_error)
         elif b.type == "tool_use" and b.tool_id in inputs:
-            b = Block("tool_use", tool_id=b.tool_id, tool_name=b.tool_name, input=inputs[b.tool_id])
+            b = Block.tool_use(b.tool_id, b.tool_name, inputs[b.tool_id])
         blocks.append(b)
     return edited_message(m, blocks)
 

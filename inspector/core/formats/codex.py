@@ -458,8 +458,7 @@ def _call_block(item: dict) -> Block:
         args, name = item.get("input"), item.get("name")
     else:  # local_shell_call, web_search_call
         args, name = item.get("action"), kind.removesuffix("_call")
-    return Block("tool_use", tool_id=opt_str(item.get("call_id")) or opt_str(item.get("id")),
-                 tool_name=opt_str(name), input=args)
+    return Block.tool_use(opt_str(item.get("call_id")) or opt_str(item.get("id")), opt_str(name), args)
 
 
 def _output_block(item: dict) -> Block:

@@ -99,8 +99,8 @@ class CopilotLoader(ObjectLoader):
         requests = data.get("toolRequests")
         for call in requests if isinstance(requests, list) else ():
             if isinstance(call, dict):
-                blocks.append(Block("tool_use", tool_id=opt_str(call.get("toolCallId")),
-                                    tool_name=opt_str(call.get("name")), input=call.get("arguments", {})))
+                blocks.append(Block.tool_use(opt_str(call.get("toolCallId")), opt_str(call.get("name")),
+                                             call.get("arguments", {})))
         api_call = opt_str(data.get("apiCallId"))
         model = opt_str(data.get("model")) or self.model
         open_ = self._open

@@ -129,7 +129,7 @@ class KimiCodeLoader(ObjectLoader):
         elif kind == "tool.call":
             name, args = opt_str(event.get("name")), event.get("args")
             self._assistant(line_no, offset, ts).blocks.append(
-                Block("tool_use", "", opt_str(event.get("toolCallId")), name, args if args is not None else {}))
+                Block.tool_use(opt_str(event.get("toolCallId")), name, args if args is not None else {}))
         elif kind == "tool.result":
             result = event.get("result") if isinstance(event.get("result"), dict) else {}
             output, note = result.get("output"), opt_str(result.get("note"))
@@ -284,8 +284,8 @@ def _message(d: dict) -> Message:
     blocks = [b for b in (_part(p) for p in parts if isinstance(p, dict)) if b is not None]
     for call in as_list(d.get("toolCalls")):
         if isinstance(call, dict):
-            blocks.append(Block("tool_use", "", opt_str(call.get("id")), opt_str(call.get("name")),
-                                call_arguments(call.get("arguments"))))
+            blocks.append(Block.tool_use(opt_str(call.get("id")), opt_str(call.get("name")),
+                                         call_arguments(call.get("arguments"))))
     origin = d.get("origin") if isinstance(d.get("origin"), dict) else {}
     if role == "tool":
         text = "\n".join(b.text for b in blocks if b.type == "text")

@@ -479,7 +479,7 @@ class _Builder:
     def _tool(self, d: dict, p: Row) -> tuple[Block, Block]:
         state = d.get("state") if isinstance(d.get("state"), dict) else {}
         call_id = opt_str(d.get("callID")) or p.id
-        use = Block("tool_use", tool_id=call_id, tool_name=opt_str(d.get("tool")), input=state.get("input") or {})
+        use = Block.tool_use(call_id, opt_str(d.get("tool")), state.get("input") or {})
         status = state.get("status")
         if status == "completed":
             when = state.get("time", {}).get("compacted") if isinstance(state.get("time"), dict) else None

@@ -37,8 +37,7 @@ def block_from_part(part: dict) -> Block:
     call = part.get("functionCall")
     if isinstance(call, dict):
         args = call.get("args")
-        return Block("tool_use", tool_id=opt_str(call.get("id")), tool_name=opt_str(call.get("name")),
-                     input=args if args is not None else {})
+        return Block.tool_use(opt_str(call.get("id")), opt_str(call.get("name")), args if args is not None else {})
     response = part.get("functionResponse")
     if isinstance(response, dict):
         output, is_error = response_text(response.get("response"))
