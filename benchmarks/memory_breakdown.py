@@ -108,7 +108,7 @@ def composition(path: Path) -> list[tuple[str, str]]:
         add("line and offset ints, tuples of more lines", m.line, m.offset, m.more_lines, *m.more_lines)
         add("uuid, timestamp, response id strings", m.uuid, m.timestamp, m.response_id, m.model)
         for b in m.blocks:
-            add("Block", b)
+            add("Block (and its own extras)", b, b.extras)
             add("text", b.text)
             add("tool ids and names", b.tool_id, b.tool_name)
             add("tool inputs (JSON text)", b.input_text)

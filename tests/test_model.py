@@ -8,7 +8,7 @@ import pickle
 import pytest
 from msgspec import structs
 
-from inspector.core.model import EMPTY_INPUT, Block, Message, input_json
+from inspector.core.model import EMPTY_INPUT, NO_EXTRAS, Block, BlockExtras, Message, input_json
 
 
 def _message(**fields: object) -> Message:
@@ -36,17 +36,33 @@ def test_messages_with_the_same_lines_are_equal_however_made() -> None:
 
 def test_a_tool_input_is_kept_as_the_json_accounting_counts() -> None:
     value = {"command": "ls →", "n": [1, 2.5, None, True], "nested": {"z": "\n", "a": {}}}
-    call = Block.tool_use("t1", "Bash", value)
+    call = Block.of("tool_use", tool_id="t1", tool_name="Bash", input=value)
     assert call.input == value and list(call.input) == list(value)  # equal, keys in their order
     assert call.input_text == input_json(value) and call.all_text() == "Bash" + input_json(value)
     assert call.input is not call.input  # a copy at each read: change it by assigning
     call.input = {"command": "pwd"}
     assert call.input_text == '{"command": "pwd"}' and call.to_api()["input"] == {"command": "pwd"}
-    assert Block.tool_use("t1").input is None and Block.tool_use("t1").all_text() == "null"
-    assert Block.tool_use(input={}).input_text == EMPTY_INPUT and Block.tool_use(input={}).input == {}
-    assert Block.tool_use(input={"at": float("nan")}).input["at"] != 0  # NaN written as JSON's NaN, read back
+    bare = Block.of("tool_use", tool_id="t1")
+    assert bare.input is None and bare.all_text() == "null"
+    assert Block.of("tool_use", input={}).input_text == EMPTY_INPUT and Block.of("tool_use", input={}).input == {}
+    assert Block.of("tool_use", input={"at": float("nan")}).input["at"] != 0  # NaN written as JSON's NaN, read back
     with pytest.raises(TypeError):
-        Block.tool_use(input={1j: "a key JSON cannot hold"})
+        Block.of("tool_use", input={1j: "a key JSON cannot hold"})
+
+
+def test_rare_fields_live_in_extras_shared_by_the_blocks_without_them() -> None:
+    plain = [Block("text", "a"), Block.of("text", "a"), Block.of("thinking", "t", signature=None, size=0)]
+    assert all(b.extras is NO_EXTRAS for b in plain) and plain[0] == plain[1]
+    assert (plain[0].media, plain[0].size, plain[0].raw, plain[0].signature, plain[0].tokens) == (None, 0, None, None,
+                                                                                                  None)
+    image = Block.of("image", media="image/png", size=10)
+    assert (image.media, image.size) == ("image/png", 10) and image.extras == BlockExtras(media="image/png", size=10)
+    copy = structs.replace(image)
+    copy.tokens = 7  # replaces the copy's extras: the original and NO_EXTRAS are left as they were
+    assert (copy.tokens, image.tokens, NO_EXTRAS.tokens) == (7, None, None) and copy.media == "image/png"
+    plain[0].signature = "s"
+    assert plain[0].signature == "s" and plain[1].signature is None and plain[0] != plain[1]
+    assert pickle.loads(pickle.dumps(image)) == image
 
 
 def test_calls_read_from_a_file_keep_their_input_as_they_found_it() -> None:

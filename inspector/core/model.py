@@ -16,6 +16,7 @@ from __future__ import annotations
 import bisect
 import json
 from dataclasses import dataclass, field, replace
+from operator import attrgetter
 from typing import TYPE_CHECKING, Any, Iterator, Literal
 
 from msgspec import Struct, structs
@@ -67,10 +68,33 @@ BlockType = Literal[
 MessageKind = Literal["prompt", "assistant", "tool_result", "meta", "compact_summary", "summary_ack", "system"]
 
 
+class BlockExtras(Struct, frozen=True, gc=False):
+    """What few blocks state beyond the common fields (`Block.extras`; read as `Block.media` and so on). Frozen, so
+    that one `NO_EXTRAS` serves every block without any: five fields fewer in each block (40 bytes)."""
+
+    media: str | None = None
+    size: int = 0
+    raw: dict | None = None
+    signature: str | None = None
+    tokens: int | None = None
+
+
+NO_EXTRAS = BlockExtras()
+
+
+def _extra(name: str) -> Any:
+    """`Block.<name>`: read from the block's extras (a getter in C), set by replacing them."""
+    def put(block: Block, value: Any) -> None:
+        block.extras = structs.replace(block.extras, **{name: value})
+    return property(attrgetter(f"extras.{name}"), put)
+
+
 class Block(Struct, gc=False):
     """One content block. `text` holds text/thinking text, a tool_result's string content, or a redacted blob.
 
-    tool_use: `tool_id`, `tool_name`, `input` (kept as its JSON text, `input_text`; `Block.tool_use` makes one).
+    `Block.of` makes any block from its fields as values; the constructor takes them as kept (the input as text,
+    the rarely set fields in `extras`), which the loaders' common blocks need alone.
+    tool_use: `tool_id`, `tool_name`, `input` (kept as its JSON text, `input_text`).
     tool_result: `tool_id` (the tool_use it answers), `text` and/or `content` (nested blocks when the result was a
     list), `is_error`.  image/document: `media` (media type) and `size` (bytes of base64 data, which is not kept).
     unknown: `raw` holds the original dict.
@@ -87,16 +111,23 @@ class Block(Struct, gc=False):
     input_text: str | None = None
     is_error: bool = False
     content: list[Block] | None = None
-    media: str | None = None
-    size: int = 0
-    raw: dict | None = None
-    signature: str | None = None
-    tokens: int | None = None
+    extras: BlockExtras = NO_EXTRAS
+
+    media = _extra("media")
+    size = _extra("size")
+    raw = _extra("raw")
+    signature = _extra("signature")
+    tokens = _extra("tokens")
 
     @classmethod
-    def tool_use(cls, tool_id: str | None = None, tool_name: str | None = None, input: Any = None) -> Block:
-        """A tool call: its `input` kept as `input_json` writes it (`text_of_input`)."""
-        return cls("tool_use", "", tool_id, tool_name, text_of_input(input))
+    def of(cls, type: BlockType, text: str = "", tool_id: str | None = None, tool_name: str | None = None,
+           input: Any = None, is_error: bool = False, content: list[Block] | None = None, media: str | None = None,
+           size: int = 0, raw: dict | None = None, signature: str | None = None, tokens: int | None = None) -> Block:
+        """A block from every field as a value: the input kept as `input_json` writes it (`text_of_input`), the
+        rare fields as extras (`NO_EXTRAS` when none is set)."""
+        extras = BlockExtras(media, size, raw, signature, tokens)
+        return cls(type, text, tool_id, tool_name, text_of_input(input), is_error, content,
+                   NO_EXTRAS if extras == NO_EXTRAS else extras)
 
     @property
     def input(self) -> Any:

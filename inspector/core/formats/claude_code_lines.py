@@ -195,7 +195,7 @@ def _block(b: Any, calls: dict[str, str], depth: int) -> Block:
     if cls is _Text:
         return Block("text", b.text)
     if cls is _Thinking:
-        return Block("thinking", b.thinking, signature=b.signature or None)
+        return Block.of("thinking", b.thinking, signature=b.signature or None)
     if cls is _Redacted:
         return Block("redacted_thinking", b.data)
     return _media(b)
@@ -208,5 +208,5 @@ def _media(b: _Image | _Document) -> Block:
     text = ""
     if kind == "document" and source is not None and source.type == "text":
         text, data = data or "", None
-    return Block(kind, text, media=source.media_type if source is not None else None,
-                 size=len(data) if data is not None else 0)
+    return Block.of(kind, text, media=source.media_type if source is not None else None,
+                    size=len(data) if data is not None else 0)

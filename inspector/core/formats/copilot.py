@@ -92,15 +92,15 @@ class CopilotLoader(ObjectLoader):
         blocks: list[Block] = []
         reasoning = data.get("reasoningText")
         if isinstance(reasoning, str) and reasoning:
-            blocks.append(Block("thinking", reasoning, signature=opt_str(data.get("reasoningOpaque"))))
+            blocks.append(Block.of("thinking", reasoning, signature=opt_str(data.get("reasoningOpaque"))))
         content = data.get("content")
         if isinstance(content, str) and content:
             blocks.append(Block("text", content))
         requests = data.get("toolRequests")
         for call in requests if isinstance(requests, list) else ():
             if isinstance(call, dict):
-                blocks.append(Block.tool_use(opt_str(call.get("toolCallId")), opt_str(call.get("name")),
-                                             call.get("arguments", {})))
+                blocks.append(Block.of("tool_use", tool_id=opt_str(call.get("toolCallId")),
+                                       tool_name=opt_str(call.get("name")), input=call.get("arguments", {})))
         api_call = opt_str(data.get("apiCallId"))
         model = opt_str(data.get("model")) or self.model
         open_ = self._open

@@ -294,8 +294,8 @@ class GeminiLoader(ObjectLoader):
         content = obj.get("content")
         blocks = [b for b in blocks_from_parts(content) if b.type != "thinking"]
         if not any(b.type == "tool_use" for b in blocks):
-            blocks += [Block.tool_use(opt_str(c.get("id")), opt_str(c.get("name")),
-                                      c.get("args") if c.get("args") is not None else {}) for c in _tool_calls(obj)]
+            blocks += [Block.of("tool_use", tool_id=opt_str(c.get("id")), tool_name=opt_str(c.get("name")),
+                                input=c.get("args") if c.get("args") is not None else {}) for c in _tool_calls(obj)]
         kind = "summary_ack" if part_text(content).startswith("Got it. Thanks for the additional context") \
             else "assistant"
         message = self._message("assistant", kind, blocks, rec)
