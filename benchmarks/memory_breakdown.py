@@ -103,7 +103,7 @@ def composition(path: Path) -> list[tuple[str, str]]:
 
     add("the session's lists", session.messages, session.requests)
     for m in session.messages:
-        add("Message", m)
+        add("Message (and its own extras)", m, m.extras)
         add("blocks lists", m.blocks)
         add("line and offset ints, tuples of more lines", m.line, m.offset, m.more_lines, *m.more_lines)
         add("uuid, timestamp, response id strings", m.uuid, m.timestamp, m.response_id, m.model)

@@ -8,11 +8,12 @@ import pickle
 import pytest
 from msgspec import structs
 
-from inspector.core.model import EMPTY_INPUT, NO_EXTRAS, Block, BlockExtras, Message, input_json
+from inspector.core.model import (EMPTY_INPUT, NO_EXTRAS, NO_MESSAGE_EXTRAS, Block, BlockExtras, Message, MessageExtras,
+                                  input_json)
 
 
 def _message(**fields: object) -> Message:
-    return Message("assistant", "assistant", [Block("text", "hi")], **fields)  # type: ignore[arg-type]
+    return Message.of("assistant", "assistant", [Block("text", "hi")], **fields)  # type: ignore[arg-type]
 
 
 def test_lines_are_the_first_line_and_the_rest() -> None:
@@ -32,6 +33,18 @@ def test_messages_with_the_same_lines_are_equal_however_made() -> None:
     assert made == set_after and set_after.more_lines == (4,)
     assert structs.replace(made, line=5).lines == (5, 4)
     assert pickle.loads(pickle.dumps(made)) == made
+
+
+def test_rare_message_fields_live_in_extras_shared_by_the_messages_without_them() -> None:
+    plain = _message(line=1)
+    plain.lines = (1,)  # set to what it holds: still the shared extras
+    assert plain.extras is NO_MESSAGE_EXTRAS and (plain.parent_uuid, plain.attachment, plain.more_lines) == (None,
+                                                                                                             None, ())
+    reminder = _message(attachment="date", parent_uuid="p")
+    copy = structs.replace(reminder)
+    copy.lines = (4, 5)
+    assert (copy.attachment, copy.parent_uuid, copy.more_lines) == ("date", "p", (5,)) and reminder.lines == ()
+    assert reminder.extras == MessageExtras(parent_uuid="p", attachment="date") and reminder != _message()
 
 
 def test_a_tool_input_is_kept_as_the_json_accounting_counts() -> None:

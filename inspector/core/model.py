@@ -82,10 +82,16 @@ class BlockExtras(Struct, frozen=True, gc=False):
 NO_EXTRAS = BlockExtras()
 
 
-def _extra(name: str) -> Any:
-    """`Block.<name>`: read from the block's extras (a getter in C), set by replacing them."""
-    def put(block: Block, value: Any) -> None:
-        block.extras = structs.replace(block.extras, **{name: value})
+def _shared(extras: Any, none: Any) -> Any:
+    """`extras`, or the shared `none` when they hold as little."""
+    return none if extras == none else extras
+
+
+def _extra(name: str, none: Any) -> Any:
+    """A rare field (`Block.media`, `Message.attachment`...): read from the object's extras (a getter in C), set by
+    replacing them (`none`: the extras shared by every object without any)."""
+    def put(owner: Any, value: Any) -> None:
+        owner.extras = _shared(structs.replace(owner.extras, **{name: value}), none)
     return property(attrgetter(f"extras.{name}"), put)
 
 
@@ -113,11 +119,11 @@ class Block(Struct, gc=False):
     content: list[Block] | None = None
     extras: BlockExtras = NO_EXTRAS
 
-    media = _extra("media")
-    size = _extra("size")
-    raw = _extra("raw")
-    signature = _extra("signature")
-    tokens = _extra("tokens")
+    media = _extra("media", NO_EXTRAS)
+    size = _extra("size", NO_EXTRAS)
+    raw = _extra("raw", NO_EXTRAS)
+    signature = _extra("signature", NO_EXTRAS)
+    tokens = _extra("tokens", NO_EXTRAS)
 
     @classmethod
     def of(cls, type: BlockType, text: str = "", tool_id: str | None = None, tool_name: str | None = None,
@@ -125,9 +131,8 @@ class Block(Struct, gc=False):
            size: int = 0, raw: dict | None = None, signature: str | None = None, tokens: int | None = None) -> Block:
         """A block from every field as a value: the input kept as `input_json` writes it (`text_of_input`), the
         rare fields as extras (`NO_EXTRAS` when none is set)."""
-        extras = BlockExtras(media, size, raw, signature, tokens)
         return cls(type, text, tool_id, tool_name, text_of_input(input), is_error, content,
-                   NO_EXTRAS if extras == NO_EXTRAS else extras)
+                   _shared(BlockExtras(media, size, raw, signature, tokens), NO_EXTRAS))
 
     @property
     def input(self) -> Any:
@@ -169,6 +174,18 @@ class Block(Struct, gc=False):
         return dict(self.raw or {"type": "unknown"})
 
 
+class MessageExtras(Struct, frozen=True, gc=False):
+    """What few messages state beyond the common fields (`Message.extras`; read as `Message.attachment` and so on),
+    one shared `NO_MESSAGE_EXTRAS` for every message without any, as `BlockExtras` for blocks."""
+
+    parent_uuid: str | None = None
+    attachment: str | None = None
+    more_lines: tuple[int, ...] = ()
+
+
+NO_MESSAGE_EXTRAS = MessageExtras()
+
+
 class Message(Struct, gc=False):
     """One message of the conversation, in source order after branch resolution.
 
@@ -178,20 +195,33 @@ class Message(Struct, gc=False):
     message to its Request.
     `attachment`: the message is a system-reminder the harness injected, rendered from an attachment of this type
     (Claude Code 2.1.332's `attachment` entries: "environment", "date", "file", ...).
+    `parent_uuid`, `attachment` and `more_lines`, which few messages have, are kept in `extras`; `Message.of` takes
+    them as values.
     """
 
     role: Literal["user", "assistant", "system"]
     kind: MessageKind
     blocks: list[Block]
     uuid: str | None = None
-    parent_uuid: str | None = None
     line: int | None = None
     offset: int | None = None
     timestamp: str | None = None
     model: str | None = None
     response_id: str | None = None
-    attachment: str | None = None
-    more_lines: tuple[int, ...] = ()
+    extras: MessageExtras = NO_MESSAGE_EXTRAS
+
+    parent_uuid = _extra("parent_uuid", NO_MESSAGE_EXTRAS)
+    attachment = _extra("attachment", NO_MESSAGE_EXTRAS)
+    more_lines = _extra("more_lines", NO_MESSAGE_EXTRAS)
+
+    @classmethod
+    def of(cls, role: Literal["user", "assistant", "system"], kind: MessageKind, blocks: list[Block],
+           uuid: str | None = None, parent_uuid: str | None = None, line: int | None = None, offset: int | None = None,
+           timestamp: str | None = None, model: str | None = None, response_id: str | None = None,
+           attachment: str | None = None, more_lines: tuple[int, ...] = ()) -> Message:
+        """A message from every field as a value (the rare ones as extras)."""
+        return cls(role, kind, blocks, uuid, line, offset, timestamp, model, response_id,
+                   _shared(MessageExtras(parent_uuid, attachment, more_lines), NO_MESSAGE_EXTRAS))
 
     @property
     def lines(self) -> tuple[int, ...]:

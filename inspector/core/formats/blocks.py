@@ -129,8 +129,7 @@ def edited_block(block: Block, text: str | None, keep_media: bool) -> Block:
 
 def edited_message(m: Message, blocks: list[Block]) -> Message:
     """`m` with other blocks, every other field kept (field by field, as `edited_block`)."""
-    return Message(m.role, m.kind, blocks, m.uuid, m.parent_uuid, m.line, m.offset, m.timestamp, m.model,
-                   m.response_id, more_lines=m.more_lines)
+    return Message(m.role, m.kind, blocks, m.uuid, m.line, m.offset, m.timestamp, m.model, m.response_id, m.extras)
 
 
 Replacement = str | list  # a tool_result's new content as written: its text, or its blocks in Messages-API form

@@ -406,7 +406,7 @@ class ClaudeCodeLoader:
             summary = obj.isCompactSummary  # type: ignore[union-attr]
             return Message("user", "tool_result" if blocks and blocks[0].type == "tool_result" and not summary else
                            _user_kind(summary, obj.isMeta or obj.isVisibleInTranscriptOnly, blocks),  # type: ignore[union-attr]
-                           blocks, uuid, None, line_no, offset, ts)
+                           blocks, uuid, line_no, offset, ts)
         rid, model = message.id, message.model
         if model is not None:
             model = sys.intern(model)  # one string for every line of a model
@@ -414,7 +414,7 @@ class ClaudeCodeLoader:
         if ref is not None and rid:
             self.recorder.respond(ref, rid)
         u = message.usage
-        made = Message("assistant", "assistant", blocks, uuid, None, line_no, offset, ts, model, rid)
+        made = Message("assistant", "assistant", blocks, uuid, line_no, offset, ts, model, rid)
         if u is None or model == SYNTHETIC_MODEL:
             return _Response(uuid, rid, made, None, 0, 0, 0, 0, ref, None)
         split, creation = u.cache_creation, u.cache_creation_input_tokens  # and what was written with the 1-hour TTL
@@ -441,8 +441,8 @@ class ClaudeCodeLoader:
                 blocks = self._unread(exc, line_no)
             if kind == "user":
                 return Message("user", _user_kind(bool(obj.get("isCompactSummary")), bool(  # type: ignore[arg-type]
-                    obj.get("isMeta") or obj.get("isVisibleInTranscriptOnly")), blocks), blocks, uuid, None, line_no,
-                               offset, ts)
+                    obj.get("isMeta") or obj.get("isVisibleInTranscriptOnly")), blocks), blocks, uuid, line_no, offset,
+                               ts)
             # a summary's acknowledgement we exported says so (Claude Code has no such kind)
             ext = obj.get(EXTENSION)
             msg_kind = "summary_ack" if ext.__class__ is dict and ext.get("kind") == "summary_ack" else "assistant"
@@ -457,7 +457,7 @@ class ClaudeCodeLoader:
                 ref = None
             cleared = self._server_cleared(message, ref) if "context_management" in message else None
             usage = message.get("usage")
-            made = Message("assistant", msg_kind, blocks, uuid, None, line_no, offset, ts, model, rid)  # type: ignore[arg-type]
+            made = Message("assistant", msg_kind, blocks, uuid, line_no, offset, ts, model, rid)  # type: ignore[arg-type]
             if usage.__class__ is not dict or model == SYNTHETIC_MODEL:
                 return _Response(uuid, rid, made, None, 0, 0, 0, 0, ref, cleared)
             get = usage.get  # counts: ints only (`as_int`), inline
@@ -475,8 +475,8 @@ class ClaudeCodeLoader:
                 return None
             role, blocks = sent
             msg_kind = "system" if role == "system" else "meta"
-            return Message(role, msg_kind, blocks, uuid, None, line_no, offset, ts,  # type: ignore[arg-type]
-                           attachment=attachment_type(obj))
+            return Message.of(role, msg_kind, blocks, uuid, None, line_no, offset, ts,  # type: ignore[arg-type]
+                              attachment=attachment_type(obj))
         if kind == "system" and obj.get("subtype") in ("compact_boundary", "microcompact_boundary"):
             compact = obj["subtype"] == "compact_boundary"
             meta = obj.get("compactMetadata" if compact else "microcompactMetadata")

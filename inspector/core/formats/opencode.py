@@ -466,8 +466,8 @@ class _Builder:
             if not blocks:
                 continue
             uid = row.id if n == 0 else f"{row.id}:{n}"
-            message = Message("assistant", "compact_summary" if summary else "assistant", blocks, uuid=uid,
-                              parent_uuid=opt_str(d.get("parentID")), timestamp=ts, model=model)
+            message = Message.of("assistant", "compact_summary" if summary else "assistant", blocks, uuid=uid,
+                                 parent_uuid=opt_str(d.get("parentID")), timestamp=ts, model=model)
             out.append(message)
             tokens = usage if isinstance(usage, dict) else (d.get("tokens") if len(steps) == 1 else None)
             if isinstance(tokens, dict) and not summary:  # the summary's request was the summarizer's own window

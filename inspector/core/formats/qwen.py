@@ -241,12 +241,12 @@ def _turn(obj: dict, node: _Node) -> Message:
         kind = "meta"
     else:
         kind = "prompt"
-    return Message(role, kind, blocks, uuid=opt_str(obj.get("uuid")),  # type: ignore[arg-type]
-                   parent_uuid=opt_str(obj.get("parentUuid")), line=node.fragments[0].line,
-                   more_lines=tuple(f.line for f in node.fragments[1:]),
-                   offset=node.fragments[0].offset, timestamp=opt_str(obj.get("timestamp")),
-                   model=opt_str(obj.get("model")), response_id=opt_str(obj.get("uuid")) if
-                   role == "assistant" and isinstance(obj.get("usageMetadata"), dict) else None)
+    return Message.of(role, kind, blocks, uuid=opt_str(obj.get("uuid")),  # type: ignore[arg-type]
+                      parent_uuid=opt_str(obj.get("parentUuid")), line=node.fragments[0].line,
+                      more_lines=tuple(f.line for f in node.fragments[1:]),
+                      offset=node.fragments[0].offset, timestamp=opt_str(obj.get("timestamp")),
+                      model=opt_str(obj.get("model")), response_id=opt_str(obj.get("uuid")) if
+                      role == "assistant" and isinstance(obj.get("usageMetadata"), dict) else None)
 
 
 def _compressed(history: list, node: _Node) -> list[Message]:
