@@ -38,7 +38,6 @@ try:
 except (ImportError, TypeError):  # no C accelerator (another Python implementation)
     input_json = json.JSONEncoder(ensure_ascii=False, default=str).encode
 
-
 EMPTY_INPUT = input_json({})  # the `input_text` of a call without input
 
 
@@ -47,6 +46,7 @@ def text_of_input(value: Any) -> str | None:
     for None. What JSON cannot hold is kept as JSON writes it (another object as its `str`, a number key as text);
     a key of another type raises TypeError. Inputs read from JSON come back equal."""
     return None if value is None else input_json(value)
+
 
 Format = Literal["claude-code", "codex", "anthropic-request", "openai-chat", "openai-responses", "neutral",
                  "copilot", "cline", "roo-code", "cline-sdk", "kimi", "kimi-code", "gemini-cli", "qwen-code",
@@ -98,8 +98,8 @@ def _extra(name: str, none: Any) -> Any:
 class Block(Struct, gc=False):
     """One content block. `text` holds text/thinking text, a tool_result's string content, or a redacted blob.
 
-    `Block.of` makes any block from its fields as values; the constructor takes them as kept (the input as text,
-    the rarely set fields in `extras`), which the loaders' common blocks need alone.
+    `Block.of` makes any block from its fields as values; the constructor takes them as the block keeps them (the
+    input as text, the rarely set fields in `extras`), as the loaders make the common blocks.
     tool_use: `tool_id`, `tool_name`, `input` (kept as its JSON text, `input_text`).
     tool_result: `tool_id` (the tool_use it answers), `text` and/or `content` (nested blocks when the result was a
     list), `is_error`.  image/document: `media` (media type) and `size` (bytes of base64 data, which is not kept).
