@@ -100,22 +100,18 @@ def composition(path: Path) -> list[tuple[str, str]]:
             if obj is not None and id(obj) not in seen:
                 seen.add(id(obj))
                 size[kind] += sys.getsizeof(obj)
-                if isinstance(obj, dict):  # a tool's input: its keys and values too
-                    add(kind, *obj.keys(), *obj.values())
-                elif isinstance(obj, (list, tuple)) and kind == INPUTS:
-                    add(kind, *obj)
 
     add("the session's lists", session.messages, session.requests)
     for m in session.messages:
-        add("Message", m)
+        add("Message (and its own extras)", m, m.extras)
         add("blocks lists", m.blocks)
-        add("line tuples and their ints, offsets", m.lines, *m.lines, m.offset)
+        add("line and offset ints, tuples of more lines", m.line, m.offset, m.more_lines, *m.more_lines)
         add("uuid, timestamp, response id strings", m.uuid, m.timestamp, m.response_id, m.model)
         for b in m.blocks:
-            add("Block", b)
+            add("Block (and its own extras)", b, b.extras)
             add("text", b.text)
             add("tool ids and names", b.tool_id, b.tool_name)
-            add(INPUTS, b.input)
+            add("tool inputs (JSON text)", b.input_text)
     for r in session.requests:
         add("Request", r)
         add("Request ints and strings", r.input_tokens, r.cache_creation, r.cache_read, r.output_tokens,
@@ -125,9 +121,6 @@ def composition(path: Path) -> list[tuple[str, str]]:
     total = sum(size.values())
     return [*marks, (f"all of it ({len(session.messages):,} messages)",
                      f"{total / MB:6.1f} MB   {total / n:5.0f} B a message")]
-
-
-INPUTS = "tool inputs (dicts and what they hold)"
 
 
 def main() -> int:

@@ -16,7 +16,7 @@ def prompt(text: str, uuid: str | None = None) -> Message:
 def call(*uses: tuple[str, str], text: str = "", response: str | None = None) -> Message:
     """An assistant message with tool_use blocks (id, tool name)."""
     blocks = [Block("text", text=text)] if text else []
-    blocks += [Block("tool_use", tool_id=i, tool_name=n, input={"arg": i}) for i, n in uses]
+    blocks += [Block.of("tool_use", tool_id=i, tool_name=n, input={"arg": i}) for i, n in uses]
     return Message("assistant", "assistant", blocks, response_id=response)
 
 

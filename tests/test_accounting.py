@@ -183,10 +183,10 @@ def test_categories_cover_blocks():
     s = Session(source="built", format="neutral", messages=[
         _user("do it"),
         Message("assistant", "assistant", [Block("thinking", text="t" * 400), Block("text", text="ok " * 50),
-                                           Block("tool_use", tool_id="a", tool_name="Read", input={"p": "x"})]),
+                                           Block.of("tool_use", tool_id="a", tool_name="Read", input={"p": "x"})]),
         Message("user", "tool_result", [Block("tool_result", tool_id="a", text="line\n" * 500)]),
         Message("user", "meta", [Block("text", text="Contents of /repo/CLAUDE.md: be brief")]),
-        Message("user", "prompt", [Block("image", media="image/png", size=1000)]),
+        Message("user", "prompt", [Block.of("image", media="image/png", size=1000)]),
     ])
     acc = account(s)
     assert acc.category == ["user_prompts", "thinking", "tool_results:Read", "memory", "media"]

@@ -94,8 +94,8 @@ def test_three_failed_compactions_trip_the_breaker(mock_api, tmp_path):
 def test_microcompaction_in_the_loop_is_written_as_replacements(mock_api, tmp_path):
     config, state = make(mock_api, tmp_path, threshold=6000, micro="snip")
     state.messages[1:1] = [
-        Message("assistant", "assistant", [Block("tool_use", tool_id="t_old", tool_name="bash",
-                                                 input={"command": "cat log"})], uuid="x1"),
+        Message("assistant", "assistant", [Block.of("tool_use", tool_id="t_old", tool_name="bash",
+                                                    input={"command": "cat log"})], uuid="x1"),
         Message("user", "tool_result", [Block("tool_result", "log line\n" * 2500, tool_id="t_old")], uuid="x2"),
         Message("assistant", "assistant", [Block("text", "The log is long.")], uuid="x3"),
     ]
@@ -151,8 +151,8 @@ def test_clear_works_on_our_tool_names(mock_api, tmp_path):
     state = config.new_session(SYSTEM)
     for i in range(7):
         state.messages += [
-            Message("assistant", "assistant", [Block("tool_use", tool_id=f"r{i}", tool_name="read_file",
-                                                     input={"path": f"f{i}"})]),
+            Message("assistant", "assistant", [Block.of("tool_use", tool_id=f"r{i}", tool_name="read_file",
+                                                        input={"path": f"f{i}"})]),
             Message("user", "tool_result", [Block("tool_result", f"contents of file {i} " * 40, tool_id=f"r{i}")]),
         ]
     state.messages.insert(0, Message("user", "prompt", [Block("text", "read them all")]))

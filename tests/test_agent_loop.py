@@ -241,8 +241,8 @@ def test_closing_the_generator_mid_tools_still_answers_every_call(mock_api, tmp_
 def test_a_history_left_broken_is_repaired_first(mock_api, tmp_path):
     state = new_state()
     state.messages += [Message("user", "prompt", [Block("text", "go")], uuid="u1"),
-                       Message("assistant", "assistant", [Block("tool_use", tool_id="t1", tool_name="glob",
-                                                                input={"pattern": "*"})], uuid="a1")]
+                       Message("assistant", "assistant", [Block.of("tool_use", tool_id="t1", tool_name="glob",
+                                                                   input={"pattern": "*"})], uuid="a1")]
     mock_api.add(r.text("fine"))
     added = [e.message for e in run("next", state, make_config(mock_api, tmp_path), SYSTEM)
              if isinstance(e, MessageAdded)]

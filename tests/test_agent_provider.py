@@ -15,11 +15,11 @@ from mock_api import MOCK_KEY, responses as r
 
 def test_api_messages_send_only_what_the_api_accepts():
     messages = [
-        Message("user", "prompt", [Block("text", "hi"), Block("image", media="image/png", size=10)]),
+        Message("user", "prompt", [Block("text", "hi"), Block.of("image", media="image/png", size=10)]),
         Message("assistant", "assistant", [Block("thinking", "unsigned, from a file"), Block("text", "ok")]),
-        Message("assistant", "assistant", [Block("thinking", "signed", signature="s1")]),
+        Message("assistant", "assistant", [Block.of("thinking", "signed", signature="s1")]),
         Message("assistant", "assistant", [Block("thinking", "only unsigned thinking")]),
-        Message("user", "meta", [Block("unknown", raw={"type": "server_tool_use"})]),
+        Message("user", "meta", [Block.of("unknown", raw={"type": "server_tool_use"})]),
     ]
     assert api_messages(messages) == [
         {"role": "user", "content": [{"type": "text", "text": "hi"},

@@ -102,8 +102,8 @@ def long_session(path: Path, n: int, segment: int = 600) -> Session:
             add(Message("user", "compact_summary", [Block("text", f"Summary of tasks 0 to {k}: " + "done " * 150)]))
         tid = f"toolu_{k}"
         add(Message("user", "prompt", [Block("text", f"Task {k}: " + "look at the file and fix it " * 6)]))
-        add(Message("assistant", "assistant", [Block("text", "Reading it."), Block(
-            "tool_use", tool_id=tid, tool_name="read_file", input={"path": f"src/m{k}.py"})]))
+        add(Message("assistant", "assistant", [Block("text", "Reading it."), Block.of(
+               "tool_use", tool_id=tid, tool_name="read_file", input={"path": f"src/m{k}.py"})]))
         add(Message("user", "tool_result", [Block("tool_result", f"def f{k}():\n    return {k}\n" * (k % 7 + 1),
                                                   tool_id=tid)]))
         add(Message("assistant", "assistant", [Block("text", f"Fixed task {k}. " + "All tests pass. " * 5)]))

@@ -38,8 +38,8 @@ def two_tools() -> Session:
     for k in range(3):
         messages.append(Message("assistant", "assistant", [
             Block("text", f"Reading the parser and running the tests, round {k}: " + "why " * 60),
-            Block("tool_use", tool_id=f"r{k}", tool_name="Read", input={"file_path": "p.py", "note": "x" * 3000}),
-            Block("tool_use", tool_id=f"b{k}", tool_name="Bash", input={"command": "pytest", "note": "y" * 1000})],
+            Block.of("tool_use", tool_id=f"r{k}", tool_name="Read", input={"file_path": "p.py", "note": "x" * 3000}),
+            Block.of("tool_use", tool_id=f"b{k}", tool_name="Bash", input={"command": "pytest", "note": "y" * 1000})],
             uuid=f"a{k}", model="claude-sonnet-4-5", response_id=f"q{k}"))
         requests.append(Request(f"q{k}", "claude-sonnet-4-5", 3000 + 6000 * k, 0, 0, 80, len(messages) - 1, 0,
                                 len(messages) - 1))

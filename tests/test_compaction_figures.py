@@ -33,7 +33,8 @@ def estimators() -> list[Estimator]:
 
 def mixed_session() -> Session:
     """Shapes Claude Code sessions lack: parallel results in one message, a result with an image, non-Latin text."""
-    nested = Block("tool_result", "", "n1", content=[Block("text", text="→ 目录 " * 900), Block("image", media="png")])
+    nested = Block("tool_result", "", "n1", content=[Block("text", text="→ 目录 " * 900),
+                                                     Block.of("image", media="png")])
     return Session("mixed", "neutral", [
         prompt("go"),
         call(("a1", "Read"), ("a2", "Bash"), text="two at once", response="r1"),

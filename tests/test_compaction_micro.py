@@ -36,7 +36,7 @@ def test_snip_touches_only_long_results_older_than_the_protected_tail():
 
 def test_snip_keeps_images_of_a_nested_result():
     nested = Block("tool_result", tool_id="t0", content=[Block("text", text="y" * 6000),
-                                                         Block("image", media="image/png", size=100)])
+                                                         Block.of("image", media="image/png", size=100)])
     s = Session("mem", "neutral", [prompt("go"), call(("t0", "Read")), Message("user", "tool_result", [nested]),
                                    *[prompt(str(k)) for k in range(6)]])
     plan = plan_snip(s)

@@ -74,7 +74,7 @@ def test_split_point_never_separates_a_pair_or_a_response():
 def test_request_is_acceptable_to_the_api():
     old = [Message("assistant", "assistant", [Block("thinking", text="hmm"), Block("text", text="hi")]),
            call(("a", "Read")), results(("a", "file")), call(("orphan", "Bash")),
-           Message("user", "prompt", [Block("image", media="image/png", size=10)])]
+           Message("user", "prompt", [Block.of("image", media="image/png", size=10)])]
     out = request_messages(old, "PROMPT")
     assert out[0]["role"] == "user"
     assert all(x["role"] != y["role"] for x, y in zip(out, out[1:]))
@@ -154,7 +154,7 @@ def test_summary_on_the_real_session_keeps_pairing(corpus):
 
 def test_request_turns_media_inside_results_into_notes():
     nested = Block("tool_result", tool_id="a", content=[Block("text", text="shot"),
-                                                        Block("image", media="image/png", size=9)])
+                                                        Block.of("image", media="image/png", size=9)])
     out = request_messages([call(("a", "Read")), Message("user", "tool_result", [nested])], "P")
     result = out[2]["content"][0]  # after the "(conversation start)" turn and the call
     assert result["type"] == "tool_result" and result["content"][1]["text"] == "[image omitted: image/png]"

@@ -30,7 +30,7 @@ def test_unknown_estimator_names_the_choices():
 
 
 def test_chars35_counts_every_string_value_of_the_block_dicts():
-    block = Block("tool_use", tool_id="t1", tool_name="Read", input={"path": "/a/b.py", "limit": 10})
+    block = Block.of("tool_use", tool_id="t1", tool_name="Read", input={"path": "/a/b.py", "limit": 10})
     strings = "tool_use" + "t1" + "Read" + "/a/b.py"  # type, id, name and the string input; numbers are not strings
     assert get_estimator("chars35").blocks([block]) == int(len(strings) / 3.5)
     assert get_estimator("chars35").text("x" * 35) == 10
@@ -39,8 +39,8 @@ def test_chars35_counts_every_string_value_of_the_block_dicts():
 def test_blocks_estimator_follows_claude_code():
     est = get_estimator("blocks")
     text = Block("text", text="a" * 400)
-    image = Block("image", media="image/png", size=10_000)
-    use = Block("tool_use", tool_id="t", tool_name="Bash", input={"command": "ls"})
+    image = Block.of("image", media="image/png", size=10_000)
+    use = Block.of("tool_use", tool_id="t", tool_name="Bash", input={"command": "ls"})
     result = Block("tool_result", tool_id="t", content=[Block("text", text="b" * 300), image])
     assert est.blocks([text]) == int(400 / 4 * 4 / 3)
     assert est.blocks([image]) == 2000
@@ -78,7 +78,7 @@ def test_script_counts_cjk_denser_than_latin_and_code_denser_than_prose():
 def test_script_adds_structure_for_tool_blocks():
     est = Script()
     bare = est.message(msg(Block("text", text="ok")))
-    with_tool = est.message(msg(Block("text", text="ok"), Block("tool_use", tool_id="t", tool_name="X", input={}),
+    with_tool = est.message(msg(Block("text", text="ok"), Block.of("tool_use", tool_id="t", tool_name="X", input={}),
                                 role="assistant"))
     assert with_tool >= bare + 25
 
@@ -90,17 +90,17 @@ leaf = st.one_of(
     st.builds(lambda t: Block("text", text=t), texts),
     st.builds(lambda t: Block("thinking", text=t), texts),
     st.builds(lambda t: Block("redacted_thinking", text=t), texts),
-    st.builds(lambda n, i: Block("tool_use", tool_id="t", tool_name=n, input=i),
+    st.builds(lambda n, i: Block.of("tool_use", tool_id="t", tool_name=n, input=i),
               st.one_of(st.none(), texts), st.recursive(st.one_of(st.none(), st.integers(), texts),
                                                       lambda c: st.lists(c, max_size=3) | st.dictionaries(
                                                           texts, c, max_size=3), max_leaves=8)),
-    st.builds(lambda m, s: Block("image", media=m, size=s), st.one_of(st.none(), texts), st.integers(0, 10**7)),
+    st.builds(lambda m, s: Block.of("image", media=m, size=s), st.one_of(st.none(), texts), st.integers(0, 10**7)),
     st.builds(lambda: Block("document")),
-    st.builds(lambda r: Block("unknown", raw=r), st.one_of(st.none(), st.dictionaries(texts, texts, max_size=3))),
-    # malformed: None text, a nested list holding non-blocks, an unserialisable input
+    st.builds(lambda r: Block.of("unknown", raw=r), st.one_of(st.none(), st.dictionaries(texts, texts, max_size=3))),
+    # malformed: None text, a nested list holding non-blocks, an input JSON cannot hold (kept as its str)
     st.builds(lambda: Block("text", text=None)),  # type: ignore[arg-type]
     st.builds(lambda: Block("tool_result", tool_id=None, content=["not a block", None])),  # type: ignore[list-item]
-    st.builds(lambda: Block("tool_use", tool_name="x", input={1j: object()})),
+    st.builds(lambda: Block.of("tool_use", tool_name="x", input={"at": object()})),
 )
 blocks = st.recursive(leaf, lambda inner: st.builds(
     lambda t, c, e: Block("tool_result", tool_id="t", text=t, content=c, is_error=e),
@@ -150,7 +150,7 @@ def test_exact_counts_a_whole_state_in_one_cached_call(mock_api):
     assert isinstance(est, Exact)
     messages = [msg(Block("text", text="hello there " * 50)),
                 msg(Block("thinking", text="hmm"), Block("text", text="hi"),
-                    Block("tool_use", tool_id="t1", tool_name="Read", input={"path": "a.py"}), role="assistant"),
+                    Block.of("tool_use", tool_id="t1", tool_name="Read", input={"path": "a.py"}), role="assistant"),
                 Message("user", "tool_result", [Block("tool_result", tool_id="t1", text="print(1)\n" * 20)])]
     n = est.state(messages, system="You are terse.", model="claude-opus-4-6")
     sent = [r for r in mock_api.requests if r.path == "/v1/messages/count_tokens"]
@@ -170,7 +170,7 @@ def test_o200k_counts_text_with_openais_tokenizer():
     assert est.text("hello world") == 2 and O200K("") == 0
     text = "def f(x):\n    return {'a': [1, 2, 3]}  # 日本語\n" * 40
     assert est.text(text) == O200K(text)  # no character heuristics: the tokenizer's count
-    call = Block("tool_use", tool_id="c1", tool_name="exec_command", input={"cmd": "ls"})
+    call = Block.of("tool_use", tool_id="c1", tool_name="exec_command", input={"cmd": "ls"})
     assert est.blocks([call]) == O200K(call.all_text()) + O200K_RATIOS[7]  # + the harmony call framing
     assert [tokenizer_for(m) is O200K for m in ("gpt-5.5", "gpt-4o-mini", "o3", "gpt-5.1-codex", "openai/gpt-4.1")]\
         == [True] * 5
@@ -181,8 +181,8 @@ def test_a_stated_size_counts_as_stated_under_every_feature_estimator():
     """Codex's encrypted reasoning: its size is the response's reasoning tokens, whatever its (opaque) text."""
     from inspector.core.model import Block as B
 
-    hidden = B("redacted_thinking", "x" * 9000, tokens=321)
-    summary = B("thinking", "Looking at the files", tokens=0)
+    hidden = B.of("redacted_thinking", "x" * 9000, tokens=321)
+    summary = B.of("thinking", "Looking at the files", tokens=0)
     for name in ("script", "o200k", "calibrated"):
         est = get_estimator(name)
         assert int(est.block(hidden)) == 321 and int(est.block(summary)) == 0, name

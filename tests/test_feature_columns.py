@@ -49,22 +49,22 @@ def test_text_columns_count_tokens_with_a_tokenizer():
 
 
 def blocks_of_every_kind() -> list[Message]:
-    use = Block("tool_use", tool_id="t1", tool_name="Bash", input={"command": "ls →"})
+    use = Block.of("tool_use", tool_id="t1", tool_name="Bash", input={"command": "ls →"})
     return [
         Message("user", "prompt", [Block("text", text="Fix the bug, please.")]),
         Message("assistant", "assistant", [use]),
         Message("user", "tool_result", [Block("tool_result", "a.py\nb.py", tool_id="t1")]),
         Message("user", "tool_result", [Block("tool_result", tool_id="t1", content=[Block("text", text="nested")])]),
-        Message("assistant", "assistant", [Block("thinking", text="hmm", signature="s"), Block("text", text="ok")]),
-        Message("assistant", "assistant", [Block("thinking", text="", tokens=120)]),
-        Message("assistant", "assistant", [Block("tool_use", tool_id="t2", tool_name=None, input={"x": 1})]),
+        Message("assistant", "assistant", [Block.of("thinking", text="hmm", signature="s"), Block("text", text="ok")]),
+        Message("assistant", "assistant", [Block.of("thinking", text="", tokens=120)]),
+        Message("assistant", "assistant", [Block.of("tool_use", tool_id="t2", tool_name=None, input={"x": 1})]),
         Message("user", "tool_result", [Block("tool_result", None, tool_id="t2")]),  # type: ignore[arg-type]
         Message("user", "compact_summary", [Block("tool_result", "summary", tool_id="t9")]),
         Message("user", "meta", [Block("text", text="Contents of CLAUDE.md: be terse")]),
-        Message("user", "prompt", [Block("image", media="image/png", size=10)]),
+        Message("user", "prompt", [Block.of("image", media="image/png", size=10)]),
         Message("user", "prompt", []),
-        Message("assistant", "assistant", [Block("text", text="a"), Block("tool_use", tool_id="t3", tool_name="Read",
-                                                                         input={"path": "x"})]),
+        Message("assistant", "assistant", [Block("text", text="a"), Block.of("tool_use", tool_id="t3", tool_name="Read",
+                                                                            input={"path": "x"})]),
     ]
 
 

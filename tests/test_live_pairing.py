@@ -160,7 +160,7 @@ def test_more_than_twenty_orphans_are_capped_with_a_count_and_the_last_message_c
 
 def message(blocks: list[tuple[str, str | None]], n: int) -> Message:
     return Message("assistant", "assistant", [Block(kind, tool_id=tid, tool_name="t") for kind, tid in blocks],
-                   lines=(n + 1,))
+                   line=n + 1)
 
 
 MESSAGES = st.lists(st.lists(st.tuples(st.sampled_from(["tool_use", "tool_result", "text"]),

@@ -107,8 +107,8 @@ def measured_sessions(draw) -> Session:
             messages.append(Message("user", "prompt", [Block("text", draw(words))]))
             continue
         ids = [f"toolu_{r}_{k}" for k in range(draw(st.integers(1, 3)))]
-        uses = [Block("tool_use", tool_id=i, tool_name=draw(st.sampled_from(TOOLS)),
-                      input={"path": draw(words) * draw(st.integers(1, 60))}) for i in ids]
+        uses = [Block.of("tool_use", tool_id=i, tool_name=draw(st.sampled_from(TOOLS)),
+                         input={"path": draw(words) * draw(st.integers(1, 60))}) for i in ids]
         messages.append(Message("assistant", "assistant", [Block("text", draw(words)), *uses]))
         messages.append(Message("user", "tool_result", [
             Block("tool_result", draw(words) * draw(st.sampled_from([1, 20, 200, 900])), tool_id=i,

@@ -66,7 +66,7 @@ def test_codex_prefix_by_section_adds_up_to_the_first_request() -> None:
 def test_a_format_without_a_prompt_says_so() -> None:
     view = session_prompt(Session("chat.json", "openai-chat"))
     assert view.sections == [] and view.notes == ["this openai-chat session records no system prompt"]
-    system = Message("system", "system", [Block("text", text="Be brief.")], lines=(1,))
+    system = Message("system", "system", [Block("text", text="Be brief.")], line=1)
     view = session_prompt(Session("chat.json", "openai-chat", messages=[system]))
     assert [(s.title, s.text, s.path, s.file_line(1)) for s in view.sections] == [
         ("System message", "Be brief.", "chat.json", 1)]

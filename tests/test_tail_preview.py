@@ -25,7 +25,10 @@ CUTS = 40  # tails of 1/40, 2/40, ... of the file
 
 def unnumbered(messages: list[Message]) -> list[Message]:
     """The messages as a preview holds them: without their line numbers."""
-    return [structs.replace(m, lines=()) for m in messages]
+    copies = [structs.replace(m) for m in messages]
+    for m in copies:
+        m.lines = ()
+    return copies
 
 
 @pytest.mark.parametrize("path", CLAUDE_CODE, ids=lambda p: p.name)

@@ -191,7 +191,7 @@ def test_claude_code_session_continued_in_an_agent_file_keeps_signatures(tmp_pat
 
 
 def test_neutral_lines_round_trip_and_an_empty_signature_is_none():
-    message = Message("assistant", "assistant", [Block("thinking", "t", signature="s"),
+    message = Message("assistant", "assistant", [Block.of("thinking", "t", signature="s"),
                                                  Block("redacted_thinking", "opaque"), Block("text", "x")])
     line = message_to_dict(message)
     assert line["content"][:2] == [{"type": "thinking", "thinking": "t", "signature": "s"},
@@ -208,6 +208,6 @@ def test_a_signature_is_not_counted_as_context(name):
     from inspector.core.estimators import get_estimator
 
     estimator = get_estimator(name)
-    signed = Message("assistant", "assistant", [Block("thinking", "some thought", signature=SIGNATURE)])
+    signed = Message("assistant", "assistant", [Block.of("thinking", "some thought", signature=SIGNATURE)])
     unsigned = Message("assistant", "assistant", [Block("thinking", "some thought")])
     assert estimator.message(signed) == estimator.message(unsigned) > 0

@@ -90,8 +90,8 @@ def test_next_layer_follows_maybe_compact():
 
 
 def _read(i: int, path: str, text: str) -> list[Message]:
-    return [Message("assistant", "assistant", [Block("tool_use", tool_id=f"r{i}", tool_name="Read",
-                                                     input={"file_path": path})]),
+    return [Message("assistant", "assistant", [Block.of("tool_use", tool_id=f"r{i}", tool_name="Read",
+                                                        input={"file_path": path})]),
             Message("user", "tool_result", [Block("tool_result", text, tool_id=f"r{i}")])]
 
 
@@ -105,8 +105,8 @@ def test_survival_keeps_the_five_most_recent_files_and_names_big_ones():
         msgs += _read(i, f"/p/f{i}.py", f"content {i} " * 50)
     msgs += _read(7, "/p/big.py", "x" * (RESTORE_FILE_TOKENS * 4 + 400))
     msgs += _read(8, "/p/f1.py", "again " * 20)  # f1 read again: now among the most recent
-    msgs.append(Message("assistant", "assistant", [Block("tool_use", tool_id="t", tool_name="TodoWrite",
-                                                         input={"todos": [{"content": "ship it"}]})]))
+    msgs.append(Message("assistant", "assistant", [Block.of("tool_use", tool_id="t", tool_name="TodoWrite",
+                                                            input={"todos": [{"content": "ship it"}]})]))
     msgs.append(Message("user", "tool_result", [Block("tool_result", "ok", tool_id="t")]))
     msgs += _read(9, "/p/kept.py", "kept " * 800)
     msgs.append(Message("assistant", "assistant", [Block("text", "done " * 400)]))

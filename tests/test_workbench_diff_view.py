@@ -107,8 +107,8 @@ def test_before_after_caps_huge_content_and_names_blocks():
     text = message_text(huge).plain
     assert "── tool_result Read t1" in text and "… 5,000 more characters" in text
     assert "… 6 more characters" in text and len(text) < CAP + 200
-    call = Message("assistant", "assistant", [Block("tool_use", tool_id="t3", tool_name="Bash",
-                                                    input={"command": "ls"})])
+    call = Message("assistant", "assistant", [Block.of("tool_use", tool_id="t3", tool_name="Bash",
+                                                       input={"command": "ls"})])
     assert '"command": "ls"' in message_text(call).plain
     assert "no message on this side" in message_text(None).plain
 

@@ -72,7 +72,7 @@ class Estimator:
 
     def result(self, block: Block, text: str) -> float:
         """`block` of tool_result `block` with `text` as its whole content; subclasses answer without building it."""
-        return self.block(Block("tool_result", text, block.tool_id, block.tool_name, block.input, block.is_error))
+        return self.block(Block("tool_result", text, block.tool_id, block.tool_name, block.input_text, block.is_error))
 
 
 def block_text(block: Block) -> str:

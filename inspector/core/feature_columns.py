@@ -21,7 +21,7 @@ from typing import Iterable, Sequence
 from inspector.core import categories as cat
 from inspector.core.estimators import (
     MESSAGE, N_FEATURES, TOOL_RESULT, TOOL_USE, Tokenizer, block_text, text_columns)
-from inspector.core.model import Block, Message, input_json
+from inspector.core.model import Block, Message
 from inspector.core.pricing import parts, vector
 
 # The messages scored together, by the type of their one block (3: the others, `parts` one at a time).
@@ -74,8 +74,8 @@ class FeatureColumns:
             return {}
         if k == 0:
             try:
-                texts = list(map(add, self.call_names, map(input_json, map(attrgetter("input"), group))))
-            except (TypeError, ValueError, AttributeError, RecursionError):  # a name that is None, odd input
+                texts = list(map(add, self.call_names, map(attrgetter("input_text"), group)))
+            except (TypeError, ValueError, AttributeError, RecursionError):  # a name or an input that is None
                 texts = list(map(block_text, group))
             cols = text_columns(texts, True, self.counter)
             cols[TOOL_USE] = [1.0] * len(group)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import bisect
 import json
 from dataclasses import dataclass, field, replace
+from operator import attrgetter
 from typing import TYPE_CHECKING, Any, Iterator, Literal
 
 from msgspec import Struct, structs
@@ -37,6 +38,16 @@ try:
 except (ImportError, TypeError):  # no C accelerator (another Python implementation)
     input_json = json.JSONEncoder(ensure_ascii=False, default=str).encode
 
+EMPTY_INPUT = input_json({})  # the `input_text` of a call without input
+
+
+def text_of_input(value: Any) -> str | None:
+    """What `Block.input_text` keeps of a tool call's input: its JSON (`input_json`, what accounting counts), None
+    for None. What JSON cannot hold is kept as JSON writes it (another object as its `str`, a number key as text);
+    a key of another type raises TypeError. Inputs read from JSON come back equal."""
+    return None if value is None else input_json(value)
+
+
 Format = Literal["claude-code", "codex", "anthropic-request", "openai-chat", "openai-responses", "neutral",
                  "copilot", "cline", "roo-code", "cline-sdk", "kimi", "kimi-code", "gemini-cli", "qwen-code",
                  "opencode"]
@@ -57,12 +68,42 @@ BlockType = Literal[
 MessageKind = Literal["prompt", "assistant", "tool_result", "meta", "compact_summary", "summary_ack", "system"]
 
 
+class BlockExtras(Struct, frozen=True, gc=False):
+    """What few blocks state beyond the common fields (`Block.extras`; read as `Block.media` and so on). Frozen, so
+    that one `NO_EXTRAS` serves every block without any: five fields fewer in each block (40 bytes)."""
+
+    media: str | None = None
+    size: int = 0
+    raw: dict | None = None
+    signature: str | None = None
+    tokens: int | None = None
+
+
+NO_EXTRAS = BlockExtras()
+
+
+def _shared(extras: Any, none: Any) -> Any:
+    """`extras`, or the shared `none` when they hold as little."""
+    return none if extras == none else extras
+
+
+def _extra(name: str, none: Any) -> Any:
+    """A rare field (`Block.media`, `Message.attachment`...): read from the object's extras (a getter in C), set by
+    replacing them (`none`: the extras shared by every object without any)."""
+    def put(owner: Any, value: Any) -> None:
+        owner.extras = _shared(structs.replace(owner.extras, **{name: value}), none)
+    return property(attrgetter(f"extras.{name}"), put)
+
+
 class Block(Struct, gc=False):
     """One content block. `text` holds text/thinking text, a tool_result's string content, or a redacted blob.
 
-    tool_use: `tool_id`, `tool_name`, `input`.  tool_result: `tool_id` (the tool_use it answers), `text` and/or
-    `content` (nested blocks when the result was a list), `is_error`.  image/document: `media` (media type) and
-    `size` (bytes of base64 data, which is not kept).  unknown: `raw` holds the original dict.
+    `Block.of` makes any block from its fields as values; the constructor takes them as the block keeps them (the
+    input as text, the rarely set fields in `extras`), as the loaders make the common blocks.
+    tool_use: `tool_id`, `tool_name`, `input` (kept as its JSON text, `input_text`).
+    tool_result: `tool_id` (the tool_use it answers), `text` and/or `content` (nested blocks when the result was a
+    list), `is_error`.  image/document: `media` (media type) and `size` (bytes of base64 data, which is not kept).
+    unknown: `raw` holds the original dict.
     thinking: `signature`, the API's proof that the text is the model's own (None when the source recorded none):
     the API takes a thinking block back only with it, verbatim. redacted_thinking: `text` holds its opaque `data`.
     `tokens`: a size the source states for the block (Codex: an encrypted reasoning item, from the usage of the
@@ -73,19 +114,41 @@ class Block(Struct, gc=False):
     text: str = ""
     tool_id: str | None = None
     tool_name: str | None = None
-    input: Any = None
+    input_text: str | None = None
     is_error: bool = False
     content: list[Block] | None = None
-    media: str | None = None
-    size: int = 0
-    raw: dict | None = None
-    signature: str | None = None
-    tokens: int | None = None
+    extras: BlockExtras = NO_EXTRAS
+
+    media = _extra("media", NO_EXTRAS)
+    size = _extra("size", NO_EXTRAS)
+    raw = _extra("raw", NO_EXTRAS)
+    signature = _extra("signature", NO_EXTRAS)
+    tokens = _extra("tokens", NO_EXTRAS)
+
+    @classmethod
+    def of(cls, type: BlockType, text: str = "", tool_id: str | None = None, tool_name: str | None = None,
+           input: Any = None, is_error: bool = False, content: list[Block] | None = None, media: str | None = None,
+           size: int = 0, raw: dict | None = None, signature: str | None = None, tokens: int | None = None) -> Block:
+        """A block from every field as a value: the input kept as `input_json` writes it (`text_of_input`), the
+        rare fields as extras (`NO_EXTRAS` when none is set)."""
+        return cls(type, text, tool_id, tool_name, text_of_input(input), is_error, content,
+                   _shared(BlockExtras(media, size, raw, signature, tokens), NO_EXTRAS))
+
+    @property
+    def input(self) -> Any:
+        """A tool call's input, decoded from `input_text` at each read (a new copy: change it by assigning). A
+        session holds tens of thousands of calls, and a dict of even one key costs 184 bytes: the text costs a
+        third of the dict and its strings, and it is what accounting counts (`all_text`)."""
+        return None if self.input_text is None else json.loads(self.input_text)
+
+    @input.setter
+    def input(self, value: Any) -> None:
+        self.input_text = text_of_input(value)
 
     def all_text(self) -> str:
         """Every piece of text the model sees in this block, nested results included (tool_use: the JSON input)."""
         if self.type == "tool_use":
-            return (self.tool_name or "") + input_json(self.input)
+            return (self.tool_name or "") + (self.input_text or "null")
         if self.content:
             return self.text + "".join(b.all_text() for b in self.content)
         return self.text
@@ -111,26 +174,62 @@ class Block(Struct, gc=False):
         return dict(self.raw or {"type": "unknown"})
 
 
+class MessageExtras(Struct, frozen=True, gc=False):
+    """What few messages state beyond the common fields (`Message.extras`; read as `Message.attachment` and so on),
+    one shared `NO_MESSAGE_EXTRAS` for every message without any, as `BlockExtras` for blocks."""
+
+    parent_uuid: str | None = None
+    attachment: str | None = None
+    more_lines: tuple[int, ...] = ()
+
+
+NO_MESSAGE_EXTRAS = MessageExtras()
+
+
 class Message(Struct, gc=False):
     """One message of the conversation, in source order after branch resolution.
 
-    `lines` are the 1-based source lines it was built from (several for a Claude Code response split over lines);
-    `offset` is the byte offset of the first of them. `response_id` links an assistant message to its Request.
+    `lines` are the 1-based source lines it was built from (several for a Claude Code response split over lines),
+    kept as `line`, the first (None: none), and `more_lines`, the rest: most messages come from one line, and a tuple
+    of one costs 48 bytes a message. `offset` is the byte offset of the first. `response_id` links an assistant
+    message to its Request.
     `attachment`: the message is a system-reminder the harness injected, rendered from an attachment of this type
     (Claude Code 2.1.332's `attachment` entries: "environment", "date", "file", ...).
+    `parent_uuid`, `attachment` and `more_lines`, which few messages have, are kept in `extras`; `Message.of` takes
+    them as values.
     """
 
     role: Literal["user", "assistant", "system"]
     kind: MessageKind
     blocks: list[Block]
     uuid: str | None = None
-    parent_uuid: str | None = None
-    lines: tuple[int, ...] = ()
+    line: int | None = None
     offset: int | None = None
     timestamp: str | None = None
     model: str | None = None
     response_id: str | None = None
-    attachment: str | None = None
+    extras: MessageExtras = NO_MESSAGE_EXTRAS
+
+    parent_uuid = _extra("parent_uuid", NO_MESSAGE_EXTRAS)
+    attachment = _extra("attachment", NO_MESSAGE_EXTRAS)
+    more_lines = _extra("more_lines", NO_MESSAGE_EXTRAS)
+
+    @classmethod
+    def of(cls, role: Literal["user", "assistant", "system"], kind: MessageKind, blocks: list[Block],
+           uuid: str | None = None, parent_uuid: str | None = None, line: int | None = None, offset: int | None = None,
+           timestamp: str | None = None, model: str | None = None, response_id: str | None = None,
+           attachment: str | None = None, more_lines: tuple[int, ...] = ()) -> Message:
+        """A message from every field as a value (the rare ones as extras)."""
+        return cls(role, kind, blocks, uuid, line, offset, timestamp, model, response_id,
+                   _shared(MessageExtras(parent_uuid, attachment, more_lines), NO_MESSAGE_EXTRAS))
+
+    @property
+    def lines(self) -> tuple[int, ...]:
+        return () if self.line is None else (self.line, *self.more_lines) if self.more_lines else (self.line,)
+
+    @lines.setter
+    def lines(self, lines: tuple[int, ...]) -> None:
+        self.line, self.more_lines = (lines[0], tuple(lines[1:])) if lines else (None, ())
 
     @property
     def tool_names(self) -> list[str]:

@@ -40,7 +40,7 @@ def message_rows(session: Session, lo: int, hi: int, rows: list[dict[str, Any]])
         entry["index"] = i
         entry["role"] = m.role
         entry["kind"] = m.kind
-        entry["line"] = m.lines[0] if m.lines else None
+        entry["line"] = m.line
     return rows
 
 

@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     from inspector.core.follower import Change, Follower
     from inspector.core.model import AgentCost, Compaction, Session
 
-VERSION = 3  # of the cache's format and of what it holds (3: struct messages, a decoding follower); else ignored
+VERSION = 4  # of the cache's format and of what it holds (4: messages and blocks keep rare fields in extras); else ignored
 KEEP = 8  # cache entries (sessions) kept; the least recently used go first
 CACHE_ENV = "CONTEXT_INSPECTOR_CACHE"
 

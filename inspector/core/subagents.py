@@ -83,7 +83,8 @@ def _calls(session: Session, call_at: Mapping[str, int] | None) -> dict[str, tup
     for i in at:
         for b in msgs[i].tool_uses():
             if b.tool_id in wanted:
-                args = b.input if isinstance(b.input, dict) else {}
+                args = b.input
+                args = args if isinstance(args, dict) else {}
                 kind, text = args.get("subagent_type"), args.get("description") or args.get("prompt")
                 what = ": ".join(str(x) for x in (kind, text) if isinstance(x, str) and x)
                 out[b.tool_id] = (i, what[:200])

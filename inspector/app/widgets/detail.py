@@ -195,7 +195,8 @@ class DetailView(ScrollView, can_focus=True, inherit_bindings=False):
             title += f" {b.media or ''} {b.size:,} bytes of data (not kept)"
         out: list[Line] = [(title + " ", RULE)]
         if b.type == "tool_use":
-            out += self._text_lines(_json(b.input, self.cap), len(json.dumps(b.input, default=str)))
+            args = b.input
+            out += self._text_lines(_json(args, self.cap), len(json.dumps(args, default=str)))
         elif b.type == "unknown":
             out += self._text_lines(_json(b.raw, self.cap), None)
         else:

@@ -61,8 +61,8 @@ def preview(message: Message, limit: int = 300) -> str:
     """A cheap one-line preview of a message: never joins or dumps a whole huge block."""
     for b in message.blocks:
         if b.type == "tool_use":
-            first = next((v for v in (b.input or {}).values() if isinstance(v, str)), "") \
-                if isinstance(b.input, dict) else ""
+            args = b.input
+            first = next((v for v in args.values() if isinstance(v, str)), "") if isinstance(args, dict) else ""
             return one_line(f"{b.tool_name or '?'}({first[:limit]})", limit)
         if b.type == "tool_result":
             text = b.text or next((c.text for c in b.content or () if c.text), "")

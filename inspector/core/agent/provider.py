@@ -321,12 +321,12 @@ def _block(content: Any) -> Block:
     if kind == "text":
         return Block("text", content.text)
     if kind == "thinking":
-        return Block("thinking", content.thinking, signature=content.signature or None)
+        return Block.of("thinking", content.thinking, signature=content.signature or None)
     if kind == "redacted_thinking":
         return Block("redacted_thinking", content.data)
     if kind == "tool_use":
-        return Block("tool_use", tool_id=content.id, tool_name=content.name, input=content.input)
-    return Block("unknown", raw=content.model_dump(mode="json"))
+        return Block.of("tool_use", tool_id=content.id, tool_name=content.name, input=content.input)
+    return Block.of("unknown", raw=content.model_dump(mode="json"))
 
 
 def _response(message: Any) -> Response:

@@ -17,7 +17,7 @@ from inspector.core.gc_pause import gc_paused
 from inspector.core.compaction.estimates import Estimates, estimates_for
 from inspector.core.compaction.plan import BlockEdit, Plan, microcompact_plan
 from inspector.core.estimators import Estimator
-from inspector.core.model import Block, Message, Session
+from inspector.core.model import EMPTY_INPUT, Block, Message, Session
 
 CLEARABLE_TOOLS: tuple[str, ...] = ("Read", "Bash", "Grep", "Glob", "WebSearch", "WebFetch", "Edit", "Write")
 # Each agent's counterparts of Claude Code's list (results that reading, running, searching or fetching again would
@@ -205,7 +205,7 @@ def plan_clear_tool_uses(session: Session, settings: ContextEditSettings = Conte
         changed = hit is not None and _replaceable(hit[1], placeholder)
         if changed:
             edits.append((hit[0], hit[1], placeholder))  # type: ignore[index]
-        if (inputs is True or use.tool_name in input_tools) and use.input not in ({}, None):
+        if (inputs is True or use.tool_name in input_tools) and use.input_text not in (EMPTY_INPUT, None):
             edits.append((i, use, None))
             changed = True
         if changed:

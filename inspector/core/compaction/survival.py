@@ -121,20 +121,21 @@ def survival(plan: Plan, claude_md: list[tuple[str, int]] | None = None, origina
         m = messages[i]
         for b in m.blocks:
             if b.type == "tool_use" and b.tool_name in (*READ_TOOLS, *WRITE_TOOLS):
-                path = _path(b.input)
+                path = _path(args := b.input)  # decoded at each read: once here
                 if path is None:
                     continue
                 state = last.setdefault(path, FileState(path, i, None, "summary only"))
                 state.last_index = i
                 if b.tool_name in READ_TOOLS and b.tool_id:
                     read_ids[b.tool_id] = path
-                if b.tool_name == "Write" and isinstance(b.input.get("content"), str):
-                    state.tokens, state.read_index = est.text(b.input["content"]), None
+                if b.tool_name == "Write" and isinstance(args.get("content"), str):
+                    state.tokens, state.read_index = est.text(args["content"]), None
             elif b.type == "tool_use" and b.tool_name == TODO_TOOL and i < split:
-                out.todos = json.dumps(b.input.get("todos", b.input) if isinstance(b.input, dict) else b.input,
+                args = b.input
+                out.todos = json.dumps(args.get("todos", args) if isinstance(args, dict) else args,
                                        ensure_ascii=False, indent=1)
-            elif b.type == "tool_use" and b.tool_name == PLAN_TOOL and i < split and isinstance(b.input, dict):
-                out.plan = str(b.input.get("plan") or "") or None
+            elif b.type == "tool_use" and b.tool_name == PLAN_TOOL and i < split and isinstance(args := b.input, dict):
+                out.plan = str(args.get("plan") or "") or None
             elif b.type == "tool_result" and names.get(b.tool_id or "") in READ_TOOLS and not b.is_error:
                 path = read_ids.get(b.tool_id or "")
                 if path is not None:

@@ -10,7 +10,7 @@ import sys
 from datetime import datetime, timezone
 from typing import Any
 
-from inspector.core.model import Block, Message
+from inspector.core.model import EMPTY_INPUT, Block, Message, text_of_input
 
 
 MAX_NESTING = 16  # tool results inside tool results (the API allows none): deeper is a hostile file
@@ -60,12 +60,13 @@ def block_from_dict(b: dict, depth: int = 0) -> Block:
     if kind == "tool_use":
         tool_id, name, value = get("id"), get("name"), get("input", _ABSENT)
         return Block("tool_use", "", sys.intern(tool_id) if tool_id.__class__ is str else None,
-                     sys.intern(name) if name.__class__ is str else None, {} if value is _ABSENT else value)
+                     sys.intern(name) if name.__class__ is str else None,
+                     EMPTY_INPUT if value is _ABSENT else text_of_input(value))
     if kind == "text":
         text = get("text")
         return Block("text", text if text.__class__ is str else _str(text))
     if kind == "thinking":  # an empty signature (a file that recorded none) is no signature
-        return Block("thinking", _str(b.get("thinking")), signature=opt_str(b.get("signature")) or None)
+        return Block.of("thinking", _str(b.get("thinking")), signature=opt_str(b.get("signature")) or None)
     if kind == "redacted_thinking":
         return Block("redacted_thinking", _str(b.get("data")))
     if kind in ("image", "document"):
@@ -74,9 +75,9 @@ def block_from_dict(b: dict, depth: int = 0) -> Block:
         text = ""
         if kind == "document" and source.get("type") == "text":  # plain-text documents carry their text inline
             text, data = _str(data), None
-        return Block(kind, text, media=opt_str(source.get("media_type")),
-                     size=len(data) if isinstance(data, str) else 0)
-    return Block("unknown", raw=b)
+        return Block.of(kind, text, media=opt_str(source.get("media_type")),
+                        size=len(data) if isinstance(data, str) else 0)
+    return Block.of("unknown", raw=b)
 
 
 _ABSENT = object()  # a key the dict does not hold (a default `{}` would be made anew on every call)
@@ -116,20 +117,19 @@ def edited_block(block: Block, text: str | None, keep_media: bool) -> Block:
     instead of its text (its images/documents kept when `keep_media`). Built field by field: dataclasses.replace
     costs several times more, and plans make tens of thousands of these."""
     if text is None:
-        return Block("tool_use", block.text, block.tool_id, block.tool_name, {}, block.is_error, block.content,
-                     block.media, block.size, block.raw)
+        return Block("tool_use", block.text, block.tool_id, block.tool_name, EMPTY_INPUT, block.is_error, block.content,
+                     block.extras)
     media = [b for b in block.content if b.type != "text"] if keep_media and block.content else None
     if media:
-        return Block("tool_result", "", block.tool_id, block.tool_name, block.input, block.is_error,
-                     [Block("text", text=text), *media], block.media, block.size, block.raw)
-    return Block("tool_result", text, block.tool_id, block.tool_name, block.input, block.is_error, None,
-                 block.media, block.size, block.raw)
+        return Block("tool_result", "", block.tool_id, block.tool_name, block.input_text, block.is_error,
+                     [Block("text", text=text), *media], block.extras)
+    return Block("tool_result", text, block.tool_id, block.tool_name, block.input_text, block.is_error, None,
+                 block.extras)
 
 
 def edited_message(m: Message, blocks: list[Block]) -> Message:
     """`m` with other blocks, every other field kept (field by field, as `edited_block`)."""
-    return Message(m.role, m.kind, blocks, m.uuid, m.parent_uuid, m.lines, m.offset, m.timestamp, m.model,
-                   m.response_id)
+    return Message(m.role, m.kind, blocks, m.uuid, m.line, m.offset, m.timestamp, m.model, m.response_id, m.extras)
 
 
 Replacement = str | list  # a tool_result's new content as written: its text, or its blocks in Messages-API form
@@ -168,7 +168,7 @@ def replaced_message(m: Message, results: dict[str, Replacement], inputs: dict[s
             b = Block("tool_result", "", b.tool_id, is_error=b.is_error, content=blocks_from_content(value)) \
                 if isinstance(value, list) else Block("tool_result", _str(value), b.tool_id, is_error=b.is_error)
         elif b.type == "tool_use" and b.tool_id in inputs:
-            b = Block("tool_use", tool_id=b.tool_id, tool_name=b.tool_name, input=inputs[b.tool_id])
+            b = Block.of("tool_use", tool_id=b.tool_id, tool_name=b.tool_name, input=inputs[b.tool_id])
         blocks.append(b)
     return edited_message(m, blocks)
 

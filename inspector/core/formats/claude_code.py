@@ -406,7 +406,7 @@ class ClaudeCodeLoader:
             summary = obj.isCompactSummary  # type: ignore[union-attr]
             return Message("user", "tool_result" if blocks and blocks[0].type == "tool_result" and not summary else
                            _user_kind(summary, obj.isMeta or obj.isVisibleInTranscriptOnly, blocks),  # type: ignore[union-attr]
-                           blocks, uuid, None, (line_no,), offset, ts)
+                           blocks, uuid, line_no, offset, ts)
         rid, model = message.id, message.model
         if model is not None:
             model = sys.intern(model)  # one string for every line of a model
@@ -414,7 +414,7 @@ class ClaudeCodeLoader:
         if ref is not None and rid:
             self.recorder.respond(ref, rid)
         u = message.usage
-        made = Message("assistant", "assistant", blocks, uuid, None, (line_no,), offset, ts, model, rid)
+        made = Message("assistant", "assistant", blocks, uuid, line_no, offset, ts, model, rid)
         if u is None or model == SYNTHETIC_MODEL:
             return _Response(uuid, rid, made, None, 0, 0, 0, 0, ref, None)
         split, creation = u.cache_creation, u.cache_creation_input_tokens  # and what was written with the 1-hour TTL
@@ -441,8 +441,8 @@ class ClaudeCodeLoader:
                 blocks = self._unread(exc, line_no)
             if kind == "user":
                 return Message("user", _user_kind(bool(obj.get("isCompactSummary")), bool(  # type: ignore[arg-type]
-                    obj.get("isMeta") or obj.get("isVisibleInTranscriptOnly")), blocks), blocks, uuid, None, (line_no,),
-                               offset, ts)
+                    obj.get("isMeta") or obj.get("isVisibleInTranscriptOnly")), blocks), blocks, uuid, line_no, offset,
+                               ts)
             # a summary's acknowledgement we exported says so (Claude Code has no such kind)
             ext = obj.get(EXTENSION)
             msg_kind = "summary_ack" if ext.__class__ is dict and ext.get("kind") == "summary_ack" else "assistant"
@@ -457,7 +457,7 @@ class ClaudeCodeLoader:
                 ref = None
             cleared = self._server_cleared(message, ref) if "context_management" in message else None
             usage = message.get("usage")
-            made = Message("assistant", msg_kind, blocks, uuid, None, (line_no,), offset, ts, model, rid)  # type: ignore[arg-type]
+            made = Message("assistant", msg_kind, blocks, uuid, line_no, offset, ts, model, rid)  # type: ignore[arg-type]
             if usage.__class__ is not dict or model == SYNTHETIC_MODEL:
                 return _Response(uuid, rid, made, None, 0, 0, 0, 0, ref, cleared)
             get = usage.get  # counts: ints only (`as_int`), inline
@@ -475,8 +475,8 @@ class ClaudeCodeLoader:
                 return None
             role, blocks = sent
             msg_kind = "system" if role == "system" else "meta"
-            return Message(role, msg_kind, blocks, uuid, None, (line_no,), offset, ts,  # type: ignore[arg-type]
-                           attachment=attachment_type(obj))
+            return Message.of(role, msg_kind, blocks, uuid, None, line_no, offset, ts,  # type: ignore[arg-type]
+                              attachment=attachment_type(obj))
         if kind == "system" and obj.get("subtype") in ("compact_boundary", "microcompact_boundary"):
             compact = obj["subtype"] == "compact_boundary"
             meta = obj.get("compactMetadata" if compact else "microcompactMetadata")
@@ -831,7 +831,7 @@ class _Assembler:
     def publish(self, session: Session) -> None:
         for index, lines in self.more_lines.items():
             message = self._own(index)
-            message.lines += tuple(lines)
+            message.more_lines += tuple(lines)
         self.more_lines.clear()
         session.messages, session.requests = list(self.messages), list(self.requests)
         session.compactions, session.models = list(self.compactions), list(self.models)
@@ -884,7 +884,7 @@ class _Assembler:
         more = self.more_lines.get(index)
         if more is None:
             more = self.more_lines[index] = []
-        more.append(rec.message.lines[0])
+        more.append(rec.message.line)
         if rec.input_tokens is not None:
             at = self.request_of[index]
             if at < 0:
@@ -984,11 +984,11 @@ class _Assembler:
         self.server_cleared = (count, max(tokens, saved))
         self.compactions.append(Compaction("microcompact", len(self.messages), trigger="api",
                                            tokens_saved=max(0, tokens - saved), cleared_tool_ids=ids,
-                                           line=rec.message.lines[0], timestamp=rec.message.timestamp))
+                                           line=rec.message.line, timestamp=rec.message.timestamp))
 
     def _add_request(self, rec: _Response, index: int) -> None:
         message, requests = rec.message, self.requests
-        model, line = message.model, message.lines[0]
+        model, line = message.model, message.line
         rid = rec.response_id or f"line-{line}"
         if self.messages[index].response_id != rid:
             self._own(index).response_id = rid
@@ -1020,8 +1020,7 @@ def _calls(records: Iterable[Record]) -> tuple[set[str | None], set[str | None]]
 
 def _line(rec: Record) -> int:
     """The line a record was read from."""
-    cls = rec.__class__
-    return rec.lines[0] if cls is Message else rec.message.lines[0] if cls is _Response else rec.line  # type: ignore[union-attr]
+    return rec.message.line if rec.__class__ is _Response else rec.line  # type: ignore[union-attr,return-value]
 
 
 def _same(a: Record | None, b: Record | None) -> bool:

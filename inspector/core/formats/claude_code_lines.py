@@ -18,7 +18,7 @@ import msgspec
 from msgspec import UNSET, Meta, Struct, UnsetType
 
 from inspector.core.formats.blocks import MAX_NESTING, NestedTooDeep
-from inspector.core.model import Block
+from inspector.core.model import EMPTY_INPUT, Block, text_of_input
 
 # orjson reads integers beyond 64 bits as floats: a line holding one takes the generic path, which reads it as before
 Int = Annotated[int, Meta(ge=-(2**63), le=2**63 - 1)]
@@ -190,11 +190,12 @@ def _block(b: Any, calls: dict[str, str], depth: int) -> Block:
     if cls is _ToolUse:  # tool names interned, as blocks_from_content does
         tool_id, name = b.id, b.name
         return Block("tool_use", "", calls.setdefault(tool_id, tool_id) if tool_id is not None else None,
-                     intern(name) if name is not None else None, {} if b.input is UNSET else b.input)
+                     intern(name) if name is not None else None,
+                     EMPTY_INPUT if b.input is UNSET else text_of_input(b.input))
     if cls is _Text:
         return Block("text", b.text)
     if cls is _Thinking:
-        return Block("thinking", b.thinking, signature=b.signature or None)
+        return Block.of("thinking", b.thinking, signature=b.signature or None)
     if cls is _Redacted:
         return Block("redacted_thinking", b.data)
     return _media(b)
@@ -207,5 +208,5 @@ def _media(b: _Image | _Document) -> Block:
     text = ""
     if kind == "document" and source is not None and source.type == "text":
         text, data = data or "", None
-    return Block(kind, text, media=source.media_type if source is not None else None,
-                 size=len(data) if data is not None else 0)
+    return Block.of(kind, text, media=source.media_type if source is not None else None,
+                    size=len(data) if data is not None else 0)

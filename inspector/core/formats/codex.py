@@ -400,7 +400,7 @@ def response_item(item: dict) -> tuple[str, str, list[Block], bool] | None:
         blocks = [Block("thinking", summary)] if summary else []
         encrypted = item.get("encrypted_content")
         if isinstance(encrypted, str) and encrypted:  # opaque: its size in tokens is unknown, so no text
-            blocks.append(Block("redacted_thinking", size=len(encrypted)))
+            blocks.append(Block.of("redacted_thinking", size=len(encrypted)))
         return "assistant", "assistant", blocks, True
     if kind in CALL_ITEMS:
         return "assistant", "assistant", [_call_block(item)], True
@@ -458,8 +458,8 @@ def _call_block(item: dict) -> Block:
         args, name = item.get("input"), item.get("name")
     else:  # local_shell_call, web_search_call
         args, name = item.get("action"), kind.removesuffix("_call")
-    return Block("tool_use", tool_id=opt_str(item.get("call_id")) or opt_str(item.get("id")),
-                 tool_name=opt_str(name), input=args)
+    return Block.of("tool_use", tool_id=opt_str(item.get("call_id")) or opt_str(item.get("id")),
+                    tool_name=opt_str(name), input=args)
 
 
 def _output_block(item: dict) -> Block:

@@ -92,15 +92,15 @@ class CopilotLoader(ObjectLoader):
         blocks: list[Block] = []
         reasoning = data.get("reasoningText")
         if isinstance(reasoning, str) and reasoning:
-            blocks.append(Block("thinking", reasoning, signature=opt_str(data.get("reasoningOpaque"))))
+            blocks.append(Block.of("thinking", reasoning, signature=opt_str(data.get("reasoningOpaque"))))
         content = data.get("content")
         if isinstance(content, str) and content:
             blocks.append(Block("text", content))
         requests = data.get("toolRequests")
         for call in requests if isinstance(requests, list) else ():
             if isinstance(call, dict):
-                blocks.append(Block("tool_use", tool_id=opt_str(call.get("toolCallId")),
-                                    tool_name=opt_str(call.get("name")), input=call.get("arguments", {})))
+                blocks.append(Block.of("tool_use", tool_id=opt_str(call.get("toolCallId")),
+                                       tool_name=opt_str(call.get("name")), input=call.get("arguments", {})))
         api_call = opt_str(data.get("apiCallId"))
         model = opt_str(data.get("model")) or self.model
         open_ = self._open
@@ -181,7 +181,7 @@ class CopilotLoader(ObjectLoader):
             return  # cancelled or failed: the context is unchanged
         index = len(s.messages) if start is None else min(start, len(s.messages))
         summary = Message("user", "compact_summary", [Block("text", str(data.get("summaryContent") or ""))],
-                          lines=(line_no,), offset=offset, timestamp=ts)
+                          line=line_no, offset=offset, timestamp=ts)
         self._insert(index, summary)
         s.compactions.append(Compaction("compact", index, trigger=opt_str(data.get("trigger")),
                                         pre_tokens=opt_int(data.get("preCompactionTokens")),

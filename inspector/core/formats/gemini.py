@@ -294,8 +294,8 @@ class GeminiLoader(ObjectLoader):
         content = obj.get("content")
         blocks = [b for b in blocks_from_parts(content) if b.type != "thinking"]
         if not any(b.type == "tool_use" for b in blocks):
-            blocks += [Block("tool_use", tool_id=opt_str(c.get("id")), tool_name=opt_str(c.get("name")),
-                             input=c.get("args") if c.get("args") is not None else {}) for c in _tool_calls(obj)]
+            blocks += [Block.of("tool_use", tool_id=opt_str(c.get("id")), tool_name=opt_str(c.get("name")),
+                                input=c.get("args") if c.get("args") is not None else {}) for c in _tool_calls(obj)]
         kind = "summary_ack" if part_text(content).startswith("Got it. Thanks for the additional context") \
             else "assistant"
         message = self._message("assistant", kind, blocks, rec)
@@ -339,7 +339,7 @@ class GeminiLoader(ObjectLoader):
 
     @staticmethod
     def _message(role: str, kind: str, blocks: list[Block], rec: _Record) -> Message:
-        return Message(role, kind, blocks, uuid=rec.id, lines=(rec.line,) if rec.line else (),  # type: ignore
+        return Message(role, kind, blocks, uuid=rec.id, line=rec.line or None,  # type: ignore
                        offset=rec.offset, timestamp=opt_str(rec.obj.get("timestamp")))
 
     def _requests(self, messages: list[Message], compactions: list[Compaction]) -> tuple[list[Request], list[str]]:

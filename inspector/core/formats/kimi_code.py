@@ -129,7 +129,8 @@ class KimiCodeLoader(ObjectLoader):
         elif kind == "tool.call":
             name, args = opt_str(event.get("name")), event.get("args")
             self._assistant(line_no, offset, ts).blocks.append(
-                Block("tool_use", "", opt_str(event.get("toolCallId")), name, args if args is not None else {}))
+                Block.of("tool_use", tool_id=opt_str(event.get("toolCallId")), tool_name=name,
+                         input=args if args is not None else {}))
         elif kind == "tool.result":
             result = event.get("result") if isinstance(event.get("result"), dict) else {}
             output, note = result.get("output"), opt_str(result.get("note"))
@@ -258,11 +259,11 @@ def _part(part: dict) -> Block | None:
     if kind == "text":
         return Block("text", opt_str(part.get("text")) or "")
     if kind == "think":
-        return Block("thinking", opt_str(part.get("think")) or "", signature=opt_str(part.get("encrypted")))
+        return Block.of("thinking", opt_str(part.get("think")) or "", signature=opt_str(part.get("encrypted")))
     if kind == "image_url":  # {image_url: {url}}: a data URL keeps its media type and size
         image = part.get("image_url")
         return block_from_dict(image_from_url(image.get("url") if isinstance(image, dict) else image))
-    return Block("unknown", raw=part) if kind is not None else None
+    return Block.of("unknown", raw=part) if kind is not None else None
 
 
 def _mark(d: dict) -> tuple[str, str | None] | None:
@@ -284,8 +285,8 @@ def _message(d: dict) -> Message:
     blocks = [b for b in (_part(p) for p in parts if isinstance(p, dict)) if b is not None]
     for call in as_list(d.get("toolCalls")):
         if isinstance(call, dict):
-            blocks.append(Block("tool_use", "", opt_str(call.get("id")), opt_str(call.get("name")),
-                                call_arguments(call.get("arguments"))))
+            blocks.append(Block.of("tool_use", tool_id=opt_str(call.get("id")), tool_name=opt_str(call.get("name")),
+                                   input=call_arguments(call.get("arguments"))))
     origin = d.get("origin") if isinstance(d.get("origin"), dict) else {}
     if role == "tool":
         text = "\n".join(b.text for b in blocks if b.type == "text")

@@ -262,7 +262,7 @@ def _tool_call(call: dict) -> Block:
         name, args = function.get("name"), call_arguments(function.get("arguments"))
     else:
         name, args = call.get("name"), call.get("input", call.get("arguments", {}))
-    return Block("tool_use", tool_id=opt_str(call.get("id")), tool_name=opt_str(name), input=args)
+    return Block.of("tool_use", tool_id=opt_str(call.get("id")), tool_name=opt_str(name), input=args)
 
 
 def call_arguments(args: Any) -> Any:

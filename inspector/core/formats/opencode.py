@@ -408,8 +408,8 @@ class _Builder:
                 if mime not in ("text/plain", "application/x-directory"):
                     url = opt_str(d.get("url")) or ""
                     data = url.startswith("data:")
-                    blocks.append(Block("image" if mime.startswith("image/") else "document", "" if data else url,
-                                        media=mime or None, size=len(url.partition(",")[2]) if data else 0))
+                    blocks.append(Block.of("image" if mime.startswith("image/") else "document", "" if data else url,
+                                           media=mime or None, size=len(url.partition(",")[2]) if data else 0))
             elif t == "compaction":
                 blocks.append(Block("text", COMPACTION_PROMPT))
                 harness = True
@@ -454,7 +454,7 @@ class _Builder:
                     meta = pd.get("metadata") if isinstance(pd.get("metadata"), dict) else {}
                     signature = (meta.get("anthropic") or {}).get("signature") if isinstance(
                         meta.get("anthropic"), dict) else None
-                    blocks.append(Block("thinking", str(pd.get("text") or ""), signature=opt_str(signature)))
+                    blocks.append(Block.of("thinking", str(pd.get("text") or ""), signature=opt_str(signature)))
                 elif t == "tool":
                     use, result = self._tool(pd, p)
                     blocks.append(use)
@@ -466,8 +466,8 @@ class _Builder:
             if not blocks:
                 continue
             uid = row.id if n == 0 else f"{row.id}:{n}"
-            message = Message("assistant", "compact_summary" if summary else "assistant", blocks, uuid=uid,
-                              parent_uuid=opt_str(d.get("parentID")), timestamp=ts, model=model)
+            message = Message.of("assistant", "compact_summary" if summary else "assistant", blocks, uuid=uid,
+                                 parent_uuid=opt_str(d.get("parentID")), timestamp=ts, model=model)
             out.append(message)
             tokens = usage if isinstance(usage, dict) else (d.get("tokens") if len(steps) == 1 else None)
             if isinstance(tokens, dict) and not summary:  # the summary's request was the summarizer's own window
@@ -479,7 +479,7 @@ class _Builder:
     def _tool(self, d: dict, p: Row) -> tuple[Block, Block]:
         state = d.get("state") if isinstance(d.get("state"), dict) else {}
         call_id = opt_str(d.get("callID")) or p.id
-        use = Block("tool_use", tool_id=call_id, tool_name=opt_str(d.get("tool")), input=state.get("input") or {})
+        use = Block.of("tool_use", tool_id=call_id, tool_name=opt_str(d.get("tool")), input=state.get("input") or {})
         status = state.get("status")
         if status == "completed":
             when = state.get("time", {}).get("compacted") if isinstance(state.get("time"), dict) else None

@@ -37,8 +37,8 @@ def block_from_part(part: dict) -> Block:
     call = part.get("functionCall")
     if isinstance(call, dict):
         args = call.get("args")
-        return Block("tool_use", tool_id=opt_str(call.get("id")), tool_name=opt_str(call.get("name")),
-                     input=args if args is not None else {})
+        return Block.of("tool_use", tool_id=opt_str(call.get("id")), tool_name=opt_str(call.get("name")),
+                        input=args if args is not None else {})
     response = part.get("functionResponse")
     if isinstance(response, dict):
         output, is_error = response_text(response.get("response"))
@@ -48,17 +48,17 @@ def block_from_part(part: dict) -> Block:
         media = opt_str(inline.get("mimeType"))
         data = inline.get("data")
         kind = "image" if (media or "").startswith("image/") else "document"
-        return Block(kind, media=media, size=len(data) if isinstance(data, str) else 0)
+        return Block.of(kind, media=media, size=len(data) if isinstance(data, str) else 0)
     file_data = part.get("fileData")
     if isinstance(file_data, dict):
-        return Block("document", opt_str(file_data.get("fileUri")) or "", media=opt_str(file_data.get("mimeType")))
+        return Block.of("document", opt_str(file_data.get("fileUri")) or "", media=opt_str(file_data.get("mimeType")))
     code = part.get("executableCode")
     if isinstance(code, dict):
         return Block("text", opt_str(code.get("code")) or "")
     result = part.get("codeExecutionResult")
     if isinstance(result, dict):
         return Block("text", opt_str(result.get("output")) or "")
-    return Block("unknown", raw=part)
+    return Block.of("unknown", raw=part)
 
 
 def response_text(response: Any) -> tuple[str, bool]:

@@ -164,8 +164,8 @@ class QwenLoader(ObjectLoader):
             if subtype == "mid_turn_user_message" and messages and messages[-1].role == "user" \
                     and messages[-1].kind != "tool_result":
                 previous = messages[-1]
-                messages[-1] = previous.copy_with(blocks=previous.blocks + message.blocks,
-                                                  lines=previous.lines + message.lines)
+                messages[-1] = merged = previous.copy_with(blocks=previous.blocks + message.blocks)
+                merged.lines = previous.lines + message.lines
                 continue
             messages.append(message)
             last_user = obj if kind == "user" else None
@@ -241,11 +241,12 @@ def _turn(obj: dict, node: _Node) -> Message:
         kind = "meta"
     else:
         kind = "prompt"
-    return Message(role, kind, blocks, uuid=opt_str(obj.get("uuid")),  # type: ignore[arg-type]
-                   parent_uuid=opt_str(obj.get("parentUuid")), lines=tuple(f.line for f in node.fragments),
-                   offset=node.fragments[0].offset, timestamp=opt_str(obj.get("timestamp")),
-                   model=opt_str(obj.get("model")), response_id=opt_str(obj.get("uuid")) if
-                   role == "assistant" and isinstance(obj.get("usageMetadata"), dict) else None)
+    return Message.of(role, kind, blocks, uuid=opt_str(obj.get("uuid")),  # type: ignore[arg-type]
+                      parent_uuid=opt_str(obj.get("parentUuid")), line=node.fragments[0].line,
+                      more_lines=tuple(f.line for f in node.fragments[1:]),
+                      offset=node.fragments[0].offset, timestamp=opt_str(obj.get("timestamp")),
+                      model=opt_str(obj.get("model")), response_id=opt_str(obj.get("uuid")) if
+                      role == "assistant" and isinstance(obj.get("usageMetadata"), dict) else None)
 
 
 def _compressed(history: list, node: _Node) -> list[Message]:
@@ -264,7 +265,7 @@ def _compressed(history: list, node: _Node) -> list[Message]:
             kind = "tool_result" if any(b.type == "tool_result" for b in blocks) else \
                 "compact_summary" if SUMMARY_TAG in text else "meta"
         out.append(Message(role, kind, blocks, uuid=f"{node.first.get('uuid')}:{n}",  # type: ignore[arg-type]
-                           lines=(node.line,), offset=node.fragments[0].offset,
+                           line=node.line, offset=node.fragments[0].offset,
                            timestamp=opt_str(node.first.get("timestamp"))))
     return out
 
