@@ -47,6 +47,13 @@ def test_rare_message_fields_live_in_extras_shared_by_the_messages_without_them(
     assert reminder.extras == MessageExtras(parent_uuid="p", attachment="date") and reminder != _message()
 
 
+def test_copy_with_takes_the_properties_as_it_takes_the_fields() -> None:
+    first = _message(line=2, uuid="u")
+    copy = first.copy_with(lines=(3, 4), attachment="date", uuid="v")
+    assert (copy.lines, copy.attachment, copy.uuid) == ((3, 4), "date", "v")
+    assert (first.lines, first.attachment, first.uuid) == ((2,), None, "u") and first.extras is NO_MESSAGE_EXTRAS
+
+
 def test_a_tool_input_is_kept_as_the_json_accounting_counts() -> None:
     value = {"command": "ls →", "n": [1, 2.5, None, True], "nested": {"z": "\n", "a": {}}}
     call = Block.of("tool_use", tool_id="t1", tool_name="Bash", input=value)

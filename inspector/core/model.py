@@ -249,7 +249,12 @@ class Message(Struct, gc=False):
         return {"role": self.role, "content": [b.to_api() for b in self.blocks]}
 
     def copy_with(self, **changes: Any) -> Message:
-        return structs.replace(self, **changes)
+        """A copy with `changes`, fields and the properties over them (`lines`, `attachment`...) alike."""
+        fields = {k: changes.pop(k) for k in self.__struct_fields__ if k in changes}
+        copy = structs.replace(self, **fields)
+        for name, value in changes.items():
+            setattr(copy, name, value)  # a property replaces the copy's extras, never the shared ones
+        return copy
 
 
 class Request(Struct, gc=False):
