@@ -208,6 +208,7 @@ class _Run:
         self.R = len(session.requests)
         self.resumed = resume is not None
         self.inherited: _Resume | None = None  # an earlier point of the previous accounting, still good
+        self.taken = self.missed = 0  # requests `_chunk` took, and those of them that were no observation
         self._versions()
         if resume is None:
             self.k = self.lo = self.seen = 0
@@ -614,7 +615,9 @@ class _Run:
         calibrator, cum, q0 = self.calibrator, self.cumulative, self.q0
         model = self.q_model[a - q0] or ""
         need = calibrator.until_due(model) if self.fitted else None
-        c = end if need is None else min(end, a + need + need // 8 + 4)
+        # Taken past the due point, a request's work is done again by the next chunk: as many as the observations
+        # missed so far in this run suggest will fail (few: most requests are observations), one at least.
+        c = end if need is None else min(end, a + need + need * self.missed // max(self.taken, 1) + 1)
         m = c - a
         his = self.q_end[a - 1 - q0:c - q0]
         s0 = self.q_start[a - q0]
@@ -660,6 +663,8 @@ class _Run:
             seen_obs = seen_obs[:need]
             m = seen_obs[-1] + 1
             c = a + m
+        self.taken += m
+        self.missed += m - len(seen_obs)
         if seen_obs:
             pick = (lambda v: v[:m]) if len(seen_obs) == m else picker(seen_obs)
             stated = f[STATED]
