@@ -30,6 +30,15 @@ _KIND = {"tool_use": 0, "tool_result": 1, "text": 2, "thinking": 2, "redacted_th
 Columns = list  # feature -> one float per message (a sequence), or None where every message has 0.0
 
 
+def zeros(n: int) -> array:
+    """n floats 0.0, 8 bytes each."""
+    return array("d", bytes(8 * n))
+
+
+def _ones(n: int) -> array:
+    return array("d", [1.0]) * n
+
+
 class FeatureColumns:
     """The features of `messages` and their tool calls (`uses`: the position, id and name of each, in order, as
     `categories.tool_names` reads them); `categorise` adds the categories."""
@@ -49,8 +58,9 @@ class FeatureColumns:
         firsts, singles = _take(firsts, by_kind), array("q", by_kind if len(firsts) == n else _take(singles, by_kind))
         del by_kind
         self.rest = [*compress(range(n), map(not_, one)), *singles[bounds[3]:]]
-        # Per kind: the positions of its messages, their blocks, and their features (feature -> values).
-        self.kinds: list[tuple[Sequence[int], list[Block], dict[int, list[float]]]] = []
+        # Per kind: the positions of its messages, their blocks, and their features (feature -> values: arrays, 8
+        # bytes a value where a list holds a float object of 24 besides).
+        self.kinds: list[tuple[Sequence[int], list[Block], dict[int, array]]] = []
         for k in range(3):
             at, group = singles[bounds[k]:bounds[k + 1]], firsts[bounds[k]:bounds[k + 1]]
             if k == 1 and any(map(attrgetter("content"), group)):  # a result with nested blocks: `parts`
@@ -66,7 +76,7 @@ class FeatureColumns:
         self.rest += compress(at, map(not_, plain))
         return array("q", compress(at, plain)), list(compress(group, plain))
 
-    def _features(self, k: int, group: list[Block]) -> dict[int, list[float]]:
+    def _features(self, k: int, group: list[Block]) -> dict[int, array]:
         """The features of messages of kind k whose blocks are `group` (each message has MESSAGE 1.0 besides)."""
         if k == 0:
             self.call_names = list(map(attrgetter("tool_name"), group))
@@ -77,15 +87,15 @@ class FeatureColumns:
                 texts = list(map(add, self.call_names, map(input_json, map(attrgetter("input"), group))))
             except (TypeError, ValueError, AttributeError, RecursionError):  # a name that is None, odd input
                 texts = list(map(block_text, group))
-            cols = text_columns(texts, True, self.counter)
-            cols[TOOL_USE] = [1.0] * len(group)
+            cols = _arrays(text_columns(texts, True, self.counter))
+            cols[TOOL_USE] = _ones(len(group))
             return cols
         texts = list(map(attrgetter("text"), group))
         if not all(map(isinstance, texts, repeat(str))):  # `str(block.text or "")`
             texts = [str(t or "") for t in texts]
-        cols = text_columns(texts, False, self.counter)
+        cols = _arrays(text_columns(texts, False, self.counter))
         if k == 1:
-            cols[TOOL_RESULT] = [1.0] * len(group)
+            cols[TOOL_RESULT] = _ones(len(group))
         return cols
 
     def _uses(self) -> tuple[list[int], list[str], list[str]]:
@@ -106,7 +116,7 @@ class FeatureColumns:
         messages, counter = self.messages, self.counter
         n = len(messages)
         keys: list[str | None] = [None] * n
-        self.scored: list[tuple[_Places, dict[int, Sequence[float]]]] = []  # each kind's places and features
+        self.scored: list[tuple[_Places, dict[int, array]]] = []  # each kind's places and features
         for k, (at, group, cols) in enumerate(self.kinds):
             places = _Places(at)
             self.scored.append((places, cols))
@@ -129,28 +139,29 @@ class FeatureColumns:
                 multi[i] = p
             rows.append(f)
         # A feature no message has is left out (features are never -0.0)
-        self.scored.append((_Places(self.rest), {j: c for j, c in enumerate(zip(*rows)) if any(c)}))
+        self.scored.append((_Places(self.rest), {j: array("d", c) for j, c in enumerate(zip(*rows)) if any(c)}))
         for i in compress(range(n), map(cat.SUMMARY_KINDS.__contains__, map(attrgetter("kind"), messages))):
             if len(messages[i].blocks) == 1:  # the tool blocks of a compaction summary are of its category
                 keys[i] = cat.block_category(messages[i], messages[i].blocks[0], names)
         return keys, multi
 
     def columns(self) -> Columns:
-        """The features of every message (after `categorise`), as columns."""
+        """The features of every message (after `categorise`), as columns (arrays)."""
         n = len(self.messages)
         out: Columns = [None] * N_FEATURES
         for places, cols in self.scored:
             places.put_columns(out, cols, n)
-        out[MESSAGE] = [1.0] * n  # every message's (`pricing.parts`)
+        out[MESSAGE] = _ones(n)  # every message's (`pricing.parts`)
         return out
 
-    def dots(self, ratios: Sequence[float]) -> list[float]:
+    def dots(self, ratios: Sequence[float]) -> array:
         """`dots` of every message (after `categorise`), kind by kind: a kind's messages lack the features it has
         no column for, which add r x 0.0 (nothing) to their sums there."""
-        out = [0.0] * len(self.messages)
+        out = zeros(len(self.messages))
         for places, cols in self.scored:
             if places.positions:
-                places.put(out, dots(ratios, [cols.get(j) for j in range(N_FEATURES)], len(places.positions)))
+                places.put(out, array("d", dots(ratios, [cols.get(j) for j in range(N_FEATURES)],
+                                                len(places.positions))))
         return out
 
 
@@ -186,22 +197,27 @@ class _Places:
         starts = [0, *compress(range(1, m - 1), map(ne, steps[1:], steps))] if m > 2 else list(range(m))
         self.runs = list(zip(starts, [*starts[1:], m])) if len(starts) <= m // 16 + 1 else None
 
-    def put(self, target: list, values: Iterable) -> None:
+    def put(self, target: list | array, values: Iterable) -> None:
+        """values[i] at positions[i] of `target` (an array takes an array's values)."""
         positions = self.positions
         if self.runs is None:
             any(map(target.__setitem__, positions, values))  # each call gives None: `any` runs through them all
             return
-        values = values if isinstance(values, list) else list(values)
+        values = values if isinstance(values, (list, array)) else list(values)
         for a, b in self.runs:
             step = positions[a + 1] - positions[a] if b - a > 1 else 1
             target[positions[a]:positions[b - 1] + 1:step] = values[a:b]
 
-    def put_columns(self, out: Columns, cols: dict[int, Sequence[float]], n: int) -> None:
+    def put_columns(self, out: Columns, cols: dict[int, array], n: int) -> None:
         """The features `cols` of the messages at these positions, into the columns of all n messages."""
         for j, values in cols.items():
             if out[j] is None:
-                out[j] = [0.0] * n
+                out[j] = zeros(n)
             self.put(out[j], values)
+
+
+def _arrays(cols: dict[int, list[float]]) -> dict[int, array]:
+    return {j: array("d", values) for j, values in cols.items()}
 
 
 def _take(values: Sequence, positions: Sequence[int]) -> list:

@@ -51,7 +51,7 @@ from inspector.core.estimators import (
 from inspector.core.limits import current_model
 from inspector.core.model import Compaction, CompactionsByIndex, Message, Request, Session
 from inspector.core.accounting import Accounting, Accuracy, RequestColumns
-from inspector.core.feature_columns import Columns, FeatureColumns, dots as dot_columns
+from inspector.core.feature_columns import Columns, FeatureColumns, dots as dot_columns, zeros
 from inspector.core.pricing import Pricing, parts, scaled, total, vector
 from inspector.core.request_runs import (
     UNEXPLAINED_FACTOR, UNEXPLAINED_SLACK, add_errors, picker, runs_of, same, spread, spread_growths)
@@ -78,10 +78,6 @@ def _sum_range(cumulative: Columns, lo: int, hi: int) -> list[float]:
 
 
 _PART = 1 << 14  # rows of a running sum made at a time (`_messages`)
-
-
-def _zeros(n: int) -> array:
-    return array("d", bytes(8 * n))
 
 
 def account(session: Session, estimator: str | Estimator | None = None, prior: Calibrator | None = None,
@@ -180,7 +176,7 @@ class _Resume:
     first_model: list[str | None]
     final: Estimator  # what made the per-message estimates
     models: set[str | None]  # the models of messages[:mark]
-    estimated_f: list[float]
+    estimated_f: array
     start: int  # the context start of the three figures below, which cover messages[start:mark]
     by_category: dict[str, int]
     measured_sum: int
@@ -312,7 +308,7 @@ class _Run:
         self.prefix = 0
         self.first_model: list[str | None] = []
         self.models: set[str | None] = set()
-        self.estimated_f: list[float] = []
+        self.estimated_f = array("d")  # each message's estimate (float), 8 bytes each
         self.estimated: list[int] = []
         self.old_final: Estimator | None = None
         self.measured: list[int | None] = []
@@ -393,7 +389,7 @@ class _Run:
             self.cumulative = []
         final = self._pass2()
         if not self.points:  # ... and so are the per-message estimates (floats), before `_finish` adds its own
-            self.estimated_f = []
+            self.estimated_f = array("d")
         return self._finish(final)
 
     def _requests(self) -> None:
@@ -441,7 +437,7 @@ class _Run:
                 rows = array("d", bytes(8 * N_FEATURES * (n - lo)))
                 for j, col in enumerate(feats):
                     if col is not None:
-                        rows[j::N_FEATURES] = array("d", col)
+                        rows[j::N_FEATURES] = col
                 self.rows += rows
                 for i in range(lo, n):
                     x = float(self.est.message(firsts.get(i, shown[i - lo])))
@@ -453,7 +449,7 @@ class _Run:
                     cumulative[j] = range(n + 1)
                 elif col is not None:
                     if cumulative[j] is None:
-                        cumulative[j] = _zeros(lo + 1)
+                        cumulative[j] = zeros(lo + 1)
                     column = cumulative[j]
                     # from the running sum at `lo` on, a part at a time (an array made of a list: made of an iterator,
                     # it takes longer; made of all of them, the list takes 4 times the array)
@@ -485,7 +481,7 @@ class _Run:
                 for j, x in enumerate(vector(parts(first, self.names, self.counter))):
                     if x or feats[j] is not None:
                         if feats[j] is None:
-                            feats[j] = _zeros(n - lo)
+                            feats[j] = zeros(n - lo)
                         feats[j][i - lo] = x  # type: ignore[index]
         return feats
 
