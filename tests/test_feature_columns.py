@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from inspector.core import categories as cat
+from inspector.core import categories as cat, feature_columns
 from inspector.core.accounting import RequestColumns, RequestFigures
 from inspector.core.calibration import Calibrator, group_tokens
 from inspector.core.estimators import (MESSAGE, N_FEATURES, O200K, STATED, batched, dot, sum_in_order, text_columns,
@@ -88,6 +88,18 @@ def test_feature_columns_are_the_parts_of_each_message(messages, counter):
     assert multi == {i: p for i, p in enumerate(expected) if len(p) > 1}
     rows = [[0.0 if c is None else c[i] for c in cols] for i in range(len(messages))]
     assert bits(rows) == bits([vector(p) for p in expected])
+
+
+@pytest.mark.parametrize("part", [3, feature_columns.PART])
+@pytest.mark.parametrize("messages", sessions())
+def test_feature_columns_dots_are_the_dot_of_each_message(messages, part, monkeypatch):
+    """`FeatureColumns.dots` (kind by kind, a part of each kind at a time) is each message's own `dot`."""
+    monkeypatch.setattr(feature_columns, "PART", part)
+    names = cat.tool_names(messages)
+    found = FeatureColumns(messages)
+    found.categorise(names)
+    ratios = [0.3 + 0.7 * j for j in range(N_FEATURES)]
+    assert bits([list(found.dots(ratios))]) == bits([[dot(ratios, vector(parts(m, names))) for m in messages]])
 
 
 def test_a_message_adds_its_terms_in_order_as_the_columns_do():

@@ -28,6 +28,7 @@ from inspector.core.pricing import parts, vector
 _KIND = {"tool_use": 0, "tool_result": 1, "text": 2, "thinking": 2, "redacted_thinking": 2}
 
 Columns = list  # feature -> one float per message (a sequence), or None where every message has 0.0
+PART = 1 << 14  # values made at a time where a pass makes a list of float objects for each
 
 
 def zeros(n: int) -> array:
@@ -143,15 +144,25 @@ class FeatureColumns:
         for i in compress(range(n), map(cat.SUMMARY_KINDS.__contains__, map(attrgetter("kind"), messages))):
             if len(messages[i].blocks) == 1:  # the tool blocks of a compaction summary are of its category
                 keys[i] = cat.block_category(messages[i], messages[i].blocks[0], names)
+        self.kinds = []  # their blocks are done with: the features are in `scored`
         return keys, multi
 
     def columns(self) -> Columns:
-        """The features of every message (after `categorise`), as columns (arrays)."""
+        """The features of every message (after `categorise`), as columns."""
+        return list(map(self.column, range(N_FEATURES)))
+
+    def column(self, j: int) -> array | None:
+        """Feature j of every message (after `categorise`), an array; None where every message has 0.0."""
         n = len(self.messages)
-        out: Columns = [None] * N_FEATURES
+        if j == MESSAGE:
+            return _ones(n)  # every message's (`pricing.parts`)
+        out = None
         for places, cols in self.scored:
-            places.put_columns(out, cols, n)
-        out[MESSAGE] = _ones(n)  # every message's (`pricing.parts`)
+            values = cols.get(j)
+            if values is not None:
+                if out is None:
+                    out = zeros(n)
+                places.put(out, values)
         return out
 
     def dots(self, ratios: Sequence[float]) -> array:
@@ -159,9 +170,11 @@ class FeatureColumns:
         no column for, which add r x 0.0 (nothing) to their sums there."""
         out = zeros(len(self.messages))
         for places, cols in self.scored:
-            if places.positions:
-                places.put(out, array("d", dots(ratios, [cols.get(j) for j in range(N_FEATURES)],
-                                                len(places.positions))))
+            m, values = len(places.positions), array("d")
+            for a in range(0, m, PART):  # a part at a time: its lists of float objects freed before the next
+                values += array("d", dots(ratios, [None if c is None else c[a:a + PART] for c in
+                                                   map(cols.get, range(N_FEATURES))], min(PART, m - a)))
+            places.put(out, values)
         return out
 
 
@@ -207,13 +220,6 @@ class _Places:
         for a, b in self.runs:
             step = positions[a + 1] - positions[a] if b - a > 1 else 1
             target[positions[a]:positions[b - 1] + 1:step] = values[a:b]
-
-    def put_columns(self, out: Columns, cols: dict[int, array], n: int) -> None:
-        """The features `cols` of the messages at these positions, into the columns of all n messages."""
-        for j, values in cols.items():
-            if out[j] is None:
-                out[j] = zeros(n)
-            self.put(out[j], values)
 
 
 def _arrays(cols: dict[int, list[float]]) -> dict[int, array]:

@@ -51,7 +51,7 @@ from inspector.core.estimators import (
 from inspector.core.limits import current_model
 from inspector.core.model import Compaction, CompactionsByIndex, Message, Request, Session
 from inspector.core.accounting import Accounting, Accuracy, RequestColumns
-from inspector.core.feature_columns import Columns, FeatureColumns, dots as dot_columns, zeros
+from inspector.core.feature_columns import PART, Columns, FeatureColumns, dots as dot_columns, zeros
 from inspector.core.pricing import Pricing, parts, scaled, total, vector
 from inspector.core.request_runs import (
     UNEXPLAINED_FACTOR, UNEXPLAINED_SLACK, add_errors, picker, runs_of, same, spread, spread_growths)
@@ -75,9 +75,6 @@ COMPACTION_REQUEST = "compaction request: sent without the tools, with a summary
 def _sum_range(cumulative: Columns, lo: int, hi: int) -> list[float]:
     """The features of messages[lo:hi] from the running sums."""
     return [0.0 if c is None else c[hi] - c[lo] for c in cumulative]
-
-
-_PART = 1 << 14  # rows of a running sum made at a time (`_messages`)
 
 
 def account(session: Session, estimator: str | Estimator | None = None, prior: Calibrator | None = None,
@@ -428,14 +425,18 @@ class _Run:
                 start = bisect.bisect_left(at, pos - lo)
                 after = dict(zip(ids[start:], tools[start:]))
                 self.names = {**self.names_mark, **after} if self.names_mark else after
+            del at, ids, tools
+            found.uses = ([], [], [])  # read: `names` holds them
             names = self.names
             keys, multi = found.categorise(names)
             self.keys += keys
             self.multi.update((lo + i, p) for i, p in multi.items())
-            feats = self._columns()
+            # The features of each edited message as it first was (its price), where they differ from its columns'
+            self.edited = {i - lo: vector(parts(first, names, counter)) for i, first in firsts.items()
+                           if lo <= i < n and first is not at_last.get(i, msgs[i])}
             if not self.by_features:  # the features of each message in a row, as the request pass reads them
                 rows = array("d", bytes(8 * N_FEATURES * (n - lo)))
-                for j, col in enumerate(feats):
+                for j, col in enumerate(self._columns()):
                     if col is not None:
                         rows[j::N_FEATURES] = col
                 self.rows += rows
@@ -444,7 +445,8 @@ class _Run:
                     self.per_message.append(x)
                     self.running.append(self.running[-1] + x)
         if self.by_features:  # each feature's running sum: the same additions, in the same order, in C loops
-            for j, col in enumerate(feats):
+            for j in range(N_FEATURES):  # a column at a time: made, summed and freed before the next is made
+                col = self._column(j) if j != MESSAGE else None
                 if j == MESSAGE:  # 1.0 in every message (`pricing.parts`): its sums count the messages exactly
                     cumulative[j] = range(n + 1)
                 elif col is not None:
@@ -453,10 +455,9 @@ class _Run:
                     column = cumulative[j]
                     # from the running sum at `lo` on, a part at a time (an array made of a list: made of an iterator,
                     # it takes longer; made of all of them, the list takes 4 times the array)
-                    for a in range(0, n - lo, _PART):
-                        part = list(accumulate(col[a:a + _PART], initial=column[-1]))
+                    for a in range(0, n - lo, PART):
+                        part = list(accumulate(col[a:a + PART], initial=column[-1]))
                         column += array("d", part[1:])
-                    feats[j] = None  # done with: freed before the next is summed
                 elif cumulative[j] is not None:  # adding 0.0 leaves the sum as it is
                     cumulative[j].extend(repeat(cumulative[j][lo], n - lo))
         # What each seen microcompaction changed in what the next request saw: its edits' features (and, for an
@@ -472,18 +473,19 @@ class _Run:
         self.deltas = sorted(deltas.items())
 
     def _columns(self) -> Columns:
-        """The features of messages[lo:] as columns (`found`'s), each edited message's as it first was: made again
-        where a pass needs them, not kept (100,000 messages: 4 MB)."""
-        msgs, lo, n, firsts = self.session.messages, self.lo, len(self.session.messages), self.first_version
-        feats = self.found.columns()
-        for i, first in firsts.items():
-            if lo <= i < n and first is not self.at_last.get(i, msgs[i]):
-                for j, x in enumerate(vector(parts(first, self.names, self.counter))):
-                    if x or feats[j] is not None:
-                        if feats[j] is None:
-                            feats[j] = zeros(n - lo)
-                        feats[j][i - lo] = x  # type: ignore[index]
-        return feats
+        """The features of messages[lo:] as columns (`_column`)."""
+        return list(map(self._column, range(N_FEATURES)))
+
+    def _column(self, j: int) -> array | None:
+        """Feature j of messages[lo:] (`found`'s), each edited message's as it first was: made again where a pass
+        needs it, not kept (100,000 messages: 0.8 MB a feature)."""
+        col = self.found.column(j)
+        for i, features in self.edited.items():
+            if features[j] or col is not None:
+                if col is None:
+                    col = zeros(len(self.session.messages) - self.lo)
+                col[i] = features[j]
+        return col
 
     def _estimate(self, lo: int, hi: int, ratios: Sequence[float] | None) -> float:
         """The estimate of what a request saw of messages[lo:hi] (or what it saw more than the one before)."""
@@ -685,7 +687,7 @@ class _Run:
         # The model of the first request that saw each message (the last request's for messages after it): its
         # tokenizer is the one that counted the message.
         first_model, n, q = self.first_model, len(msgs), self.k - self.q0
-        models, ends = self.q_model[q:], self.q_end[q:]
+        models, ends = (self.q_model[q:], self.q_end[q:]) if q else (self.q_model, self.q_end)
         runs = [(first_model[lo + a], lo + a, lo + b) for a, b in same(first_model[lo:])]  # runs from lo on
         for a, b in same(models):
             upto = min(max(ends[a:b]), n)
