@@ -49,8 +49,9 @@ class FeatureColumns:
         n = len(messages)
         blocks = list(map(attrgetter("blocks"), messages))
         one = list(map(eq, map(len, blocks), repeat(1)))
-        singles = range(n) if all(one) else list(compress(range(n), one))
-        firsts = list(map(itemgetter(0), compress(blocks, one)))
+        every = all(one)  # (most sessions, whose loaders make a message of each block)
+        singles = range(n) if every else list(compress(range(n), one))
+        firsts = list(map(itemgetter(0), blocks if every else compress(blocks, one)))
         kind = list(map(_KIND.get, map(attrgetter("type"), firsts), repeat(3)))
         by_kind = sorted(range(len(firsts)), key=kind.__getitem__)  # each kind a slice, in message order
         bounds = list(accumulate(map(kind.count, range(4)), initial=0))
@@ -58,7 +59,7 @@ class FeatureColumns:
         # freed before the features are made)
         firsts, singles = _take(firsts, by_kind), array("q", by_kind if len(firsts) == n else _take(singles, by_kind))
         del by_kind
-        self.rest = [*compress(range(n), map(not_, one)), *singles[bounds[3]:]]
+        self.rest = [*(() if every else compress(range(n), map(not_, one))), *singles[bounds[3]:]]
         # Per kind: the positions of its messages, their blocks, and their features (feature -> values: arrays, 8
         # bytes a value where a list holds a float object of 24 besides).
         self.kinds: list[tuple[Sequence[int], list[Block], dict[int, array]]] = []

@@ -73,9 +73,12 @@ def spread_growths(measured: list[int | None], weights: list[float], los: list[i
     for size in set(sizes):
         # The requests of `size` messages; each saw its p-th message at starts[i] + p (a run of requests that see
         # the next `size` messages each: every size-th message, a slice).
-        chosen = range(count) if min(sizes) == max(sizes) else list(compress(range(count), map(eq, sizes, repeat(size))))
-        pick = picker(chosen)
-        starts, growth = list(pick(los)), list(pick(growths))
+        if min(sizes) == max(sizes):
+            chosen, starts, growth = range(count), los, growths
+        else:
+            chosen = list(compress(range(count), map(eq, sizes, repeat(size))))
+            pick = picker(chosen)
+            starts, growth = list(pick(los)), list(pick(growths))
         row = slice(starts[0], his[-1], size) if len(chosen) == count and los[1:] == his[:-1] else None
         acc: list[list[float]] = []
         for p in range(size):

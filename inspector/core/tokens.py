@@ -457,7 +457,8 @@ class _Run:
                     # it takes longer; made of all of them, the list takes 4 times the array)
                     for a in range(0, n - lo, PART):
                         part = list(accumulate(col[a:a + PART], initial=column[-1]))
-                        column += array("d", part[1:])
+                        del part[0]
+                        column.fromlist(part)
                 elif cumulative[j] is not None:  # adding 0.0 leaves the sum as it is
                     cumulative[j].extend(repeat(cumulative[j][lo], n - lo))
         # What each seen microcompaction changed in what the next request saw: its edits' features (and, for an
@@ -631,7 +632,8 @@ class _Run:
             column = cum[j]
             if column is None and isfinite(r):  # r x 0.0 adds nothing
                 continue
-            at = (0.0,) * (m + 1) if column is None else take(column)
+            # (MESSAGE's running sums are range(n + 1): at each end, the end itself)
+            at = (0.0,) * (m + 1) if column is None else his if isinstance(column, range) else take(column)
             start = 0.0 if column is None else column[s0]
             at_hi = at[1:]
             # x - 0.0 is x; a sum from 0.0 starts at its first term unless that is -0.0 (r > 0: it is not)
