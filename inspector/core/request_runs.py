@@ -110,8 +110,8 @@ def add_errors(pred: list[float], est: list[float], figures: RequestColumns, kin
     """Add the absolute errors of figures[lo:hi] (of `kinds`) to the sorted lists (in place; `few`: insort, else
     sort once); returns what was added."""
     turn = list(map(eq, kinds, repeat("turn")))
-    lo1 = max(lo, 1)  # the first request's estimate is its measured figure
-    p = _abs_errors(figures.predicted[lo:hi], figures.measured[lo:hi], turn)
+    lo1 = max(lo, 1)  # the first request has no prediction (None), and its estimate is its measured figure
+    p = _abs_errors(figures.predicted[lo1:hi], figures.measured[lo1:hi], turn[lo1 - lo:])
     e = _abs_errors(figures.estimated[lo1:hi], figures.measured[lo1:hi], turn[lo1 - lo:])
     for errors, added in ((pred, p), (est, e)):
         if few:
