@@ -43,6 +43,15 @@ def test_text_columns_are_text_features_of_each_text(texts, as_json):
     assert bits(as_rows(text_columns(texts, as_json), len(texts))) == bits([alone(t, as_json) for t in texts])
 
 
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(TEXTS, TEXTS), max_size=12), st.booleans())
+def test_text_columns_of_heads_and_texts_are_those_of_the_joined_texts(pairs, as_json):
+    heads, texts = [h for h, _ in pairs], [t for _, t in pairs]
+    for counter in [None, O200K] if not any("\ud800" in h + t for h, t in pairs) else [None]:
+        assert bits(as_rows(text_columns(texts, as_json, counter, heads), len(pairs))) == \
+            bits(as_rows(text_columns([h + t for h, t in pairs], as_json, counter), len(pairs)))
+
+
 def test_text_columns_count_tokens_with_a_tokenizer():
     texts = ["", "hello world", "漢字 and → arrows", '{"a": 1}']
     assert as_rows(text_columns(texts, True, O200K), 4) == [alone(t, True, O200K) for t in texts]

@@ -324,10 +324,16 @@ def text_features(text: str, out: list[float], as_json: bool = False, counter: C
     out[PROSE] += latin - code
 
 
-def text_columns(texts: Sequence[str], as_json: bool = False, counter: Count | None = None) -> dict[int, list[float]]:
+def text_columns(texts: Sequence[str], as_json: bool = False, counter: Count | None = None,
+                 heads: Sequence[str] | None = None) -> dict[int, list[float]]:
     """`text_features` of each of `texts` added to zeros, as columns: feature -> one value per text (the features
     some text may have). The very same floats, from C-level passes over all the texts: accounting scores every
-    message's text at once."""
+    message's text at once. `heads`: each text is heads[i] + texts[i] (a tool call's name and its input's JSON),
+    joined only where the features are more than an ASCII JSON text's length."""
+    if heads is not None:
+        if counter is None and as_json and all(map(str.isascii, heads)) and all(map(str.isascii, texts)):
+            return {JSON_: list(map(float, map(add, map(len, heads), map(len, texts))))}
+        texts = list(map(add, heads, texts))
     if counter is not None:
         return {TOKENS: [float(counter(t)) if t else 0.0 for t in texts]}
     lens = list(map(len, texts))

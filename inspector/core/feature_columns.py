@@ -85,11 +85,11 @@ class FeatureColumns:
         if not group:
             return {}
         if k == 0:
-            try:
-                texts = list(map(add, self.call_names, map(input_json, map(attrgetter("input"), group))))
+            try:  # the name and the input's JSON of each
+                cols = _arrays(text_columns(list(map(input_json, map(attrgetter("input"), group))), True,
+                                            self.counter, self.call_names))
             except (TypeError, ValueError, AttributeError, RecursionError):  # a name that is None, odd input
-                texts = list(map(block_text, group))
-            cols = _arrays(text_columns(texts, True, self.counter))
+                cols = _arrays(text_columns(list(map(block_text, group)), True, self.counter))
             cols[TOOL_USE] = _ones(len(group))
             return cols
         texts = list(map(attrgetter("text"), group))
