@@ -224,7 +224,8 @@ class _Places:
 
 
 def _arrays(cols: dict[int, list[float]]) -> dict[int, array]:
-    return {j: array("d", values) for j, values in cols.items()}
+    """The columns as arrays, those all 0.0 left out (as a feature no message has: features are never -0.0)."""
+    return {j: array("d", values) for j, values in cols.items() if any(values)}
 
 
 def _take(values: Sequence, positions: Sequence[int]) -> list:

@@ -54,7 +54,7 @@ from inspector.core.accounting import Accounting, Accuracy, RequestColumns
 from inspector.core.feature_columns import PART, Columns, FeatureColumns, dots as dot_columns, zeros
 from inspector.core.pricing import Pricing, parts, scaled, total, vector
 from inspector.core.request_runs import (
-    UNEXPLAINED_FACTOR, UNEXPLAINED_SLACK, add_errors, picker, runs_of, same, spread, spread_growths)
+    UNEXPLAINED_FACTOR, UNEXPLAINED_SLACK, add_errors, picker, runs_of, same, spread, spread_growths, turns)
 
 if TYPE_CHECKING:
     from inspector.core.follower import Change
@@ -884,21 +884,26 @@ class _Run:
             _last_fit[:] = [(weakref.ref(session), dict(ratios_out))]
         figures = self.figures
         pred, est = self.prediction_errors, self.estimation_errors
+        both = ((pred, figures.predicted), (est, figures.estimated))
         pos = self.k
         for j, _, _ in self.points:  # each point's errors: those before its request
-            add_errors(pred, est, figures, self.q_kind[pos - self.q0:max(pos, j) - self.q0], pos, max(pos, j),
-                        self.resumed)
+            turn = turns(self.q_kind[pos - self.q0:max(pos, j) - self.q0], pos)
+            for errors, values in both:
+                add_errors(errors, values, figures.measured, turn, pos, max(pos, j), self.resumed)
             pos = max(pos, j)
             if j != self.next_k:
                 self.snaps[j]["errors"] = pred[:], est[:]
-        # The last request's errors are taken back out after: the state resumed from lies before it.
         last = self.next_k if self.points else pos
-        last_p, last_e = add_errors(pred, est, figures, self.q_kind[last - self.q0:], last, len(figures),
-                                    bool(self.points))
-        prediction, estimation = Accuracy.of_sorted(pred), Accuracy.of_sorted(est)
-        for errors, added in ((pred, last_p), (est, last_e)) if self.points else ():
-            for x in added:
+        turn, accuracy = turns(self.q_kind[last - self.q0:], last), []
+        for errors, values in both:
+            added = add_errors(errors, values, figures.measured, turn, last, len(figures), bool(self.points))
+            accuracy.append(Accuracy.of_sorted(errors))
+            for x in added if self.points else ():  # taken back out: the state resumed from lies before it
                 del errors[bisect.bisect_left(errors, x)]
+            if not self.points:  # no state keeps them: let go before the next list's are made (50,000 floats)
+                errors.clear()
+            del added
+        prediction, estimation = accuracy
         acc = Accounting(
             session=session, estimator=self.est.name, estimated=estimated, measured=measured,
             category=self.category, prefix=prefix, prefix_measured=bool(reqs), unrecorded=unrecorded,
