@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from operator import add
+from typing import Sequence
 
 from inspector.core import categories as cat
 from inspector.core.estimators import N_FEATURES, Estimator, FeatureEstimator, Tokenizer, block_features, dot
@@ -93,15 +94,27 @@ def scaled(figure: int, before: float, after: float) -> int:
 class Pricing:
     """What prices the messages of one accounting: its final estimator (per model, for `calibrated`), the model
     whose tokenizer counted each message (`first_model`; messages after the last request: `default_model`) and the
-    session's tool names (results are filed under the tool that produced them)."""
+    tool names of the session's `messages` (results are filed under the tool that produced them: `names`)."""
 
     final: Estimator
     first_model: list[str | None]
     default_model: str | None
-    names: dict[str, str]
+    known: dict[str, str] | None  # `names`; None: let go (`forget_names`), found again when asked
     fitted: bool
     by_features: bool
-    counter: Tokenizer | None = None
+    counter: Tokenizer | None
+    messages: Sequence[Message]
+
+    @property
+    def names(self) -> dict[str, str]:
+        if self.known is None:
+            self.known = cat.tool_names(self.messages)
+        return self.known
+
+    def forget_names(self) -> None:
+        """Let the names go (50,000 at 100,000 messages) until asked: a one-shot accounting's pricing is seldom
+        asked again (`compacted.py` follows a step with it)."""
+        self.known = None
 
     def model(self, i: int) -> str | None:
         return self.first_model[i] if i < len(self.first_model) else self.default_model

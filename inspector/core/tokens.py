@@ -728,7 +728,7 @@ class _Run:
         measured = self.measured
         measured.extend([None] * (n - len(measured)))
         self.pricing = pricing = Pricing(final, first_model, reqs[-1].model if reqs else None, self.names,
-                                         self.fitted, self.by_features, self.counter)
+                                         self.fitted, self.by_features, self.counter, msgs)
         # Seen microcompactions, applied before the first request that saw them (a resumed run has none left:
         # `_resume` refuses one after its point): each edited message keeps its figure in the ratio of its
         # estimates after and before, and what that frees is part of the growth the request measured.
@@ -917,6 +917,8 @@ class _Run:
         if self.trailing:
             from inspector.core.compacted import after_all  # here: only compactions no request has seen need it
             acc = after_all(acc, self.trailing)
+        if not self.points:  # no state to resume from keeps the names either
+            self.pricing.forget_names()
         return acc
 
     def _categorise(self, final: Estimator) -> dict[str, int]:
