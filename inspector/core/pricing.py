@@ -8,9 +8,10 @@ the same way, to the last float addition: a step's figures then equal a fresh ac
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass
 from operator import add
-from typing import Sequence
+from typing import Any, Sequence
 
 from inspector.core import categories as cat
 from inspector.core.estimators import N_FEATURES, Estimator, FeatureEstimator, Tokenizer, block_features, dot
@@ -97,9 +98,9 @@ class Pricing:
     tool names of the session's `messages` (results are filed under the tool that produced them: `names`)."""
 
     final: Estimator
-    first_model: list[str | None]
+    first_model: Sequence[str | None]
     default_model: str | None
-    known: dict[str, str] | None  # `names`; None: let go (`forget_names`), found again when asked
+    known: dict[str, str] | None  # `names`; None: let go (`lighten`), found again when asked
     fitted: bool
     by_features: bool
     counter: Tokenizer | None
@@ -111,10 +112,12 @@ class Pricing:
             self.known = cat.tool_names(self.messages)
         return self.known
 
-    def forget_names(self) -> None:
-        """Let the names go (50,000 at 100,000 messages) until asked: a one-shot accounting's pricing is seldom
-        asked again (`compacted.py` follows a step with it)."""
+    def lighten(self, runs: list[tuple[str | None, int, int]]) -> None:
+        """For a one-shot accounting, whose pricing is seldom asked again (`compacted.py` follows a step with it):
+        the names let go until asked (50,000 at 100,000 messages), the first models held as their `runs` (model,
+        start, end: every message's in order)."""
         self.known = None
+        self.first_model = Runs(runs)
 
     def model(self, i: int) -> str | None:
         return self.first_model[i] if i < len(self.first_model) else self.default_model
@@ -142,3 +145,20 @@ class Pricing:
         weights = {k: 1e-9 + self.final.blocks([b for b in message.blocks
                                                 if cat.block_category(message, b, self.names) == k]) for k in p}
         return shares(weights, figure)
+
+
+class Runs(Sequence):
+    """The values of `runs` (value, start, end: in order from 0, each starting where the one before ends)."""
+
+    def __init__(self, runs: list[tuple[Any, int, int]]) -> None:
+        self.starts = [a for _, a, _ in runs]
+        self.values = [value for value, _, _ in runs]
+        self.n = runs[-1][2] if runs else 0
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __getitem__(self, i):  # type: ignore[override]  # an int position: slices are not needed here
+        if not 0 <= i < self.n:
+            raise IndexError(i)
+        return self.values[bisect.bisect_right(self.starts, i) - 1]

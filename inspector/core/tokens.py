@@ -699,6 +699,7 @@ class _Run:
         if n > len(first_model):
             runs.append((reqs[-1].model if reqs else None, len(first_model), n))
             first_model.extend([reqs[-1].model if reqs else None] * (n - len(first_model)))
+        self.model_runs = runs
         if self.fitted and self.old_final is not None:  # resumed: earlier messages' ratios must be the same
             old = self.old_final
             if any(old.for_model(m) != final.for_model(m) for m in self.models):  # type: ignore[attr-defined]
@@ -917,8 +918,8 @@ class _Run:
         if self.trailing:
             from inspector.core.compacted import after_all  # here: only compactions no request has seen need it
             acc = after_all(acc, self.trailing)
-        if not self.points:  # no state to resume from keeps the names either
-            self.pricing.forget_names()
+        if not self.points:  # nor the state to resume from their names and first models
+            self.pricing.lighten(self.model_runs)
         return acc
 
     def _categorise(self, final: Estimator) -> dict[str, int]:
