@@ -110,7 +110,7 @@ def _breakdown(shown: Path, path: str, n: int) -> int:
 
     rows.append((PART + "parse and feed a run at a time, as the loader does", cpu_best(interleaved, n)[0]))
     del batches
-    account_time, accounting = cpu_best(lambda: account(session), n)
+    account_time, accounting = cpu_best(lambda: account(session, resumable=False), n)  # as `report` asks it
     rows.append(("account() (token figures)", account_time))
 
     rows += _output(session, accounting, n)

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from inspector.core import categories as cat
+from inspector.core import categories as cat, feature_columns
 from inspector.core.accounting import RequestColumns, RequestFigures
 from inspector.core.calibration import Calibrator, group_tokens
 from inspector.core.estimators import (MESSAGE, N_FEATURES, O200K, STATED, batched, dot, sum_in_order, text_columns,
@@ -41,6 +41,15 @@ def bits(rows: list[list[float]]) -> list[list[str]]:
 @given(st.lists(TEXTS, max_size=12), st.booleans())
 def test_text_columns_are_text_features_of_each_text(texts, as_json):
     assert bits(as_rows(text_columns(texts, as_json), len(texts))) == bits([alone(t, as_json) for t in texts])
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(TEXTS, TEXTS), max_size=12), st.booleans())
+def test_text_columns_of_heads_and_texts_are_those_of_the_joined_texts(pairs, as_json):
+    heads, texts = [h for h, _ in pairs], [t for _, t in pairs]
+    for counter in [None, O200K] if not any("\ud800" in h + t for h, t in pairs) else [None]:
+        assert bits(as_rows(text_columns(texts, as_json, counter, heads), len(pairs))) == \
+            bits(as_rows(text_columns([h + t for h, t in pairs], as_json, counter), len(pairs)))
 
 
 def test_text_columns_count_tokens_with_a_tokenizer():
@@ -88,6 +97,18 @@ def test_feature_columns_are_the_parts_of_each_message(messages, counter):
     assert multi == {i: p for i, p in enumerate(expected) if len(p) > 1}
     rows = [[0.0 if c is None else c[i] for c in cols] for i in range(len(messages))]
     assert bits(rows) == bits([vector(p) for p in expected])
+
+
+@pytest.mark.parametrize("part", [3, feature_columns.PART])
+@pytest.mark.parametrize("messages", sessions())
+def test_feature_columns_dots_are_the_dot_of_each_message(messages, part, monkeypatch):
+    """`FeatureColumns.dots` (kind by kind, a part of each kind at a time) is each message's own `dot`."""
+    monkeypatch.setattr(feature_columns, "PART", part)
+    names = cat.tool_names(messages)
+    found = FeatureColumns(messages)
+    found.categorise(names)
+    ratios = [0.3 + 0.7 * j for j in range(N_FEATURES)]
+    assert bits([list(found.dots(ratios))]) == bits([[dot(ratios, vector(parts(m, names))) for m in messages]])
 
 
 def test_a_message_adds_its_terms_in_order_as_the_columns_do():

@@ -18,7 +18,6 @@ observations moves barely changes between them.
 
 from __future__ import annotations
 
-from functools import reduce
 from itertools import repeat
 from operator import add, mul, sub, truediv
 from typing import Sequence
@@ -168,8 +167,8 @@ class _ModelFit:
             wx = list(map(mul, ws, column))
             row = m[i]
             for j in had:
-                row[j] = reduce(add, map(mul, wx, columns[j]), row[j])
-            v[i] = reduce(add, map(mul, wx, ys), v[i])
+                row[j] = sum_in_order(map(mul, wx, columns[j]), row[j])
+            v[i] = sum_in_order(map(mul, wx, ys), v[i])
         self._activate(had)
         self._clear()
 

@@ -28,6 +28,16 @@ from inspector.core.pricing import parts, vector
 _KIND = {"tool_use": 0, "tool_result": 1, "text": 2, "thinking": 2, "redacted_thinking": 2}
 
 Columns = list  # feature -> one float per message (a sequence), or None where every message has 0.0
+PART = 1 << 14  # values made at a time where a pass makes a list of float objects for each
+
+
+def zeros(n: int) -> array:
+    """n floats 0.0, 8 bytes each."""
+    return array("d", bytes(8 * n))
+
+
+def _ones(n: int) -> array:
+    return array("d", [1.0]) * n
 
 
 class FeatureColumns:
@@ -39,8 +49,9 @@ class FeatureColumns:
         n = len(messages)
         blocks = list(map(attrgetter("blocks"), messages))
         one = list(map(eq, map(len, blocks), repeat(1)))
-        singles = range(n) if all(one) else list(compress(range(n), one))
-        firsts = list(map(itemgetter(0), compress(blocks, one)))
+        every = all(one)  # (most sessions, whose loaders make a message of each block)
+        singles = range(n) if every else list(compress(range(n), one))
+        firsts = list(map(itemgetter(0), blocks if every else compress(blocks, one)))
         kind = list(map(_KIND.get, map(attrgetter("type"), firsts), repeat(3)))
         by_kind = sorted(range(len(firsts)), key=kind.__getitem__)  # each kind a slice, in message order
         bounds = list(accumulate(map(kind.count, range(4)), initial=0))
@@ -48,9 +59,10 @@ class FeatureColumns:
         # freed before the features are made)
         firsts, singles = _take(firsts, by_kind), array("q", by_kind if len(firsts) == n else _take(singles, by_kind))
         del by_kind
-        self.rest = [*compress(range(n), map(not_, one)), *singles[bounds[3]:]]
-        # Per kind: the positions of its messages, their blocks, and their features (feature -> values).
-        self.kinds: list[tuple[Sequence[int], list[Block], dict[int, list[float]]]] = []
+        self.rest = [*(() if every else compress(range(n), map(not_, one))), *singles[bounds[3]:]]
+        # Per kind: the positions of its messages, their blocks, and their features (feature -> values: arrays, 8
+        # bytes a value where a list holds a float object of 24 besides).
+        self.kinds: list[tuple[Sequence[int], list[Block], dict[int, array]]] = []
         for k in range(3):
             at, group = singles[bounds[k]:bounds[k + 1]], firsts[bounds[k]:bounds[k + 1]]
             if k == 1 and any(map(attrgetter("content"), group)):  # a result with nested blocks: `parts`
@@ -66,26 +78,26 @@ class FeatureColumns:
         self.rest += compress(at, map(not_, plain))
         return array("q", compress(at, plain)), list(compress(group, plain))
 
-    def _features(self, k: int, group: list[Block]) -> dict[int, list[float]]:
+    def _features(self, k: int, group: list[Block]) -> dict[int, array]:
         """The features of messages of kind k whose blocks are `group` (each message has MESSAGE 1.0 besides)."""
         if k == 0:
             self.call_names = list(map(attrgetter("tool_name"), group))
         if not group:
             return {}
         if k == 0:
-            try:
-                texts = list(map(add, self.call_names, map(attrgetter("input_text"), group)))
+            try:  # the name and the input's JSON of each
+                cols = _arrays(text_columns(list(map(attrgetter("input_text"), group)), True, self.counter,
+                                            self.call_names))
             except (TypeError, ValueError, AttributeError, RecursionError):  # a name or an input that is None
-                texts = list(map(block_text, group))
-            cols = text_columns(texts, True, self.counter)
-            cols[TOOL_USE] = [1.0] * len(group)
+                cols = _arrays(text_columns(list(map(block_text, group)), True, self.counter))
+            cols[TOOL_USE] = _ones(len(group))
             return cols
         texts = list(map(attrgetter("text"), group))
         if not all(map(isinstance, texts, repeat(str))):  # `str(block.text or "")`
             texts = [str(t or "") for t in texts]
-        cols = text_columns(texts, False, self.counter)
+        cols = _arrays(text_columns(texts, False, self.counter))
         if k == 1:
-            cols[TOOL_RESULT] = [1.0] * len(group)
+            cols[TOOL_RESULT] = _ones(len(group))
         return cols
 
     def _uses(self) -> tuple[list[int], list[str], list[str]]:
@@ -106,7 +118,7 @@ class FeatureColumns:
         messages, counter = self.messages, self.counter
         n = len(messages)
         keys: list[str | None] = [None] * n
-        self.scored: list[tuple[_Places, dict[int, Sequence[float]]]] = []  # each kind's places and features
+        self.scored: list[tuple[_Places, dict[int, array]]] = []  # each kind's places and features
         for k, (at, group, cols) in enumerate(self.kinds):
             places = _Places(at)
             self.scored.append((places, cols))
@@ -129,28 +141,41 @@ class FeatureColumns:
                 multi[i] = p
             rows.append(f)
         # A feature no message has is left out (features are never -0.0)
-        self.scored.append((_Places(self.rest), {j: c for j, c in enumerate(zip(*rows)) if any(c)}))
+        self.scored.append((_Places(self.rest), {j: array("d", c) for j, c in enumerate(zip(*rows)) if any(c)}))
         for i in compress(range(n), map(cat.SUMMARY_KINDS.__contains__, map(attrgetter("kind"), messages))):
             if len(messages[i].blocks) == 1:  # the tool blocks of a compaction summary are of its category
                 keys[i] = cat.block_category(messages[i], messages[i].blocks[0], names)
+        self.kinds = []  # their blocks are done with: the features are in `scored`
         return keys, multi
 
     def columns(self) -> Columns:
         """The features of every message (after `categorise`), as columns."""
+        return list(map(self.column, range(N_FEATURES)))
+
+    def column(self, j: int) -> array | None:
+        """Feature j of every message (after `categorise`), an array; None where every message has 0.0."""
         n = len(self.messages)
-        out: Columns = [None] * N_FEATURES
+        if j == MESSAGE:
+            return _ones(n)  # every message's (`pricing.parts`)
+        out = None
         for places, cols in self.scored:
-            places.put_columns(out, cols, n)
-        out[MESSAGE] = [1.0] * n  # every message's (`pricing.parts`)
+            values = cols.get(j)
+            if values is not None:
+                if out is None:
+                    out = zeros(n)
+                places.put(out, values)
         return out
 
-    def dots(self, ratios: Sequence[float]) -> list[float]:
+    def dots(self, ratios: Sequence[float]) -> array:
         """`dots` of every message (after `categorise`), kind by kind: a kind's messages lack the features it has
         no column for, which add r x 0.0 (nothing) to their sums there."""
-        out = [0.0] * len(self.messages)
+        out = zeros(len(self.messages))
         for places, cols in self.scored:
-            if places.positions:
-                places.put(out, dots(ratios, [cols.get(j) for j in range(N_FEATURES)], len(places.positions)))
+            m, values = len(places.positions), array("d")
+            for a in range(0, m, PART):  # a part at a time: its lists of float objects freed before the next
+                values += array("d", dots(ratios, [None if c is None else c[a:a + PART] for c in
+                                                   map(cols.get, range(N_FEATURES))], min(PART, m - a)))
+            places.put(out, values)
         return out
 
 
@@ -186,22 +211,21 @@ class _Places:
         starts = [0, *compress(range(1, m - 1), map(ne, steps[1:], steps))] if m > 2 else list(range(m))
         self.runs = list(zip(starts, [*starts[1:], m])) if len(starts) <= m // 16 + 1 else None
 
-    def put(self, target: list, values: Iterable) -> None:
+    def put(self, target: list | array, values: Iterable) -> None:
+        """values[i] at positions[i] of `target` (an array takes an array's values)."""
         positions = self.positions
         if self.runs is None:
             any(map(target.__setitem__, positions, values))  # each call gives None: `any` runs through them all
             return
-        values = values if isinstance(values, list) else list(values)
+        values = values if isinstance(values, (list, array)) else list(values)
         for a, b in self.runs:
             step = positions[a + 1] - positions[a] if b - a > 1 else 1
             target[positions[a]:positions[b - 1] + 1:step] = values[a:b]
 
-    def put_columns(self, out: Columns, cols: dict[int, Sequence[float]], n: int) -> None:
-        """The features `cols` of the messages at these positions, into the columns of all n messages."""
-        for j, values in cols.items():
-            if out[j] is None:
-                out[j] = [0.0] * n
-            self.put(out[j], values)
+
+def _arrays(cols: dict[int, list[float]]) -> dict[int, array]:
+    """The columns as arrays, those all 0.0 left out (as a feature no message has: features are never -0.0)."""
+    return {j: array("d", values) for j, values in cols.items() if any(values)}
 
 
 def _take(values: Sequence, positions: Sequence[int]) -> list:

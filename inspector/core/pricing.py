@@ -8,8 +8,10 @@ the same way, to the last float addition: a step's figures then equal a fresh ac
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass
 from operator import add
+from typing import Any, Sequence
 
 from inspector.core import categories as cat
 from inspector.core.estimators import N_FEATURES, Estimator, FeatureEstimator, Tokenizer, block_features, dot
@@ -93,15 +95,29 @@ def scaled(figure: int, before: float, after: float) -> int:
 class Pricing:
     """What prices the messages of one accounting: its final estimator (per model, for `calibrated`), the model
     whose tokenizer counted each message (`first_model`; messages after the last request: `default_model`) and the
-    session's tool names (results are filed under the tool that produced them)."""
+    tool names of the session's `messages` (results are filed under the tool that produced them: `names`)."""
 
     final: Estimator
-    first_model: list[str | None]
+    first_model: Sequence[str | None]
     default_model: str | None
-    names: dict[str, str]
+    known: dict[str, str] | None  # `names`; None: let go (`lighten`), found again when asked
     fitted: bool
     by_features: bool
-    counter: Tokenizer | None = None
+    counter: Tokenizer | None
+    messages: Sequence[Message]
+
+    @property
+    def names(self) -> dict[str, str]:
+        if self.known is None:
+            self.known = cat.tool_names(self.messages)
+        return self.known
+
+    def lighten(self, runs: list[tuple[str | None, int, int]]) -> None:
+        """For a one-shot accounting, whose pricing is seldom asked again (`compacted.py` follows a step with it):
+        the names let go until asked (50,000 at 100,000 messages), the first models held as their `runs` (model,
+        start, end: every message's in order)."""
+        self.known = None
+        self.first_model = Runs(runs)
 
     def model(self, i: int) -> str | None:
         return self.first_model[i] if i < len(self.first_model) else self.default_model
@@ -129,3 +145,20 @@ class Pricing:
         weights = {k: 1e-9 + self.final.blocks([b for b in message.blocks
                                                 if cat.block_category(message, b, self.names) == k]) for k in p}
         return shares(weights, figure)
+
+
+class Runs(Sequence):
+    """The values of `runs` (value, start, end: in order from 0, each starting where the one before ends)."""
+
+    def __init__(self, runs: list[tuple[Any, int, int]]) -> None:
+        self.starts = [a for _, a, _ in runs]
+        self.values = [value for value, _, _ in runs]
+        self.n = runs[-1][2] if runs else 0
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __getitem__(self, i):  # type: ignore[override]  # an int position: slices are not needed here
+        if not 0 <= i < self.n:
+            raise IndexError(i)
+        return self.values[bisect.bisect_right(self.starts, i) - 1]

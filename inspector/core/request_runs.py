@@ -12,7 +12,6 @@ from itertools import compress, repeat
 from operator import add, eq, gt, is_not, itemgetter, le, lt, mul, ne, not_, or_, sub, truediv
 from typing import Iterable, Sequence
 
-from inspector.core.accounting import RequestColumns
 from inspector.core.estimators import sum_in_order
 
 # Growth this far beyond the estimate of the messages added (x the estimate, plus tokens) is not theirs: the harness
@@ -73,9 +72,12 @@ def spread_growths(measured: list[int | None], weights: list[float], los: list[i
     for size in set(sizes):
         # The requests of `size` messages; each saw its p-th message at starts[i] + p (a run of requests that see
         # the next `size` messages each: every size-th message, a slice).
-        chosen = range(count) if min(sizes) == max(sizes) else list(compress(range(count), map(eq, sizes, repeat(size))))
-        pick = picker(chosen)
-        starts, growth = list(pick(los)), list(pick(growths))
+        if min(sizes) == max(sizes):
+            chosen, starts, growth = range(count), los, growths
+        else:
+            chosen = list(compress(range(count), map(eq, sizes, repeat(size))))
+            pick = picker(chosen)
+            starts, growth = list(pick(los)), list(pick(growths))
         row = slice(starts[0], his[-1], size) if len(chosen) == count and los[1:] == his[:-1] else None
         acc: list[list[float]] = []
         for p in range(size):
@@ -102,22 +104,25 @@ def spread_growths(measured: list[int | None], weights: list[float], los: list[i
     return sorted(left)
 
 
-def add_errors(pred: list[float], est: list[float], figures: RequestColumns, kinds: list[str], lo: int, hi: int,
-               few: bool) -> tuple[list[float], list[float]]:
-    """Add the absolute errors of figures[lo:hi] (of `kinds`) to the sorted lists (in place; `few`: insort, else
-    sort once); returns what was added."""
-    turn = list(map(eq, kinds, repeat("turn")))
-    lo1 = max(lo, 1)  # the first request's estimate is its measured figure
-    p = _abs_errors(figures.predicted[lo:hi], figures.measured[lo:hi], turn)
-    e = _abs_errors(figures.estimated[lo1:hi], figures.measured[lo1:hi], turn[lo1 - lo:])
-    for errors, added in ((pred, p), (est, e)):
-        if few:
-            for x in added:
-                bisect.insort(errors, x)
-        else:
-            errors.extend(added)
-            errors.sort()
-    return p, e
+def turns(kinds: list[str], lo: int) -> list[bool]:
+    """Which requests from lo on (of `kinds`) have errors: the turns, from the second request on (the first has no
+    prediction, None, and its estimate is its measured figure)."""
+    return list(map(eq, kinds[max(lo, 1) - lo:], repeat("turn")))
+
+
+def add_errors(errors: list[float], values: list[int | None], measured: list[int], turn: list[bool], lo: int,
+               hi: int, few: bool) -> list[float]:
+    """Add the absolute errors of values[lo:hi] against measured[lo:hi] (those `turns` finds) to the sorted list (in
+    place; `few`: insort, else sort once); returns what was added."""
+    lo1 = max(lo, 1)
+    added = _abs_errors(values[lo1:hi], measured[lo1:hi], turn)
+    if few:
+        for x in added:
+            bisect.insort(errors, x)
+    else:
+        errors.extend(added)
+        errors.sort()
+    return added
 
 
 def _abs_errors(values: list[int | None], measured: list[int], kept: list[bool]) -> list[float]:

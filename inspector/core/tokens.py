@@ -51,10 +51,10 @@ from inspector.core.estimators import (
 from inspector.core.limits import current_model
 from inspector.core.model import Compaction, CompactionsByIndex, Message, Request, Session
 from inspector.core.accounting import Accounting, Accuracy, RequestColumns
-from inspector.core.feature_columns import Columns, FeatureColumns, dots as dot_columns
+from inspector.core.feature_columns import PART, Columns, FeatureColumns, dots as dot_columns, zeros
 from inspector.core.pricing import Pricing, parts, scaled, total, vector
 from inspector.core.request_runs import (
-    UNEXPLAINED_FACTOR, UNEXPLAINED_SLACK, add_errors, picker, runs_of, same, spread, spread_growths)
+    UNEXPLAINED_FACTOR, UNEXPLAINED_SLACK, add_errors, picker, runs_of, same, spread, spread_growths, turns)
 
 if TYPE_CHECKING:
     from inspector.core.follower import Change
@@ -75,13 +75,6 @@ COMPACTION_REQUEST = "compaction request: sent without the tools, with a summary
 def _sum_range(cumulative: Columns, lo: int, hi: int) -> list[float]:
     """The features of messages[lo:hi] from the running sums."""
     return [0.0 if c is None else c[hi] - c[lo] for c in cumulative]
-
-
-_PART = 1 << 14  # rows of a running sum made at a time (`_messages`)
-
-
-def _zeros(n: int) -> array:
-    return array("d", bytes(8 * n))
 
 
 def account(session: Session, estimator: str | Estimator | None = None, prior: Calibrator | None = None,
@@ -180,7 +173,7 @@ class _Resume:
     first_model: list[str | None]
     final: Estimator  # what made the per-message estimates
     models: set[str | None]  # the models of messages[:mark]
-    estimated_f: list[float]
+    estimated_f: array
     start: int  # the context start of the three figures below, which cover messages[start:mark]
     by_category: dict[str, int]
     measured_sum: int
@@ -208,6 +201,7 @@ class _Run:
         self.R = len(session.requests)
         self.resumed = resume is not None
         self.inherited: _Resume | None = None  # an earlier point of the previous accounting, still good
+        self.taken = self.missed = 0  # requests `_chunk` took, and those of them that were no observation
         self._versions()
         if resume is None:
             self.k = self.lo = self.seen = 0
@@ -311,7 +305,7 @@ class _Run:
         self.prefix = 0
         self.first_model: list[str | None] = []
         self.models: set[str | None] = set()
-        self.estimated_f: list[float] = []
+        self.estimated_f = array("d")  # each message's estimate (float), 8 bytes each
         self.estimated: list[int] = []
         self.old_final: Estimator | None = None
         self.measured: list[int | None] = []
@@ -392,7 +386,7 @@ class _Run:
             self.cumulative = []
         final = self._pass2()
         if not self.points:  # ... and so are the per-message estimates (floats), before `_finish` adds its own
-            self.estimated_f = []
+            self.estimated_f = array("d")
         return self._finish(final)
 
     def _requests(self) -> None:
@@ -431,35 +425,40 @@ class _Run:
                 start = bisect.bisect_left(at, pos - lo)
                 after = dict(zip(ids[start:], tools[start:]))
                 self.names = {**self.names_mark, **after} if self.names_mark else after
+            del at, ids, tools
+            found.uses = ([], [], [])  # read: `names` holds them
             names = self.names
             keys, multi = found.categorise(names)
             self.keys += keys
             self.multi.update((lo + i, p) for i, p in multi.items())
-            feats = self._columns()
+            # The features of each edited message as it first was (its price), where they differ from its columns'
+            self.edited = {i - lo: vector(parts(first, names, counter)) for i, first in firsts.items()
+                           if lo <= i < n and first is not at_last.get(i, msgs[i])}
             if not self.by_features:  # the features of each message in a row, as the request pass reads them
                 rows = array("d", bytes(8 * N_FEATURES * (n - lo)))
-                for j, col in enumerate(feats):
+                for j, col in enumerate(self._columns()):
                     if col is not None:
-                        rows[j::N_FEATURES] = array("d", col)
+                        rows[j::N_FEATURES] = col
                 self.rows += rows
                 for i in range(lo, n):
                     x = float(self.est.message(firsts.get(i, shown[i - lo])))
                     self.per_message.append(x)
                     self.running.append(self.running[-1] + x)
         if self.by_features:  # each feature's running sum: the same additions, in the same order, in C loops
-            for j, col in enumerate(feats):
+            for j in range(N_FEATURES):  # a column at a time: made, summed and freed before the next is made
+                col = self._column(j) if j != MESSAGE else None
                 if j == MESSAGE:  # 1.0 in every message (`pricing.parts`): its sums count the messages exactly
                     cumulative[j] = range(n + 1)
                 elif col is not None:
                     if cumulative[j] is None:
-                        cumulative[j] = _zeros(lo + 1)
+                        cumulative[j] = zeros(lo + 1)
                     column = cumulative[j]
                     # from the running sum at `lo` on, a part at a time (an array made of a list: made of an iterator,
                     # it takes longer; made of all of them, the list takes 4 times the array)
-                    for a in range(0, n - lo, _PART):
-                        part = list(accumulate(col[a:a + _PART], initial=column[-1]))
-                        column += array("d", part[1:])
-                    feats[j] = None  # done with: freed before the next is summed
+                    for a in range(0, n - lo, PART):
+                        part = list(accumulate(col[a:a + PART], initial=column[-1]))
+                        del part[0]
+                        column.fromlist(part)
                 elif cumulative[j] is not None:  # adding 0.0 leaves the sum as it is
                     cumulative[j].extend(repeat(cumulative[j][lo], n - lo))
         # What each seen microcompaction changed in what the next request saw: its edits' features (and, for an
@@ -475,18 +474,19 @@ class _Run:
         self.deltas = sorted(deltas.items())
 
     def _columns(self) -> Columns:
-        """The features of messages[lo:] as columns (`found`'s), each edited message's as it first was: made again
-        where a pass needs them, not kept (100,000 messages: 4 MB)."""
-        msgs, lo, n, firsts = self.session.messages, self.lo, len(self.session.messages), self.first_version
-        feats = self.found.columns()
-        for i, first in firsts.items():
-            if lo <= i < n and first is not self.at_last.get(i, msgs[i]):
-                for j, x in enumerate(vector(parts(first, self.names, self.counter))):
-                    if x or feats[j] is not None:
-                        if feats[j] is None:
-                            feats[j] = _zeros(n - lo)
-                        feats[j][i - lo] = x  # type: ignore[index]
-        return feats
+        """The features of messages[lo:] as columns (`_column`)."""
+        return list(map(self._column, range(N_FEATURES)))
+
+    def _column(self, j: int) -> array | None:
+        """Feature j of messages[lo:] (`found`'s), each edited message's as it first was: made again where a pass
+        needs it, not kept (100,000 messages: 0.8 MB a feature)."""
+        col = self.found.column(j)
+        for i, features in self.edited.items():
+            if features[j] or col is not None:
+                if col is None:
+                    col = zeros(len(self.session.messages) - self.lo)
+                col[i] = features[j]
+        return col
 
     def _estimate(self, lo: int, hi: int, ratios: Sequence[float] | None) -> float:
         """The estimate of what a request saw of messages[lo:hi] (or what it saw more than the one before)."""
@@ -614,7 +614,9 @@ class _Run:
         calibrator, cum, q0 = self.calibrator, self.cumulative, self.q0
         model = self.q_model[a - q0] or ""
         need = calibrator.until_due(model) if self.fitted else None
-        c = end if need is None else min(end, a + need + need // 8 + 4)
+        # Taken past the due point, a request's work is done again by the next chunk: as many as the observations
+        # missed so far in this run suggest will fail (few: most requests are observations), one at least.
+        c = end if need is None else min(end, a + need + need * self.missed // max(self.taken, 1) + 1)
         m = c - a
         his = self.q_end[a - 1 - q0:c - q0]
         s0 = self.q_start[a - q0]
@@ -630,7 +632,8 @@ class _Run:
             column = cum[j]
             if column is None and isfinite(r):  # r x 0.0 adds nothing
                 continue
-            at = (0.0,) * (m + 1) if column is None else take(column)
+            # (MESSAGE's running sums are range(n + 1): at each end, the end itself)
+            at = (0.0,) * (m + 1) if column is None else his if isinstance(column, range) else take(column)
             start = 0.0 if column is None else column[s0]
             at_hi = at[1:]
             # x - 0.0 is x; a sum from 0.0 starts at its first term unless that is -0.0 (r > 0: it is not)
@@ -660,6 +663,8 @@ class _Run:
             seen_obs = seen_obs[:need]
             m = seen_obs[-1] + 1
             c = a + m
+        self.taken += m
+        self.missed += m - len(seen_obs)
         if seen_obs:
             pick = (lambda v: v[:m]) if len(seen_obs) == m else picker(seen_obs)
             stated = f[STATED]
@@ -684,7 +689,7 @@ class _Run:
         # The model of the first request that saw each message (the last request's for messages after it): its
         # tokenizer is the one that counted the message.
         first_model, n, q = self.first_model, len(msgs), self.k - self.q0
-        models, ends = self.q_model[q:], self.q_end[q:]
+        models, ends = (self.q_model[q:], self.q_end[q:]) if q else (self.q_model, self.q_end)
         runs = [(first_model[lo + a], lo + a, lo + b) for a, b in same(first_model[lo:])]  # runs from lo on
         for a, b in same(models):
             upto = min(max(ends[a:b]), n)
@@ -694,6 +699,7 @@ class _Run:
         if n > len(first_model):
             runs.append((reqs[-1].model if reqs else None, len(first_model), n))
             first_model.extend([reqs[-1].model if reqs else None] * (n - len(first_model)))
+        self.model_runs = runs
         if self.fitted and self.old_final is not None:  # resumed: earlier messages' ratios must be the same
             old = self.old_final
             if any(old.for_model(m) != final.for_model(m) for m in self.models):  # type: ignore[attr-defined]
@@ -723,7 +729,7 @@ class _Run:
         measured = self.measured
         measured.extend([None] * (n - len(measured)))
         self.pricing = pricing = Pricing(final, first_model, reqs[-1].model if reqs else None, self.names,
-                                         self.fitted, self.by_features, self.counter)
+                                         self.fitted, self.by_features, self.counter, msgs)
         # Seen microcompactions, applied before the first request that saw them (a resumed run has none left:
         # `_resume` refuses one after its point): each edited message keeps its figure in the ratio of its
         # estimates after and before, and what that frees is part of the growth the request measured.
@@ -879,21 +885,26 @@ class _Run:
             _last_fit[:] = [(weakref.ref(session), dict(ratios_out))]
         figures = self.figures
         pred, est = self.prediction_errors, self.estimation_errors
+        both = ((pred, figures.predicted), (est, figures.estimated))
         pos = self.k
         for j, _, _ in self.points:  # each point's errors: those before its request
-            add_errors(pred, est, figures, self.q_kind[pos - self.q0:max(pos, j) - self.q0], pos, max(pos, j),
-                        self.resumed)
+            turn = turns(self.q_kind[pos - self.q0:max(pos, j) - self.q0], pos)
+            for errors, values in both:
+                add_errors(errors, values, figures.measured, turn, pos, max(pos, j), self.resumed)
             pos = max(pos, j)
             if j != self.next_k:
                 self.snaps[j]["errors"] = pred[:], est[:]
-        # The last request's errors are taken back out after: the state resumed from lies before it.
         last = self.next_k if self.points else pos
-        last_p, last_e = add_errors(pred, est, figures, self.q_kind[last - self.q0:], last, len(figures),
-                                    bool(self.points))
-        prediction, estimation = Accuracy.of_sorted(pred), Accuracy.of_sorted(est)
-        for errors, added in ((pred, last_p), (est, last_e)) if self.points else ():
-            for x in added:
+        turn, accuracy = turns(self.q_kind[last - self.q0:], last), []
+        for errors, values in both:
+            added = add_errors(errors, values, figures.measured, turn, last, len(figures), bool(self.points))
+            accuracy.append(Accuracy.of_sorted(errors))
+            for x in added if self.points else ():  # taken back out: the state resumed from lies before it
                 del errors[bisect.bisect_left(errors, x)]
+            if not self.points:  # no state keeps them: let go before the next list's are made (50,000 floats)
+                errors.clear()
+            del added
+        prediction, estimation = accuracy
         acc = Accounting(
             session=session, estimator=self.est.name, estimated=estimated, measured=measured,
             category=self.category, prefix=prefix, prefix_measured=bool(reqs), unrecorded=unrecorded,
@@ -907,6 +918,8 @@ class _Run:
         if self.trailing:
             from inspector.core.compacted import after_all  # here: only compactions no request has seen need it
             acc = after_all(acc, self.trailing)
+        if not self.points:  # nor the state to resume from their names and first models
+            self.pricing.lighten(self.model_runs)
         return acc
 
     def _categorise(self, final: Estimator) -> dict[str, int]:
