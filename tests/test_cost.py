@@ -214,7 +214,7 @@ def test_one_hour_writes_are_given_an_hours_ttl():
 def test_shares_without_usage_are_zero_and_nothing_is_priced():
     session = _session()
     cost = session_cost(session, accounting=account(session))
-    assert cost.total_usd is None and cost.messages == [0.0] * len(session.messages)
+    assert cost.total_usd is None and list(cost.messages) == [0.0] * len(session.messages)
 
 
 def _exact(values):
@@ -236,3 +236,22 @@ def test_rounded_is_round_to_six_places_on_random_bits_and_near_ties():
         values += [math.nextafter(half, -math.inf), half, math.nextafter(half, math.inf)]
     values += [m / 2 ** k for k in range(1, 24) for m in range(1, 400, 2)]  # exact binary ties
     assert rounded(values) == _exact(values) and any(a != b for a, b in zip(rounded(values), values))
+
+
+def test_shares_of_requests_out_of_the_order_of_their_ends():
+    """A window's requests whose `seen_end`s do not ascend (one repeated, one lower than the one before): each
+    message gets its figure times the cost per token of every request that saw it."""
+    ends = [5, 3, 3, 7]
+    reqs = [Request(f"r{k}", "claude-opus-4-6", 3, 1_000 * (k + 1), 20_000, 10, end, seen_start=0, seen_end=end)
+            for k, end in enumerate(ends)]
+    session = _session(*reqs)
+    acc = account(session)
+    got = list(session_cost(session, accounting=acc).messages)
+    rates, sizes = prices().rates("claude-opus-4-6"), acc.sizes()
+    want = [0.0] * len(sizes)
+    for r in reqs:
+        out = r.output_tokens * rates.output / 1e6
+        for i in range(r.seen_start, r.seen_end):
+            want[i] += sizes[i] * (request_cost(r, rates) - out) / r.measured_context
+        want[r.message_index] += out
+    assert got == pytest.approx(want, rel=1e-12) and got[3] > got[5] > 0

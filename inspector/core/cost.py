@@ -21,11 +21,12 @@ from __future__ import annotations
 import json
 import os
 import re
+from array import array
 from functools import lru_cache, reduce
 from itertools import accumulate, chain, repeat
-from operator import add, mul, sub
+from operator import add, lt, mul, sub
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Sequence
 
 import orjson
 from msgspec import Struct, field
@@ -194,19 +195,20 @@ def request_cost(r: Request, rates: Rates) -> float:
 
 class _Priced:
     """What pricing the requests gives: `usd` (`request_cost` of each; None: no rates) and, where the messages'
-    shares are wanted (see `_shares`), each window's points (`seen_end`, cost per token of the measured context),
-    the prefix's share, and the output costs on the messages that produced them (`shares`)."""
+    shares are wanted (see `_shares`), each window's points (their `seen_end`s and costs per token of the measured
+    context, as arrays: a session's 50,000 as pairs of objects took 4 MB), the prefix's share, and the output costs
+    on the messages that produced them (`shares`, an array as well)."""
 
     __slots__ = ("usd", "windows", "prefix", "shares")
 
     def __init__(self, n: int) -> None:
         self.usd: list[float | None] = []
-        self.windows: dict[int, list[tuple[int, float]]] = {}
+        self.windows: dict[int, tuple[array, array]] = {}
         self.prefix = 0.0
-        self.shares = [0.0] * n
+        self.shares = array("d", bytes(8 * n))
 
 
-def _price(requests: list[Request], rates_of: dict[str | None, Rates | None], held: list[int] | None = None,
+def _price(requests: list[Request], rates_of: dict[str | None, Rates | None], held: Sequence[int] | None = None,
            table: PriceTable | None = None) -> _Priced:
     """Every request priced by its model's rates (`rates_of`, which gets those `table` gives of the models it lacks,
     in order of first use); with `held` (held[i]: the figures of the session's messages[:i]), what `_shares` needs
@@ -215,7 +217,7 @@ def _price(requests: list[Request], rates_of: dict[str | None, Rates | None], he
     priced = _Priced(n)
     usd, shares, windows = priced.usd, priced.shares, priced.windows
     prefix = 0.0
-    window, points = None, []  # the last request's `seen_start`, and its window's points
+    window, ends, per_tokens = None, array("q"), array("d")  # the last request's `seen_start`, its window's points
     for r in requests:
         try:
             rates = rates_of[r.model]
@@ -243,8 +245,9 @@ def _price(requests: list[Request], rates_of: dict[str | None, Rates | None], he
         per_token = (cost - out) / measured
         start, end = r.seen_start, r.seen_end
         if start != window:
-            window, points = start, windows.setdefault(start, [])
-        points.append((end, per_token))
+            window, (ends, per_tokens) = start, windows.setdefault(start, (array("q"), array("d")))
+        ends.append(end)
+        per_tokens.append(per_token)
         try:
             explained = held[end] - held[start]
         except IndexError:  # a request that names messages beyond the last: those hold nothing
@@ -268,7 +271,7 @@ class SessionCost(Struct):
     unpriced: list[str]
     table: PriceTable
     agent: AgentCost | None = None
-    messages: list[float] = field(default_factory=list)
+    messages: Sequence[float] = field(default_factory=list)
     prefix_usd: float = 0.0  # the prefix's share (system prompt, tools and what no message explains)
 
     def to_dict(self, session: Session, rows: bool = True) -> dict[str, Any]:
@@ -318,7 +321,9 @@ def session_cost(session: Session, table: PriceTable | None = None,
     table = table or prices()
     rates: dict[str | None, Rates | None] = {}  # each model's, in order of first use
     sizes = accounting.sizes() if accounting is not None else None
-    priced = _price(session.requests, rates, list(accumulate(sizes, initial=0)) if sizes is not None else None, table)
+    held = None if sizes is None else array("q", accumulate(sizes, initial=0))  # 8 bytes each, not an int object
+    priced = _price(session.requests, rates, held, table)
+    del held
     by_request = priced.usd
     unpriced = list(dict.fromkeys(m or "?" for m, r in rates.items() if r is None))
     by_model: dict[str, float] = {}
@@ -336,7 +341,7 @@ def session_cost(session: Session, table: PriceTable | None = None,
     return result
 
 
-def _shares(priced: _Priced, sizes: list[int]) -> list[float]:
+def _shares(priced: _Priced, sizes: list[int]) -> array:
     """Each message's share of the session's cost (`sizes`: each message's figure). A request's input cost (its
     `request_cost` less its output's) per token of its measured context is the same for every token it sent; a
     message gets that for its figure from each request that saw it (requests of its window whose `seen_end` lies
@@ -344,8 +349,9 @@ def _shares(priced: _Priced, sizes: list[int]) -> list[float]:
     (`_price` gives both)."""
     shares, n = priced.shares, len(sizes)
     for start in sorted(priced.windows):
-        points = sorted(priced.windows[start])
-        ends, per_token = zip(*points)
+        ends, per_token = priced.windows[start]
+        if not all(map(lt, ends, ends[1:])):  # not in the order of their ends already: sorted, as pairs
+            ends, per_token = zip(*sorted(zip(ends, per_token)))
         # suffix[k]: what a token seen by the requests from the k-th on cost (summed from the last, from 0.0)
         suffix = list(accumulate(reversed(per_token), initial=0.0))[::-1]
         # messages[bounds[k]:bounds[k + 1]] were seen by the requests from the k-th on (ends ascend: clamped only
@@ -357,5 +363,5 @@ def _shares(priced: _Priced, sizes: list[int]) -> list[float]:
         # each message's figure x its suffix, added to its share: C loops, the same products and sums as one
         # message at a time
         per_message = chain.from_iterable(map(repeat, suffix, map(sub, bounds[1:], bounds)))
-        shares[start:top] = map(add, shares[start:top], map(mul, sizes[start:top], per_message))
+        shares[start:top] = array("d", map(add, shares[start:top], map(mul, sizes[start:top], per_message)))
     return shares
