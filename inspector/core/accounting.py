@@ -5,6 +5,7 @@ compaction no usage has seen (`compacted.py`) can take and give them too.
 
 from __future__ import annotations
 
+from array import array
 from dataclasses import dataclass, field
 from itertools import repeat
 from typing import Any, Iterator, Sequence
@@ -43,9 +44,9 @@ class RequestColumns(Sequence[RequestFigures]):
     def __init__(self) -> None:
         self.request: list[Request] = []
         self.window: list[int] = []
-        self.measured: list[int] = []
+        self.measured = array("q")  # ints of tens of thousands each: 8 bytes, where a list holds a 32-byte object too
         self.predicted: list[int | None] = []
-        self.estimated: list[int] = []
+        self.estimated = array("q")
         self.unrecorded: dict[int, int] = {}
         self.cause: dict[int, str] = {}
 

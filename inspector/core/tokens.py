@@ -674,12 +674,12 @@ class _Run:
         figures = self.figures
         figures.request += self.session.requests[a:c]
         figures.window += repeat(w, m)
-        figures.measured += measured[1:m + 1]
+        figures.measured.extend(measured[1:m + 1])
         # int of each: with `before` a float, so is each sum (float.__trunc__: int's own conversion of a float)
         before = float(before)
         figures.predicted += map(float.__trunc__, map(add, map(sub, map(add, measured, repeat(before)), repeat(before)),
                                                       added[:m]))
-        figures.estimated += map(float.__trunc__, map(add, repeat(before), seen[:m]))
+        figures.estimated.extend(map(float.__trunc__, map(add, repeat(before), seen[:m])))
         return c, due
     def _pass2(self) -> Estimator:
         """The final estimates (every observation used) and the attribution of measured figures to messages."""
