@@ -150,9 +150,9 @@ def test_request_columns_are_a_sequence_of_request_figures():
     reqs = [Request(f"r{i}", "m", 10, i, 0, 1, 2 * i + 1, 0, 2 * i + 1) for i in range(4)]
     figures.request += reqs
     figures.window += [0, 0, 1, 1]
-    figures.measured += [10, 11, 12, 13]
+    figures.measured.extend([10, 11, 12, 13])
     figures.predicted += [None, 11, 14, 12]
-    figures.estimated += [10, 9, 12, 15]
+    figures.estimated.extend([10, 9, 12, 15])
     figures.unrecorded[2], figures.cause[2] = 5, "after compaction"
     made = [RequestFigures(r, w, m, p, e) for r, w, m, p, e in
             zip(reqs, [0, 0, 1, 1], [10, 11, 12, 13], [None, 11, 14, 12], [10, 9, 12, 15])]
