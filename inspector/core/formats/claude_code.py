@@ -320,7 +320,7 @@ class ClaudeCodeLoader:
         if version is not None and version != self.version:
             self.version = version
         columns = (uuids, kinds, lines, offsets, objs)
-        made = self._records(*(map(column.__getitem__, held) for column in columns) if progress else columns)
+        made, agents = self._records(*(map(column.__getitem__, held) for column in columns) if progress else columns)
         if not progress:
             graph.records += made
         else:
@@ -331,13 +331,10 @@ class ClaudeCodeLoader:
         if None in made:  # entries that only link the chain
             notes += [(lines[i], kinds[i]) for i, record in zip(held, made)
                       if record is None and kinds[i] not in BOOKKEEPING]
-        if graph is self.main and "user" in kinds:  # a tool result that names the subagent it ran
-            users = list(compress(held, map(eq, map(kinds.__getitem__, held), repeat("user"))))
-            if AgentResult in map(type, map(_RESULT, map(objs.__getitem__, users))):
-                for i in users:
-                    result, record = objs[i].toolUseResult, graph.records[-len(kinds) + i]
-                    if result.__class__ is AgentResult and result.agentId is not None and record is not None:
-                        self._spawned(result.agentId, record)
+        if graph is self.main:  # tool results that name the subagent they ran
+            for record, agent in agents:
+                if agent is not None and record is not None:
+                    self._spawned(agent, record)
         tip = next((record for record in reversed(made) if record is not None and record.kind != "compact"), None)
         if tip is not None:  # a boundary may end the file (our export)
             graph.tip = tip.uuid
@@ -396,18 +393,23 @@ class ClaudeCodeLoader:
 
     def _record(self, uuid: str, kind: Any, line_no: int, offset: int, obj: Line | Loose) -> Record | None:
         """The record of a new entry (None: an entry that only links the chain)."""
-        return self._records([uuid], [kind], [line_no], [offset], [obj])[0]
+        return self._records([uuid], [kind], [line_no], [offset], [obj])[0][0]
 
     def _records(self, uuids: Iterable[str], kinds: Iterable[Any], lines: Iterable[int], offsets: Iterable[int],
-                 objs: Iterable[Line | Loose]) -> list[Record | None]:
+                 objs: Iterable[Line | Loose]) -> tuple[list[Record | None], list[tuple[Record | None, str | None]]]:
         """The records of new entries, each None where the entry only links the chain: one loop for a run (every
-        line of a session comes through here: no call a line but where its blocks are made)."""
+        line of a session comes through here: no call a line but where its blocks are made). And the user entries
+        whose tool result hands back a subagent's report (`toolUseResult.agentId`), with the agent it names."""
         made: list[Record | None] = []
+        agents: list[tuple[Record | None, str | None]] = []
         add, calls, respond = made.append, self._calls, self.recorder.respond
         for uuid, kind, line_no, offset, obj in zip(uuids, kinds, lines, offsets, objs):
             cls = obj.__class__
             if cls is not User and cls is not Assistant:
-                add(self._loose_record(uuid, kind, line_no, offset, obj.raw) if cls is Loose else None)  # type: ignore[union-attr]
+                record = self._loose_record(uuid, kind, line_no, offset, obj.raw) if cls is Loose else None  # type: ignore[union-attr]
+                add(record)
+                if cls is Loose and kind == "user" and obj.toolUseResult is not None:  # type: ignore[union-attr]
+                    agents.append((record, obj.toolUseResult.agentId))  # type: ignore[union-attr]
                 continue
             message = obj.message  # type: ignore[union-attr]
             if message is None:
@@ -421,10 +423,13 @@ class ClaudeCodeLoader:
                 blocks = self._unread(exc, line_no)
             ts = obj.timestamp  # type: ignore[union-attr]
             if cls is User:
-                summary = obj.isCompactSummary  # type: ignore[union-attr]
-                add(Message("user", "tool_result" if blocks and blocks[0].type == "tool_result" and not summary else
-                            _user_kind(summary, obj.isMeta or obj.isVisibleInTranscriptOnly, blocks),  # type: ignore[union-attr]
-                            blocks, uuid, line_no, offset, ts))
+                summary, result = obj.isCompactSummary, obj.toolUseResult  # type: ignore[union-attr]
+                record = Message("user", "tool_result" if blocks and blocks[0].type == "tool_result" and not summary
+                                 else _user_kind(summary, obj.isMeta or obj.isVisibleInTranscriptOnly, blocks),  # type: ignore[union-attr]
+                                 blocks, uuid, line_no, offset, ts)
+                add(record)
+                if result.__class__ is AgentResult:
+                    agents.append((record, result.agentId))  # type: ignore[union-attr]
                 continue
             rid, model = message.id, message.model
             if model is not None:
@@ -440,7 +445,7 @@ class ClaudeCodeLoader:
             split, creation = u.cache_creation, u.cache_creation_input_tokens  # and what was written with the 1-hour TTL
             add(_Response(uuid, rid, response, u.input_tokens, creation, u.cache_read_input_tokens, u.output_tokens,
                           min(creation, split.ephemeral_1h_input_tokens) if split is not None else 0, ref, None))
-        return made
+        return made, agents
 
     def _unread(self, exc: NestedTooDeep, line_no: int) -> list[Block]:
         """The blocks of content nested too deeply to read: a placeholder, and a warning. The entry stays (a link of
@@ -602,7 +607,7 @@ class ClaudeCodeLoader:
 
 _UUID, _RESPONSE_ID = attrgetter("uuid"), attrgetter("response_id")
 _KIND, _PARENT, _SIDE = attrgetter("kind"), attrgetter("parentUuid"), attrgetter("isSidechain")
-_RESULT, _NONE = attrgetter("toolUseResult"), repeat(None)
+_NONE = repeat(None)
 
 MAX_DROPPED = 64  # path records a new entry may leave behind (parallel tool results) before a full walk is cheaper
 
