@@ -224,3 +224,25 @@ def test_a_chain_taken_whole_is_what_the_walk_finds(entries):
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(claude_code, "_chain", lambda graph: None)
         same(chained, loaders[1].build())
+
+
+@pytest.mark.parametrize("record_at", [None, 2, 3])
+def test_a_chain_whose_steps_back_pass_more_entries_than_it_holds_is_what_the_walk_finds(record_at):
+    """`_chain` looks at the entries a step back passes one by one until the steps have passed as many entries as
+    the graph holds (here from the fourth entry on), then counts the records once: either way a record passed over
+    (the second entry, or the third) leaves the branch to the walk, and what it takes whole is what the walk finds."""
+    entries = [{"type": "user", "uuid": "e0", "parentUuid": None, "message": {"content": "go"}}]
+    for n in range(1, 7):  # progress lines of one call, each linked to the prompt
+        entries.append({"type": "progress", "uuid": f"e{n}", "parentUuid": "e0"} if n != record_at else
+                       {"type": "user", "uuid": f"e{n}", "parentUuid": "e0", "message": {"content": str(n)}})
+    entries.append({"type": "assistant", "uuid": "e7", "parentUuid": "e6", "message": {
+        "id": "m7", "content": [{"type": "text", "text": "done"}], "usage": {"input_tokens": 7}}})
+    loaders = ClaudeCodeLoader("chain"), ClaudeCodeLoader("walk")
+    for loader in loaders:
+        for n, e in enumerate(entries, 1):
+            loader.feed(n, n * 100, json.loads(json.dumps(e)))
+    assert (claude_code._chain(loaders[0].main) is None) == (record_at is not None)
+    chained = loaders[0].build()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(claude_code, "_chain", lambda graph: None)
+        same(chained, loaders[1].build())

@@ -34,6 +34,7 @@ from inspector.core.formats.claude_code_records import (
     COST_STATE, IGNORED, REQUEST_RECORDS, RequestRecorder, agent_cost, attachment_type, reminder,
 )
 from inspector.core.formats.claude_code_lines import TYPED, AgentResult, Assistant, Line, User, decoder
+from inspector.core.formats.claude_code_lines import block as typed_block
 from inspector.core.formats.claude_code_lines import blocks as typed_blocks
 from inspector.core.formats.harness_config import Stated, read_json
 from inspector.core.formats.jsonl import UnknownKinds
@@ -251,7 +252,8 @@ class ClaudeCodeLoader:
         lines: Sequence[int] = range(first, first + len(objs))
         kinds = list(map(_KIND, objs))
         # every user and assistant line, as Claude Code hashes them (repeats too)
-        self._transcripts(compress(offsets, map(MESSAGE_KINDS.__contains__, kinds)))
+        self._transcripts(offsets if kinds.count("user") + kinds.count("assistant") == len(kinds) else
+                          compress(offsets, map(MESSAGE_KINDS.__contains__, kinds)))
         uuids = list(map(_UUID, objs))
         notes: list[tuple[int, str]] = []  # (line, kind) of entries of a kind not known, noted in line order
         if None in uuids:  # entries without one link nothing
@@ -307,7 +309,9 @@ class ClaudeCodeLoader:
         if kinds.count("progress") == len(kinds):  # the bulk of every file: their ids link the chain, nothing else
             graph.records.extend(repeat(None, len(kinds)))
             return
-        held = list(compress(count(), map(ne, kinds, repeat("progress"))))
+        progress = "progress" in kinds
+        held: Sequence[int] = list(compress(count(), map(ne, kinds, repeat("progress")))) if progress else \
+            range(len(kinds))
         if self.cwd is None:
             obj = next((objs[i] for i in held if objs[i].cwd is not None), None)
             if obj is not None:
@@ -315,8 +319,9 @@ class ClaudeCodeLoader:
         version = next((v for v in (objs[i].version for i in reversed(held)) if v is not None), None)
         if version is not None and version != self.version:
             self.version = version
-        made = [self._record(uuids[i], kinds[i], lines[i], offsets[i], objs[i]) for i in held]
-        if len(made) == len(kinds):
+        columns = (uuids, kinds, lines, offsets, objs)
+        made, agents = self._records(*(map(column.__getitem__, held) for column in columns) if progress else columns)
+        if not progress:
             graph.records += made
         else:
             records: list[Record | None] = [None] * len(kinds)
@@ -326,13 +331,10 @@ class ClaudeCodeLoader:
         if None in made:  # entries that only link the chain
             notes += [(lines[i], kinds[i]) for i, record in zip(held, made)
                       if record is None and kinds[i] not in BOOKKEEPING]
-        if graph is self.main and "user" in kinds:  # a tool result that names the subagent it ran
-            users = list(compress(held, map(eq, map(kinds.__getitem__, held), repeat("user"))))
-            if AgentResult in map(type, map(_RESULT, map(objs.__getitem__, users))):
-                for i in users:
-                    result, record = objs[i].toolUseResult, graph.records[-len(kinds) + i]
-                    if result.__class__ is AgentResult and result.agentId is not None and record is not None:
-                        self._spawned(result.agentId, record)
+        if graph is self.main:  # tool results that name the subagent they ran
+            for record, agent in agents:
+                if agent is not None and record is not None:
+                    self._spawned(agent, record)
         tip = next((record for record in reversed(made) if record is not None and record.kind != "compact"), None)
         if tip is not None:  # a boundary may end the file (our export)
             graph.tip = tip.uuid
@@ -391,35 +393,59 @@ class ClaudeCodeLoader:
 
     def _record(self, uuid: str, kind: Any, line_no: int, offset: int, obj: Line | Loose) -> Record | None:
         """The record of a new entry (None: an entry that only links the chain)."""
-        cls = obj.__class__
-        if cls is not User and cls is not Assistant:
-            return self._loose_record(uuid, kind, line_no, offset, obj.raw) if cls is Loose else None  # type: ignore[union-attr]
-        message = obj.message  # type: ignore[union-attr]
-        if message is None:
-            return None
-        try:
-            blocks = typed_blocks(message.content, self._calls)
-        except NestedTooDeep as exc:
-            blocks = self._unread(exc, line_no)
-        ts = obj.timestamp  # type: ignore[union-attr]
-        if cls is User:
-            summary = obj.isCompactSummary  # type: ignore[union-attr]
-            return Message("user", "tool_result" if blocks and blocks[0].type == "tool_result" and not summary else
-                           _user_kind(summary, obj.isMeta or obj.isVisibleInTranscriptOnly, blocks),  # type: ignore[union-attr]
-                           blocks, uuid, line_no, offset, ts)
-        rid, model = message.id, message.model
-        if model is not None:
-            model = sys.intern(model)  # one string for every line of a model
-        ref = obj.requestRef  # type: ignore[union-attr]
-        if ref is not None and rid:
-            self.recorder.respond(ref, rid)
-        u = message.usage
-        made = Message("assistant", "assistant", blocks, uuid, line_no, offset, ts, model, rid)
-        if u is None or model == SYNTHETIC_MODEL:
-            return _Response(uuid, rid, made, None, 0, 0, 0, 0, ref, None)
-        split, creation = u.cache_creation, u.cache_creation_input_tokens  # and what was written with the 1-hour TTL
-        return _Response(uuid, rid, made, u.input_tokens, creation, u.cache_read_input_tokens, u.output_tokens,
-                         min(creation, split.ephemeral_1h_input_tokens) if split is not None else 0, ref, None)
+        return self._records([uuid], [kind], [line_no], [offset], [obj])[0][0]
+
+    def _records(self, uuids: Iterable[str], kinds: Iterable[Any], lines: Iterable[int], offsets: Iterable[int],
+                 objs: Iterable[Line | Loose]) -> tuple[list[Record | None], list[tuple[Record | None, str | None]]]:
+        """The records of new entries, each None where the entry only links the chain: one loop for a run (every
+        line of a session comes through here: no call a line but where its blocks are made). And the user entries
+        whose tool result hands back a subagent's report (`toolUseResult.agentId`), with the agent it names."""
+        made: list[Record | None] = []
+        agents: list[tuple[Record | None, str | None]] = []
+        add, calls, respond = made.append, self._calls, self.recorder.respond
+        for uuid, kind, line_no, offset, obj in zip(uuids, kinds, lines, offsets, objs):
+            cls = obj.__class__
+            if cls is not User and cls is not Assistant:
+                record = self._loose_record(uuid, kind, line_no, offset, obj.raw) if cls is Loose else None  # type: ignore[union-attr]
+                add(record)
+                if cls is Loose and kind == "user" and obj.toolUseResult is not None:  # type: ignore[union-attr]
+                    agents.append((record, obj.toolUseResult.agentId))  # type: ignore[union-attr]
+                continue
+            message = obj.message  # type: ignore[union-attr]
+            if message is None:
+                add(None)
+                continue
+            content = message.content
+            try:  # most entries hold one block: made here, without `typed_blocks`'s own call
+                blocks = [typed_block(content[0], calls, 0)] if content.__class__ is list and len(content) == 1 else \
+                    typed_blocks(content, calls)
+            except NestedTooDeep as exc:
+                blocks = self._unread(exc, line_no)
+            ts = obj.timestamp  # type: ignore[union-attr]
+            if cls is User:
+                summary, result = obj.isCompactSummary, obj.toolUseResult  # type: ignore[union-attr]
+                record = Message("user", "tool_result" if blocks and blocks[0].type == "tool_result" and not summary
+                                 else _user_kind(summary, obj.isMeta or obj.isVisibleInTranscriptOnly, blocks),  # type: ignore[union-attr]
+                                 blocks, uuid, line_no, offset, ts)
+                add(record)
+                if result.__class__ is AgentResult:
+                    agents.append((record, result.agentId))  # type: ignore[union-attr]
+                continue
+            rid, model = message.id, message.model
+            if model is not None:
+                model = sys.intern(model)  # one string for every line of a model
+            ref = obj.requestRef  # type: ignore[union-attr]
+            if ref is not None and rid:
+                respond(ref, rid)
+            u = message.usage
+            response = Message("assistant", "assistant", blocks, uuid, line_no, offset, ts, model, rid)
+            if u is None or model == SYNTHETIC_MODEL:
+                add(_Response(uuid, rid, response, None, 0, 0, 0, 0, ref, None))
+                continue
+            split, creation = u.cache_creation, u.cache_creation_input_tokens  # and what was written with the 1-hour TTL
+            add(_Response(uuid, rid, response, u.input_tokens, creation, u.cache_read_input_tokens, u.output_tokens,
+                          min(creation, split.ephemeral_1h_input_tokens) if split is not None else 0, ref, None))
+        return made, agents
 
     def _unread(self, exc: NestedTooDeep, line_no: int) -> list[Block]:
         """The blocks of content nested too deeply to read: a placeholder, and a warning. The entry stays (a link of
@@ -581,7 +607,7 @@ class ClaudeCodeLoader:
 
 _UUID, _RESPONSE_ID = attrgetter("uuid"), attrgetter("response_id")
 _KIND, _PARENT, _SIDE = attrgetter("kind"), attrgetter("parentUuid"), attrgetter("isSidechain")
-_RESULT, _NONE = attrgetter("toolUseResult"), repeat(None)
+_NONE = repeat(None)
 
 MAX_DROPPED = 64  # path records a new entry may leave behind (parallel tool results) before a full walk is cheaper
 
@@ -605,17 +631,24 @@ def _chain(graph: _Graph) -> list[Record] | None:
     others = list(islice(compress(count(1), map(is_not, islice(parents, 1, None), order)), limit + 1))
     if len(others) > limit:
         return None
-    # the records up to each seq: none between two seqs when the counts are equal (a count an entry, in an array:
-    # no int object an entry)
-    held = array("q", accumulate(map(is_not, records, _NONE))) if others else None
+    # The records between a seq and its parent's: looked at where the steps back pass few entries in all (a few
+    # compaction boundaries); past as many entries as the graph holds, counted once instead (the records up to each
+    # seq, none between two seqs when the counts are equal; in an array: no int object an entry).
+    held: array | None = None
+    passed = 0
     for seq in others:
         parent = parents[seq]
         if parent is None:
             rec = records[seq]
             parent = rec.logical_parent if rec.__class__ is _Marker else None  # type: ignore[union-attr]
         at = nodes.get(parent) if parent is not None else None
-        if at is None or at >= seq or held[seq - 1] != held[at]:  # type: ignore[index]
-            return None  # a root, a parent not (yet) read or read later, or a record the step back passes over
+        if at is None or at >= seq:
+            return None  # a root, or a parent not (yet) read or read later
+        passed += seq - at
+        if held is None and passed > len(order):
+            held = array("q", accumulate(map(is_not, records, _NONE)))
+        if held[seq - 1] != held[at] if held is not None else any(map(is_not, records[at + 1:seq], _NONE)):
+            return None  # a record the step back passes over
     return graph.held()
 
 
@@ -850,13 +883,13 @@ class _Assembler:
     def add(self, records: Iterable[Record]) -> None:
         """Add the branch's records in order. Most start a message (with a Request where they hold usage), in this
         loop; boundaries and the later lines of a response go to their own methods."""
-        messages, by_response, append, no_request = (self.messages, self.by_response, self.messages.append,
+        messages, by_response, append, request_of = (self.messages, self.by_response, self.messages.append,
                                                      self.request_of.append)
         for rec in records:
             cls = rec.__class__
             if cls is Message:  # a user entry's: the record is the message (`_own` copies it before any change)
                 append(rec)
-                no_request(-1)
+                request_of(-1)
                 continue
             if cls is _Marker:
                 self._compaction(rec)  # type: ignore[arg-type]
@@ -868,12 +901,16 @@ class _Assembler:
             if rec.cleared is not None:  # type: ignore[union-attr]
                 self._cleared_by_api(rec)  # type: ignore[arg-type]
             index = len(messages)
+            append(rec.message)  # type: ignore[union-attr]
             if rid:
                 by_response[rid] = index
-            append(rec.message)  # type: ignore[union-attr]
-            no_request(-1)
-            if rec.input_tokens is not None:  # type: ignore[union-attr]
-                self._add_request(rec, index)  # type: ignore[arg-type]
+            if rec.input_tokens is None:  # type: ignore[union-attr]
+                request_of(-1)
+            else:
+                request_of(len(self.requests))
+                if not rid:  # a response without an id: its Request is named by its line
+                    rid = self._own(index).response_id = f"line-{rec.message.line}"  # type: ignore[union-attr]
+                self._request(rec, index, rid)  # type: ignore[arg-type]
 
     def _continued(self, rec: _Response, index: int) -> None:
         """A later line of a response already started: the same message, the same Request."""
@@ -888,7 +925,8 @@ class _Assembler:
         if rec.input_tokens is not None:
             at = self.request_of[index]
             if at < 0:
-                self._add_request(rec, index)
+                self.request_of[index] = len(self.requests)
+                self._request(rec, index, rec.response_id)  # type: ignore[arg-type]
             else:  # every line repeats the usage; output_tokens is final only on the last one
                 request = self.requests[at]
                 if at < self.shared[1]:
@@ -986,16 +1024,13 @@ class _Assembler:
                                            tokens_saved=max(0, tokens - saved), cleared_tool_ids=ids,
                                            line=rec.message.line, timestamp=rec.message.timestamp))
 
-    def _add_request(self, rec: _Response, index: int) -> None:
-        message, requests = rec.message, self.requests
-        model, line = message.model, message.line
-        rid = rec.response_id or f"line-{line}"
-        if self.messages[index].response_id != rid:
-            self._own(index).response_id = rid
-        self.request_of[index] = len(requests)
-        requests.append(Request(rid, model, rec.input_tokens, rec.cache_creation, rec.cache_read,  # type: ignore[arg-type]
-                                rec.output_tokens, index, self.context_start, index, line, message.timestamp, "turn",
-                                rec.sent_id, rec.write_1h))
+    def _request(self, rec: _Response, index: int, rid: str) -> None:
+        """The Request of a response's usage, message `index` (`request_of` already names it)."""
+        message = rec.message
+        model = message.model
+        self.requests.append(Request(rid, model, rec.input_tokens, rec.cache_creation, rec.cache_read,  # type: ignore[arg-type]
+                                     rec.output_tokens, index, self.context_start, index, message.line,
+                                     message.timestamp, "turn", rec.sent_id, rec.write_1h))
         if model and model not in self.models:
             self.models.append(model)
 

@@ -18,7 +18,7 @@ import msgspec
 from msgspec import UNSET, Meta, Struct, UnsetType
 
 from inspector.core.formats.blocks import MAX_NESTING, NestedTooDeep
-from inspector.core.model import EMPTY_INPUT, Block, text_of_input
+from inspector.core.model import EMPTY_INPUT, Block, input_json
 
 # orjson reads integers beyond 64 bits as floats: a line holding one takes the generic path, which reads it as before
 Int = Annotated[int, Meta(ge=-(2**63), le=2**63 - 1)]
@@ -174,11 +174,12 @@ def blocks(content: str | list | None, calls: dict[str, str], depth: int = 0) ->
     if depth > MAX_NESTING:
         raise NestedTooDeep(f"tool results nested more than {MAX_NESTING} deep")
     if len(content) == 1:  # most messages: a list made to measure (a list grown by appends takes 24 bytes more)
-        return [_block(content[0], calls, depth)]  # type: ignore[index]
-    return [_block(b, calls, depth) for b in content]  # type: ignore[union-attr]
+        return [block(content[0], calls, depth)]  # type: ignore[index]
+    return [block(b, calls, depth) for b in content]  # type: ignore[union-attr]
 
 
-def _block(b: Any, calls: dict[str, str], depth: int) -> Block:
+def block(b: Any, calls: dict[str, str], depth: int) -> Block:
+    """One typed block of content `depth` deep (`blocks`)."""
     cls = b.__class__
     if cls is _ToolResult:
         inner, tool_id = b.content, b.tool_use_id
@@ -187,11 +188,11 @@ def _block(b: Any, calls: dict[str, str], depth: int) -> Block:
         if inner.__class__ is list:
             return Block("tool_result", "", tool_id, None, None, b.is_error, blocks(inner, calls, depth + 1))
         return Block("tool_result", inner or "", tool_id, None, None, b.is_error)
-    if cls is _ToolUse:  # tool names interned, as blocks_from_content does
-        tool_id, name = b.id, b.name
+    if cls is _ToolUse:  # tool names interned, as blocks_from_content does; the input as `text_of_input` keeps it
+        tool_id, name, value = b.id, b.name, b.input
         return Block("tool_use", "", calls.setdefault(tool_id, tool_id) if tool_id is not None else None,
                      intern(name) if name is not None else None,
-                     EMPTY_INPUT if b.input is UNSET else text_of_input(b.input))
+                     EMPTY_INPUT if value is UNSET else None if value is None else input_json(value))
     if cls is _Text:
         return Block("text", b.text)
     if cls is _Thinking:
