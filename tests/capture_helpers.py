@@ -114,6 +114,7 @@ class OpenAIUpstream:
     def __init__(self) -> None:
         self.answers: deque[tuple[str, tuple[str, str, str] | None, dict]] = deque()
         self.received: list[tuple[str, dict[str, str], dict]] = []
+        self.close_after: float | None = None  # seconds after a whole answer to close its connection, if set
         self._ids = 0
         upstream = self
 
@@ -148,6 +149,9 @@ class OpenAIUpstream:
                     return
                 if not body.get("stream"):
                     self._send(200, "application/json", json.dumps(whole).encode())
+                    if upstream.close_after:  # kept alive, then closed with the next request unread
+                        time.sleep(upstream.close_after)
+                        self.close_connection = True
                     return
                 self.send_response(200)
                 self.send_header("content-type", "text/event-stream")

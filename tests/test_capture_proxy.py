@@ -359,3 +359,16 @@ def _wait(condition, timeout: float = 10) -> None:
         if time.monotonic() > deadline:
             raise AssertionError("timed out waiting")
         time.sleep(0.01)
+
+
+def test_a_kept_alive_connection_the_upstream_closed_is_not_a_502(proxy, upstream):
+    """An upstream that closes its kept-alive connection just after an answer (as servers do when idle or busy),
+    with the proxy's next request already sent on it: that request reaches the upstream again on a new connection
+    (before: 502 Bad Gateway, `cannot reach the upstream: Server disconnected`)."""
+    upstream.close_after = 0.3  # each answer's connection closed 0.3 s after it, without reading what came next
+    for text in ("first", "second"):
+        upstream.add(text, usage={"input_tokens": 10, "output_tokens": 2})
+    with httpx.Client(base_url=proxy.base_url("openai")) as http:
+        answers = [http.post("/responses", json={"model": "gpt-test", "input": text}) for text in ("a", "b")]
+    assert [a.status_code for a in answers] == [200, 200]
+    assert [x["status"] for x in proxy.records(2)] == [200, 200]

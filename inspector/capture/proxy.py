@@ -127,9 +127,12 @@ class CaptureProxy:
         if "authorization" in request.headers:
             target = _without_userinfo(target)  # the client's own credentials win over the URL's basic auth
         try:
-            upstream = await self._session.request(request.method, target, headers=headers,
-                                                   data=body if body or request.method != "GET" else None,
-                                                   allow_redirects=False)
+            try:
+                upstream = await self._send(request.method, target, headers, body)
+            except aiohttp.ServerDisconnectedError:
+                # A kept-alive connection the upstream closed as it was reused (a server may close one at any time
+                # after an answer): nothing came back on it, so the request goes again, once, on a new connection.
+                upstream = await self._send(request.method, target, headers, body)
         except (aiohttp.ClientError, OSError, asyncio.TimeoutError, ValueError) as exc:
             problem = f"cannot reach the upstream {public_url(target)}: {_describe(exc)}"
             if exchange is not None:
@@ -168,6 +171,13 @@ class CaptureProxy:
             except (ConnectionError, aiohttp.ClientConnectionResetError):
                 return response, "the client closed the connection"
         return response, None
+
+
+    async def _send(self, method: str, target: str, headers: list[tuple[str, str]],
+                    body: bytes) -> aiohttp.ClientResponse:
+        assert self._session is not None
+        return await self._session.request(method, target, headers=headers,
+                                           data=body if body or method != "GET" else None, allow_redirects=False)
 
 
 def _without_userinfo(url: str) -> str:
