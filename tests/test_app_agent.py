@@ -60,6 +60,11 @@ def text_of(widget, selector: str) -> str:
     return _plain(widget.query_one(selector))
 
 
+def asking(panel) -> bool:
+    """A question is pending and mounted (`pending` is set as the prompt is mounted: its parts follow)."""
+    return panel.pending is not None and len(panel.pending.query(".question")) > 0
+
+
 async def agent_view(app, pilot) -> tuple[MainScreen, AgentPanel]:
     await until(pilot, lambda: isinstance(app.screen, MainScreen), "the session screen")
     screen = app.screen
@@ -165,7 +170,7 @@ async def test_permission_denied_then_allowed_once_then_for_the_session(mock_api
         await send(pilot, panel, "write some files")
         answers = iter(["n", "y", "a"])
         for expected in ("a.txt", "b.txt", "c.txt"):
-            await until(pilot, lambda: panel.pending is not None, f"the question about {expected}")
+            await until(pilot, lambda: asking(panel), f"the question about {expected}")
             prompt = panel.pending
             assert expected in text_of(prompt, ".question")
             await until(pilot, lambda: screen.focused is prompt, "the question to have the focus")
@@ -190,7 +195,7 @@ async def test_a_button_answers_a_question_with_the_mouse(mock_api, work):
     async with app.run_test(size=SIZE) as pilot:
         screen, panel = await agent_view(app, pilot)
         await send(pilot, panel, "run it")
-        await until(pilot, lambda: panel.pending is not None, "the question")
+        await until(pilot, lambda: asking(panel), "the question")
         assert "runs a shell command" in text_of(panel.pending, ".question")
         await pilot.click("#allow_once")
         await settled(pilot, panel)
@@ -345,7 +350,7 @@ def test_agent_view_snapshot(snap_compare, mock_api, monkeypatch, size):
         app = pilot.app
         screen, panel = await agent_view(app, pilot)
         await send(pilot, panel, "What is in notes.txt?")
-        await until(pilot, lambda: panel.pending is not None, "the question")
+        await until(pilot, lambda: asking(panel), "the question")
         await pilot.press("n")
         await settled(pilot, panel)
         app.clear_notifications()  # toasts time out: never in a snapshot
@@ -365,7 +370,7 @@ async def test_esc_while_a_question_waits_cancels_the_turn_and_runs_nothing(mock
     async with app.run_test(size=SIZE) as pilot:
         screen, panel = await agent_view(app, pilot)
         await send(pilot, panel, "run it")
-        await until(pilot, lambda: panel.pending is not None, "the question")
+        await until(pilot, lambda: asking(panel), "the question")
         prompt = panel.pending
         await until(pilot, lambda: screen.focused is prompt, "the question to have the focus")
         await pilot.press("escape")
