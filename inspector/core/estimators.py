@@ -417,15 +417,15 @@ def message_features(message: Message, counter: Tokenizer | None = None) -> list
     return out
 
 
-def sum_in_order(values: Iterable[float], start: float = 0.0) -> float:
-    """`start` and the values added one at a time, left to right: the very additions the columnar passes make
-    (`sum` of floats compensates its rounding from Python 3.12 on, so its last bits may differ from theirs)."""
-    return reduce(add, values, start)
-
-
-if sys.version_info < (3, 12):
-    def sum_in_order(values: Iterable[float], start: float = 0.0) -> float:  # noqa: F811
-        """Before 3.12, `sum` makes those very additions (in C, without a float object for each: twice as fast)."""
+if sys.version_info >= (3, 12):
+    def sum_in_order(values: Iterable[float], start: float = 0.0) -> float:
+        """`start` and the values added one at a time, left to right: the very additions the columnar passes make
+        (`sum` of floats compensates its rounding from Python 3.12 on, so its last bits may differ from theirs)."""
+        return reduce(add, values, start)
+else:
+    def sum_in_order(values: Iterable[float], start: float = 0.0) -> float:
+        """`start` and the values added one at a time, left to right: before 3.12 `sum` makes those very additions
+        (in C, without a float object for each: twice as fast)."""
         return sum(values, start)
 
 
