@@ -15,7 +15,7 @@ from inspector.core.formats import PATH_HELP, load
 from inspector.core.gc_pause import gc_paused
 from inspector.core.limits import POLICIES, window_info
 from inspector.core.model import Session
-from inspector.core.prompt_cache import CacheReport, CacheRow
+from inspector.core.prompt_cache import CacheReport
 from inspector.core.inert import safe_line
 from inspector.core.report import (MessageRow, RequestRow, Streamed, message_columns, report_dict, report_text,
                                    request_columns, write_json)
