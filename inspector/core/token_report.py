@@ -61,10 +61,9 @@ def request_columns(acc: Accounting, lo: int, hi: int) -> Columns:
     """The accounting keys of the report's `requests[lo:hi]`, as columns (`unrecorded_cause` None where a request
     has none)."""
     figures, at = acc.requests, range(lo, hi)
-    causes = list(map(figures.cause.get, at))
     return {"predicted_context": figures.predicted[lo:hi], "estimated_context": figures.estimated[lo:hi],
             "unrecorded": list(map(figures.unrecorded.get, at, repeat(0))),
-            "unrecorded_cause": [c or None for c in causes] if "" in causes else causes}
+            "unrecorded_cause": list(map(figures.cause.get, at))}
 
 
 def by_category(acc: Accounting, info: WindowInfo) -> dict[str, int]:
