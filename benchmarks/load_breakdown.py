@@ -40,6 +40,7 @@ from inspector.core.model import Session  # noqa: E402
 from inspector.core.prefix import prefix_dict  # noqa: E402
 from inspector.core.prompt_cache import cache_report  # noqa: E402
 from inspector.core.report import ROWS_CHUNK, report_dict, write_json  # noqa: E402
+from inspector.core.rows import encode_rows  # noqa: E402
 from inspector.core.token_report import add_token_keys  # noqa: E402
 from inspector.core.tokens import Accounting, account  # noqa: E402
 
@@ -165,9 +166,8 @@ def _output(session: Session, accounting: Accounting, n: int) -> list[tuple[str,
         rows.append(("write_json (rows made and encoded a chunk at a time)",
                      cpu_best(lambda: write_json(out, keys, streamed), n)[0]))
     for path, (length, make) in streamed.items():
-        into = [{} for _ in range(ROWS_CHUNK)]  # as write_json reuses them
-        rows.append((PART + f"{'.'.join(path)}: {length:,} rows made",
-                     cpu_best(lambda: [make(lo, min(length, lo + ROWS_CHUNK), into[:min(length, lo + ROWS_CHUNK) - lo])
+        rows.append((PART + f"{'.'.join(path)}: {length:,} rows made and encoded",
+                     cpu_best(lambda: [encode_rows(make(lo, min(length, lo + ROWS_CHUNK)))
                                        for lo in range(0, length, ROWS_CHUNK)], n)[0]))
     return rows
 

@@ -7,8 +7,8 @@ import io
 import sys
 
 from inspector.cli import UsageError, add_custom_pct, leave_for_exit, policy_options
-from inspector.core.cost import PriceError, SessionCost, prices
-from inspector.core.cost_report import add_cost_keys, cost_shares, cost_text
+from inspector.core.cost import CostRow, PriceError, SessionCost, prices
+from inspector.core.cost_report import add_cost_keys, cost_text, share_columns
 from inspector.core.compaction.replay import render_what_if, replay
 from inspector.core.estimators import ESTIMATORS
 from inspector.core.formats import PATH_HELP, load
@@ -17,8 +17,12 @@ from inspector.core.limits import POLICIES, window_info
 from inspector.core.model import Session
 from inspector.core.prompt_cache import CacheReport
 from inspector.core.inert import safe_line
-from inspector.core.report import Streamed, message_rows, report_dict, report_text, request_rows, write_json
-from inspector.core.token_report import add_token_keys, message_keys, request_keys, token_text
+from inspector.core.report import (MessageRow, RequestRow, Streamed, message_columns, report_dict, report_text,
+                                   request_columns, write_json)
+from inspector.core.rows import rows_of
+from inspector.core.token_report import add_token_keys, token_text
+from inspector.core.token_report import message_columns as token_message_columns
+from inspector.core.token_report import request_columns as token_request_columns
 from inspector.core.tokens import Accounting, account
 
 PROGRESS_MIN_BYTES = 20 * 1024 * 1024
@@ -102,14 +106,15 @@ REQUEST_LISTS = (("requests",), ("cost", "by_request"), ("cache", "by_request"))
 
 def streamed_rows(session: Session, accounting: Accounting, cost: SessionCost, cache: CacheReport) -> Streamed:
     """The per-message and per-request rows of report --json, for `write_json` to make a chunk at a time."""
-    n = len(session.requests)
+    n, measured = len(session.requests), accounting.requests.measured
     return {
-        ("messages",): (len(session.messages), lambda lo, hi, into: cost_shares(
-            message_keys(message_rows(session, lo, hi, into), accounting, lo), cost, lo)),
-        ("requests",): (n, lambda lo, hi, into: request_keys(
-            request_rows(session, lo, hi, into, accounting.requests.measured), accounting, lo)),
-        ("cost", "by_request"): (n, lambda lo, hi, into: cost.request_rows(session, lo, hi, into)),
-        ("cache", "by_request"): (n, lambda lo, hi, into: cache.request_rows(session, lo, hi, into))}
+        ("messages",): (len(session.messages), lambda lo, hi: rows_of(MessageRow, {
+            **message_columns(session, lo, hi), **token_message_columns(accounting, lo, hi),
+            **share_columns(cost, lo, hi)})),
+        ("requests",): (n, lambda lo, hi: rows_of(RequestRow, {
+            **request_columns(session, lo, hi, measured), **token_request_columns(accounting, lo, hi)})),
+        ("cost", "by_request"): (n, lambda lo, hi: rows_of(CostRow, cost.request_columns(session, lo, hi))),
+        ("cache", "by_request"): (n, lambda lo, hi: cache.request_rows(lo, hi))}
 
 
 def _progress(done: int, total: int) -> None:

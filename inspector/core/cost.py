@@ -32,6 +32,7 @@ import orjson
 from msgspec import Struct, field
 
 from inspector.core.model import AgentCost, Request, Session
+from inspector.core.rows import Columns, with_columns
 
 if TYPE_CHECKING:
     from inspector.core.accounting import Accounting
@@ -276,12 +277,12 @@ class SessionCost(Struct):
 
     def to_dict(self, session: Session, rows: bool = True) -> dict[str, Any]:
         """The report's `cost` key (docs/report-json.md). Without `rows`, `by_request` is left empty, for
-        `report.write_json` to stream (`request_rows`)."""
+        `report.write_json` to stream (`request_columns`)."""
         n = len(session.requests) if rows else 0
         out: dict[str, Any] = {
             "total_usd": _round(self.total_usd),
             "by_model": {m: _round(v) for m, v in self.by_model.items()},
-            "by_request": self.request_rows(session, 0, n, [{} for _ in range(n)]),
+            "by_request": with_columns([{} for _ in range(n)], self.request_columns(session, 0, n)),
             "unpriced_models": list(self.unpriced),
             "prefix_share_usd": _round(self.prefix_usd),
             "prices": self.table.to_dict(),
@@ -291,14 +292,18 @@ class SessionCost(Struct):
         }
         return out
 
-    def request_rows(self, session: Session, lo: int, hi: int, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """`by_request[lo:hi]` of the report's `cost` key, written into the dicts `rows` (as
-        `report.message_rows`)."""
-        for entry, r, usd in zip(rows, session.requests[lo:hi], rounded(self.by_request[lo:hi])):
-            entry["id"] = r.id
-            entry["model"] = r.model
-            entry["usd"] = usd
-        return rows
+    def request_columns(self, session: Session, lo: int, hi: int) -> Columns:
+        """`by_request[lo:hi]` of the report's `cost` key, as columns (`CostRow`'s fields)."""
+        part = session.requests[lo:hi]
+        return {"id": [r.id for r in part], "model": [r.model for r in part], "usd": rounded(self.by_request[lo:hi])}
+
+
+class CostRow(Struct, gc=False):
+    """A row of the report's `cost.by_request` as report --json streams it."""
+
+    id: str
+    model: str | None
+    usd: float | None
 
 
 def _round(x: float | None) -> float | None:

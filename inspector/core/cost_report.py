@@ -14,6 +14,7 @@ from inspector.core.cost import PriceTable, SessionCost, rounded, session_cost
 from inspector.core.model import Session
 from inspector.core.prefix import prefix_dict
 from inspector.core.prompt_cache import CacheReport, cache_report
+from inspector.core.rows import Columns, with_columns
 
 
 def add_cost_keys(report: dict[str, Any], session: Session, acc: Accounting,
@@ -30,11 +31,14 @@ def add_cost_keys(report: dict[str, Any], session: Session, acc: Accounting,
 
 
 def cost_shares(entries: list[dict[str, Any]], cost: SessionCost, lo: int) -> list[dict[str, Any]]:
-    """Each message row's `cost_share_usd`, from message `lo` on (report --json writes its rows a chunk at a time,
-    after the totals)."""
-    for entry, share in zip(entries, rounded(cost.messages[lo:lo + len(entries)])):
-        entry["cost_share_usd"] = share
-    return entries
+    """Each message row's `cost_share_usd`, from message `lo` on."""
+    return with_columns(entries, share_columns(cost, lo, lo + len(entries)))
+
+
+def share_columns(cost: SessionCost, lo: int, hi: int) -> Columns:
+    """The cost key of the report's `messages[lo:hi]` (report --json writes its rows a chunk at a time, after the
+    totals), as a column."""
+    return {"cost_share_usd": rounded(cost.messages[lo:hi])}
 
 
 def usd(x: float | None) -> str:

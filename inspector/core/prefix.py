@@ -118,12 +118,8 @@ def _published(session: Session, acc: Accounting) -> dict[str, float]:
     sizes = published_sizes()["tools"]
     median = _median([v for v in sizes.values() if v])
     weights: dict[str, float] = {}
-    seen: list[str] = []
-    for m in session.messages:
-        for b in m.blocks:
-            if b.type == "tool_use" and b.tool_name and b.tool_name not in seen:
-                seen.append(b.tool_name)
-    for name in seen:
+    used = {b.tool_name: None for m in session.messages for b in m.blocks if b.type == "tool_use"}  # in order
+    for name in filter(None, used):
         if name.startswith(MCP_PREFIX) and "__" in name[len(MCP_PREFIX):]:
             key = f"MCP server {name[len(MCP_PREFIX):].split('__', 1)[0]}"
             weights[key] = weights.get(key, 0.0) + median

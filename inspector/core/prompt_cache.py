@@ -27,7 +27,7 @@ from __future__ import annotations
 from operator import attrgetter
 from typing import Any
 
-from msgspec import Struct
+from msgspec import Struct, to_builtins
 
 from inspector.core.cost import MILLION, PriceTable, prices, rounded
 from inspector.core.model import CompactionsByIndex, Request, Session
@@ -109,24 +109,31 @@ class CacheReport(Struct):
             "hit_ratio": None if ratio is None else round(ratio, 6),
             "caching_observed": self.caching_observed,
             "read": read, "written": written, "uncached": uncached,
-            "by_request": self.request_rows(session, 0, n, [{} for _ in range(n)]),
+            "by_request": to_builtins(self.request_rows(0, n)),
             "breaks": [{"request": b.request, "id": self.requests[b.request].id, "cause": b.cause, "detail": b.detail,
                         "tokens_rewritten": b.tokens_rewritten, "cost_usd": usd}
                        for b, usd in zip(self.breaks, rounded([b.cost_usd for b in self.breaks]))],
             "breaks_cost_usd": round(sum(b.cost_usd or 0.0 for b in self.breaks), 6),
         }
 
-    def request_rows(self, session: Session, lo: int, hi: int, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """`by_request[lo:hi]` of the report's `cache` key: each request's `CacheUse`, read as `uses` reads it,
-        written into the dicts `rows` (as `report.message_rows`)."""
-        for entry, r in zip(rows, self.requests[lo:hi]):
-            entry["id"] = r.id
-            entry["cache_read"] = r.cache_read
-            entry["cache_write"] = written = r.cache_creation
-            one_hour = r.cache_write_1h
-            entry["cache_write_1h"] = written if written < one_hour else one_hour  # _written_1h, without a call
-            entry["uncached"] = r.input_tokens
+    def request_rows(self, lo: int, hi: int) -> list[CacheRow]:
+        """`by_request[lo:hi]` of the report's `cache` key: each request's `CacheUse`, read as `uses` reads it."""
+        rows = []
+        for r in self.requests[lo:hi]:
+            written, one_hour = r.cache_creation, r.cache_write_1h  # the second no more than the first: _written_1h
+            rows.append(CacheRow(r.id, r.cache_read, written, one_hour if one_hour < written else written,
+                                 r.input_tokens))
         return rows
+
+
+class CacheRow(Struct, gc=False):
+    """A row of the report's `cache.by_request` as report --json streams it."""
+
+    id: str
+    cache_read: int
+    cache_write: int
+    cache_write_1h: int
+    uncached: int
 
 
 def _written_1h(r: Request) -> int:

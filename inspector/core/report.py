@@ -5,27 +5,25 @@ The dict's keys are a contract (docs/report-json.md): later versions add keys, n
 
 from __future__ import annotations
 
-import json
-import re
-from operator import attrgetter
 from typing import Any, BinaryIO, Callable, Iterator, Sequence
 
-import orjson
+from msgspec import Struct
 
 from inspector.core.model import Session
 from inspector.core.inert import safe_line
+from inspector.core.rows import Columns, dumps, encode_rows, with_columns
 
 
 def report_dict(session: Session, rows: bool = True) -> dict[str, Any]:
     """The JSON report: exactly the schema in docs/report-json.md. Without `rows`, `messages` and `requests` are
-    left empty, for `write_json` to stream (`message_rows`, `request_rows`)."""
+    left empty, for `write_json` to stream (`message_columns`, `request_columns`)."""
     n, k = (len(session.messages), len(session.requests)) if rows else (0, 0)
     return {
         "path": session.source,
         "format": session.format,
         "models": list(session.models),
-        "messages": message_rows(session, 0, n, [{} for _ in range(n)]),
-        "requests": request_rows(session, 0, k, [{} for _ in range(k)]),
+        "messages": with_columns([{} for _ in range(n)], message_columns(session, 0, n)),
+        "requests": with_columns([{} for _ in range(k)], request_columns(session, 0, k)),
         "compactions": [{"trigger": c.trigger, "pre_tokens": c.pre_tokens, "index": c.index}
                         for c in session.compactions if c.kind == "compact"],
         "warnings": [{"line": w.line, "message": w.message} for w in session.warnings],
@@ -33,47 +31,63 @@ def report_dict(session: Session, rows: bool = True) -> dict[str, Any]:
     }
 
 
-def message_rows(session: Session, lo: int, hi: int, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """`messages[lo:hi]` of the report, written into the dicts `rows` (new ones, or a chunk's that `write_json`
-    reuses)."""
-    for entry, i, m in zip(rows, range(lo, hi), session.messages[lo:hi]):
-        entry["index"] = i
-        entry["role"] = m.role
-        entry["kind"] = m.kind
-        entry["line"] = m.line
-    return rows
+def message_columns(session: Session, lo: int, hi: int) -> Columns:
+    """`messages[lo:hi]` of the report, as columns."""
+    part = session.messages[lo:hi]
+    return {"index": range(lo, hi), "role": [m.role for m in part], "kind": [m.kind for m in part],
+            "line": [m.line for m in part]}
 
 
-def request_rows(session: Session, lo: int, hi: int, rows: list[dict[str, Any]],
-                 measured: Sequence[int] | None = None) -> list[dict[str, Any]]:
-    """`requests[lo:hi]` of the report, written into the dicts `rows` (as `message_rows`); `measured`: every
-    request's measured context, where the caller has them (the accounting's: each request's usage is read once)."""
-    requests = session.requests[lo:hi]
-    contexts = map(attrgetter("measured_context"), requests) if measured is None else measured[lo:hi]
-    for entry, r, context in zip(rows, requests, contexts):
-        entry["id"] = r.id
-        entry["model"] = r.model
-        entry["measured_context"] = context
-        entry["output_tokens"] = r.output_tokens
-    return rows
+def request_columns(session: Session, lo: int, hi: int, measured: Sequence[int] | None = None) -> Columns:
+    """`requests[lo:hi]` of the report, as columns; `measured`: every request's measured context, where the caller
+    has them (the accounting's: each request's usage is read once)."""
+    part = session.requests[lo:hi]
+    return {"id": [r.id for r in part], "model": [r.model for r in part],
+            "measured_context": [r.measured_context for r in part] if measured is None else measured[lo:hi],
+            "output_tokens": [r.output_tokens for r in part]}
+
+
+class MessageRow(Struct, gc=False):
+    """A row of the report's `messages` as report --json streams it: the keys of `message_columns`, then those of
+    `token_report.message_columns` and `cost_report.share_columns`."""
+
+    index: int
+    role: str
+    kind: str
+    line: int | None
+    estimated_tokens: int
+    measured_tokens: int | None
+    category: str
+    cost_share_usd: float
+
+
+class RequestRow(Struct, gc=False, omit_defaults=True):
+    """A row of the report's `requests` as report --json streams it: the keys of `request_columns`, then those of
+    `token_report.request_columns` (`unrecorded_cause` only where a request has one)."""
+
+    id: str
+    model: str | None
+    measured_context: int
+    output_tokens: int
+    predicted_context: int | None
+    estimated_context: int
+    unrecorded: int
+    unrecorded_cause: str | None = None
 
 
 ROWS_CHUNK = 500  # rows encoded at a time by `write_json` (the whole list of a 100,000-message report is ~60 MB): few
-# enough that a chunk's dicts and JSON stay in the CPU's cache (5,000 took ~50 ms more at 100k messages)
+# enough that a chunk's rows and JSON stay in the CPU's cache (5,000 took ~50 ms more at 100k messages)
 
 
-# a list's length, and rows(lo, hi, into): its rows [lo:hi] written into the dicts `into` and returned
-Streamed = dict[tuple[str, ...], tuple[int, Callable[[int, int, list[dict[str, Any]]], list[dict[str, Any]]]]]
+# a list's length, and rows(lo, hi): its rows [lo:hi] (structs, see `rows_of`, or dicts)
+Streamed = dict[tuple[str, ...], tuple[int, Callable[[int, int], Sequence[Any]]]]
 
 
 def write_json(out: BinaryIO, report: dict[str, Any], streamed: Streamed,
                together: Sequence[Sequence[tuple[str, ...]]] = ()) -> None:
     """Write `report` as one line of ASCII JSON (no session text can reach a terminal as an escape sequence), the
     lists named in `streamed` (the path of keys to one, ("messages",) or ("cost", "by_request"): (length,
-    rows(lo, hi, into))) made and written a chunk at a time, in place of what the report holds there. Each list's
-    chunks are written into the same dicts: their keys stay in the order the first chunk gave them, and only the
-    values change (making and freeing a dict per row took a third of the time of a 100,000-message report's
-    rows); a key that some rows lack must be the last, deleted where a row lacks it.
+    rows(lo, hi))) made and written a chunk at a time (`encode_rows`), in place of what the report holds there.
 
     `together`: groups of streamed lists of one length (a row per request) made chunk by chunk at once when the
     first of a group is written, the JSON of the others kept until their turn: each chunk's requests are read while
@@ -109,43 +123,18 @@ def _rows(at: tuple[str, ...], streamed: Streamed, group: Sequence[tuple[str, ..
     length = streamed[at][0]
     made = [p for p in group if p == at or (p in streamed and p not in kept)]
     assert all(streamed[p][0] == length for p in made), "the lists made together have one length"
-    into = {p: [{} for _ in range(min(length, ROWS_CHUNK))] for p in made}
     for p in made:
         if p != at:
             kept[p] = []
     for lo in range(0, length, ROWS_CHUNK):
         hi = min(length, lo + ROWS_CHUNK)
         for p in made:
-            rows, dicts = streamed[p][1], into[p]
-            chunk = dumps(rows(lo, hi, dicts if hi - lo == len(dicts) else dicts[:hi - lo]))
+            chunk = encode_rows(streamed[p][1](lo, hi))
             if p == at:
                 yield chunk
             else:
-                kept[p].append(bytes(memoryview(chunk)))  # kept to its turn: an exact copy (orjson's bytes
-                # hold the buffer it wrote them in, ~3x as large: 50,000 requests' rows of two lists kept 26 MB)
-
-
-_NON_ASCII = re.compile(r"[^\x00-\x7f]")
-
-
-def dumps(value: Any) -> bytes:
-    """Compact ASCII JSON: what json.dumps(ensure_ascii=True) writes, by orjson (10x faster; UTF-8 escaped after)
-    where it can (not: lone surrogates, integers beyond 64 bits, keys that are no strings)."""
-    try:
-        out = orjson.dumps(value)
-    except TypeError:
-        return json.dumps(value, ensure_ascii=True, separators=(",", ":")).encode()
-    if out.isascii():
-        return out
-    return _NON_ASCII.sub(_escape, out.decode()).encode()
-
-
-def _escape(match: re.Match[str]) -> str:
-    code = ord(match.group())
-    if code < 0x10000:
-        return f"\\u{code:04x}"
-    code -= 0x10000
-    return f"\\u{0xd800 + (code >> 10):04x}\\u{0xdc00 + (code & 0x3ff):04x}"
+                kept[p].append(bytes(memoryview(chunk)))  # kept to its turn: an exact copy (an encoder's bytes
+                # may hold the buffer it wrote them in, larger: 50,000 requests' rows of two lists kept 26 MB)
 
 
 def report_text(session: Session) -> str:

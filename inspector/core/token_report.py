@@ -7,11 +7,13 @@ Added keys (docs/report-json.md lists them): per message `estimated_tokens`, `me
 
 from __future__ import annotations
 
+from itertools import repeat
 from typing import Any
 
 from inspector.core import categories as cat
 from inspector.core.limits import WindowInfo
 from inspector.core.accounting import Accounting
+from inspector.core.rows import Columns, with_columns
 
 
 def add_token_keys(report: dict[str, Any], acc: Accounting, info: WindowInfo) -> dict[str, Any]:
@@ -35,29 +37,33 @@ def add_token_keys(report: dict[str, Any], acc: Accounting, info: WindowInfo) ->
 
 def message_keys(rows: list[dict[str, Any]], acc: Accounting, lo: int) -> list[dict[str, Any]]:
     """The accounting keys added to rows of the report's `messages`, from message `lo` on."""
-    hi = lo + len(rows)
-    for entry, estimated, measured, category in zip(rows, acc.estimated[lo:hi], acc.measured[lo:hi],
-                                                    acc.category[lo:hi]):
-        entry["estimated_tokens"] = estimated
-        entry["measured_tokens"] = measured
-        entry["category"] = category
-    return rows
+    return with_columns(rows, message_columns(acc, lo, lo + len(rows)))
+
+
+def message_columns(acc: Accounting, lo: int, hi: int) -> Columns:
+    """The accounting keys of the report's `messages[lo:hi]`, as columns."""
+    return {"estimated_tokens": acc.estimated[lo:hi], "measured_tokens": acc.measured[lo:hi],
+            "category": acc.category[lo:hi]}
 
 
 def request_keys(rows: list[dict[str, Any]], acc: Accounting, lo: int) -> list[dict[str, Any]]:
-    """The accounting keys added to rows of the report's `requests`, from request `lo` on."""
-    figures, hi = acc.requests, lo + len(rows)
-    unrecorded, causes = figures.unrecorded, figures.cause
-    for i, entry, predicted, estimated in zip(range(lo, hi), rows, figures.predicted[lo:hi], figures.estimated[lo:hi]):
-        entry["predicted_context"] = predicted
-        entry["estimated_context"] = estimated
-        entry["unrecorded"] = unrecorded.get(i, 0)
-        cause = causes.get(i)
-        if cause:
+    """The accounting keys added to rows of the report's `requests`, from request `lo` on (`unrecorded_cause` where
+    a request has one)."""
+    columns = request_columns(acc, lo, lo + len(rows))
+    causes = columns.pop("unrecorded_cause")
+    for entry, cause in zip(with_columns(rows, columns), causes):
+        if cause is not None:
             entry["unrecorded_cause"] = cause
-        elif "unrecorded_cause" in entry:  # a row of an earlier chunk had one (report.write_json)
-            del entry["unrecorded_cause"]
     return rows
+
+
+def request_columns(acc: Accounting, lo: int, hi: int) -> Columns:
+    """The accounting keys of the report's `requests[lo:hi]`, as columns (`unrecorded_cause` None where a request
+    has none)."""
+    figures, at = acc.requests, range(lo, hi)
+    return {"predicted_context": figures.predicted[lo:hi], "estimated_context": figures.estimated[lo:hi],
+            "unrecorded": list(map(figures.unrecorded.get, at, repeat(0))),
+            "unrecorded_cause": list(map(figures.cause.get, at))}
 
 
 def by_category(acc: Accounting, info: WindowInfo) -> dict[str, int]:
