@@ -83,7 +83,8 @@ SPLICES = [b'"junk": "\xff\xfe"', b'"junk": "\\ud800"', b'"junk": NaN', b'"junk"
        b'"message": {"content": "\xff"}', b'"message": {"content": [{"type": "tool_use", "input": {"n": 1e999}}]}',
        b'"message": {"content": [{"type": "tool_use", "input": {"n": 123456789012345678901234}}]}',
        b'"message": {"content": [{"type": "tool_use", "input": {"n": 9223372036854775808}}]}',
-       b'"message": {"usage": {"input_tokens": 9223372036854775808}}', b'"isSidechain": 1', b'\t"junk": 0']
+       b'"message": {"usage": {"input_tokens": 9223372036854775808}}', b'"isSidechain": 1', b'\t"junk": 0',
+       b'"cwd": 5', b'"cw\\u0064": "/e"', b'"version": ["2"]', b'"sessionId": 18446744073709551616']
 
 
 @st.composite
@@ -183,6 +184,28 @@ def test_the_common_lines_take_the_fast_path_and_the_odd_ones_do_not(tmp_path):
     # nested results (read, and found too deep, by the loader); the rest take the generic path
     assert fast.spawns == {"t1": "ag1"} and any("invalid UTF-8" in w.message for w in fast.warnings)
     assert any("content not read" in w.message for w in fast.warnings)
+
+
+
+def test_where_and_by_which_version_a_session_ran_come_from_the_raw_lines_as_the_generic_path_reads_them(tmp_path):
+    """Typed entries skip cwd, sessionId and version (`claude_code_lines.Envelope`): the loader reads them from the
+    raw lines of the first entry held that names a cwd and the last that names a version. A key spelled with
+    escapes counts, a cwd of another type does not (the generic path's reading: a sessionId of any type is kept),
+    and a progress line is not held."""
+    lines = [b'{"type": "user", "uuid": "u1", "parentUuid": null, "cwd": 5, "sessionId": "s1", "version": "1", '
+             b'"message": {"content": "a"}}',
+             b'{"type": "user", "uuid": "u2", "parentUuid": "u1", "cw\\u0064": "/w", "sessionId": 7, '
+             b'"message": {"content": "b"}}',
+             b'{"type": "user", "uuid": "u3", "parentUuid": "u2", "cwd": "/x", "sessionId": "s3", "version": "2", '
+             b'"message": {"content": "c"}}',
+             b'{"type": "user", "uuid": "u4", "parentUuid": "u3", "version": null, "message": {"content": "d"}}',
+             b'{"type": "progress", "uuid": "p1", "parentUuid": "u4", "version": "9"}']
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    fast, generic, taken = both(path)
+    same(fast, generic)
+    assert taken == len(lines)
+    assert (fast.cwd, fast.session_id, fast.version) == ("/w", 7, "2")
 
 
 @st.composite
