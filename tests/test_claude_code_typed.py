@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from inspector.core.formats.blocks import MAX_NESTING
 from inspector.core.formats import claude_code
 from inspector.core.formats.claude_code import ClaudeCodeLoader
-from inspector.core.formats.claude_code_lines import decode
+from inspector.core.formats.claude_code_lines import VALUE_DEPTH, decode
 from inspector.core.formats.jsonl import read_jsonl
 from inspector.core.model import Session
 
@@ -206,6 +206,25 @@ def test_where_and_by_which_version_a_session_ran_come_from_the_raw_lines_as_the
     same(fast, generic)
     assert taken == len(lines)
     assert (fast.cwd, fast.session_id, fast.version) == ("/w", 7, "2")
+
+
+
+def test_a_tool_input_nested_past_the_typed_depth_takes_the_generic_path_and_reads_alike(tmp_path):
+    def nested(depth: int) -> object:
+        value: object = 1
+        for level in range(depth):
+            value = [value] if level % 2 else {"k": value}
+        return value
+
+    lines = [{"type": "assistant", "uuid": f"a{depth}", "parentUuid": f"a{depth - 1}" if depth else None,
+              "message": {"id": f"m{depth}", "content": [{"type": "tool_use", "id": f"t{depth}", "name": "Bash",
+                                                          "input": nested(depth)}]}}
+             for depth in (0, VALUE_DEPTH - 1, VALUE_DEPTH, VALUE_DEPTH + 1)]
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(b"\n".join(json.dumps(line).encode() for line in lines) + b"\n")
+    fast, generic, taken = both(path)
+    same(fast, generic)
+    assert taken == 3
 
 
 @st.composite
