@@ -186,12 +186,11 @@ def test_the_common_lines_take_the_fast_path_and_the_odd_ones_do_not(tmp_path):
     assert any("content not read" in w.message for w in fast.warnings)
 
 
-
-def test_where_and_by_which_version_a_session_ran_come_from_the_raw_lines_as_the_generic_path_reads_them(tmp_path):
-    """Typed entries skip cwd, sessionId and version (`claude_code_lines.Envelope`): the loader reads them from the
-    raw lines of the first entry held that names a cwd and the last that names a version. A key spelled with
-    escapes counts, a cwd of another type does not (the generic path's reading: a sessionId of any type is kept),
-    and a progress line is not held."""
+def test_where_a_session_ran_comes_from_the_raw_lines_as_the_generic_path_reads_it(tmp_path):
+    """Typed entries skip cwd and sessionId (`claude_code_lines.Envelope`): the loader reads them from the raw line
+    of the first entry held that names a cwd. A key spelled with escapes counts, a cwd of another type does not (the
+    generic path's reading: a sessionId of any type is kept). The version is the last entry's held that names one
+    (not a progress line's)."""
     lines = [b'{"type": "user", "uuid": "u1", "parentUuid": null, "cwd": 5, "sessionId": "s1", "version": "1", '
              b'"message": {"content": "a"}}',
              b'{"type": "user", "uuid": "u2", "parentUuid": "u1", "cw\\u0064": "/w", "sessionId": 7, '
@@ -206,7 +205,6 @@ def test_where_and_by_which_version_a_session_ran_come_from_the_raw_lines_as_the
     same(fast, generic)
     assert taken == len(lines)
     assert (fast.cwd, fast.session_id, fast.version) == ("/w", 7, "2")
-
 
 
 def test_a_tool_input_nested_past_the_typed_depth_takes_the_generic_path_and_reads_alike(tmp_path):

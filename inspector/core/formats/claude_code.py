@@ -295,8 +295,8 @@ class ClaudeCodeLoader:
     def _new(self, graph: _Graph, lines: Sequence[int], offsets: Sequence[int], objs: list, raws: Sequence[bytes],
              kinds: list, uuids: list[str], notes: list[tuple[int, str]]) -> None:
         """New entries of one window, their uuids already in `graph.nodes`: their order and parents, the records
-        of those that hold content, and where and by which version the session ran (`_stated`: the first entry held
-        that names a cwd, the last that names a version)."""
+        of those that hold content, and where and by which version the session ran (the first entry held that names a
+        cwd, `_where`; the last that names a version)."""
         order, nodes = graph.order, graph.nodes
         parents = list(map(_PARENT, objs))
         before = [order[-1] if order else None, *islice(uuids, len(uuids) - 1)]  # the entry before each
@@ -315,11 +315,9 @@ class ClaudeCodeLoader:
         held: Sequence[int] = list(compress(count(), map(ne, kinds, repeat("progress")))) if progress else \
             range(len(kinds))
         if self.cwd is None:
-            stated = next((s for s in (_stated(objs[i], raws[i], b'"cwd"') for i in held) if s[0] is not None), None)
-            if stated is not None:
-                self.cwd, self.session_id = stated[0], stated[1]
-        version = next((v for v in (_stated(objs[i], raws[i], b'"version"')[2] for i in reversed(held))
-                        if v is not None), None)
+            self.cwd, self.session_id = next((w for w in (_where(objs[i], raws[i]) for i in held) if w[0] is not None),
+                                             (None, None))
+        version = next((v for v in (objs[i].version for i in reversed(held)) if v is not None), None)
         if version is not None and version != self.version:
             self.version = version
         columns = (uuids, kinds, lines, offsets, objs)
@@ -361,12 +359,12 @@ class ClaudeCodeLoader:
             return None
         elif kind in IGNORED:
             return None
-        uuid, parent = get("uuid"), get("parentUuid")
+        uuid, parent, version = get("uuid"), get("parentUuid"), get("version")
         result = get("toolUseResult")
         agent = result.get("agentId") if result.__class__ is dict else None
         return Loose(kind, uuid if uuid.__class__ is str else None, parent if parent.__class__ is str else None,
-                     bool(get("isSidechain")), *_envelope(obj), AgentResult(agent) if isinstance(agent, str) else None,
-                     obj)
+                     bool(get("isSidechain")), *_where_of(obj), version if version.__class__ is str else None,
+                     AgentResult(agent) if isinstance(agent, str) else None, obj)
 
     def _spawned(self, agent: str, record: Message) -> None:
         """A tool result that hands back a subagent's report names the subagent (`toolUseResult.agentId`, whose
@@ -1037,29 +1035,29 @@ class _Assembler:
             self.models.append(model)
 
 
-def _stated(obj: Line | Loose, raw: bytes, key: bytes) -> tuple[str | None, Any, str | None]:
-    """(cwd, sessionId, version) as the line of `obj` states them: a typed entry's read from its raw line where it may
-    hold `key` (the key spelled plainly, or a line with escapes), the generic path's from its `Loose`."""
+def _where(obj: Line | Loose, raw: bytes) -> tuple[str | None, Any]:
+    """(cwd, sessionId) as the line of `obj` states them: a typed entry's read from its raw line when it may name a cwd
+    (the key spelled plainly, or a line with escapes), the generic path's from its `Loose`."""
     if obj.__class__ is Loose:
-        return obj.cwd, obj.sessionId, obj.version  # type: ignore[union-attr]
-    if key not in raw and b"\\u" not in raw:
-        return None, None, None
+        return obj.cwd, obj.sessionId  # type: ignore[union-attr]
+    if b'"cwd"' not in raw and b"\\u" not in raw:
+        return None, None
     try:
-        stated = envelope(raw)
+        where = envelope(raw)
     except ValueError:  # a value of another type: read as the generic path reads it (orjson, else the standard library)
         for parse in (orjson.loads, loads):
             try:
-                return _envelope(parse(raw))
+                return _where_of(parse(raw))
             except ValueError:
                 pass
-        return None, None, None
-    return stated.cwd, stated.sessionId, stated.version
+        return None, None
+    return where.cwd, where.sessionId
 
 
-def _envelope(obj: dict) -> tuple[str | None, Any, str | None]:
-    """(cwd, sessionId, version) of a line the generic path parsed: cwd and version only when strings."""
-    cwd, version = obj.get("cwd"), obj.get("version")
-    return cwd if cwd.__class__ is str else None, obj.get("sessionId"), version if version.__class__ is str else None
+def _where_of(obj: dict) -> tuple[str | None, Any]:
+    """(cwd, sessionId) of a line the generic path parsed: the cwd only when a string."""
+    cwd = obj.get("cwd")
+    return cwd if cwd.__class__ is str else None, obj.get("sessionId")
 
 
 def _calls(records: Iterable[Record]) -> tuple[set[str | None], set[str | None]]:

@@ -108,17 +108,16 @@ class Progress(Line, tag="progress"):
 
 
 class Entry(Line):
+    version: str | None = None
     timestamp: str | None = None
 
 
 class Envelope(Struct, gc=False):
-    """Where and by which Claude Code an entry was written: read from a raw line (`envelope`) only where the loader
-    asks (the first entry that names a cwd, the last of a run that names a version), not decoded into every entry
-    (three strings a line, ~10% of the decode)."""
+    """Where an entry was written: read from a raw line (`envelope`) only until the loader finds one that says (the
+    first entry that names a cwd), not decoded into every entry (two strings a line)."""
 
     cwd: str | None = None
     sessionId: str | None = None
-    version: str | None = None
 
 
 class AgentResult(Struct, gc=False):
