@@ -15,9 +15,9 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from inspector.core.formats.blocks import MAX_NESTING
 from inspector.core.formats import claude_code
 from inspector.core.formats.claude_code import ClaudeCodeLoader
-from inspector.core.formats.claude_code_lines import VALUE_DEPTH, decode
+from inspector.core.formats.claude_code_lines import VALUE_DEPTH, _input_text, decode
 from inspector.core.formats.jsonl import read_jsonl
-from inspector.core.model import Session
+from inspector.core.model import Session, input_json
 
 text = st.text(max_size=6)
 big = st.integers(min_value=-(2**70), max_value=2**70)
@@ -156,7 +156,7 @@ def test_the_common_lines_take_the_fast_path_and_the_odd_ones_do_not(tmp_path):
         {"type": "assistant", "uuid": "a1", "parentUuid": "u1", "requestId": "q", "message": {
             "id": "m1", "model": "claude-x", "role": "assistant", "stop_reason": None,
             "content": [{"type": "thinking", "thinking": "hm", "signature": "sig"},
-                        {"type": "tool_use", "id": "t1", "name": "Task", "input": {"n": [1, 2.5, {"k": None}]}}],
+                        {"type": "tool_use", "id": "t1", "name": "Task", "input": {"n": [1, True, {"k": None}]}}],
             "usage": {"input_tokens": 3, "cache_creation_input_tokens": 5, "cache_read_input_tokens": 7,
                       "output_tokens": 9, "cache_creation": {"ephemeral_1h_input_tokens": 4}}}},
         {"type": "progress", "uuid": "p1", "parentUuid": "a1", "data": {"huge": "x" * 1000}},
@@ -175,15 +175,25 @@ def test_the_common_lines_take_the_fast_path_and_the_odd_ones_do_not(tmp_path):
            b'"usage": {"input_tokens": 123456789012345678901234567890}}}',
            b'{"type": "user", "uuid": "u8", "uuid": "u9", "parentUuid": "u7", "message": {"content": "dup"}}',
            b'{"type": "user", "uuid": "u10", "parentUuid": "u9", "message": {"content": [{"type": "mystery"}]}}',
+           b'{"type": "assistant", "uuid": "u11", "parentUuid": "u10", "message": {"id": "m4", "content": [{"type": '
+           b'"tool_use", "id": "t2", "name": "Bash", "input": {"timeout": 1e16}}]}}',
            deeply_nested("d1", MAX_NESTING + 2), deeply_nested("d2", MAX_NESTING + 1)]
     path = tmp_path / "s.jsonl"
     path.write_bytes(b"\n".join([json.dumps(e).encode() for e in common] + odd) + b"\n")
     fast, generic, taken = both(path)
     same(fast, generic)
     assert taken == len(common) + 3  # of the odd ones: the duplicate key (the last wins, as in a dict) and the
-    # nested results (read, and found too deep, by the loader); the rest take the generic path
+    # nested results (read, and found too deep, by the loader); the rest take the generic path (a tool input's float
+    # too: msgspec would write 1e16 where the standard library writes 1e+16)
     assert fast.spawns == {"t1": "ag1"} and any("invalid UTF-8" in w.message for w in fast.warnings)
     assert any("content not read" in w.message for w in fast.warnings)
+
+
+def test_a_typed_input_is_written_as_the_generic_path_writes_it():
+    texts = ["".join(map(chr, range(0, 0x800))), "\u2028\u2029\ufeff\x7f\uffff", "\U0001f600 a\"b\\c/d", ""]
+    for value in [{"k": text, text: [text]} for text in texts] + [
+            {}, [], {"a": {}, "b": [], "c": [[], {}, [None]]}, [True, False, None, 0, -(2**63), 2**63 - 1]]:
+        assert _input_text(value) == input_json(value)
 
 
 def test_where_a_session_ran_comes_from_the_raw_lines_as_the_generic_path_reads_it(tmp_path):

@@ -18,11 +18,13 @@ import msgspec
 from msgspec import UNSET, Meta, Struct, UnsetType
 
 from inspector.core.formats.blocks import MAX_NESTING, NestedTooDeep
-from inspector.core.model import EMPTY_INPUT, Block, input_json
+from inspector.core.model import EMPTY_INPUT, Block
 
 # orjson reads integers beyond 64 bits as floats: a line holding one takes the generic path, which reads it as before
 Int = Annotated[int, Meta(ge=-(2**63), le=2**63 - 1)]
-_Scalar = Union[str, Int, float, bool, None]
+# A tool's input holds no float here (one that does takes the generic path): `_input_text` writes it with msgspec,
+# whose floats are not Python's (1e16, not 1e+16)
+_Scalar = Union[str, Int, bool, None]
 # How deep a tool's input may nest here (deeper: the generic path). msgspec builds the decoder's nodes for each
 # level twice over (lists and objects): 8 levels took 6 ms of every start-up, 6 take 1 (Claude Code's deepest
 # inputs, AskUserQuestion's options, nest 5).
@@ -202,7 +204,7 @@ def block(b: Any, calls: dict[str, str], depth: int) -> Block:
         tool_id, name, value = b.id, b.name, b.input
         return Block("tool_use", "", calls.setdefault(tool_id, tool_id) if tool_id is not None else None,
                      intern(name) if name is not None else None,
-                     EMPTY_INPUT if value is UNSET else None if value is None else input_json(value))
+                     EMPTY_INPUT if value is UNSET else None if value is None else _input_text(value))
     if cls is _Text:
         return Block("text", b.text)
     if cls is _Thinking:
@@ -210,6 +212,16 @@ def block(b: Any, calls: dict[str, str], depth: int) -> Block:
     if cls is _Redacted:
         return Block("redacted_thinking", b.data)
     return _media(b)
+
+
+def _input_text(value: Any) -> str:
+    """`model.input_json(value)` for a typed input (no floats): msgspec's encoding spaced as the standard library's
+    (`format`'s indent 0: ", " and ": "; both escape strings alike). A fifth less time on a one-key input, half to
+    four fifths less on an edit's or a write's."""
+    return _format(_encode(value), indent=0).decode()
+
+
+_encode, _format = msgspec.json.Encoder().encode, msgspec.json.format
 
 
 def _media(b: _Image | _Document) -> Block:
