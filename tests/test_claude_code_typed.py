@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from inspector.core.formats.blocks import MAX_NESTING
 from inspector.core.formats import claude_code
 from inspector.core.formats.claude_code import ClaudeCodeLoader
-from inspector.core.formats.claude_code_lines import VALUE_DEPTH, _input_text, decode
+from inspector.core.formats.claude_code_lines import VALUE_DEPTH, _decode, _input_text, decode, decoder
 from inspector.core.formats.jsonl import read_jsonl
 from inspector.core.model import Session, input_json
 
@@ -194,6 +194,23 @@ def test_a_typed_input_is_written_as_the_generic_path_writes_it():
     for value in [{"k": text, text: [text]} for text in texts] + [
             {}, [], {"a": {}, "b": [], "c": [[], {}, [None]]}, [True, False, None, 0, -(2**63), 2**63 - 1]]:
         assert _input_text(value) == input_json(value)
+
+
+def test_a_run_decodes_in_c_unless_a_line_is_invalid_utf8(tmp_path):
+    """The loader's decoder checks the UTF-8 of a run's lines that are not ASCII once (msgspec skips what it does not
+    read unchecked); a run holding invalid bytes has each line checked as it decodes, and that line takes the
+    generic path, which warns of it."""
+    ok = json.dumps({"type": "user", "uuid": "u1", "message": {"content": "caf\u00e9"}}, ensure_ascii=False).encode()
+    bad = b'{"type": "user", "uuid": "u2", "parentUuid": "u1", "junk": "\xff", "message": {"content": "x"}}'
+    assert decoder([b"{}", ok]) is _decode and decoder([ok, bad]) is decode
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(ok + b"\n" + bad + b"\n")
+    loader = ClaudeCodeLoader(str(path))
+    read_jsonl(path, loader.feed, loader.warn, decoder=loader.decoder, feed_run=loader.feed_run)
+    session = loader.build()
+    assert [m.uuid for m in session.messages] == ["u1", "u2"]
+    assert [w.line for w in session.warnings if "invalid UTF-8" in w.message] == [2]
+
 
 
 def test_where_a_session_ran_comes_from_the_raw_lines_as_the_generic_path_reads_it(tmp_path):

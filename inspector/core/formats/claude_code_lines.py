@@ -11,6 +11,8 @@ dict branch), so a line reads the same whichever path takes it.
 
 from __future__ import annotations
 
+from collections import deque
+from itertools import filterfalse
 from sys import intern
 from typing import Annotated, Any, Callable, ClassVar, Union
 
@@ -170,9 +172,14 @@ def decode(raw: bytes) -> Line:
 
 
 def decoder(raws: list[bytes]) -> Callable[[bytes], Line]:
-    """`decode` fit for a run of raw lines: msgspec's own when they are all ASCII (nothing to check first, so a C call
-    a line, `jsonl.read_jsonl` maps it over the run)."""
-    return _decode if all(map(bytes.isascii, raws)) else decode
+    """`decode` fit for a run of raw lines: msgspec's own when they are all valid UTF-8 (the lines that are not ASCII
+    checked here, in one C-level pass), so a C call a line, `jsonl.read_jsonl` maps it over the run; a run holding a
+    line that is not checks each line as it decodes it."""
+    try:
+        deque(map(bytes.decode, filterfalse(bytes.isascii, raws)), 0)
+    except UnicodeDecodeError:
+        return decode
+    return _decode
 
 
 def blocks(content: str | list | None, calls: dict[str, str], depth: int = 0) -> list[Block]:
