@@ -28,8 +28,8 @@ Int = Annotated[int, Meta(ge=-(2**63), le=2**63 - 1)]
 # whose floats are not Python's (1e16, not 1e+16)
 _Scalar = Union[str, Int, bool, None]
 # How deep a tool's input may nest here (deeper: the generic path). msgspec builds the decoder's nodes for each
-# level twice over (lists and objects): 8 levels took 6 ms of every start-up, 6 take 1 (Claude Code's deepest
-# inputs, AskUserQuestion's options, nest 5).
+# level twice over (lists and objects): 8 levels took 6 ms of every start-up, 6 take 1 (AskUserQuestion's options,
+# among Claude Code's deepest inputs, nest 5).
 VALUE_DEPTH = 6
 Value: Any = _Scalar
 for _ in range(VALUE_DEPTH):
