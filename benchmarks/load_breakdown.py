@@ -91,8 +91,8 @@ def _breakdown(shown: Path, path: str, n: int) -> int:
         t0 = time.process_time()
         parsed = [run for batch in batches for run in _parsed(loader.decoder, *batch)]
         t1 = time.process_time()
-        for first, offsets, objs in parsed:
-            loader.feed_run(first, offsets, objs)
+        for run in parsed:
+            loader.feed_run(*run)
         t2 = time.process_time()
         session = loader.build()
         t3 = time.process_time()
@@ -129,14 +129,15 @@ PART = "  "  # a part of the stage above it, not summed again
 
 
 def _parsed(decoder: Callable[[list[bytes]], Callable[[bytes], object]], first: int, offsets: list[int],
-            raws: list[bytes]) -> Iterator[tuple[int, list[int], list]]:
-    """A batch's lines as `read_jsonl` parses them for the loader, `(first line, offsets, objs)` a run at a time:
-    typed entries, or orjson's dict for a line the typed parse refuses."""
+            raws: list[bytes]) -> Iterator[tuple[int, list[int], list, list[bytes]]]:
+    """A batch's lines as `read_jsonl` parses them for the loader, `(first line, offsets, objs, raws)` a run at a
+    time: typed entries, or orjson's dict for a line the typed parse refuses."""
     for lo in range(0, len(raws), RUN):
         part = raws[lo:lo + RUN]
         for at, objs in runs(part, decoder(part)):
             at += lo
-            yield first + at, offsets[at:at + max(1, len(objs))], objs or [orjson.loads(raws[at])]
+            end = at + max(1, len(objs))
+            yield first + at, offsets[at:end], objs or [orjson.loads(raws[at])], raws[at:end]
 
 
 def _output(session: Session, accounting: Accounting, n: int) -> list[tuple[str, float]]:

@@ -15,9 +15,9 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from inspector.core.formats.blocks import MAX_NESTING
 from inspector.core.formats import claude_code
 from inspector.core.formats.claude_code import ClaudeCodeLoader
-from inspector.core.formats.claude_code_lines import decode
+from inspector.core.formats.claude_code_lines import VALUE_DEPTH, _decode, _input_text, decode, decoder
 from inspector.core.formats.jsonl import read_jsonl
-from inspector.core.model import Session
+from inspector.core.model import Session, input_json
 
 text = st.text(max_size=6)
 big = st.integers(min_value=-(2**70), max_value=2**70)
@@ -83,7 +83,8 @@ SPLICES = [b'"junk": "\xff\xfe"', b'"junk": "\\ud800"', b'"junk": NaN', b'"junk"
        b'"message": {"content": "\xff"}', b'"message": {"content": [{"type": "tool_use", "input": {"n": 1e999}}]}',
        b'"message": {"content": [{"type": "tool_use", "input": {"n": 123456789012345678901234}}]}',
        b'"message": {"content": [{"type": "tool_use", "input": {"n": 9223372036854775808}}]}',
-       b'"message": {"usage": {"input_tokens": 9223372036854775808}}', b'"isSidechain": 1', b'\t"junk": 0']
+       b'"message": {"usage": {"input_tokens": 9223372036854775808}}', b'"isSidechain": 1', b'\t"junk": 0',
+       b'"cwd": 5', b'"cw\\u0064": "/e"', b'"version": ["2"]', b'"sessionId": 18446744073709551616']
 
 
 @st.composite
@@ -155,7 +156,7 @@ def test_the_common_lines_take_the_fast_path_and_the_odd_ones_do_not(tmp_path):
         {"type": "assistant", "uuid": "a1", "parentUuid": "u1", "requestId": "q", "message": {
             "id": "m1", "model": "claude-x", "role": "assistant", "stop_reason": None,
             "content": [{"type": "thinking", "thinking": "hm", "signature": "sig"},
-                        {"type": "tool_use", "id": "t1", "name": "Task", "input": {"n": [1, 2.5, {"k": None}]}}],
+                        {"type": "tool_use", "id": "t1", "name": "Task", "input": {"n": [1, True, {"k": None}]}}],
             "usage": {"input_tokens": 3, "cache_creation_input_tokens": 5, "cache_read_input_tokens": 7,
                       "output_tokens": 9, "cache_creation": {"ephemeral_1h_input_tokens": 4}}}},
         {"type": "progress", "uuid": "p1", "parentUuid": "a1", "data": {"huge": "x" * 1000}},
@@ -174,15 +175,81 @@ def test_the_common_lines_take_the_fast_path_and_the_odd_ones_do_not(tmp_path):
            b'"usage": {"input_tokens": 123456789012345678901234567890}}}',
            b'{"type": "user", "uuid": "u8", "uuid": "u9", "parentUuid": "u7", "message": {"content": "dup"}}',
            b'{"type": "user", "uuid": "u10", "parentUuid": "u9", "message": {"content": [{"type": "mystery"}]}}',
+           b'{"type": "assistant", "uuid": "u11", "parentUuid": "u10", "message": {"id": "m4", "content": [{"type": '
+           b'"tool_use", "id": "t2", "name": "Bash", "input": {"timeout": 1e16}}]}}',
            deeply_nested("d1", MAX_NESTING + 2), deeply_nested("d2", MAX_NESTING + 1)]
     path = tmp_path / "s.jsonl"
     path.write_bytes(b"\n".join([json.dumps(e).encode() for e in common] + odd) + b"\n")
     fast, generic, taken = both(path)
     same(fast, generic)
     assert taken == len(common) + 3  # of the odd ones: the duplicate key (the last wins, as in a dict) and the
-    # nested results (read, and found too deep, by the loader); the rest take the generic path
+    # nested results (read, and found too deep, by the loader); the rest take the generic path (a tool input's float
+    # too: msgspec would write 1e16 where the standard library writes 1e+16)
     assert fast.spawns == {"t1": "ag1"} and any("invalid UTF-8" in w.message for w in fast.warnings)
     assert any("content not read" in w.message for w in fast.warnings)
+
+
+def test_a_typed_input_is_written_as_the_generic_path_writes_it():
+    texts = ["".join(map(chr, range(0, 0x800))), "\u2028\u2029\ufeff\x7f\uffff", "\U0001f600 a\"b\\c/d", ""]
+    for value in [{"k": text, text: [text]} for text in texts] + [
+            {}, [], {"a": {}, "b": [], "c": [[], {}, [None]]}, [True, False, None, 0, -(2**63), 2**63 - 1]]:
+        assert _input_text(value) == input_json(value)
+
+
+def test_a_run_decodes_in_c_unless_a_line_is_invalid_utf8(tmp_path):
+    """The loader's decoder checks the UTF-8 of a run's lines that are not ASCII once (msgspec skips what it does not
+    read unchecked); a run holding invalid bytes has each line checked as it decodes, and that line takes the
+    generic path, which warns of it."""
+    ok = json.dumps({"type": "user", "uuid": "u1", "message": {"content": "caf\u00e9"}}, ensure_ascii=False).encode()
+    bad = b'{"type": "user", "uuid": "u2", "parentUuid": "u1", "junk": "\xff", "message": {"content": "x"}}'
+    assert decoder([b"{}", ok]) is _decode and decoder([ok, bad]) is decode
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(ok + b"\n" + bad + b"\n")
+    loader = ClaudeCodeLoader(str(path))
+    read_jsonl(path, loader.feed, loader.warn, decoder=loader.decoder, feed_run=loader.feed_run)
+    session = loader.build()
+    assert [m.uuid for m in session.messages] == ["u1", "u2"]
+    assert [w.line for w in session.warnings if "invalid UTF-8" in w.message] == [2]
+
+
+
+def test_where_a_session_ran_comes_from_the_raw_lines_as_the_generic_path_reads_it(tmp_path):
+    """Typed entries skip cwd and sessionId (`claude_code_lines.Envelope`): the loader reads them from the raw line
+    of the first entry held that names a cwd. A key spelled with escapes counts, a cwd of another type does not (the
+    generic path's reading: a sessionId of any type is kept). The version is the last entry's held that names one
+    (not a progress line's)."""
+    lines = [b'{"type": "user", "uuid": "u1", "parentUuid": null, "cwd": 5, "sessionId": "s1", "version": "1", '
+             b'"message": {"content": "a"}}',
+             b'{"type": "user", "uuid": "u2", "parentUuid": "u1", "cw\\u0064": "/w", "sessionId": 7, '
+             b'"message": {"content": "b"}}',
+             b'{"type": "user", "uuid": "u3", "parentUuid": "u2", "cwd": "/x", "sessionId": "s3", "version": "2", '
+             b'"message": {"content": "c"}}',
+             b'{"type": "user", "uuid": "u4", "parentUuid": "u3", "version": null, "message": {"content": "d"}}',
+             b'{"type": "progress", "uuid": "p1", "parentUuid": "u4", "version": "9"}']
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    fast, generic, taken = both(path)
+    same(fast, generic)
+    assert taken == len(lines)
+    assert (fast.cwd, fast.session_id, fast.version) == ("/w", 7, "2")
+
+
+def test_a_tool_input_nested_past_the_typed_depth_takes_the_generic_path_and_reads_alike(tmp_path):
+    def nested(depth: int) -> object:
+        value: object = 1
+        for level in range(depth):
+            value = [value] if level % 2 else {"k": value}
+        return value
+
+    lines = [{"type": "assistant", "uuid": f"a{depth}", "parentUuid": f"a{depth - 1}" if depth else None,
+              "message": {"id": f"m{depth}", "content": [{"type": "tool_use", "id": f"t{depth}", "name": "Bash",
+                                                          "input": nested(depth)}]}}
+             for depth in (0, VALUE_DEPTH - 1, VALUE_DEPTH, VALUE_DEPTH + 1)]
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(b"\n".join(json.dumps(line).encode() for line in lines) + b"\n")
+    fast, generic, taken = both(path)
+    same(fast, generic)
+    assert taken == 3
 
 
 @st.composite

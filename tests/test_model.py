@@ -91,7 +91,14 @@ def test_calls_read_from_a_file_keep_their_input_as_they_found_it() -> None:
     from inspector.core.formats.claude_code_lines import decode
 
     line = ('{"type":"assistant","uuid":"u","message":{"content":[{"type":"tool_use","id":"t","name":"Edit",'
-            '"input":{"old":"a\\u00e9\\"b","new":1e300,"n":-0.0,"list":[[],{}]}}]}}')
+            '"input":{"old":"a\\u00e9\\"b\\u001b\\n","new":-9223372036854775808,"n":true,"list":[[],{},[null]]}}]}}')
     typed = typed_blocks(decode(line.encode()).message.content, {})  # type: ignore[attr-defined]
     loose = blocks_from_content(json.loads(line)["message"]["content"])
     assert typed == loose and typed[0].input == json.loads(line)["message"]["content"][0]["input"]
+    # a float (which msgspec writes its own way) leaves the line to the generic path, which keeps it as found
+    floats = line.replace('"n":true', '"n":-0.0,"f":1e300,"g":1e-05')
+    with pytest.raises(ValueError):
+        decode(floats.encode())
+    loose = blocks_from_content(json.loads(floats)["message"]["content"])
+    assert loose[0].input == json.loads(floats)["message"]["content"][0]["input"]
+    assert '"f": 1e+300, "g": 1e-05' in loose[0].input_text

@@ -57,7 +57,7 @@ def _json_start(head: bytes) -> bool:
 
 class Loader(Protocol):
     """A stateful loader; one may also have `decoder(raws)`, which picks its own fast parse of lines, and
-    `feed_run(first, offsets, objs)`, which takes a run of lines at once (`read_jsonl`'s)."""
+    `feed_run(first, offsets, objs, raws)`, which takes a run of lines at once (`read_jsonl`'s)."""
 
     def feed(self, line_no: int, offset: int, obj: Any) -> None: ...
     def warn(self, line: int | None, message: str) -> None: ...
@@ -318,10 +318,10 @@ class Follower:
                    self._skip_fed_tail if self._tail_fed is not None else None, self._held,
                    getattr(loader, "decoder", None), self._feed_run if hasattr(loader, "feed_run") else None)
 
-    def _feed_run(self, first: int, offsets: Sequence[int], objs: list) -> None:
+    def _feed_run(self, first: int, offsets: Sequence[int], objs: list, raws: Sequence[bytes]) -> None:
         """Feed a run of complete lines to the loader (`skip` kept out a last line fed before its newline came)."""
         self._fed += len(objs)
-        self._loader.feed_run(first, offsets, objs)  # type: ignore[union-attr]
+        self._loader.feed_run(first, offsets, objs, raws)  # type: ignore[union-attr]
 
     def _skip_fed_tail(self, line_no: int, offset: int, raw: bytes) -> bool:
         """The last line fed before its newline arrived: now complete, it must not be fed twice."""

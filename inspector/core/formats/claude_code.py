@@ -26,6 +26,7 @@ from operator import attrgetter, eq, is_not, itemgetter, ne
 from pathlib import Path
 from typing import Any, ClassVar, Iterable, Sequence
 
+import orjson
 from msgspec import Struct, structs
 
 from inspector.core.formats.blocks import (NestedTooDeep, as_int, as_list, blocks_from_content, edited_message, opt_int,
@@ -33,11 +34,11 @@ from inspector.core.formats.blocks import (NestedTooDeep, as_int, as_list, block
 from inspector.core.formats.claude_code_records import (
     COST_STATE, IGNORED, REQUEST_RECORDS, RequestRecorder, agent_cost, attachment_type, reminder,
 )
-from inspector.core.formats.claude_code_lines import TYPED, AgentResult, Assistant, Line, User, decoder
+from inspector.core.formats.claude_code_lines import TYPED, AgentResult, Assistant, Line, User, decoder, envelope
 from inspector.core.formats.claude_code_lines import block as typed_block
 from inspector.core.formats.claude_code_lines import blocks as typed_blocks
 from inspector.core.formats.harness_config import Stated, read_json
-from inspector.core.formats.jsonl import UnknownKinds
+from inspector.core.formats.jsonl import UnknownKinds, loads
 from inspector.core.limits import OVERRIDE_ENV
 from inspector.core.model import AgentCost, Block, Compaction, LoadWarning, Message, Request, Session
 
@@ -231,11 +232,11 @@ class ClaudeCodeLoader:
         return len(self.main.order)
 
     def feed(self, line_no: int, offset: int, obj: Any) -> None:
-        """Take one parsed line: a run of one (`feed_run`)."""
-        self.feed_run(line_no, (offset,), [obj])
+        """Take one line as the generic JSON path parsed it: a run of one (`feed_run`)."""
+        self.feed_run(line_no, (offset,), [obj], (b"",))
 
-    def feed_run(self, first: int, offsets: Sequence[int], objs: list) -> None:
-        """Take a run of consecutive parsed lines, `first` the number of the first: typed entries
+    def feed_run(self, first: int, offsets: Sequence[int], objs: list, raws: Sequence[bytes]) -> None:
+        """Take a run of consecutive parsed lines, `first` the number of the first, and their raw lines: typed entries
         (`claude_code_lines.decode`, the common shapes) or whatever the generic JSON path made of a line. Never raises
         on odd content: odd lines become warnings. Every line of a session comes through here, so the run is linked a
         column at a time (C-level passes over its uuids and parents); it is cut only where an entry needs a step of
@@ -243,7 +244,7 @@ class ClaudeCodeLoader:
         if not TYPED.issuperset(map(type, objs)):
             if len(objs) > 1:  # one at a time: each may warn, in line order
                 for i in range(len(objs)):
-                    self.feed_run(first + i, offsets[i:i + 1], objs[i:i + 1])
+                    self.feed_run(first + i, offsets[i:i + 1], objs[i:i + 1], raws[i:i + 1])
                 return
             obj = self._loose(first, objs[0])
             if obj is None:
@@ -260,22 +261,22 @@ class ClaudeCodeLoader:
             keep = list(map(is_not, uuids, repeat(None)))
             notes += [(line, kind) for line, kind, kept in zip(lines, kinds, keep)
                       if not kept and kind not in BOOKKEEPING]
-            lines, offsets, objs, kinds, uuids = (list(compress(column, keep))
-                                                  for column in (lines, offsets, objs, kinds, uuids))
+            lines, offsets, objs, raws, kinds, uuids = (list(compress(column, keep))
+                                                        for column in (lines, offsets, objs, raws, kinds, uuids))
         if not any(map(_SIDE, objs)):
-            self._link(self.main, lines, offsets, objs, kinds, uuids, notes)
+            self._link(self.main, lines, offsets, objs, raws, kinds, uuids, notes)
         else:  # a sidechain's entries: another window
             sides = list(map(_SIDE, objs))
             cuts = [0, *compress(count(1), map(ne, sides, islice(sides, 1, None))), len(objs)]  # runs of one window
             for lo, hi in zip(cuts, islice(cuts, 1, None)):
                 if lo < hi:
                     self._link(self.side if sides[lo] else self.main, lines[lo:hi], offsets[lo:hi], objs[lo:hi],
-                               kinds[lo:hi], uuids[lo:hi], notes)
+                               raws[lo:hi], kinds[lo:hi], uuids[lo:hi], notes)
         for line, kind in sorted(notes, key=itemgetter(0)):
             self._unknown.note(kind, line)
 
-    def _link(self, graph: _Graph, lines: Sequence[int], offsets: Sequence[int], objs: list, kinds: list,
-              uuids: list[str], notes: list[tuple[int, str]]) -> None:
+    def _link(self, graph: _Graph, lines: Sequence[int], offsets: Sequence[int], objs: list, raws: Sequence[bytes],
+              kinds: list, uuids: list[str], notes: list[tuple[int, str]]) -> None:
         """Entries of one window: new ones linked a run at a time (`_new`), a repeated uuid on its own."""
         nodes, lo = graph.nodes, 0
         while lo < len(uuids):
@@ -285,16 +286,17 @@ class ClaudeCodeLoader:
                                                  count(seq))), len(uuids) - lo)
             if lo < hi:
                 whole = lo == 0 and hi == len(uuids)
-                self._new(graph, *((lines, offsets, objs, kinds, uuids) if whole else
-                                   (column[lo:hi] for column in (lines, offsets, objs, kinds, uuids))), notes)
+                self._new(graph, *((lines, offsets, objs, raws, kinds, uuids) if whole else
+                                   (column[lo:hi] for column in (lines, offsets, objs, raws, kinds, uuids))), notes)
             if hi < len(uuids):
                 self._repeated(graph, uuids[hi], kinds[hi], lines[hi], offsets[hi], objs[hi])
             lo = hi + 1
 
-    def _new(self, graph: _Graph, lines: Sequence[int], offsets: Sequence[int], objs: list, kinds: list,
-             uuids: list[str], notes: list[tuple[int, str]]) -> None:
-        """New entries of one window, their uuids already in `graph.nodes`: their order and parents, and the records
-        of those that hold content."""
+    def _new(self, graph: _Graph, lines: Sequence[int], offsets: Sequence[int], objs: list, raws: Sequence[bytes],
+             kinds: list, uuids: list[str], notes: list[tuple[int, str]]) -> None:
+        """New entries of one window, their uuids already in `graph.nodes`: their order and parents, the records
+        of those that hold content, and where and by which version the session ran (the first entry held that names a
+        cwd, `_where`; the last that names a version)."""
         order, nodes = graph.order, graph.nodes
         parents = list(map(_PARENT, objs))
         before = [order[-1] if order else None, *islice(uuids, len(uuids) - 1)]  # the entry before each
@@ -313,9 +315,8 @@ class ClaudeCodeLoader:
         held: Sequence[int] = list(compress(count(), map(ne, kinds, repeat("progress")))) if progress else \
             range(len(kinds))
         if self.cwd is None:
-            obj = next((objs[i] for i in held if objs[i].cwd is not None), None)
-            if obj is not None:
-                self.cwd, self.session_id = obj.cwd, obj.sessionId
+            self.cwd, self.session_id = next((w for w in (_where(objs[i], raws[i]) for i in held) if w[0] is not None),
+                                             (None, None))
         version = next((v for v in (objs[i].version for i in reversed(held)) if v is not None), None)
         if version is not None and version != self.version:
             self.version = version
@@ -358,12 +359,11 @@ class ClaudeCodeLoader:
             return None
         elif kind in IGNORED:
             return None
-        uuid, parent, cwd, version = get("uuid"), get("parentUuid"), get("cwd"), get("version")
+        uuid, parent, version = get("uuid"), get("parentUuid"), get("version")
         result = get("toolUseResult")
         agent = result.get("agentId") if result.__class__ is dict else None
         return Loose(kind, uuid if uuid.__class__ is str else None, parent if parent.__class__ is str else None,
-                     bool(get("isSidechain")), cwd if cwd.__class__ is str else None, get("sessionId"),
-                     version if version.__class__ is str else None,
+                     bool(get("isSidechain")), *_where_of(obj), version if version.__class__ is str else None,
                      AgentResult(agent) if isinstance(agent, str) else None, obj)
 
     def _spawned(self, agent: str, record: Message) -> None:
@@ -1033,6 +1033,31 @@ class _Assembler:
                                      message.timestamp, "turn", rec.sent_id, rec.write_1h))
         if model and model not in self.models:
             self.models.append(model)
+
+
+def _where(obj: Line | Loose, raw: bytes) -> tuple[str | None, Any]:
+    """(cwd, sessionId) as the line of `obj` states them: a typed entry's read from its raw line when it may name a cwd
+    (the key spelled plainly, or a line with escapes), the generic path's from its `Loose`."""
+    if obj.__class__ is Loose:
+        return obj.cwd, obj.sessionId  # type: ignore[union-attr]
+    if b'"cwd"' not in raw and b"\\u" not in raw:
+        return None, None
+    try:
+        where = envelope(raw)
+    except ValueError:  # a value of another type: read as the generic path reads it (orjson, else the standard library)
+        for parse in (orjson.loads, loads):
+            try:
+                return _where_of(parse(raw))
+            except ValueError:
+                pass
+        return None, None
+    return where.cwd, where.sessionId
+
+
+def _where_of(obj: dict) -> tuple[str | None, Any]:
+    """(cwd, sessionId) of a line the generic path parsed: the cwd only when a string."""
+    cwd = obj.get("cwd")
+    return cwd if cwd.__class__ is str else None, obj.get("sessionId")
 
 
 def _calls(records: Iterable[Record]) -> tuple[set[str | None], set[str | None]]:

@@ -24,7 +24,7 @@ from inspector.core.model import LoadWarning, Session
 
 Progress = Callable[[int, int], None]
 Feed = Callable[[int, int, Any], None]
-FeedRun = Callable[[int, Sequence[int], list], None]
+FeedRun = Callable[[int, Sequence[int], list, Sequence[bytes]], None]
 Warn = Callable[[int | None, str], None]
 Skip = Callable[[int, int, bytes], bool]
 Held = Callable[[int, int], None]
@@ -45,8 +45,8 @@ def read_jsonl(path: str | os.PathLike[str], feed: Feed, warn: Warn, progress: P
     already taken (a live follower's last line, fed before its newline arrived). `held(line_no, bytes)`, when
     given, is told of an unfinished last line instead of a warning. `decoder(raws)`, when given, picks the loader's
     own fast parse (typed entries) for a run of raw lines: a line it refuses (ValueError, RecursionError) is parsed
-    as JSON as usual. `feed_run(first line_no, offsets, objs)`, when given, takes consecutive lines a run at a time
-    instead of `feed` a line at a time (the unterminated last line still goes to `feed`)."""
+    as JSON as usual. `feed_run(first line_no, offsets, objs, raws)`, when given, takes consecutive lines a run at a
+    time, with their raw lines, instead of `feed` a line at a time (the unterminated last line still goes to `feed`)."""
     index = index if index is not None else LineIndex(path)  # an empty index is falsy (len 0)
     if held is None:
         def held(line_no: int, size: int) -> None:
@@ -66,7 +66,7 @@ def unfinished(size: int) -> str:
 
 def _one_by_one(feed: Feed, warn: Warn) -> FeedRun:
     """`feed_run` for a loader that is fed a line at a time."""
-    def feed_run(first: int, offsets: Sequence[int], objs: list) -> None:
+    def feed_run(first: int, offsets: Sequence[int], objs: list, raws: Sequence[bytes]) -> None:
         for line_no, offset, obj in zip(count(first), offsets, objs):
             try:
                 feed(line_no, offset, obj)
@@ -93,7 +93,7 @@ def _read(index: LineIndex, feed: Feed, feed_run: FeedRun, warn: Warn, progress:
             for at, objs in runs(raws, decoder(raws) if decoder is not None else orjson.loads):
                 at += lo
                 if objs:
-                    feed_run(first + at, offsets[at:at + len(objs)], objs)
+                    feed_run(first + at, offsets[at:at + len(objs)], objs, lines[at:at + len(objs)])
                 else:
                     _odd(first + at, offsets[at], lines[at], feed_run, warn, generic)
             if progress is not None and clock() >= next_report:
@@ -147,7 +147,7 @@ def _odd(line_no: int, offset: int, raw: bytes, feed_run: FeedRun, warn: Warn,
     except ValueError as exc:
         warn(line_no, f"corrupt line skipped ({_reason(exc)})")
         return
-    feed_run(line_no, (offset,), [obj])
+    feed_run(line_no, (offset,), [obj], (raw,))
 
 
 class ObjectLoader:
