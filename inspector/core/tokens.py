@@ -41,7 +41,7 @@ from array import array
 from dataclasses import dataclass
 from itertools import accumulate, compress, islice, repeat
 from operator import add, and_, attrgetter, eq, itemgetter, le, mul, ne, not_, or_, sub
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Iterable, Iterator, Sequence
 
 from inspector.core import categories as cat
 from inspector.core.calibration import YOUNG, Calibrator, group_columns
@@ -623,8 +623,9 @@ class _Run:
         measured = self.q_measured[a - 1 - q0:c - q0]
         growth = list(map(sub, measured[1:], measured))
         take = itemgetter(*his)
-        seen: list[float] | None = None
-        added: list[float] | None = None
+        low, high = min(his), max(his)
+        seen: Iterator[float] | None = None
+        added: Iterable[float] | None = None
         # Each feature of what each request added: a list, a float where every request added the same (a count,
         # often: one product for all), None where none added any.
         f: list[list[float] | float | None] = [None] * N_FEATURES
@@ -632,19 +633,26 @@ class _Run:
             column = cum[j]
             if column is None and isfinite(r):  # r x 0.0 adds nothing
                 continue
-            # (MESSAGE's running sums are range(n + 1): at each end, the end itself)
-            at = (0.0,) * (m + 1) if column is None else his if isinstance(column, range) else take(column)
             start = 0.0 if column is None else column[s0]
-            at_hi = at[1:]
-            # x - 0.0 is x; a sum from 0.0 starts at its first term unless that is -0.0 (r > 0: it is not)
-            terms = map(mul, repeat(r), at_hi if start == 0.0 else map(sub, at_hi, repeat(start)))
-            seen = list(terms) if seen is None and r > 0 else list(map(add, seen or repeat(0.0), terms))
-            fj = list(map(sub, at_hi, at))
-            f[j] = float(fj[0]) if fj.count(fj[0]) == m else fj
-            terms = repeat(r * f[j], m) if fj is not f[j] else map(mul, repeat(r), fj)  # type: ignore[operator]
-            added = list(terms) if added is None and r > 0 else list(map(add, added or repeat(0.0), terms))
-        if seen is None or added is None:
-            seen = added = [0.0] * m
+            # x - 0.0 is x; a sum from 0.0 starts at its first term unless that is -0.0 (r > 0: it is not). The sums
+            # are chains of maps, each request's made in turn when they are read (no list a feature).
+            if column is not None and column[low] == column[high]:
+                # No request added any (the running sums of features, never negative, do not decrease between): the
+                # same terms for each, made once
+                value = column[low]
+                terms = repeat(r * (value if start == 0.0 else value - start), m)
+                f[j] = float(value - value)
+            else:  # (MESSAGE's running sums are range(n + 1): at each end, the end itself)
+                at = (0.0,) * (m + 1) if column is None else his if isinstance(column, range) else take(column)
+                at_hi = at[1:]
+                terms = map(mul, repeat(r), at_hi if start == 0.0 else map(sub, at_hi, repeat(start)))
+                fj = list(map(sub, at_hi, at))
+                f[j] = float(fj[0]) if (m == 1 or fj[1] == fj[0]) and fj.count(fj[0]) == m else fj
+            seen = terms if seen is None and r > 0 else map(add, seen or repeat(0.0), terms)
+            fj = f[j]  # type: ignore[assignment]
+            terms = map(mul, repeat(r), fj) if isinstance(fj, list) else repeat(r * fj, m)  # type: ignore[operator]
+            added = terms if added is None and r > 0 else map(add, added or repeat(0.0), terms)
+        seen, added = (repeat(0.0), [0.0] * m) if seen is None or added is None else (seen, list(added))
         # Observations: a turn whose growth the messages explain (as `_pass1`), of group tokens summing above 0
         # (each condition checked one request at a time only where some request fails it).
         x, total = group_columns(f, calibrator.base)
@@ -679,7 +687,7 @@ class _Run:
         before = float(before)
         figures.predicted += map(float.__trunc__, map(add, map(sub, map(add, measured, repeat(before)), repeat(before)),
                                                       added[:m]))
-        figures.estimated.extend(map(float.__trunc__, map(add, repeat(before), seen[:m])))
+        figures.estimated.extend(map(float.__trunc__, map(add, repeat(before), islice(seen, m))))
         return c, due
     def _pass2(self) -> Estimator:
         """The final estimates (every observation used) and the attribution of measured figures to messages."""
