@@ -13,7 +13,7 @@ session, in any process.
 from __future__ import annotations
 
 from array import array
-from itertools import accumulate, compress, repeat
+from itertools import accumulate, chain, compress, repeat
 from math import isfinite
 from operator import add, attrgetter, eq, is_, itemgetter, mul, ne, not_, sub
 from typing import Iterable, Sequence
@@ -165,6 +165,12 @@ class FeatureColumns:
                     out = zeros(n)
                 places.put(out, values)
         return out
+
+    def holders(self, j: int, most: int) -> list[int] | None:
+        """The positions of the messages whose kind has feature j (after `categorise`), in order: where its column
+        may be other than 0.0; None when there are more than `most`."""
+        kinds = [places.positions for places, cols in self.scored if j in cols]
+        return sorted(chain.from_iterable(kinds)) if sum(map(len, kinds)) <= most else None
 
     def dots(self, ratios: Sequence[float]) -> array:
         """`dots` of every message (after `categorise`), kind by kind: a kind's messages lack the features it has
