@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 from inspector.core import categories as cat, feature_columns
 from inspector.core.accounting import RequestColumns, RequestFigures
 from inspector.core.calibration import Calibrator, group_tokens
-from inspector.core.estimators import (MESSAGE, N_FEATURES, O200K, STATED, batched, dot, sum_in_order, text_columns,
-                                      text_features)
+from inspector.core.estimators import (MESSAGE, N_FEATURES, O200K, PROSE, STATED, batched, dot, sum_in_order,
+                                      text_columns, text_features)
 from inspector.core.feature_columns import FeatureColumns, dots
 from inspector.core.formats import load
 from inspector.core.model import Block, Message, Request
@@ -41,6 +41,27 @@ def bits(rows: list[list[float]]) -> list[list[str]]:
 @given(st.lists(TEXTS, max_size=12), st.booleans())
 def test_text_columns_are_text_features_of_each_text(texts, as_json):
     assert bits(as_rows(text_columns(texts, as_json), len(texts))) == bits([alone(t, as_json) for t in texts])
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(TEXTS, max_size=12), st.integers(1, 40))
+def test_text_columns_count_punctuation_a_part_of_the_texts_at_a_time(texts, part):
+    """However the texts are cut into parts (`_PUNCT_PART` characters), each text's punctuation is its own."""
+    from inspector.core import estimators
+
+    kept, estimators._PUNCT_PART = estimators._PUNCT_PART, part
+    try:
+        assert bits(as_rows(text_columns(texts), len(texts))) == bits([alone(t, False) for t in texts])
+    finally:
+        estimators._PUNCT_PART = kept
+
+
+def test_text_columns_of_texts_that_are_all_code_have_no_prose():
+    texts = ["a.b", "", "{}", "x = f(y);", "→ {x}"]
+    cols = text_columns(texts)
+    assert PROSE not in cols
+    assert bits(as_rows(cols, len(texts))) == bits([alone(t, False) for t in texts])
+    assert PROSE in text_columns(texts + ["plain words"])
 
 
 @settings(max_examples=200, deadline=None)
