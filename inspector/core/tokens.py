@@ -687,8 +687,8 @@ class _Run:
             pick = (lambda v: v[:m]) if len(seen_obs) == m else picker(seen_obs)
             stated = f[STATED]
             ys = list(map(sub, pick(growth), pick(stated) if isinstance(stated, list) else repeat(stated or 0.0)))
-            calibrator.observe_many(model, [list(pick(g)) if isinstance(g, list) else [g or 0.0] * len(seen_obs)
-                                            for g in x], list(pick(total)), ys)
+            calibrator.observe_many(model, [pick(g) if isinstance(g, list) else [g or 0.0] * len(seen_obs) for g in x],
+                                    pick(total), ys)
         figures = self.figures
         figures.request += self.session.requests[a:c]
         figures.window += repeat(w, m)
