@@ -17,6 +17,7 @@ from inspector.core.feature_columns import FeatureColumns, dots
 from inspector.core.formats import load
 from inspector.core.model import Block, Message, Request
 from inspector.core.pricing import parts, vector
+from inspector.core.request_runs import UNEXPLAINED_FACTOR, UNEXPLAINED_SLACK, spread, spread_growths
 
 from conftest import CORPUS, FIXTURES
 
@@ -164,6 +165,33 @@ def test_observe_many_is_observe_one_at_a_time(observations):
     many.observe_many("m", x, totals, ys)
     assert one.observations("m") == many.observations("m")
     assert one.ratios("m") == many.ratios("m") and one.estimator().per_model == many.estimator().per_model
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(1, 3), st.integers(-50, 3000)), min_size=1, max_size=30),
+       st.lists(st.floats(0.0, 4000.0), min_size=100, max_size=100), st.booleans())
+def test_spread_growths_is_spread_of_each_growth(requests, weights, small):
+    """`spread_growths` (a message position at a time over many requests) gives each message what `spread` of its
+    request's growth gives it, and leaves the requests `spread` is not meant for (a growth below 0, far beyond what
+    its messages weigh, or nothing to weigh it by) to the caller, their messages untouched."""
+    if small:  # weights below 1.0 too: the guesses `spread_growths` cannot take its last shares' short cut for
+        weights = [w / 3000 for w in weights]
+    los, his, growths, at = [], [], [], 0
+    for size, growth in requests:
+        los.append(at)
+        at += size
+        his.append(at)
+        growths.append(growth)
+    many: list[int | None] = [None] * at
+    left = spread_growths(many, weights, los, his, growths)
+    one: list[int | None] = [None] * at
+    for i, (lo, hi, growth) in enumerate(zip(los, his, growths)):
+        guess = sum_in_order(weights[lo:hi])
+        if guess > 0 and 0 <= growth <= UNEXPLAINED_FACTOR * guess + UNEXPLAINED_SLACK:
+            spread(one, weights, lo, hi, growth)
+        else:
+            assert i in left
+    assert many == one and left == sorted(left)
 
 
 def test_request_columns_are_a_sequence_of_request_figures():
