@@ -16,7 +16,7 @@ from array import array
 from itertools import accumulate, chain, compress, repeat
 from math import isfinite
 from operator import add, attrgetter, eq, is_, itemgetter, mul, ne, not_, sub
-from typing import Iterable, Sequence
+from typing import Iterable, Iterator, Sequence
 
 from inspector.core import categories as cat
 from inspector.core.estimators import (
@@ -189,7 +189,7 @@ def dots(ratios: Sequence[float], columns: Sequence[Sequence[float] | None], m: 
     """`dot(ratios, features)` of each of m messages whose features are `columns` (None: 0.0 in each; MESSAGE is
     1.0 in each, `pricing.parts`): a feature at a time, the very same float operations in the same order as one
     dot product per message."""
-    out = None
+    out: Iterator[float] | None = None
     for j, (r, column) in enumerate(zip(ratios, columns)):
         # A feature no message has adds r x 0.0 = 0.0 to each sum, which leaves it as it is (a sum here is never
         # -0.0): skipped (most sessions have no CJK, other scripts, media or stated sizes).
@@ -197,13 +197,22 @@ def dots(ratios: Sequence[float], columns: Sequence[Sequence[float] | None], m: 
             continue
         if j == MESSAGE:
             terms = repeat(r, m)  # (r x 1.0 is r)
-        elif column is not None and column.count(column[0]) == m:  # the same in each (a tool call's 1.0): one product
+        elif column is not None and _same(column, m):  # the same in each (a tool call's 1.0): one product
             terms = repeat(r * column[0], m)
         else:
             terms = map(mul, repeat(r), repeat(0.0, m) if column is None else column)
-        # The first term alone: 0.0 + x is x, unless x is -0.0, which a product of r > 0 and a feature is not
-        out = list(terms) if out is None and r > 0 else list(map(add, out or repeat(0.0, m), terms))
-    return out if out is not None else [0.0] * m
+        # The first term alone: 0.0 + x is x, unless x is -0.0, which a product of r > 0 and a feature is not. The
+        # sums a chain of maps, each message's made in turn as the list is (no list a feature).
+        out = terms if out is None and r > 0 else map(add, out or repeat(0.0, m), terms)
+    return list(out) if out is not None else [0.0] * m
+
+
+def _same(column: Sequence[float], m: int) -> bool:
+    """Whether each of the m values equals the first: an array's compared as doubles in C (a memoryview's ==, no
+    float object a value), as `count` compares them."""
+    if isinstance(column, array):
+        return memoryview(column) == memoryview(array("d", column[:1]) * m)
+    return column.count(column[0]) == m
 
 
 class _Places:
