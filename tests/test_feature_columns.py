@@ -194,6 +194,19 @@ def test_spread_growths_is_spread_of_each_growth(requests, weights, small):
     assert many == one and left == sorted(left)
 
 
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(st.one_of(st.none(), st.integers(0, 10**6)), st.integers(0, 10**6), st.booleans()),
+                max_size=20))
+def test_abs_errors_are_each_request_figures_error(rows):
+    """The errors of many requests at once (a None left out, a measured 0 an error of 0.0) are each one's own."""
+    from inspector.core.accounting import _pct
+    from inspector.core.request_runs import _abs_errors
+
+    values, measured, kept = [v for v, _, _ in rows], [m for _, m, _ in rows], [k for _, _, k in rows]
+    expected = [abs(_pct(v, m)) for v, m, k in rows if k and v is not None]
+    assert _abs_errors(values, measured, kept) == expected
+
+
 def test_request_columns_are_a_sequence_of_request_figures():
     figures = RequestColumns()
     reqs = [Request(f"r{i}", "m", 10, i, 0, 1, 2 * i + 1, 0, 2 * i + 1) for i in range(4)]

@@ -133,9 +133,10 @@ def _abs_errors(values: list[int | None], measured: list[int], kept: list[bool])
     """abs(RequestFigures._pct) of each `kept` value (None: left out) against its measured figure."""
     if not all(kept):
         values, measured = list(compress(values, kept)), list(compress(measured, kept))
-    if None in values:
-        kept = list(map(is_not, values, repeat(None)))
-        values, measured = list(compress(values, kept)), list(compress(measured, kept))
-    if 0 in measured:
-        return [abs((v - m) / m * 100 if m else 0.0) for v, m in zip(values, measured)]  # type: ignore[operator]
-    return list(map(abs, map(mul, map(truediv, map(sub, values, measured), measured), repeat(100))))
+    try:  # (a None or a measured 0 stops this pass, made again below one figure at a time: rare)
+        return list(map(abs, map(mul, map(truediv, map(sub, values, measured), measured), repeat(100))))
+    except (TypeError, ZeroDivisionError):
+        pass
+    kept = list(map(is_not, values, repeat(None)))
+    return [abs((v - m) / m * 100 if m else 0.0)  # type: ignore[operator]
+            for v, m in zip(compress(values, kept), compress(measured, kept))]
