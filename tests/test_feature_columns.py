@@ -4,6 +4,8 @@ or request at a time: `text_columns` as `text_features`, `FeatureColumns` as `pr
 
 from __future__ import annotations
 
+from itertools import accumulate
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -11,8 +13,8 @@ from hypothesis import strategies as st
 from inspector.core import categories as cat, feature_columns
 from inspector.core.accounting import RequestColumns, RequestFigures
 from inspector.core.calibration import Calibrator, group_tokens
-from inspector.core.estimators import (MESSAGE, N_FEATURES, O200K, PROSE, STATED, batched, dot, sum_in_order,
-                                      text_columns, text_features)
+from inspector.core.estimators import (MESSAGE, N_FEATURES, O200K, PROSE, STATED, TOOL_RESULT, TOOL_USE, batched, dot,
+                                      sum_in_order, text_columns, text_features)
 from inspector.core.feature_columns import FeatureColumns, dots
 from inspector.core.formats import load
 from inspector.core.model import Block, Message, Request
@@ -119,6 +121,33 @@ def test_feature_columns_are_the_parts_of_each_message(messages, counter):
     assert multi == {i: p for i, p in enumerate(expected) if len(p) > 1}
     rows = [[0.0 if c is None else c[i] for c in cols] for i in range(len(messages))]
     assert bits(rows) == bits([vector(p) for p in expected])
+
+
+def rounds(n: int) -> list[Message]:
+    """Tool calls and results in turn, a prompt now and then: each tool kind's positions in runs, the prompts few."""
+    out = []
+    for i in range(n):
+        if i % 40 == 7:
+            out.append(Message("user", "prompt", [Block("text", text="go on please " * (i % 7 + 1))]))
+        out.append(Message("assistant", "assistant", [Block.of("tool_use", tool_id=f"t{i}", tool_name="Bash",
+                                                               input={"command": "ls " * (i % 5)})]))
+        out.append(Message("user", "tool_result", [Block("tool_result", "x = 1;\n" * (i % 3), tool_id=f"t{i}")]))
+    return out
+
+
+@pytest.mark.parametrize("messages", sessions() + [rounds(300)])
+def test_running_sums_of_a_feature_are_those_of_its_column(messages):
+    """`FeatureColumns.running` (from the messages that have the feature) adds what accumulating its column adds."""
+    found = FeatureColumns(messages)
+    found.categorise(cat.tool_names(messages))
+    made = []
+    for j in range(MESSAGE):  # (MESSAGE: 1.0 in every message, its sums counted)
+        column, sums = found.column(j), found.running(j, 0.5)
+        if column is not None and sums is not None:
+            made.append(j)
+            assert bits([list(sums)]) == bits([list(accumulate(column, initial=0.5))[1:]])
+    if len(messages) == 608:  # `rounds`: a tool kind's in runs, the prompts' few
+        assert {TOOL_USE, TOOL_RESULT, PROSE} <= set(made)
 
 
 @pytest.mark.parametrize("part", [3, feature_columns.PART])

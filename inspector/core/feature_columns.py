@@ -166,11 +166,35 @@ class FeatureColumns:
                 places.put(out, values)
         return out
 
-    def holders(self, j: int, most: int) -> list[int] | None:
-        """The positions of the messages whose kind has feature j (after `categorise`), in order: where its column
-        may be other than 0.0; None when there are more than `most`."""
-        kinds = [places.positions for places, cols in self.scored if j in cols]
-        return sorted(chain.from_iterable(kinds)) if sum(map(len, kinds)) <= most else None
+    def running(self, j: int, total: float) -> array | None:
+        """The running sums of feature j but MESSAGE (after `categorise`): after each message, `total` plus the feature of that
+        message and those before it, added in order, made from the messages of the kinds that have the feature (the
+        others add 0.0, which leaves a sum as it is): those of one kind, where its positions come in runs (a run's
+        sums spread over its messages by slices), or few (1 in 64 at most, one at a time). None otherwise."""
+        holders = [(places, cols[j]) for places, cols in self.scored if j in cols]
+        n = len(self.messages)
+        if len(holders) == 1 and holders[0][0].runs is not None:
+            (places, values), = holders
+            positions, runs = places.positions, places.runs
+            sums = array("d", accumulate(values, initial=total))  # sums[k]: with the first k of its messages
+            out = array("d", sums[:1]) * positions[0]
+            for a, b in runs:  # messages positions[a] .. positions[b - 1] - 1, `step` a sum, then up to the next
+                step = positions[a + 1] - positions[a] if b - a > 1 else 1
+                spread = zeros(step * (b - 1 - a))
+                for t in range(step):
+                    spread[t::step] = sums[a + 1:b]
+                out += spread
+                out += array("d", sums[b:b + 1]) * ((positions[b] if b < len(positions) else n) - positions[b - 1])
+            return out
+        if sum(len(places.positions) for places, _ in holders) > n // 64:
+            return None
+        out, done = array("d"), 0
+        for i, x in sorted(chain.from_iterable(zip(places.positions, values) for places, values in holders)):
+            out += array("d", [total]) * (i - done)
+            total += x
+            out.append(total)
+            done = i + 1
+        return out + array("d", [total]) * (n - done)
 
     def dots(self, ratios: Sequence[float]) -> array:
         """`dots` of every message (after `categorise`), kind by kind: a kind's messages lack the features it has

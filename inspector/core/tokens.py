@@ -453,15 +453,9 @@ class _Run:
                     if cumulative[j] is None:
                         cumulative[j] = zeros(lo + 1)
                     column = cumulative[j]
-                    few = self.found.holders(j, (n - lo) // 64)
-                    if few is not None:  # a feature of few messages: the sum changes only at them (0.0 adds nothing)
-                        total, done = column[-1], 0
-                        for i in sorted({*few, *self.edited}):
-                            column += array("d", [total]) * (i - done)
-                            total += col[i]
-                            column.append(total)
-                            done = i + 1
-                        column += array("d", [total]) * (n - lo - done)
+                    sums = None if self.edited else self.found.running(j, column[-1])
+                    if sums is not None:  # made from the messages that have the feature
+                        column += sums
                         continue
                     # from the running sum at `lo` on, a part at a time (an array made of a list: made of an iterator,
                     # it takes longer; made of all of them, the list takes 4 times the array)
