@@ -395,8 +395,7 @@ class _Run:
         reqs = self.session.requests[q0:]
         self.q_start, self.q_end, self.q_model, self.q_kind = (
             list(map(attrgetter(name), reqs)) for name in ("seen_start", "seen_end", "model", "kind"))
-        self.q_measured = list(map(add, map(add, map(attrgetter("input_tokens"), reqs),
-                                            map(attrgetter("cache_creation"), reqs)), map(attrgetter("cache_read"), reqs)))
+        self.q_measured = list(map(attrgetter("measured_context"), reqs))
         # From request max(1, k) on: those that start a window or switch models (the request passes take them alone)
         q, starts, models = max(1, self.k) - q0, self.q_start, self.q_model
         self.q_new = set(compress(range(q + q0, self.R), map(or_, map(ne, starts[q:], starts[q - 1:]),
