@@ -39,7 +39,7 @@ import weakref
 from math import isfinite
 from array import array
 from dataclasses import dataclass
-from itertools import accumulate, compress, islice, repeat
+from itertools import compress, islice, repeat
 from operator import add, and_, attrgetter, eq, itemgetter, le, mul, ne, not_, or_, sub
 from typing import TYPE_CHECKING, Iterable, Iterator, Sequence
 
@@ -51,7 +51,7 @@ from inspector.core.estimators import (
 from inspector.core.limits import current_model
 from inspector.core.model import Compaction, CompactionsByIndex, Message, Request, Session
 from inspector.core.accounting import Accounting, Accuracy, RequestColumns
-from inspector.core.feature_columns import PART, Columns, FeatureColumns, dots as dot_columns, zeros
+from inspector.core.feature_columns import Columns, FeatureColumns, add_sums, dots as dot_columns, zeros
 from inspector.core.pricing import Pricing, parts, scaled, total, vector
 from inspector.core.request_runs import (
     UNEXPLAINED_FACTOR, UNEXPLAINED_SLACK, add_errors, picker, runs_of, same, spread, spread_growths, turns)
@@ -456,12 +456,7 @@ class _Run:
                     if sums is not None:  # made from the messages that have the feature
                         column += sums
                         continue
-                    # from the running sum at `lo` on, a part at a time (an array made of a list: made of an iterator,
-                    # it takes longer; made of all of them, the list takes 4 times the array)
-                    for a in range(0, n - lo, PART):
-                        part = list(accumulate(col[a:a + PART], initial=column[-1]))
-                        del part[0]
-                        column.fromlist(part)
+                    add_sums(column, col)  # from the running sum at `lo` on
                 elif cumulative[j] is not None:  # adding 0.0 leaves the sum as it is
                     cumulative[j].extend(repeat(cumulative[j][lo], n - lo))
         # What each seen microcompaction changed in what the next request saw: its edits' features (and, for an
