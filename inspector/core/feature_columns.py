@@ -167,10 +167,11 @@ class FeatureColumns:
         return out
 
     def running(self, j: int, total: float) -> array | None:
-        """The running sums of feature j but MESSAGE (after `categorise`): after each message, `total` plus the feature of that
-        message and those before it, added in order, made from the messages of the kinds that have the feature (the
-        others add 0.0, which leaves a sum as it is): those of one kind, where its positions come in runs (a run's
-        sums spread over its messages by slices), or few (1 in 64 at most, one at a time). None otherwise."""
+        """The running sums of feature j, not MESSAGE (after `categorise`): after each message, `total` plus the
+        feature of that message and those before it, added in order. Made from the messages of the kinds that have
+        the feature (the others add 0.0, which leaves a sum as it is): those of one kind whose positions come in
+        runs (a run's sums spread over its messages by slices), or few (1 in 64 at most, one at a time); None
+        otherwise."""
         holders = [(places, cols[j]) for places, cols in self.scored if j in cols]
         n = len(self.messages)
         if len(holders) == 1 and holders[0][0].runs is not None:
