@@ -4,6 +4,7 @@ or request at a time: `text_columns` as `text_features`, `FeatureColumns` as `pr
 
 from __future__ import annotations
 
+from array import array
 from itertools import accumulate
 
 import pytest
@@ -137,15 +138,19 @@ def rounds(n: int) -> list[Message]:
 
 @pytest.mark.parametrize("messages", sessions() + [rounds(300)])
 def test_running_sums_of_a_feature_are_those_of_its_column(messages):
-    """`FeatureColumns.running` (from the messages that have the feature) adds what accumulating its column adds."""
+    """`FeatureColumns.add_running` (from the messages that have the feature) adds what accumulating its column
+    adds, after the sums it is given."""
     found = FeatureColumns(messages)
     found.categorise(cat.tool_names(messages))
     made = []
     for j in range(MESSAGE):  # (MESSAGE: 1.0 in every message, its sums counted)
-        column, sums = found.column(j), found.running(j, 0.5)
-        if column is not None and sums is not None:
+        column, sums = found.column(j), array("d", [0.25, 0.5])
+        if found.add_running(j, sums):
             made.append(j)
-            assert bits([list(sums)]) == bits([list(accumulate(column, initial=0.5))[1:]])
+            assert column is not None
+            assert bits([list(sums)]) == bits([[0.25, *accumulate(column, initial=0.5)]])
+        else:
+            assert list(sums) == [0.25, 0.5]
     if len(messages) == 608:  # `rounds`: a tool kind's in runs, the prompts' few
         assert {TOOL_USE, TOOL_RESULT, PROSE} <= set(made)
 

@@ -166,37 +166,38 @@ class FeatureColumns:
                 places.put(out, values)
         return out
 
-    def running(self, j: int, total: float) -> array | None:
-        """The running sums of feature j, not MESSAGE (after `categorise`): after each message, `total` plus the
-        feature of that message and those before it, added in order. Made from the messages of the kinds that have
-        the feature (the others add 0.0, which leaves a sum as it is): those of one kind whose positions come in
-        runs (a run's sums spread over its messages by slices), or few (1 in 64 at most, one at a time); None
-        otherwise."""
+    def add_running(self, j: int, sums: array) -> bool:
+        """Append to `sums` the running sums of feature j, not MESSAGE (after `categorise`): after each message, its
+        last sum plus the feature of that message and those before it, added in order. Made from the messages of
+        the kinds that have the feature (the others add 0.0, which leaves a sum as it is): those of one kind whose
+        positions come in runs (a run's sums spread over its messages by slices), or few (1 in 64 at most, one at a
+        time). False (nothing appended) where no kind has it, or neither holds."""
         holders = [(places, cols[j]) for places, cols in self.scored if j in cols]
         n = len(self.messages)
         if len(holders) == 1 and holders[0][0].runs is not None:
             (places, values), = holders
-            positions, runs = places.positions, places.runs
-            sums = array("d", [total])  # sums[k]: with the first k of its messages
-            add_sums(sums, values)
-            out = array("d", sums[:1]) * positions[0]
-            for a, b in runs:  # messages positions[a] .. positions[b - 1] - 1, `step` a sum, then up to the next
+            positions, at = places.positions, len(sums)
+            own = array("d", sums[-1:])  # own[k]: with the first k of its messages
+            add_sums(own, values)
+            sums += zeros(n)
+            sums[at:at + positions[0]] = own[:1] * positions[0]
+            for a, b in places.runs:  # messages positions[a] .. positions[b - 1] - 1, `step` a sum, then to the next
                 step = positions[a + 1] - positions[a] if b - a > 1 else 1
-                spread = zeros(step * (b - 1 - a))
                 for t in range(step):
-                    spread[t::step] = sums[a + 1:b]
-                out += spread
-                out += array("d", sums[b:b + 1]) * ((positions[b] if b < len(positions) else n) - positions[b - 1])
-            return out
-        if sum(len(places.positions) for places, _ in holders) > n // 64:
-            return None
-        out, done = array("d"), 0
+                    sums[at + positions[a] + t:at + positions[b - 1]:step] = own[a + 1:b]
+                end = positions[b] if b < len(positions) else n
+                sums[at + positions[b - 1]:at + end] = own[b:b + 1] * (end - positions[b - 1])
+            return True
+        if not holders or sum(len(places.positions) for places, _ in holders) > n // 64:
+            return False
+        total, done = sums[-1], 0
         for i, x in sorted(chain.from_iterable(zip(places.positions, values) for places, values in holders)):
-            out += array("d", [total]) * (i - done)
+            sums += array("d", [total]) * (i - done)
             total += x
-            out.append(total)
+            sums.append(total)
             done = i + 1
-        return out + array("d", [total]) * (n - done)
+        sums += array("d", [total]) * (n - done)
+        return True
 
     def dots(self, ratios: Sequence[float]) -> array:
         """`dots` of every message (after `categorise`), kind by kind: a kind's messages lack the features it has

@@ -445,18 +445,17 @@ class _Run:
                     self.running.append(self.running[-1] + x)
         if self.by_features:  # each feature's running sum: the same additions, in the same order, in C loops
             for j in range(N_FEATURES):  # a column at a time: made, summed and freed before the next is made
-                col = self._column(j) if j != MESSAGE else None
                 if j == MESSAGE:  # 1.0 in every message (`pricing.parts`): its sums count the messages exactly
                     cumulative[j] = range(n + 1)
-                elif col is not None:
-                    if cumulative[j] is None:
-                        cumulative[j] = zeros(lo + 1)
-                    column = cumulative[j]
-                    sums = None if self.edited else self.found.running(j, column[-1])
-                    if sums is not None:  # made from the messages that have the feature
-                        column += sums
-                        continue
+                    continue
+                column = zeros(lo + 1) if cumulative[j] is None else cumulative[j]
+                if not self.edited and self.found.add_running(j, column):  # from the messages that have it
+                    cumulative[j] = column
+                    continue
+                col = self._column(j)
+                if col is not None:
                     add_sums(column, col)  # from the running sum at `lo` on
+                    cumulative[j] = column
                 elif cumulative[j] is not None:  # adding 0.0 leaves the sum as it is
                     cumulative[j].extend(repeat(cumulative[j][lo], n - lo))
         # What each seen microcompaction changed in what the next request saw: its edits' features (and, for an
