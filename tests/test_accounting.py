@@ -220,6 +220,25 @@ def test_sums_hold_for_any_usage(steps, start, compact_at):
     assert account(session, resumable=False) == acc
 
 
+@pytest.mark.parametrize("path", [None, *CORPUS_FILES[:4]], ids=lambda p: p.name if p else "built")
+def test_requests_taken_together_give_the_figures_of_one_at_a_time(path, monkeypatch):
+    """The request passes over runs of requests (`_chunk`, `spread_growths`: a feature at a time over many requests)
+    give the very figures of taking each request alone. Built: CJK in the first prompt only, so that in the later
+    requests' chunks its running sums stay the same (the chunk makes its terms once)."""
+    from inspector.core.tokens import _Run
+
+    if path is None:
+        spec = [("漢字 and words" if n == 0 else f"step {n}: do it " * (n % 5 + 1), 10_000 + 170 * n, "m")
+                for n in range(150)]
+        session = _session(spec, 80)
+    else:
+        session = load(str(path))
+    together = account(session, resumable=False)
+    monkeypatch.setattr(_Run, "_runs", lambda self, cleared: {})
+    monkeypatch.setattr(_Run, "_spread_runs", lambda self, at: {})
+    assert account(session, resumable=False) == together
+
+
 def test_estimator_for_a_session_is_fitted_on_it():
     from inspector.core.tokens import estimator_for
 

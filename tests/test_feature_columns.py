@@ -4,6 +4,9 @@ or request at a time: `text_columns` as `text_features`, `FeatureColumns` as `pr
 
 from __future__ import annotations
 
+from array import array
+from itertools import accumulate
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -11,12 +14,13 @@ from hypothesis import strategies as st
 from inspector.core import categories as cat, feature_columns
 from inspector.core.accounting import RequestColumns, RequestFigures
 from inspector.core.calibration import Calibrator, group_tokens
-from inspector.core.estimators import (MESSAGE, N_FEATURES, O200K, STATED, batched, dot, sum_in_order, text_columns,
-                                      text_features)
+from inspector.core.estimators import (MESSAGE, N_FEATURES, O200K, PROSE, STATED, TOOL_RESULT, TOOL_USE, batched, dot,
+                                      sum_in_order, text_columns, text_features)
 from inspector.core.feature_columns import FeatureColumns, dots
 from inspector.core.formats import load
 from inspector.core.model import Block, Message, Request
 from inspector.core.pricing import parts, vector
+from inspector.core.request_runs import UNEXPLAINED_FACTOR, UNEXPLAINED_SLACK, spread, spread_growths
 
 from conftest import CORPUS, FIXTURES
 
@@ -41,6 +45,27 @@ def bits(rows: list[list[float]]) -> list[list[str]]:
 @given(st.lists(TEXTS, max_size=12), st.booleans())
 def test_text_columns_are_text_features_of_each_text(texts, as_json):
     assert bits(as_rows(text_columns(texts, as_json), len(texts))) == bits([alone(t, as_json) for t in texts])
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(TEXTS, max_size=12), st.integers(1, 40))
+def test_text_columns_count_punctuation_a_part_of_the_texts_at_a_time(texts, part):
+    """However the texts are cut into parts (`_PUNCT_PART` characters), each text's punctuation is its own."""
+    from inspector.core import estimators
+
+    kept, estimators._PUNCT_PART = estimators._PUNCT_PART, part
+    try:
+        assert bits(as_rows(text_columns(texts), len(texts))) == bits([alone(t, False) for t in texts])
+    finally:
+        estimators._PUNCT_PART = kept
+
+
+def test_text_columns_of_texts_that_are_all_code_have_no_prose():
+    texts = ["a.b", "", "{}", "x = f(y);", "→ {x}"]
+    cols = text_columns(texts)
+    assert PROSE not in cols
+    assert bits(as_rows(cols, len(texts))) == bits([alone(t, False) for t in texts])
+    assert PROSE in text_columns(texts + ["plain words"])
 
 
 @settings(max_examples=200, deadline=None)
@@ -99,6 +124,37 @@ def test_feature_columns_are_the_parts_of_each_message(messages, counter):
     assert bits(rows) == bits([vector(p) for p in expected])
 
 
+def rounds(n: int) -> list[Message]:
+    """Tool calls and results in turn, a prompt now and then: each tool kind's positions in runs, the prompts few."""
+    out = []
+    for i in range(n):
+        if i % 40 == 7:
+            out.append(Message("user", "prompt", [Block("text", text="go on please " * (i % 7 + 1))]))
+        out.append(Message("assistant", "assistant", [Block.of("tool_use", tool_id=f"t{i}", tool_name="Bash",
+                                                               input={"command": "ls " * (i % 5)})]))
+        out.append(Message("user", "tool_result", [Block("tool_result", "x = 1;\n" * (i % 3), tool_id=f"t{i}")]))
+    return out
+
+
+@pytest.mark.parametrize("messages", sessions() + [rounds(300)])
+def test_running_sums_of_a_feature_are_those_of_its_column(messages):
+    """`FeatureColumns.add_running` (from the messages that have the feature) adds what accumulating its column
+    adds, after the sums it is given."""
+    found = FeatureColumns(messages)
+    found.categorise(cat.tool_names(messages))
+    made = []
+    for j in range(MESSAGE):  # (MESSAGE: 1.0 in every message, its sums counted)
+        column, sums = found.column(j), array("d", [0.25, 0.5])
+        if found.add_running(j, sums):
+            made.append(j)
+            assert column is not None
+            assert bits([list(sums)]) == bits([[0.25, *accumulate(column, initial=0.5)]])
+        else:
+            assert list(sums) == [0.25, 0.5]
+    if len(messages) == 608:  # `rounds`: a tool kind's in runs, the prompts' few
+        assert {TOOL_USE, TOOL_RESULT, PROSE} <= set(made)
+
+
 @pytest.mark.parametrize("part", [3, feature_columns.PART])
 @pytest.mark.parametrize("messages", sessions())
 def test_feature_columns_dots_are_the_dot_of_each_message(messages, part, monkeypatch):
@@ -143,6 +199,46 @@ def test_observe_many_is_observe_one_at_a_time(observations):
     many.observe_many("m", x, totals, ys)
     assert one.observations("m") == many.observations("m")
     assert one.ratios("m") == many.ratios("m") and one.estimator().per_model == many.estimator().per_model
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(1, 3), st.integers(-50, 3000)), min_size=1, max_size=30),
+       st.lists(st.floats(0.0, 4000.0), min_size=100, max_size=100), st.booleans())
+def test_spread_growths_is_spread_of_each_growth(requests, weights, small):
+    """`spread_growths` (a message position at a time over many requests) gives each message what `spread` of its
+    request's growth gives it, and leaves the requests `spread` is not meant for (a growth below 0, far beyond what
+    its messages weigh, or nothing to weigh it by) to the caller, their messages untouched."""
+    if small:  # weights below 1.0 too: the guesses `spread_growths` cannot take its last shares' short cut for
+        weights = [w / 3000 for w in weights]
+    los, his, growths, at = [], [], [], 0
+    for size, growth in requests:
+        los.append(at)
+        at += size
+        his.append(at)
+        growths.append(growth)
+    many: list[int | None] = [None] * at
+    left = spread_growths(many, weights, los, his, growths)
+    one: list[int | None] = [None] * at
+    for i, (lo, hi, growth) in enumerate(zip(los, his, growths)):
+        guess = sum_in_order(weights[lo:hi])
+        if guess > 0 and 0 <= growth <= UNEXPLAINED_FACTOR * guess + UNEXPLAINED_SLACK:
+            spread(one, weights, lo, hi, growth)
+        else:
+            assert i in left
+    assert many == one and left == sorted(left)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(st.one_of(st.none(), st.integers(0, 10**6)), st.integers(0, 10**6), st.booleans()),
+                max_size=20))
+def test_abs_errors_are_each_request_figures_error(rows):
+    """The errors of many requests at once (a None left out, a measured 0 an error of 0.0) are each one's own."""
+    from inspector.core.accounting import _pct
+    from inspector.core.request_runs import _abs_errors
+
+    values, measured, kept = [v for v, _, _ in rows], [m for _, m, _ in rows], [k for _, _, k in rows]
+    expected = [abs(_pct(v, m)) for v, m, k in rows if k and v is not None]
+    assert _abs_errors(values, measured, kept) == expected
 
 
 def test_request_columns_are_a_sequence_of_request_figures():

@@ -72,7 +72,7 @@ def group_columns(features: Sequence[list[float] | float | None], base: Sequence
                 t = base[i] * column if isinstance(column, float) else list(map(mul, repeat(base[i]), column))
                 group = t if group is None else _plus(group, t)
         x.append(group)
-        if group is not None:
+        if group is not None and group != 0.0:  # (a group of 0.0 adds nothing to the total)
             total = group if total is None else _plus(total, group)
     return x, total
 
@@ -125,7 +125,7 @@ class _ModelFit:
         """Observations: each group's tokens `x` (a column per group, one value per observation), their sums
         `totals`, the growths `ys`; added one after another as they came (the settled fit solves at its counts)."""
         sds = list(map(add, map(mul, repeat(NOISE_SHARE), totals), repeat(NOISE_FLOOR)))
-        ws = list(map(truediv, repeat(1), map(mul, sds, sds)))
+        ws = list(map(truediv, repeat(1.0), map(mul, sds, sds)))  # (1.0 / x is 1 / x: without int's conversion)
         px, pw, py = self.pending
         at, count = 0, len(ws)
         while at < count:

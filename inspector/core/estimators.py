@@ -21,12 +21,13 @@ at that size under every feature estimator.
 
 from __future__ import annotations
 
+import bisect
 import json
 import os
 import sys
 from contextlib import contextmanager, nullcontext
 from functools import reduce
-from itertools import compress, repeat
+from itertools import accumulate, compress, repeat
 from operator import add, mul, not_, sub, truediv
 from typing import Any, Callable, ContextManager, Iterable, Iterator, Sequence
 
@@ -264,7 +265,6 @@ CODE_PUNCT_SHARE = 0.08
 
 _ASCII_PUNCT = bytes(c for c in range(33, 127) if not chr(c).isalnum())
 _NOT_PUNCT = bytes(c for c in range(256) if c not in _ASCII_PUNCT)
-_PUNCT_BITS = bytes(c in _ASCII_PUNCT for c in range(256))
 
 
 def _lead_table() -> bytes:
@@ -342,7 +342,7 @@ def text_columns(texts: Sequence[str], as_json: bool = False, counter: Count | N
         if as_json:
             return {JSON_: list(map(float, lens))}
         latin: list[int] = lens
-        raws: Iterable[bytes] = map(str.encode, texts)  # one at a time: all of them at once double the texts
+        raws: list[bytes] | None = None
     else:  # the lead bytes of the texts that have them (an ASCII text counts none: `text_features`' shortcut)
         raws = list(map(str.encode, texts, repeat("utf-8"), repeat("surrogatepass")))
         wide = list(compress(range(len(texts)), map(not_, map(str.isascii, texts))))
@@ -359,12 +359,34 @@ def text_columns(texts: Sequence[str], as_json: bool = False, counter: Count | N
         if as_json:
             out[JSON_] = list(map(float, latin))
             return out
-    # ASCII punctuation: each such byte translated to a 1 bit, the others to 0, counted as an int's bits.
-    punct = map(int.bit_count, map(int.from_bytes, map(bytes.translate, raws, repeat(_PUNCT_BITS)), repeat("little")))
     # An empty text adds nothing: its share taken of 1 character instead of 0 gives 0.0 code and prose.
     chars = map(max, lens, repeat(1)) if 0 in lens else lens
-    code = list(map(mul, latin, map(min, repeat(1.0), map(truediv, punct, map(mul, repeat(CODE_PUNCT_SHARE), chars)))))
+    share = list(map(truediv, _punctuation(texts, lens, raws), map(mul, repeat(CODE_PUNCT_SHARE), chars)))
+    if min(compress(share, lens) if chars is not lens else share, default=1.0) >= 1.0:
+        # Every text code (most tool output; an empty one adds 0 x anything): latin x 1.0 each, and no prose (a
+        # feature no text has is left out)
+        out[CODE] = list(map(float, latin))
+        return out
+    code = list(map(mul, latin, map(min, repeat(1.0), share)))
     out[CODE], out[PROSE] = code, list(map(sub, latin, code))
+    return out
+
+
+_PUNCT_PART = 1 << 20  # characters (at most, but for a longer text alone) `_punctuation` joins at a time
+_NOT_PUNCT_OR_CUT = bytes(c for c in range(256) if c not in _ASCII_PUNCT and c != 0xFF)
+
+
+def _punctuation(texts: Sequence[str], lens: list[int], raws: list[bytes] | None) -> list[int]:
+    """The ASCII punctuation bytes of each text (`raws`: their UTF-8, None for ASCII texts), counted a part of the
+    texts at a time: joined by 0xFF (in no UTF-8 text), every other byte deleted, split again at 0xFF."""
+    out: list[int] = []
+    ends = list(accumulate(lens))
+    a = 0
+    while a < len(texts):
+        b = max(a + 1, bisect.bisect_right(ends, (ends[a - 1] if a else 0) + _PUNCT_PART, a))
+        joined = "\xff".join(texts[a:b]).encode("latin-1") if raws is None else b"\xff".join(raws[a:b])
+        out += map(len, joined.translate(None, _NOT_PUNCT_OR_CUT).split(b"\xff"))
+        a = b
     return out
 
 

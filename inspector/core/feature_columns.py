@@ -13,10 +13,10 @@ session, in any process.
 from __future__ import annotations
 
 from array import array
-from itertools import accumulate, compress, repeat
+from itertools import accumulate, chain, compress, repeat
 from math import isfinite
 from operator import add, attrgetter, eq, is_, itemgetter, mul, ne, not_, sub
-from typing import Iterable, Sequence
+from typing import Iterable, Iterator, Sequence
 
 from inspector.core import categories as cat
 from inspector.core.estimators import (
@@ -166,6 +166,39 @@ class FeatureColumns:
                 places.put(out, values)
         return out
 
+    def add_running(self, j: int, sums: array) -> bool:
+        """Append to `sums` the running sums of feature j, not MESSAGE (after `categorise`): after each message, its
+        last sum plus the feature of that message and those before it, added in order. Made from the messages of
+        the kinds that have the feature (the others add 0.0, which leaves a sum as it is): those of one kind whose
+        positions come in runs (a run's sums spread over its messages by slices), or few (1 in 64 at most, one at a
+        time). False (nothing appended) where no kind has it, or neither holds."""
+        holders = [(places, cols[j]) for places, cols in self.scored if j in cols]
+        n = len(self.messages)
+        if len(holders) == 1 and holders[0][0].runs is not None:
+            (places, values), = holders
+            positions, at = places.positions, len(sums)
+            own = array("d", sums[-1:])  # own[k]: with the first k of its messages
+            add_sums(own, values)
+            sums += zeros(n)
+            sums[at:at + positions[0]] = own[:1] * positions[0]
+            for a, b in places.runs:  # messages positions[a] .. positions[b - 1] - 1, `step` a sum, then to the next
+                step = positions[a + 1] - positions[a] if b - a > 1 else 1
+                for t in range(step):
+                    sums[at + positions[a] + t:at + positions[b - 1]:step] = own[a + 1:b]
+                end = positions[b] if b < len(positions) else n
+                sums[at + positions[b - 1]:at + end] = own[b:b + 1] * (end - positions[b - 1])
+            return True
+        if not holders or sum(len(places.positions) for places, _ in holders) > n // 64:
+            return False
+        total, done = sums[-1], 0
+        for i, x in sorted(chain.from_iterable(zip(places.positions, values) for places, values in holders)):
+            sums += array("d", [total]) * (i - done)
+            total += x
+            sums.append(total)
+            done = i + 1
+        sums += array("d", [total]) * (n - done)
+        return True
+
     def dots(self, ratios: Sequence[float]) -> array:
         """`dots` of every message (after `categorise`), kind by kind: a kind's messages lack the features it has
         no column for, which add r x 0.0 (nothing) to their sums there."""
@@ -179,11 +212,20 @@ class FeatureColumns:
         return out
 
 
+def add_sums(sums: array, values: Sequence[float]) -> None:
+    """Append the running sums of `values` to `sums`, from its last, a part at a time (an array made of a list: made
+    of an iterator, it takes longer; made of all of them, the list takes 4 times the array)."""
+    for a in range(0, len(values), PART):
+        part = list(accumulate(values[a:a + PART], initial=sums[-1]))
+        del part[0]
+        sums.fromlist(part)
+
+
 def dots(ratios: Sequence[float], columns: Sequence[Sequence[float] | None], m: int) -> list[float]:
     """`dot(ratios, features)` of each of m messages whose features are `columns` (None: 0.0 in each; MESSAGE is
     1.0 in each, `pricing.parts`): a feature at a time, the very same float operations in the same order as one
     dot product per message."""
-    out = None
+    out: Iterator[float] | None = None
     for j, (r, column) in enumerate(zip(ratios, columns)):
         # A feature no message has adds r x 0.0 = 0.0 to each sum, which leaves it as it is (a sum here is never
         # -0.0): skipped (most sessions have no CJK, other scripts, media or stated sizes).
@@ -191,13 +233,22 @@ def dots(ratios: Sequence[float], columns: Sequence[Sequence[float] | None], m: 
             continue
         if j == MESSAGE:
             terms = repeat(r, m)  # (r x 1.0 is r)
-        elif column is not None and column.count(column[0]) == m:  # the same in each (a tool call's 1.0): one product
+        elif column is not None and _same(column, m):  # the same in each (a tool call's 1.0): one product
             terms = repeat(r * column[0], m)
         else:
             terms = map(mul, repeat(r), repeat(0.0, m) if column is None else column)
-        # The first term alone: 0.0 + x is x, unless x is -0.0, which a product of r > 0 and a feature is not
-        out = list(terms) if out is None and r > 0 else list(map(add, out or repeat(0.0, m), terms))
-    return out if out is not None else [0.0] * m
+        # The first term alone: 0.0 + x is x, unless x is -0.0, which a product of r > 0 and a feature is not. The
+        # sums a chain of maps, each message's made in turn as the list is (no list a feature).
+        out = terms if out is None and r > 0 else map(add, out or repeat(0.0, m), terms)
+    return list(out) if out is not None else [0.0] * m
+
+
+def _same(column: Sequence[float], m: int) -> bool:
+    """Whether each of the m values equals the first: an array's compared as doubles in C (a memoryview's ==, no
+    float object a value), as `count` compares them."""
+    if isinstance(column, array):
+        return memoryview(column) == memoryview(array("d", column[:1]) * m)
+    return column.count(column[0]) == m
 
 
 class _Places:

@@ -94,8 +94,12 @@ def spread_growths(measured: list[int | None], weights: list[float], los: list[i
             acc = [list(compress(v, good)) for v in acc]
             guess, row = acc[-1], None
         given: Iterable[int] = repeat(0)
+        # The last share's upto, round(g x s / s) with g below 2^40 and s (the guess) from 1.0 to 2^900 (g x s
+        # finite), is g: the two roundings leave it within g x 2^-52 of g, short of the half round() needs to move
+        whole = bool(guess) and min(guess) >= 1.0 and max(guess) < 2.0 ** 900 and max(growth) < 1 << 40
         for p, cumulated in enumerate(acc):
-            upto = list(map(float.__round__, map(truediv, map(mul, growth, cumulated), guess)))  # round(): a float's
+            upto = growth if whole and cumulated is guess else \
+                list(map(float.__round__, map(truediv, map(mul, growth, cumulated), guess)))  # round(): a float's
             if row:
                 measured[row.start + p:row.stop:size] = list(map(sub, upto, given))
             else:
@@ -129,9 +133,10 @@ def _abs_errors(values: list[int | None], measured: list[int], kept: list[bool])
     """abs(RequestFigures._pct) of each `kept` value (None: left out) against its measured figure."""
     if not all(kept):
         values, measured = list(compress(values, kept)), list(compress(measured, kept))
-    if None in values:
-        kept = list(map(is_not, values, repeat(None)))
-        values, measured = list(compress(values, kept)), list(compress(measured, kept))
-    if 0 in measured:
-        return [abs((v - m) / m * 100 if m else 0.0) for v, m in zip(values, measured)]  # type: ignore[operator]
-    return list(map(abs, map(mul, map(truediv, map(sub, values, measured), measured), repeat(100))))
+    try:  # (a None or a measured 0 stops this pass, made again below one figure at a time: rare)
+        return list(map(abs, map(mul, map(truediv, map(sub, values, measured), measured), repeat(100))))
+    except (TypeError, ZeroDivisionError):
+        pass
+    kept = list(map(is_not, values, repeat(None)))
+    return [abs((v - m) / m * 100 if m else 0.0)  # type: ignore[operator]
+            for v, m in zip(compress(values, kept), compress(measured, kept))]

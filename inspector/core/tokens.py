@@ -39,9 +39,9 @@ import weakref
 from math import isfinite
 from array import array
 from dataclasses import dataclass
-from itertools import accumulate, compress, islice, repeat
+from itertools import compress, islice, repeat
 from operator import add, and_, attrgetter, eq, itemgetter, le, mul, ne, not_, or_, sub
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Iterable, Iterator, Sequence
 
 from inspector.core import categories as cat
 from inspector.core.calibration import YOUNG, Calibrator, group_columns
@@ -51,7 +51,7 @@ from inspector.core.estimators import (
 from inspector.core.limits import current_model
 from inspector.core.model import Compaction, CompactionsByIndex, Message, Request, Session
 from inspector.core.accounting import Accounting, Accuracy, RequestColumns
-from inspector.core.feature_columns import PART, Columns, FeatureColumns, dots as dot_columns, zeros
+from inspector.core.feature_columns import Columns, FeatureColumns, add_sums, dots as dot_columns, zeros
 from inspector.core.pricing import Pricing, parts, scaled, total, vector
 from inspector.core.request_runs import (
     UNEXPLAINED_FACTOR, UNEXPLAINED_SLACK, add_errors, picker, runs_of, same, spread, spread_growths, turns)
@@ -395,8 +395,7 @@ class _Run:
         reqs = self.session.requests[q0:]
         self.q_start, self.q_end, self.q_model, self.q_kind = (
             list(map(attrgetter(name), reqs)) for name in ("seen_start", "seen_end", "model", "kind"))
-        self.q_measured = list(map(add, map(add, map(attrgetter("input_tokens"), reqs),
-                                            map(attrgetter("cache_creation"), reqs)), map(attrgetter("cache_read"), reqs)))
+        self.q_measured = list(map(attrgetter("measured_context"), reqs))
         # From request max(1, k) on: those that start a window or switch models (the request passes take them alone)
         q, starts, models = max(1, self.k) - q0, self.q_start, self.q_model
         self.q_new = set(compress(range(q + q0, self.R), map(or_, map(ne, starts[q:], starts[q - 1:]),
@@ -446,19 +445,17 @@ class _Run:
                     self.running.append(self.running[-1] + x)
         if self.by_features:  # each feature's running sum: the same additions, in the same order, in C loops
             for j in range(N_FEATURES):  # a column at a time: made, summed and freed before the next is made
-                col = self._column(j) if j != MESSAGE else None
                 if j == MESSAGE:  # 1.0 in every message (`pricing.parts`): its sums count the messages exactly
                     cumulative[j] = range(n + 1)
-                elif col is not None:
-                    if cumulative[j] is None:
-                        cumulative[j] = zeros(lo + 1)
-                    column = cumulative[j]
-                    # from the running sum at `lo` on, a part at a time (an array made of a list: made of an iterator,
-                    # it takes longer; made of all of them, the list takes 4 times the array)
-                    for a in range(0, n - lo, PART):
-                        part = list(accumulate(col[a:a + PART], initial=column[-1]))
-                        del part[0]
-                        column.fromlist(part)
+                    continue
+                column = zeros(lo + 1) if cumulative[j] is None else cumulative[j]
+                if not self.edited and self.found.add_running(j, column):  # from the messages that have it
+                    cumulative[j] = column
+                    continue
+                col = self._column(j)
+                if col is not None:
+                    add_sums(column, col)  # from the running sum at `lo` on
+                    cumulative[j] = column
                 elif cumulative[j] is not None:  # adding 0.0 leaves the sum as it is
                     cumulative[j].extend(repeat(cumulative[j][lo], n - lo))
         # What each seen microcompaction changed in what the next request saw: its edits' features (and, for an
@@ -623,8 +620,9 @@ class _Run:
         measured = self.q_measured[a - 1 - q0:c - q0]
         growth = list(map(sub, measured[1:], measured))
         take = itemgetter(*his)
-        seen: list[float] | None = None
-        added: list[float] | None = None
+        low, high = min(his), max(his)
+        seen: Iterator[float] | None = None
+        added: Iterable[float] | None = None
         # Each feature of what each request added: a list, a float where every request added the same (a count,
         # often: one product for all), None where none added any.
         f: list[list[float] | float | None] = [None] * N_FEATURES
@@ -632,19 +630,26 @@ class _Run:
             column = cum[j]
             if column is None and isfinite(r):  # r x 0.0 adds nothing
                 continue
-            # (MESSAGE's running sums are range(n + 1): at each end, the end itself)
-            at = (0.0,) * (m + 1) if column is None else his if isinstance(column, range) else take(column)
             start = 0.0 if column is None else column[s0]
-            at_hi = at[1:]
-            # x - 0.0 is x; a sum from 0.0 starts at its first term unless that is -0.0 (r > 0: it is not)
-            terms = map(mul, repeat(r), at_hi if start == 0.0 else map(sub, at_hi, repeat(start)))
-            seen = list(terms) if seen is None and r > 0 else list(map(add, seen or repeat(0.0), terms))
-            fj = list(map(sub, at_hi, at))
-            f[j] = float(fj[0]) if fj.count(fj[0]) == m else fj
-            terms = repeat(r * f[j], m) if fj is not f[j] else map(mul, repeat(r), fj)  # type: ignore[operator]
-            added = list(terms) if added is None and r > 0 else list(map(add, added or repeat(0.0), terms))
-        if seen is None or added is None:
-            seen = added = [0.0] * m
+            # x - 0.0 is x; a sum from 0.0 starts at its first term unless that is -0.0 (r > 0: it is not). The sums
+            # are chains of maps, each request's made in turn when they are read (no list a feature).
+            if column is not None and column[low] == column[high]:
+                # No request added any (the running sums of features, never negative, do not decrease between): the
+                # same terms for each, made once
+                value = column[low]
+                terms = repeat(r * (value if start == 0.0 else value - start), m)
+                f[j] = float(value - value)
+            else:  # (MESSAGE's running sums are range(n + 1): at each end, the end itself)
+                at = (0.0,) * (m + 1) if column is None else his if isinstance(column, range) else take(column)
+                at_hi = at[1:]
+                terms = map(mul, repeat(r), at_hi if start == 0.0 else map(sub, at_hi, repeat(start)))
+                fj = list(map(sub, at_hi, at))
+                f[j] = float(fj[0]) if (m == 1 or fj[1] == fj[0]) and fj.count(fj[0]) == m else fj
+            seen = terms if seen is None and r > 0 else map(add, seen or repeat(0.0), terms)
+            fj = f[j]  # type: ignore[assignment]
+            terms = map(mul, repeat(r), fj) if isinstance(fj, list) else repeat(r * fj, m)  # type: ignore[operator]
+            added = terms if added is None and r > 0 else map(add, added or repeat(0.0), terms)
+        seen, added = (repeat(0.0), [0.0] * m) if seen is None or added is None else (seen, list(added))
         # Observations: a turn whose growth the messages explain (as `_pass1`), of group tokens summing above 0
         # (each condition checked one request at a time only where some request fails it).
         x, total = group_columns(f, calibrator.base)
@@ -669,8 +674,8 @@ class _Run:
             pick = (lambda v: v[:m]) if len(seen_obs) == m else picker(seen_obs)
             stated = f[STATED]
             ys = list(map(sub, pick(growth), pick(stated) if isinstance(stated, list) else repeat(stated or 0.0)))
-            calibrator.observe_many(model, [list(pick(g)) if isinstance(g, list) else [g or 0.0] * len(seen_obs)
-                                            for g in x], list(pick(total)), ys)
+            calibrator.observe_many(model, [pick(g) if isinstance(g, list) else [g or 0.0] * len(seen_obs) for g in x],
+                                    pick(total), ys)
         figures = self.figures
         figures.request += self.session.requests[a:c]
         figures.window += repeat(w, m)
@@ -679,7 +684,7 @@ class _Run:
         before = float(before)
         figures.predicted += map(float.__trunc__, map(add, map(sub, map(add, measured, repeat(before)), repeat(before)),
                                                       added[:m]))
-        figures.estimated.extend(map(float.__trunc__, map(add, repeat(before), seen[:m])))
+        figures.estimated.extend(map(float.__trunc__, map(add, repeat(before), islice(seen, m))))
         return c, due
     def _pass2(self) -> Estimator:
         """The final estimates (every observation used) and the attribution of measured figures to messages."""
