@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-import tomllib
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
@@ -37,6 +36,8 @@ class Stated(dict):
 
 def read_toml(path: Path) -> dict:
     """The TOML document at `path`, or {} when there is none to read."""
+    import tomllib  # here: only Codex's config is TOML (2 ms of every other session's start-up)
+
     try:
         return tomllib.loads(path.read_bytes()[:MAX_BYTES].decode("utf-8", "replace"))
     except (OSError, ValueError, RecursionError):
