@@ -172,7 +172,6 @@ class CaptureProxy:
                 return response, "the client closed the connection"
         return response, None
 
-
     async def _send(self, method: str, target: str, headers: list[tuple[str, str]],
                     body: bytes) -> aiohttp.ClientResponse:
         assert self._session is not None

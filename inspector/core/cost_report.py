@@ -20,19 +20,15 @@ from inspector.core.rows import Columns, with_columns
 def add_cost_keys(report: dict[str, Any], session: Session, acc: Accounting,
                   table: PriceTable | None = None, rows: bool = True) -> tuple[SessionCost, CacheReport]:
     """Add the cost keys to a report dict; without `rows`, the per-request lists of `cost` and `cache` are left
-    empty, for `report.write_json` to stream (`SessionCost.request_rows`, `CacheReport.request_rows`)."""
+    empty, for `report.write_json` to stream (`SessionCost.request_columns`, `CacheReport.request_rows`)."""
     cost = session_cost(session, table, acc)
     cache = cache_report(session, cost.table)
     report["cost"] = cost.to_dict(session, rows)
     report["cache"] = cache.to_dict(session, rows)
     report["prefix"] = prefix_dict(session, acc)
-    cost_shares(report.get("messages", []), cost, 0)
+    messages = report.get("messages", [])
+    with_columns(messages, share_columns(cost, 0, len(messages)))
     return cost, cache
-
-
-def cost_shares(entries: list[dict[str, Any]], cost: SessionCost, lo: int) -> list[dict[str, Any]]:
-    """Each message row's `cost_share_usd`, from message `lo` on."""
-    return with_columns(entries, share_columns(cost, lo, lo + len(entries)))
 
 
 def share_columns(cost: SessionCost, lo: int, hi: int) -> Columns:

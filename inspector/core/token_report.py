@@ -18,8 +18,9 @@ from inspector.core.rows import Columns, with_columns
 
 def add_token_keys(report: dict[str, Any], acc: Accounting, info: WindowInfo) -> dict[str, Any]:
     """Add the accounting keys to a report dict (the issue-2 keys are left as they are)."""
-    message_keys(report.get("messages", []), acc, 0)
-    request_keys(report.get("requests", []), acc, 0)
+    messages = report.get("messages", [])
+    with_columns(messages, message_columns(acc, 0, len(messages)))
+    _request_keys(report.get("requests", []), acc)
     report["estimator"] = acc.estimator
     report["window"] = info.to_dict()
     report["totals"] = {
@@ -35,26 +36,20 @@ def add_token_keys(report: dict[str, Any], acc: Accounting, info: WindowInfo) ->
     return report
 
 
-def message_keys(rows: list[dict[str, Any]], acc: Accounting, lo: int) -> list[dict[str, Any]]:
-    """The accounting keys added to rows of the report's `messages`, from message `lo` on."""
-    return with_columns(rows, message_columns(acc, lo, lo + len(rows)))
-
-
 def message_columns(acc: Accounting, lo: int, hi: int) -> Columns:
     """The accounting keys of the report's `messages[lo:hi]`, as columns."""
     return {"estimated_tokens": acc.estimated[lo:hi], "measured_tokens": acc.measured[lo:hi],
             "category": acc.category[lo:hi]}
 
 
-def request_keys(rows: list[dict[str, Any]], acc: Accounting, lo: int) -> list[dict[str, Any]]:
-    """The accounting keys added to rows of the report's `requests`, from request `lo` on (`unrecorded_cause` where
-    a request has one)."""
-    columns = request_columns(acc, lo, lo + len(rows))
+def _request_keys(rows: list[dict[str, Any]], acc: Accounting) -> None:
+    """The accounting keys added to the rows of the report's `requests` (`unrecorded_cause` where a request has
+    one)."""
+    columns = request_columns(acc, 0, len(rows))
     causes = columns.pop("unrecorded_cause")
     for entry, cause in zip(with_columns(rows, columns), causes):
         if cause is not None:
             entry["unrecorded_cause"] = cause
-    return rows
 
 
 def request_columns(acc: Accounting, lo: int, hi: int) -> Columns:
