@@ -1,10 +1,11 @@
 """Where `context-inspector report PATH --json` spends its CPU time on a large Claude Code session, phase by phase.
 
 Complements bench_load.py (whole commands in fresh processes) with the stages of one process, each timed on its own
-(CPU time, best of `--repeat`), beside the floor: what parsing every line costs with plain `json.loads`. Start-up is timed as fresh processes: bare Python, and Python
-importing the report command. After `account()`, the output stages as the command runs them, with their parts
-(indented: not summed again); a stage run again in one process finds its caches warm, so fresh processes take
-somewhat more.
+(CPU time, best of `--repeat`), beside the floor: what parsing every line costs with plain `json.loads`. Start-up is
+timed as fresh processes: bare Python, and the report command started through the CLI as it runs (on os.devnull,
+which it refuses once its modules are imported). After `account()`, the output stages as the command runs them, with
+their parts (indented: not summed again); a stage run again in one process finds its caches warm, so fresh processes
+take somewhat more.
 
     python benchmarks/load_breakdown.py [PATH] [--repeat 3]
 """
@@ -57,7 +58,7 @@ def cpu_best(fn: Callable[[], object], repeat: int) -> tuple[float, object]:
 def process_cpu(argv: list[str], repeat: int) -> float:
     best = float("inf")
     for _ in range(repeat):
-        proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL)
+        proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         _, _, usage = os.wait4(proc.pid, 0)
         best = min(best, usage.ru_utime + usage.ru_stime)
     return best
@@ -80,8 +81,9 @@ def _breakdown(shown: Path, path: str, n: int) -> int:
     py = sys.executable
     bare = process_cpu([py, "-c", "pass"], n)
     rows.append(("start-up: Python alone", bare))
-    rows.append(("start-up: importing the report command (more)",
-                 process_cpu([py, "-c", "import inspector.commands.report"], n) - bare))
+    # through the CLI, as the command starts (os.devnull: "not a regular file", once every module is imported)
+    rows.append(("start-up: the report command's imports (more)",
+                 process_cpu([py, "-m", "inspector", "report", os.devnull, "--json"], n) - bare))
     rows.append(("line index (read, split, offsets: read_batches)",
                  cpu_best(lambda: sum(1 for _ in LineIndex(path).read_batches()), n)[0]))
     batches = list(LineIndex(path).read_batches())

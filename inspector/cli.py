@@ -16,7 +16,7 @@ import sys
 from typing import Any
 
 from inspector import __version__
-from inspector.core.gc_pause import gc_paused
+from inspector.core.model import LoadError
 from inspector.core.inert import safe_line
 
 SUBCOMMANDS = {
@@ -124,10 +124,7 @@ def _main(argv: list[str] | None) -> int:
     if not argv or (argv[0] not in SUBCOMMANDS and argv[0] not in ("open", "-h", "--help", "--version")):
         argv.insert(0, "open")
     args = _parser(argv[0]).parse_args(argv)
-    with gc_paused():  # what importing a command builds all lives on: a collection meanwhile frees nothing (3 ms)
-        from inspector.core.model import LoadError
-
-        module = importlib.import_module(f"inspector.commands.{args.command}")
+    module = importlib.import_module(f"inspector.commands.{args.command}")
     try:
         return module.run(args)
     except (LoadError, UsageError) as exc:
