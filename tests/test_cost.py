@@ -255,3 +255,32 @@ def test_shares_of_requests_out_of_the_order_of_their_ends():
             want[i] += sizes[i] * (request_cost(r, rates) - out) / r.measured_context
         want[r.message_index] += out
     assert got == pytest.approx(want, rel=1e-12) and got[3] > got[5] > 0
+
+
+
+class _Figures:
+    """What `session_cost` reads of an accounting: each message's figure (set here: a request naming messages beyond
+    the last is not one accounting takes)."""
+
+    def __init__(self, sizes: list[int]) -> None:
+        self._sizes = sizes
+
+    def sizes(self) -> list[int]:
+        return self._sizes
+
+
+def test_prefix_share_of_windows_met_again_and_of_requests_beyond_the_last_message():
+    """The prefix's share: each request's input cost per token times what no message of its window explains, summed
+    in request order, where a window comes back after another (what its first messages hold is looked up anew) and
+    where a request names messages beyond the last (those hold nothing)."""
+    spans = [(0, 3), (2, 5), (0, 7), (4, 40), (50, 60), (2, 9)]
+    reqs = [Request(f"r{k}", "claude-opus-4-6", 3, 1_000 * (k + 1), 20_000, 10, k, seen_start=start, seen_end=end)
+            for k, (start, end) in enumerate(spans)]
+    session = _session(*reqs)
+    sizes = [100 + 37 * i for i in range(len(session.messages))]
+    rates, n, want = prices().rates("claude-opus-4-6"), len(sizes), 0.0
+    for r in reqs:
+        per_token = (request_cost(r, rates) - r.output_tokens * rates.output / 1e6) / r.measured_context
+        want += per_token * (r.measured_context - sum(sizes[min(r.seen_start, n):min(r.seen_end, n)]))
+    got = session_cost(session, accounting=_Figures(sizes)).prefix_usd  # type: ignore[arg-type]
+    assert got == pytest.approx(want, rel=1e-12) and got != 0

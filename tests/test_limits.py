@@ -129,6 +129,18 @@ def test_a_live_sessions_window_follows_requests_appended_in_place():
     assert context_window(s) == 1_000_000 and context_window(grown) == 1_000_000
 
 
+
+def test_a_context_past_200k_counts_its_cache_reads_and_writes():
+    """The measured context is input + cache creation + cache read: 1,000 uncached tokens and 200,000 from the
+    cache are past a 200k window, 199,000 are not."""
+    from inspector.core.limits import context_window
+
+    s = session("claude-sonnet-4-5", (50_000,))
+    s.requests.append(Request("r1", "claude-sonnet-4-5", 1_000, 99_000, 99_000, 10, 1))
+    assert context_window(s) == 200_000
+    s.requests.append(Request("r2", "claude-sonnet-4-5", 1_000, 100_000, 100_000, 10, 2))
+    assert context_window(s) == 1_000_000
+
 def test_a_window_smaller_than_a_measured_context_is_called_out():
     info = window_info(session("claude-sonnet-4-5", (30_000, 45_000)), window=40_000, environ={})
     assert "the window 40,000 is smaller than a context this session measured (45,000)" in "; ".join(info.notes)

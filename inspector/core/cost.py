@@ -196,15 +196,15 @@ def request_cost(r: Request, rates: Rates) -> float:
 
 class _Priced:
     """What pricing the requests gives: `usd` (`request_cost` of each; None: no rates) and, where the messages'
-    shares are wanted (see `_shares`), each window's points (their `seen_end`s and costs per token of the measured
-    context, as arrays: a session's 50,000 as pairs of objects took 4 MB), the prefix's share, and the output costs
-    on the messages that produced them (`shares`, an array as well)."""
+    shares are wanted (see `_shares`), each window's points (their `seen_end`s, a list of the requests' own ints, and
+    costs per token of the measured context, an array: a session's 50,000 as pairs of objects took 4 MB), the
+    prefix's share, and the output costs on the messages that produced them (`shares`, an array as well)."""
 
     __slots__ = ("usd", "windows", "prefix", "shares")
 
     def __init__(self, n: int) -> None:
         self.usd: list[float | None] = []
-        self.windows: dict[int, tuple[array, array]] = {}
+        self.windows: dict[int, tuple[list[int], array]] = {}
         self.prefix = 0.0
         self.shares = array("d", bytes(8 * n))
 
@@ -218,7 +218,7 @@ def _price(requests: list[Request], rates_of: dict[str | None, Rates | None], he
     priced = _Priced(n)
     usd, shares, windows = priced.usd, priced.shares, priced.windows
     prefix = 0.0
-    window, ends, per_tokens = None, array("q"), array("d")  # the last request's `seen_start`, its window's points
+    window, ends, per_tokens = None, [], array("d")  # the last request's `seen_start`, its window's points
     for r in requests:
         try:
             rates = rates_of[r.model]
@@ -246,13 +246,14 @@ def _price(requests: list[Request], rates_of: dict[str | None, Rates | None], he
         per_token = (cost - out) / measured
         start, end = r.seen_start, r.seen_end
         if start != window:
-            window, (ends, per_tokens) = start, windows.setdefault(start, (array("q"), array("d")))
+            window, (ends, per_tokens) = start, windows.setdefault(start, ([], array("d")))
+            before = held[min(start, n)]  # what messages[:start] hold (none beyond the last)
         ends.append(end)
         per_tokens.append(per_token)
         try:
-            explained = held[end] - held[start]
+            explained = held[end] - before
         except IndexError:  # a request that names messages beyond the last: those hold nothing
-            explained = held[min(end, n)] - held[min(start, n)]
+            explained = held[min(end, n)] - before
         prefix += per_token * (measured - explained)  # below 0 where the estimates ran high: sums
         i = r.message_index
         if 0 <= i < n:
@@ -313,9 +314,10 @@ def _round(x: float | None) -> float | None:
 def rounded(values: list[float | None]) -> list[float | None]:
     """`_round` of each of a list of floats, written to six places by one format and read back by orjson in one
     call: the same floats (both round the value's exact binary expansion correctly, ties to even; tests/test_cost.py
-    checks it) in about a third of the time of a `round` call each (report --json rounds 100,000 message shares)."""
+    checks it) in about a third of the time of a `round` call each (report --json rounds 100,000 message shares).
+    A bytes format: str's took a tenth more."""
     try:
-        return orjson.loads("[" + (("%.6f," * len(values)) % tuple(values))[:-1] + "]")
+        return orjson.loads(b"[" + ((b"%.6f," * len(values)) % tuple(values))[:-1] + b"]")
     except (TypeError, ValueError):  # None (an unpriced request), or inf or nan, which JSON has no word for
         return list(map(_round, values))
 
@@ -366,7 +368,7 @@ def _shares(priced: _Priced, sizes: list[int]) -> array:
                            map(max, repeat(start), map(min, ends, repeat(hi))))]
         top = bounds[-1]
         # each message's figure x its suffix, added to its share: C loops, the same products and sums as one
-        # message at a time
-        per_message = chain.from_iterable(map(repeat, suffix, map(sub, bounds[1:], bounds)))
+        # message at a time (each suffix repeated as a 1-tuple times its count: a repeat object each cost more)
+        per_message = chain.from_iterable(map(mul, zip(suffix), map(sub, bounds[1:], bounds)))
         shares[start:top] = array("d", map(add, shares[start:top], map(mul, sizes[start:top], per_message)))
     return shares
