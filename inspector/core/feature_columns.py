@@ -26,6 +26,7 @@ from inspector.core.pricing import parts, vector
 
 # The messages scored together, by the type of their one block (3: the others, `parts` one at a time).
 _KIND = {"tool_use": 0, "tool_result": 1, "text": 2, "thinking": 2, "redacted_thinking": 2}
+_MASKS = [bytes(int(b == k) for b in range(256)) for k in range(4)]  # bytes.translate tables: 1 for k's byte, else 0
 
 Columns = list  # feature -> one float per message (a sequence), or None where every message has 0.0
 PART = 1 << 14  # values made at a time where a pass makes a list of float objects for each
@@ -48,23 +49,24 @@ class FeatureColumns:
         self.messages, self.counter = messages, counter
         n = len(messages)
         blocks = list(map(attrgetter("blocks"), messages))
-        one = list(map(eq, map(len, blocks), repeat(1)))
-        every = all(one)  # (most sessions, whose loaders make a message of each block)
+        sizes = list(map(len, blocks))
+        every = sizes.count(1) == n  # (most sessions, whose loaders make a message of each block)
+        one = repeat(True) if every else list(map(eq, sizes, repeat(1)))
         singles = range(n) if every else list(compress(range(n), one))
         firsts = list(map(itemgetter(0), blocks if every else compress(blocks, one)))
-        kind = list(map(_KIND.get, map(attrgetter("type"), firsts), repeat(3)))
-        by_kind = sorted(range(len(firsts)), key=kind.__getitem__)  # each kind a slice, in message order
-        bounds = list(accumulate(map(kind.count, range(4)), initial=0))
-        # positions as an array: 8 bytes each, where a list holds an int object (32 bytes) besides (the list of them
-        # freed before the features are made)
-        firsts, singles = _take(firsts, by_kind), array("q", by_kind if len(firsts) == n else _take(singles, by_kind))
-        del by_kind
-        self.rest = [*(() if every else compress(range(n), map(not_, one))), *singles[bounds[3]:]]
+        del blocks, sizes
+        # Each kind's messages, in order, picked by a mask of it (each message's kind a byte; 3: the others). Positions
+        # as arrays: 8 bytes each, where a list holds an int object (32 bytes) besides.
+        kind = bytes(map(_KIND.get, map(attrgetter("type"), firsts), repeat(3)))
+        picked = [(array("q", compress(singles, mask)), list(compress(firsts, mask)))
+                  for mask in map(kind.translate, _MASKS)]
+        del firsts, kind
+        self.rest = [*(() if every else compress(range(n), map(not_, one))), *picked[3][0]]
         # Per kind: the positions of its messages, their blocks, and their features (feature -> values: arrays, 8
         # bytes a value where a list holds a float object of 24 besides).
         self.kinds: list[tuple[Sequence[int], list[Block], dict[int, array]]] = []
         for k in range(3):
-            at, group = singles[bounds[k]:bounds[k + 1]], firsts[bounds[k]:bounds[k + 1]]
+            at, group = picked[k]
             if k == 1 and any(map(attrgetter("content"), group)):  # a result with nested blocks: `parts`
                 at, group = self._plain(at, group, list(map(not_, map(attrgetter("content"), group))))
             elif k == 2 and not all(map(is_, map(attrgetter("tokens"), group), repeat(None))):  # a stated size
@@ -277,7 +279,3 @@ class _Places:
 def _arrays(cols: dict[int, list[float]]) -> dict[int, array]:
     """The columns as arrays, those all 0.0 left out (as a feature no message has: features are never -0.0)."""
     return {j: array("d", values) for j, values in cols.items() if any(values)}
-
-
-def _take(values: Sequence, positions: Sequence[int]) -> list:
-    return list(itemgetter(*positions)(values)) if len(positions) > 1 else [values[i] for i in positions]
