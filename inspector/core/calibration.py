@@ -19,7 +19,7 @@ observations moves barely changes between them.
 from __future__ import annotations
 
 from itertools import repeat
-from operator import add, mul, sub, truediv
+from operator import add, mul, sub
 from typing import Sequence
 
 from inspector.core.estimators import (
@@ -124,8 +124,8 @@ class _ModelFit:
     def add(self, x: Sequence[Sequence[float]], totals: Sequence[float], ys: Sequence[float]) -> None:
         """Observations: each group's tokens `x` (a column per group, one value per observation), their sums
         `totals`, the growths `ys`; added one after another as they came (the settled fit solves at its counts)."""
-        sds = list(map(add, map(mul, repeat(NOISE_SHARE), totals), repeat(NOISE_FLOOR)))
-        ws = list(map(truediv, repeat(1.0), map(mul, sds, sds)))  # (1.0 / x is 1 / x: without int's conversion)
+        # (1.0 / x is 1 / x: without int's conversion; a comprehension fuses the steps of each)
+        ws = [1.0 / (sd * sd) for sd in [NOISE_SHARE * t + NOISE_FLOOR for t in totals]]
         px, pw, py = self.pending
         at, count = 0, len(ws)
         while at < count:

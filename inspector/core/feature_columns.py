@@ -26,6 +26,7 @@ from inspector.core.pricing import parts, vector
 
 # The messages scored together, by the type of their one block (3: the others, `parts` one at a time).
 _KIND = {"tool_use": 0, "tool_result": 1, "text": 2, "thinking": 2, "redacted_thinking": 2}
+_MASKS = [bytes(int(b == k) for b in range(256)) for k in range(4)]  # bytes.translate tables: 1 for k's byte, else 0
 
 Columns = list  # feature -> one float per message (a sequence), or None where every message has 0.0
 PART = 1 << 14  # values made at a time where a pass makes a list of float objects for each
@@ -47,26 +48,27 @@ class FeatureColumns:
     def __init__(self, messages: Sequence[Message], counter: Tokenizer | None = None) -> None:
         self.messages, self.counter = messages, counter
         n = len(messages)
-        blocks = list(map(attrgetter("blocks"), messages))
-        one = list(map(eq, map(len, blocks), repeat(1)))
-        every = all(one)  # (most sessions, whose loaders make a message of each block)
+        blocks = [m.blocks for m in messages]  # (a comprehension reads a field faster than attrgetter)
+        sizes = list(map(len, blocks))
+        every = sizes.count(1) == n  # (most sessions, whose loaders make a message of each block)
+        one = repeat(True) if every else list(map(eq, sizes, repeat(1)))
         singles = range(n) if every else list(compress(range(n), one))
         firsts = list(map(itemgetter(0), blocks if every else compress(blocks, one)))
-        kind = list(map(_KIND.get, map(attrgetter("type"), firsts), repeat(3)))
-        by_kind = sorted(range(len(firsts)), key=kind.__getitem__)  # each kind a slice, in message order
-        bounds = list(accumulate(map(kind.count, range(4)), initial=0))
-        # positions as an array: 8 bytes each, where a list holds an int object (32 bytes) besides (the list of them
-        # freed before the features are made)
-        firsts, singles = _take(firsts, by_kind), array("q", by_kind if len(firsts) == n else _take(singles, by_kind))
-        del by_kind
-        self.rest = [*(() if every else compress(range(n), map(not_, one))), *singles[bounds[3]:]]
+        del blocks, sizes
+        # Each kind's messages, in order, picked by a mask of it (each message's kind a byte; 3: the others). Positions
+        # as arrays: 8 bytes each, where a list holds an int object (32 bytes) besides.
+        kind = bytes(map(_KIND.get, [b.type for b in firsts], repeat(3)))
+        picked = [(array("q", compress(singles, mask)), list(compress(firsts, mask)))
+                  for mask in map(kind.translate, _MASKS)]
+        del firsts, kind
+        self.rest = [*(() if every else compress(range(n), map(not_, one))), *picked[3][0]]
         # Per kind: the positions of its messages, their blocks, and their features (feature -> values: arrays, 8
         # bytes a value where a list holds a float object of 24 besides).
         self.kinds: list[tuple[Sequence[int], list[Block], dict[int, array]]] = []
         for k in range(3):
-            at, group = singles[bounds[k]:bounds[k + 1]], firsts[bounds[k]:bounds[k + 1]]
-            if k == 1 and any(map(attrgetter("content"), group)):  # a result with nested blocks: `parts`
-                at, group = self._plain(at, group, list(map(not_, map(attrgetter("content"), group))))
+            at, group = picked[k]
+            if k == 1 and any(contents := [b.content for b in group]):  # a result with nested blocks: `parts`
+                at, group = self._plain(at, group, list(map(not_, contents)))
             elif k == 2 and not all(map(is_, map(attrgetter("tokens"), group), repeat(None))):  # a stated size
                 at, group = self._plain(at, group, list(map(is_, map(attrgetter("tokens"), group), repeat(None))))
             self.kinds.append((at, group, self._features(k, group)))
@@ -81,18 +83,18 @@ class FeatureColumns:
     def _features(self, k: int, group: list[Block]) -> dict[int, array]:
         """The features of messages of kind k whose blocks are `group` (each message has MESSAGE 1.0 besides)."""
         if k == 0:
-            self.call_names = list(map(attrgetter("tool_name"), group))
+            self.call_names = [b.tool_name for b in group]
         if not group:
             return {}
         if k == 0:
             try:  # the name and the input's JSON of each
-                cols = _arrays(text_columns(list(map(attrgetter("input_text"), group)), True, self.counter,
+                cols = _arrays(text_columns([b.input_text for b in group], True, self.counter,
                                             self.call_names))
             except (TypeError, ValueError, AttributeError, RecursionError):  # a name or an input that is None
                 cols = _arrays(text_columns(list(map(block_text, group)), True, self.counter))
             cols[TOOL_USE] = _ones(len(group))
             return cols
-        texts = list(map(attrgetter("text"), group))
+        texts = [b.text for b in group]
         if not all(map(isinstance, texts, repeat(str))):  # `str(block.text or "")`
             texts = [str(t or "") for t in texts]
         cols = _arrays(text_columns(texts, False, self.counter))
@@ -103,7 +105,7 @@ class FeatureColumns:
     def _uses(self) -> tuple[list[int], list[str], list[str]]:
         """The tool calls: those of the single tool calls (a name and an id each: most), else every call in order."""
         at, group, _ = self.kinds[0]
-        ids, names = list(map(attrgetter("tool_id"), group)), self.call_names
+        ids, names = [b.tool_id for b in group], self.call_names
         others = [(i, b.tool_id, b.tool_name) for i in self.rest for b in self.messages[i].blocks
                   if b.type == "tool_use"]
         if not others and all(ids) and all(names):
@@ -125,7 +127,7 @@ class FeatureColumns:
             if k == 0:
                 places.put(keys, [cat.TOOL_CALLS] * len(at))
             elif k == 1:  # `names` holds truthy ids only: `block_category`'s `names.get(tool_id or "", "?")`
-                tools = list(map(names.get, map(attrgetter("tool_id"), group), repeat("?")))
+                tools = list(map(names.get, [b.tool_id for b in group], repeat("?")))
                 key_of = {name: cat.result_key(name) for name in set(tools)}
                 places.put(keys, map(key_of.__getitem__, tools))
             else:
@@ -142,7 +144,7 @@ class FeatureColumns:
             rows.append(f)
         # A feature no message has is left out (features are never -0.0)
         self.scored.append((_Places(self.rest), {j: array("d", c) for j, c in enumerate(zip(*rows)) if any(c)}))
-        for i in compress(range(n), map(cat.SUMMARY_KINDS.__contains__, map(attrgetter("kind"), messages))):
+        for i in compress(range(n), map(cat.SUMMARY_KINDS.__contains__, [m.kind for m in messages])):
             if len(messages[i].blocks) == 1:  # the tool blocks of a compaction summary are of its category
                 keys[i] = cat.block_category(messages[i], messages[i].blocks[0], names)
         self.kinds = []  # their blocks are done with: the features are in `scored`
@@ -277,7 +279,3 @@ class _Places:
 def _arrays(cols: dict[int, list[float]]) -> dict[int, array]:
     """The columns as arrays, those all 0.0 left out (as a feature no message has: features are never -0.0)."""
     return {j: array("d", values) for j, values in cols.items() if any(values)}
-
-
-def _take(values: Sequence, positions: Sequence[int]) -> list:
-    return list(itemgetter(*positions)(values)) if len(positions) > 1 else [values[i] for i in positions]

@@ -10,14 +10,14 @@ from __future__ import annotations
 import bisect
 from itertools import compress, repeat
 from operator import add, eq, gt, is_not, itemgetter, le, lt, mul, ne, not_, or_, sub, truediv
-from typing import Iterable, Sequence
+from typing import Sequence
 
 from inspector.core.estimators import sum_in_order
 
 # Growth this far beyond the estimate of the messages added (x the estimate, plus tokens) is not theirs: the harness
 # injected something the transcript does not record.
 UNEXPLAINED_FACTOR = 2.0
-UNEXPLAINED_SLACK = 1500
+UNEXPLAINED_SLACK = 1500.0  # (a float: added to floats only, where an int is converted first, it adds the same)
 
 
 def runs_of(alone: set[int], kept: set[int], k: int, end: int) -> dict[int, int]:
@@ -84,8 +84,8 @@ def spread_growths(measured: list[int | None], weights: list[float], los: list[i
             w = weights[row.start + p:row.stop:size] if row else picker(list(map(add, starts, repeat(p))))(weights)
             acc.append(list(w) if p == 0 else list(map(add, acc[-1], w)))
         guess = acc[-1]  # sum(w) of each: the same additions
-        if not (min(growth) >= 0 and min(guess) > 0 and not any(map(gt, growth, map(
-                add, map(mul, repeat(UNEXPLAINED_FACTOR), guess), repeat(UNEXPLAINED_SLACK))))):
+        if not (min(growth) >= 0 and min(guess) > 0 and not any(
+                [g > UNEXPLAINED_FACTOR * x + UNEXPLAINED_SLACK for g, x in zip(growth, guess)])):
             bad = list(map(or_, map(or_, map(lt, growth, repeat(0)), map(le, guess, repeat(0))), map(
                 gt, growth, map(add, map(mul, repeat(UNEXPLAINED_FACTOR), guess), repeat(UNEXPLAINED_SLACK)))))
             left += (chosen[i] for i in compress(range(len(chosen)), bad))
@@ -93,17 +93,18 @@ def spread_growths(measured: list[int | None], weights: list[float], los: list[i
             starts, growth = list(compress(starts, good)), list(compress(growth, good))
             acc = [list(compress(v, good)) for v in acc]
             guess, row = acc[-1], None
-        given: Iterable[int] = repeat(0)
+        given: list[int] | None = None  # the shares' ends so far (none: 0 each)
         # The last share's upto, round(g x s / s) with g below 2^40 and s (the guess) from 1.0 to 2^900 (g x s
         # finite), is g: the two roundings leave it within g x 2^-52 of g, short of the half round() needs to move
         whole = bool(guess) and min(guess) >= 1.0 and max(guess) < 2.0 ** 900 and max(growth) < 1 << 40
         for p, cumulated in enumerate(acc):
             upto = growth if whole and cumulated is guess else \
                 list(map(float.__round__, map(truediv, map(mul, growth, cumulated), guess)))  # round(): a float's
+            shares = upto if given is None else list(map(sub, upto, given))
             if row:
-                measured[row.start + p:row.stop:size] = list(map(sub, upto, given))
+                measured[row.start + p:row.stop:size] = shares
             else:
-                any(map(measured.__setitem__, map(add, starts, repeat(p)), map(sub, upto, given)))  # `any`: them all
+                any(map(measured.__setitem__, map(add, starts, repeat(p)), shares))  # `any`: them all
             given = upto
     return sorted(left)
 
@@ -134,7 +135,7 @@ def _abs_errors(values: list[int | None], measured: list[int], kept: list[bool])
     if not all(kept):
         values, measured = list(compress(values, kept)), list(compress(measured, kept))
     try:  # (a None or a measured 0 stops this pass, made again below one figure at a time: rare)
-        return list(map(abs, map(mul, map(truediv, map(sub, values, measured), measured), repeat(100))))
+        return [abs((v - m) / m * 100) for v, m in zip(values, measured)]  # (a comprehension: the steps fused)
     except (TypeError, ZeroDivisionError):
         pass
     kept = list(map(is_not, values, repeat(None)))

@@ -40,8 +40,8 @@ from math import isfinite
 from array import array
 from dataclasses import dataclass
 from itertools import compress, islice, repeat
-from operator import add, and_, attrgetter, eq, itemgetter, le, mul, ne, not_, or_, sub
-from typing import TYPE_CHECKING, Iterable, Iterator, Sequence
+from operator import add, and_, attrgetter, eq, itemgetter, le, ne, not_, or_, sub
+from typing import TYPE_CHECKING, Sequence
 
 from inspector.core import categories as cat
 from inspector.core.calibration import YOUNG, Calibrator, group_columns
@@ -393,8 +393,9 @@ class _Run:
         """The requests from the one before `k` on, as columns (request ri at ri - q0), which every pass reads."""
         self.q0 = q0 = max(0, self.k - 1)
         reqs = self.session.requests[q0:]
-        self.q_start, self.q_end, self.q_model, self.q_kind = (
-            list(map(attrgetter(name), reqs)) for name in ("seen_start", "seen_end", "model", "kind"))
+        # (a comprehension reads a field faster than attrgetter)
+        self.q_start, self.q_end = [r.seen_start for r in reqs], [r.seen_end for r in reqs]
+        self.q_model, self.q_kind = [r.model for r in reqs], [r.kind for r in reqs]
         self.q_measured = list(map(attrgetter("measured_context"), reqs))
         # From request max(1, k) on: those that start a window or switch models (the request passes take them alone)
         q, starts, models = max(1, self.k) - q0, self.q_start, self.q_model
@@ -621,8 +622,10 @@ class _Run:
         growth = list(map(sub, measured[1:], measured))
         take = itemgetter(*his)
         low, high = min(his), max(his)
-        seen: Iterator[float] | None = None
-        added: Iterable[float] | None = None
+        # Each request's estimate of its window so far (`seen`) and of what it added, summed a feature at a time (a
+        # comprehension fuses a feature's operations: fewer steps than a chain of maps, the same floats).
+        seen: list[float] | None = None
+        added: list[float] | None = None
         # Each feature of what each request added: a list, a float where every request added the same (a count,
         # often: one product for all), None where none added any.
         f: list[list[float] | float | None] = [None] * N_FEATURES
@@ -631,31 +634,41 @@ class _Run:
             if column is None and isfinite(r):  # r x 0.0 adds nothing
                 continue
             start = 0.0 if column is None else column[s0]
-            # x - 0.0 is x; a sum from 0.0 starts at its first term unless that is -0.0 (r > 0: it is not). The sums
-            # are chains of maps, each request's made in turn when they are read (no list a feature).
+            # x - 0.0 is x (never -0.0 here); a sum from 0.0 starts at its first term unless that is -0.0 (r > 0: it
+            # is not)
+            first = seen is None and r > 0
             if column is not None and column[low] == column[high]:
                 # No request added any (the running sums of features, never negative, do not decrease between): the
                 # same terms for each, made once
                 value = column[low]
-                terms = repeat(r * (value if start == 0.0 else value - start), m)
-                f[j] = float(value - value)
+                term = r * (value if start == 0.0 else value - start)
+                seen = [term] * m if first else list(map(add, seen or repeat(0.0, m), repeat(term)))
+                fj = f[j] = float(value - value)
             else:  # (MESSAGE's running sums are range(n + 1): at each end, the end itself)
                 at = (0.0,) * (m + 1) if column is None else his if isinstance(column, range) else take(column)
                 at_hi = at[1:]
-                terms = map(mul, repeat(r), at_hi if start == 0.0 else map(sub, at_hi, repeat(start)))
+                if first:
+                    seen = [r * x for x in at_hi] if start == 0.0 else [r * (x - start) for x in at_hi]
+                else:
+                    seen = [s + r * (x - start) for s, x in zip(seen or repeat(0.0), at_hi)]
                 fj = list(map(sub, at_hi, at))
-                f[j] = float(fj[0]) if (m == 1 or fj[1] == fj[0]) and fj.count(fj[0]) == m else fj
-            seen = terms if seen is None and r > 0 else map(add, seen or repeat(0.0), terms)
-            fj = f[j]  # type: ignore[assignment]
-            terms = map(mul, repeat(r), fj) if isinstance(fj, list) else repeat(r * fj, m)  # type: ignore[operator]
-            added = terms if added is None and r > 0 else map(add, added or repeat(0.0), terms)
-        seen, added = (repeat(0.0), [0.0] * m) if seen is None or added is None else (seen, list(added))
+                if (m == 1 or fj[1] == fj[0]) and fj.count(fj[0]) == m:
+                    fj = float(fj[0])
+                f[j] = fj
+            if isinstance(fj, list):
+                added = [r * x for x in fj] if added is None and r > 0 else \
+                    [t + r * x for t, x in zip(added or repeat(0.0), fj)]
+            else:
+                term = r * fj
+                added = [term] * m if added is None and r > 0 else list(map(add, added or repeat(0.0, m), repeat(term)))
+        if seen is None or added is None:
+            seen, added = [0.0] * m, [0.0] * m
         # Observations: a turn whose growth the messages explain (as `_pass1`), of group tokens summing above 0
         # (each condition checked one request at a time only where some request fails it).
         x, total = group_columns(f, calibrator.base)
         if isinstance(total, float):
             total = [total] * m
-        ok = list(map(le, growth, map(add, map(mul, repeat(UNEXPLAINED_FACTOR), added), repeat(UNEXPLAINED_SLACK))))
+        ok = [g <= UNEXPLAINED_FACTOR * t + UNEXPLAINED_SLACK for g, t in zip(growth, added)]
         kinds = self.q_kind[a - q0:c - q0]
         for fails, flags in ((min(growth) < 0, map(le, repeat(0), growth)),
                              (kinds.count("turn") < m, map(eq, kinds, repeat("turn"))),
@@ -682,10 +695,10 @@ class _Run:
         figures.measured.extend(measured[1:m + 1])
         # int of each: with `before` a float, so is each sum (float.__trunc__: int's own conversion of a float)
         before = float(before)
-        figures.predicted += map(float.__trunc__, map(add, map(sub, map(add, measured, repeat(before)), repeat(before)),
-                                                      added[:m]))
-        figures.estimated.extend(map(float.__trunc__, map(add, repeat(before), islice(seen, m))))
+        figures.predicted += map(float.__trunc__, [y + before - before + t for y, t in zip(measured, added[:m])])
+        figures.estimated.extend(map(float.__trunc__, map(add, repeat(before), seen[:m])))
         return c, due
+
     def _pass2(self) -> Estimator:
         """The final estimates (every observation used) and the attribution of measured figures to messages."""
         session, reqs, lo = self.session, self.session.requests, self.lo
