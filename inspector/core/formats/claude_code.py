@@ -278,7 +278,14 @@ class ClaudeCodeLoader:
     def _link(self, graph: _Graph, lines: Sequence[int], offsets: Sequence[int], objs: list, raws: Sequence[bytes],
               kinds: list, uuids: list[str], notes: list[tuple[int, str]]) -> None:
         """Entries of one window: new ones linked a run at a time (`_new`), a repeated uuid on its own."""
-        nodes, lo = graph.nodes, 0
+        nodes, lo, seq = graph.nodes, 0, len(graph.order)
+        if uuids and nodes.keys().isdisjoint(uuids):  # the common run, all new: their seqs set in one C-level update
+            nodes.update(zip(uuids, count(seq)))
+            if len(nodes) == seq + len(uuids):
+                self._new(graph, lines, offsets, objs, raws, kinds, uuids, notes)
+                return
+            for uuid in uuids:  # a uuid twice in the run: taken back, and the run linked as below
+                nodes.pop(uuid, None)
         while lo < len(uuids):
             seq = len(graph.order)
             # one setdefault a uuid, which gives a new one its own seq, up to the first seen before (or twice)
