@@ -853,9 +853,9 @@ class _Assembler:
         self.requests: list[Request] = []
         self.compactions: list[Compaction] = []
         self.models: list[str] = []
-        # response id -> the index of its Request, or ~ the index of its message while it has none (no array of
-        # both by message: a step a message)
-        self.by_response: dict[str, int] = {}
+        self.by_response: dict[str, int] = {}  # response id -> message index
+        # by message index, the index of its Request in requests, -1 for none (an array: no int object a request)
+        self.request_of = array("q")
         self.context_start = 0
         self.shared = (0, 0)  # messages and requests below these counts are in a published Session
         self.owned: set[int] = set()  # messages copied since the last publish (the others are records' or shared)
@@ -893,11 +893,13 @@ class _Assembler:
     def add(self, records: Iterable[Record]) -> None:
         """Add the branch's records in order. Most start a message (with a Request where they hold usage), in this
         loop; boundaries and the later lines of a response go to their own methods."""
-        messages, by_response, append = self.messages, self.by_response, self.messages.append
+        messages, by_response, append, request_of = (self.messages, self.by_response, self.messages.append,
+                                                     self.request_of.append)
         for rec in records:
             cls = rec.__class__
             if cls is Message:  # a user entry's: the record is the message (`_own` copies it before any change)
                 append(rec)
+                request_of(-1)
                 continue
             if cls is _Marker:
                 self._compaction(rec)  # type: ignore[arg-type]
@@ -910,20 +912,18 @@ class _Assembler:
                 self._cleared_by_api(rec)  # type: ignore[arg-type]
             index = len(messages)
             append(rec.message)  # type: ignore[union-attr]
-            if rec.input_tokens is None:  # type: ignore[union-attr]
-                if rid:
-                    by_response[rid] = ~index
-                continue
             if rid:
-                by_response[rid] = len(self.requests)
-            else:  # a response without an id: its Request is named by its line
-                rid = self._own(index).response_id = f"line-{rec.message.line}"  # type: ignore[union-attr]
-            self._request(rec, index, rid)  # type: ignore[arg-type]
+                by_response[rid] = index
+            if rec.input_tokens is None:  # type: ignore[union-attr]
+                request_of(-1)
+            else:
+                request_of(len(self.requests))
+                if not rid:  # a response without an id: its Request is named by its line
+                    rid = self._own(index).response_id = f"line-{rec.message.line}"  # type: ignore[union-attr]
+                self._request(rec, index, rid)  # type: ignore[arg-type]
 
-    def _continued(self, rec: _Response, at: int) -> None:
-        """A later line of a response already started (`at`: its `by_response`): the same message, the same
-        Request."""
-        index = self.requests[at].message_index if at >= 0 else ~at
+    def _continued(self, rec: _Response, index: int) -> None:
+        """A later line of a response already started: the same message, the same Request."""
         message = self._own(index)
         message.blocks.extend(rec.message.blocks)
         if index < self.indexed:
@@ -933,8 +933,9 @@ class _Assembler:
             more = self.more_lines[index] = []
         more.append(rec.message.line)
         if rec.input_tokens is not None:
+            at = self.request_of[index]
             if at < 0:
-                self.by_response[rec.response_id] = len(self.requests)  # type: ignore[index]
+                self.request_of[index] = len(self.requests)
                 self._request(rec, index, rec.response_id)  # type: ignore[arg-type]
             else:  # every line repeats the usage; output_tokens is final only on the last one
                 request = self.requests[at]
@@ -1034,7 +1035,7 @@ class _Assembler:
                                            line=rec.message.line, timestamp=rec.message.timestamp))
 
     def _request(self, rec: _Response, index: int, rid: str) -> None:
-        """The Request of a response's usage, message `index` (`by_response` already names it)."""
+        """The Request of a response's usage, message `index` (`request_of` already names it)."""
         message = rec.message
         model = message.model
         self.requests.append(Request(rid, model, rec.input_tokens, rec.cache_creation, rec.cache_read,  # type: ignore[arg-type]
