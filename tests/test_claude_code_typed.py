@@ -293,6 +293,31 @@ def test_a_chain_taken_whole_is_what_the_walk_finds(entries):
         same(chained, loaders[1].build())
 
 
+@settings(max_examples=300, deadline=None)
+@given(linked(), st.integers(1, 12))
+def test_the_jumps_a_graph_notes_are_its_links_past_the_entry_before(entries, size):
+    """`_chain` looks only at the seqs the linking noted (`_Graph.jumps`): every seq whose parent is not the entry
+    just before it, whether the lines come in typed runs of `size` or one at a time."""
+    raws = [json.dumps(e).encode() for e in entries]
+    runs, lines = ClaudeCodeLoader("runs"), ClaudeCodeLoader("lines")
+    for lo in range(0, len(raws), size):
+        part = raws[lo:lo + size]
+        runs.feed_run(lo + 1, range(lo, lo + len(part)), list(map(_typed_or_dict, part)), part)
+    for n, raw in enumerate(raws, 1):
+        lines.feed(n, n, json.loads(raw))
+    for graph in (runs.main, runs.side, lines.main, lines.side):
+        order, parents = graph.order, graph.parents
+        assert list(graph.jumps) == [seq for seq in range(len(order))
+                                     if parents[seq] is not (order[seq - 1] if seq else None)]
+
+
+def _typed_or_dict(raw: bytes):
+    try:
+        return decode(raw)
+    except ValueError:  # a kind the types do not hold (a boundary): the generic path's dict
+        return json.loads(raw)
+
+
 @pytest.mark.parametrize("record_at", [None, 2, 3])
 def test_a_chain_whose_steps_back_pass_more_entries_than_it_holds_is_what_the_walk_finds(record_at):
     """`_chain` looks at the entries a step back passes one by one until the steps have passed as many entries as

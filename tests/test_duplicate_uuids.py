@@ -6,6 +6,7 @@ from pathlib import Path
 
 from inspector.core.formats import load
 from inspector.core.formats.claude_code import MAX_CONFLICT_WARNINGS, ClaudeCodeLoader
+from inspector.core.formats.claude_code_lines import decode
 
 CORPUS = Path(__file__).parent / "corpus"
 
@@ -103,3 +104,20 @@ def test_a_real_session_resumed_into_a_copy_of_itself_is_silent(tmp_path):
     assert resumed.warnings == original.warnings == []
     assert [m.text() for m in resumed.messages] == [m.text() for m in original.messages]
     assert len(resumed.requests) == len(original.requests) == 217
+
+
+def test_a_run_holding_a_uuid_twice_links_as_its_lines_one_by_one():
+    """`feed_run` sets a run's new uuids in one update and takes it back when a uuid comes twice in the run: the
+    graph is then what feeding the lines one at a time makes (the first copy's seq, its record, the rest linked)."""
+    lines = [entry("u1", None, "go"), reply("a1", "u1", "done"), entry("u2", "a1", "next"),
+             reply("a1", "u1", "rewritten"), entry("u3", "u2", "last")]
+    whole, single = ClaudeCodeLoader("mem"), ClaudeCodeLoader("mem")
+    raws = [json.dumps(e).encode() for e in lines]
+    whole.feed_run(1, range(100, 600, 100), list(map(decode, raws)), raws)  # typed entries: one run
+    for n, e in enumerate(lines, 1):
+        single.feed(n, n * 100, e)
+    for loader in (whole, single):
+        assert loader.main.nodes == {"u1": 0, "a1": 1, "u2": 2, "u3": 3} and loader.duplicates == 1
+    assert whole.main.parents == single.main.parents == [None, "u1", "a1", "u2"]
+    assert messages(whole.build().warnings) == messages(single.build().warnings) == [
+        (4, "uuid 'a1' repeated at line 4 with different content than line 2; the first is kept")]

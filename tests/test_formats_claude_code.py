@@ -295,6 +295,30 @@ def test_a_later_line_of_a_response_built_before_joins_it_from_off_the_path():
     assert [r.output_tokens for r in grown.requests] == [9]
 
 
+@pytest.mark.parametrize("built_at", [None, 2, 3])
+def test_a_response_whose_usage_comes_on_a_later_line_gets_its_request_there(built_at):
+    """A response's first line may have no usage (a line without it, a later one with it): the later line makes its
+    Request, for the message the first line started; a line without usage after it leaves that Request as it was.
+    Built at once, or first after line `built_at` and then extended, it is the same session."""
+    first = reply("a1", "u1", "m1", [{"type": "text", "text": "one"}])
+    del first["message"]["usage"]
+    later = reply("a1c", "a1b", "m1", [{"type": "text", "text": "three"}])
+    del later["message"]["usage"]
+    entries = [entry("u1", None, content="go"), first,
+               reply("a1b", "a1", "m1", [{"type": "text", "text": "two"}], out=7), later,
+               entry("u2", "a1c", content="next"), reply("a2", "u2", "m2", [{"type": "text", "text": "ok"}])]
+    loader = ClaudeCodeLoader("mem")
+    for n, e in enumerate(entries, 1):
+        loader.feed(n, n * 100, e)
+        if n == built_at:
+            loader.build()
+    s = loader.build()
+    assert [m.text() for m in s.messages] == ["go", "one\n\ntwo\n\nthree", "next", "ok"]
+    assert s.messages[1].lines == (2, 3, 4)
+    assert [(r.id, r.message_index, r.output_tokens, r.line) for r in s.requests] == [("m1", 1, 7, 3), ("m2", 3, 5, 6)]
+    assert s.messages == build(entries).messages and s.requests == build(entries).requests
+
+
 def test_a_result_holds_its_calls_id_string():
     """A tool result's id is its call's own string (tool ids are interned: not an equal copy, 80 bytes a result at
     100,000 messages); a result that answers no call fed keeps an id of its own."""

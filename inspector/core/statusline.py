@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     from inspector.core.follower import Change, Follower
     from inspector.core.model import AgentCost, Compaction, Session
 
-VERSION = 4  # of the cache's format and of what it holds (4: messages and blocks keep rare fields in extras); else ignored
+VERSION = 5  # of the cache's format and of what it holds (5: the loader notes its graphs' jumps); else ignored
 KEEP = 8  # cache entries (sessions) kept; the least recently used go first
 CACHE_ENV = "CONTEXT_INSPECTOR_CACHE"
 

@@ -125,13 +125,15 @@ class _Graph:
     """One window's entries: every uuid's position in file order (`order[seq]` is the uuid, `parents[seq]` its
     parent, `records[seq]` its record or None: flat lists, not a tuple an entry, appended to a run at a time)."""
 
-    __slots__ = ("nodes", "order", "parents", "records", "tip")
+    __slots__ = ("nodes", "order", "parents", "records", "jumps", "tip")
 
     def __init__(self) -> None:
         self.nodes: dict[str, int] = {}  # uuid -> seq
         self.order: list[str] = []
         self.parents: list[str | None] = []
         self.records: list[Record | None] = []
+        # the seqs whose parent is not the entry before them, noted as they are linked (`_chain` looks at them alone)
+        self.jumps = array("q")
         self.tip: str | None = None  # the newest record: the end of the active branch
 
     def record(self, uuid: str) -> Record | None:
@@ -278,7 +280,14 @@ class ClaudeCodeLoader:
     def _link(self, graph: _Graph, lines: Sequence[int], offsets: Sequence[int], objs: list, raws: Sequence[bytes],
               kinds: list, uuids: list[str], notes: list[tuple[int, str]]) -> None:
         """Entries of one window: new ones linked a run at a time (`_new`), a repeated uuid on its own."""
-        nodes, lo = graph.nodes, 0
+        nodes, lo, seq = graph.nodes, 0, len(graph.order)
+        if uuids and nodes.keys().isdisjoint(uuids):  # the common run, all new: their seqs set in one C-level update
+            nodes.update(zip(uuids, count(seq)))
+            if len(nodes) == seq + len(uuids):
+                self._new(graph, lines, offsets, objs, raws, kinds, uuids, notes)
+                return
+            for uuid in uuids:  # a uuid twice in the run: taken back, and the run linked as below
+                nodes.pop(uuid, None)
         while lo < len(uuids):
             seq = len(graph.order)
             # one setdefault a uuid, which gives a new one its own seq, up to the first seen before (or twice)
@@ -302,7 +311,9 @@ class ClaudeCodeLoader:
         before = [order[-1] if order else None, *islice(uuids, len(uuids) - 1)]  # the entry before each
         order.extend(uuids)
         if not all(map(eq, parents, before)):  # not each the child of the entry before it
+            first = len(order) - len(uuids)
             for i in compress(count(), map(ne, parents, before)):
+                graph.jumps.append(first + i)
                 parent = parents[i]
                 at = nodes.get(parent) if parent is not None else None
                 # the parent's own string (this line's copy is freed with the line): 85 bytes a line
@@ -619,7 +630,7 @@ def _chain(graph: _Graph) -> list[Record] | None:
     path: a tool's result is the child of its call, not of the progress lines written while it ran), the first entry
     is a root and the last record is the tip: a path that only ever steps back over entries holding no record passes
     every record. None otherwise, or when too many links are not to the entry just before (then the walk is as
-    cheap). Those links are found in C; only they are looked at."""
+    cheap). Only those links are looked at (`_Graph.jumps`)."""
     order, parents, records, nodes = graph.order, graph.parents, graph.records, graph.nodes
     last = next(filter(None, reversed(records)), None)  # (records are structs: true)
     if last is None or parents[0] is not None or last.uuid != graph.tip:
@@ -627,9 +638,8 @@ def _chain(graph: _Graph) -> list[Record] | None:
     first = records[0]
     if first.__class__ is _Marker and first.logical_parent is not None:  # type: ignore[union-attr]
         return None
-    limit = len(order) // 4 + 64
-    others = list(islice(compress(count(1), map(is_not, islice(parents, 1, None), order)), limit + 1))
-    if len(others) > limit:
+    others = graph.jumps
+    if len(others) > len(order) // 4 + 64:
         return None
     # The records between a seq and its parent's: looked at where the steps back pass few entries in all (a few
     # compaction boundaries); past as many entries as the graph holds, counted once instead (the records up to each
