@@ -15,7 +15,7 @@ from __future__ import annotations
 from array import array
 from itertools import accumulate, chain, compress, repeat
 from math import isfinite
-from operator import add, attrgetter, eq, is_, itemgetter, mul, ne, not_, sub
+from operator import add, eq, itemgetter, mul, ne, not_, sub
 from typing import Iterable, Iterator, Sequence
 
 from inspector.core import categories as cat
@@ -69,8 +69,8 @@ class FeatureColumns:
             at, group = picked[k]
             if k == 1 and any(contents := [b.content for b in group]):  # a result with nested blocks: `parts`
                 at, group = self._plain(at, group, list(map(not_, contents)))
-            elif k == 2 and not all(map(is_, map(attrgetter("tokens"), group), repeat(None))):  # a stated size
-                at, group = self._plain(at, group, list(map(is_, map(attrgetter("tokens"), group), repeat(None))))
+            elif k == 2 and not all(plain := [b.tokens is None for b in group]):  # a stated size: `parts`
+                at, group = self._plain(at, group, plain)
             self.kinds.append((at, group, self._features(k, group)))
         self.rest.sort()
         self.uses = self._uses()

@@ -221,11 +221,7 @@ def _past_claude_window(requests: list[Request]) -> bool:
     before, done, found = _scanned
     if not (1 < done <= len(requests) and requests[done - 2] is before):
         done, found = 0, False
-    if not found:
-        for r in requests[max(0, done - 1):]:  # measured_context summed here: the property call took half the time
-            if r.input_tokens + r.cache_creation + r.cache_read > CLAUDE_WINDOW:
-                found = True
-                break
+    found = found or any(r.measured_context > CLAUDE_WINDOW for r in requests[max(0, done - 1):])
     _scanned[:] = [requests[-2] if len(requests) > 1 else None, len(requests), found]
     return found
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import bisect
 from itertools import compress, repeat
-from operator import add, eq, gt, is_not, itemgetter, le, lt, mul, ne, not_, or_, sub, truediv
+from operator import add, eq, is_not, itemgetter, le, lt, mul, ne, not_, or_, sub, truediv
 from typing import Sequence
 
 from inspector.core.estimators import sum_in_order
@@ -84,10 +84,9 @@ def spread_growths(measured: list[int | None], weights: list[float], los: list[i
             w = weights[row.start + p:row.stop:size] if row else picker(list(map(add, starts, repeat(p))))(weights)
             acc.append(list(w) if p == 0 else list(map(add, acc[-1], w)))
         guess = acc[-1]  # sum(w) of each: the same additions
-        if not (min(growth) >= 0 and min(guess) > 0 and not any(
-                [g > UNEXPLAINED_FACTOR * x + UNEXPLAINED_SLACK for g, x in zip(growth, guess)])):
-            bad = list(map(or_, map(or_, map(lt, growth, repeat(0)), map(le, guess, repeat(0))), map(
-                gt, growth, map(add, map(mul, repeat(UNEXPLAINED_FACTOR), guess), repeat(UNEXPLAINED_SLACK)))))
+        beyond = [g > UNEXPLAINED_FACTOR * x + UNEXPLAINED_SLACK for g, x in zip(growth, guess)]
+        if not (min(growth) >= 0 and min(guess) > 0 and not any(beyond)):
+            bad = list(map(or_, map(or_, map(lt, growth, repeat(0)), map(le, guess, repeat(0))), beyond))
             left += (chosen[i] for i in compress(range(len(chosen)), bad))
             good = list(map(not_, bad))
             starts, growth = list(compress(starts, good)), list(compress(growth, good))
